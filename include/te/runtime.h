@@ -1,0 +1,45 @@
+/* te/runtime.h — the small runtime that generated kernels call (libte_runtime).
+ *
+ * It has no dependency on LLVM or libte: an application that links ahead-of-time kernels needs
+ * only this library (and OpenMP's runtime). All functions are thread-safe.
+ */
+#ifndef TE_RUNTIME_H
+#define TE_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TE_BUILDING_RUNTIME) && defined(__GNUC__)
+#define TE_RT_API __attribute__((visibility("default")))
+#else
+#define TE_RT_API
+#endif
+
+/* The message of the last kernel error on this thread ("" when none). Valid until the next
+   kernel call on this thread. */
+TE_RT_API const char *te_rt_last_error(void);
+/* Records a message for the calling thread and returns code (used by generated code). */
+TE_RT_API int32_t te_rt_error(int32_t code, const char *msg);
+/* Records "what: expected E, got G" and returns code (used by argument checks). */
+TE_RT_API int32_t te_rt_arg_error(int32_t code, const char *what, int64_t expected, int64_t got);
+
+/* Runs body(i, closure) for i in [0, n) on the runtime's threads (OpenMP). Returns 0, or the
+   first nonzero value a body returned. Nested calls run serially inside the calling thread. */
+typedef int32_t (*te_rt_task)(int64_t i, void *closure);
+TE_RT_API int32_t te_rt_parallel_for(te_rt_task body, void *closure, int64_t n);
+/* The number of threads parallel loops use (default: TE_NUM_THREADS, else OpenMP's default). */
+TE_RT_API void te_rt_set_num_threads(int n);
+TE_RT_API int te_rt_num_threads(void);
+
+/* 64-byte aligned allocation for intermediate buffers; NULL when out of memory. */
+TE_RT_API void *te_rt_alloc(int64_t bytes);
+TE_RT_API void te_rt_free(void *);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,397 @@
+/* ir.h — te's intermediate representation: expressions and statements.
+ *
+ * Semantics (read this before writing a pass):
+ *   - Integers wrap (two's complement). FLOORDIV/FLOORMOD round towards -inf (mod takes the
+ *     divisor's sign); TRUNCDIV/TRUNCMOD are C's operators and are only made where a pass has
+ *     proved the operands non-negative. Index arithmetic is i64.
+ *   - Floats are IEEE-754; te may contract a*b+c into fma (the only licence it takes).
+ *   - Evaluation order of an expression's operands is unspecified and irrelevant: expressions
+ *     have no side effects (loads read memory that no expression writes).
+ *   - Every node carries its dtype, lanes included (vectors: RAMP, BROADCAST, vector LOADs).
+ *
+ * Nodes are immutable. Expressions are hash-consed in the context (or in the build's scratch
+ * arena, see ir_scratch_begin), so structural equality is pointer equality; VARs are identities
+ * and are never shared by structure. Statements are not consed. A pass builds new nodes and
+ * shares untouched subtrees; the default mutator rebuilds a node only when a child changed.
+ *
+ * Children are uniform arrays (args for expressions, exprs/stmts for statements); nodes.def says
+ * what each position means. The payload union holds the rest.
+ */
+#ifndef TE_IR_H
+#define TE_IR_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "te/te.h"
+
+/* ---------------------------------------------------------------- kinds */
+
+typedef enum ir_expr_kind {
+#define IR_EXPR(K, name, n) IR_##K,
+#define IR_STMT(K, name)
+#include "nodes.def"
+#undef IR_EXPR
+#undef IR_STMT
+  IR_EXPR_COUNT
+} ir_expr_kind;
+
+typedef enum ir_stmt_kind {
+#define IR_STMT(K, name) IR_S_##K,
+#define IR_EXPR(K, name, n)
+#include "nodes.def"
+#undef IR_EXPR
+#undef IR_STMT
+  IR_STMT_COUNT
+} ir_stmt_kind;
+
+enum { IR_INTRIN_FLOAT = 1, IR_INTRIN_NUMBER = 2, IR_INTRIN_BOOL = 4, IR_INTRIN_INTERNAL = 8 };
+typedef enum ir_intrin {
+#define IR_INTRIN(ID, name, n, flags) IR_INTRIN_##ID,
+#include "intrinsics.def"
+#undef IR_INTRIN
+  IR_INTRIN_COUNT
+} ir_intrin;
+
+typedef struct ir_intrin_info {
+  const char *name;
+  int nargs;
+  int flags;
+} ir_intrin_info;
+extern const ir_intrin_info ir_intrin_table[IR_INTRIN_COUNT];
+/* -1 when not found. */
+int ir_intrin_lookup(const char *name);
+
+extern const char *const ir_expr_kind_name[IR_EXPR_COUNT];
+extern const int ir_expr_kind_nargs[IR_EXPR_COUNT];
+extern const char *const ir_stmt_kind_name[IR_STMT_COUNT];
+
+/* ---------------------------------------------------------------- payloads */
+
+typedef struct ir_stmt ir_stmt;
+typedef struct ir_buffer ir_buffer;
+typedef struct ir_reduce ir_reduce;
+
+typedef enum ir_var_kind {
+  IR_VAR_INDEX,  /* an index variable (te_var, loop variables) or symbolic size: i64 */
+  IR_VAR_REDUCE, /* a reduce axis: domain in dom_min/dom_extent */
+  IR_VAR_PARAM,  /* a scalar kernel parameter (te_param), any dtype */
+  IR_VAR_HANDLE  /* a pointer (codegen and closures) */
+} ir_var_kind;
+
+typedef struct ir_var_info {
+  const char *name;
+  uint32_t id; /* creation order in the context: printing is deterministic */
+  ir_var_kind kind;
+  te_expr *dom_min, *dom_extent; /* IR_VAR_REDUCE only */
+} ir_var_info;
+
+typedef enum ir_reducer_kind {
+  IR_REDUCER_SUM, IR_REDUCER_PROD, IR_REDUCER_MIN, IR_REDUCER_MAX, IR_REDUCER_CUSTOM
+} ir_reducer_kind;
+
+/* A custom commutative reducer over nvalues values: combine(lhs, rhs) -> results, with an
+   identity per value. lhs and rhs are VARs that results use. */
+typedef struct ir_custom_reducer {
+  int nvalues;
+  te_expr **lhs, **rhs, **results, **identity;
+} ir_custom_reducer;
+
+struct ir_reduce {
+  ir_reducer_kind kind;
+  ir_custom_reducer *custom; /* IR_REDUCER_CUSTOM */
+  int naxes;
+  te_expr **axes; /* IR_VAR_REDUCE vars */
+  te_expr *cond;  /* NULL: every point of the domain */
+  int value_index; /* which of a tuple reduction's results this node is */
+};
+
+typedef enum ir_for_kind {
+  IR_FOR_SERIAL, IR_FOR_PARALLEL, IR_FOR_VECTORIZED, IR_FOR_UNROLLED, IR_FOR_THREAD
+} ir_for_kind;
+extern const char *const ir_for_kind_name[]; /* "", "parallel", "vectorized", ... */
+
+typedef struct ir_loop_info {
+  ir_for_kind kind;
+  te_thread_tag tag; /* IR_FOR_THREAD */
+} ir_loop_info;
+
+/* A flat buffer (after storage flattening): a kernel argument or an allocation. Element i of a
+   buffer is at data + i * sizeof(element). */
+struct ir_buffer {
+  const char *name;
+  te_dtype dtype; /* element type, lanes 1 */
+  int ndim;       /* logical shape, for argument checks and printing */
+  te_expr **shape;
+  te_scope scope;
+  te_tensor *tensor; /* the tensor it stores, when it stores one */
+  int arg_index;     /* position among the kernel's arguments, -1 for allocations */
+};
+
+typedef struct ir_realize_info {
+  te_tensor *tensor;
+  te_scope scope;
+} ir_realize_info;
+
+typedef struct ir_attr_info {
+  const char *key; /* "produce", "pragma_unroll_max_step", "thread_extent", ... */
+  void *node;      /* what the attribute is about (a te_tensor, ir_buffer, ...), may be NULL */
+} ir_attr_info;
+
+typedef struct ir_assert_info {
+  te_status status;
+  const char *message;
+} ir_assert_info;
+
+/* ---------------------------------------------------------------- nodes */
+
+struct te_expr {
+  uint16_t kind; /* ir_expr_kind */
+  uint16_t nargs;
+  te_dtype dtype;
+  uint32_t hash;
+  te_ctx *ctx;
+  te_expr **args;
+  union {
+    int64_t i;
+    double f;
+    ir_var_info var;
+    ir_intrin call;
+    te_tensor *tensor; /* ACCESS */
+    ir_buffer *buffer; /* LOAD */
+    ir_reduce *reduce; /* REDUCE */
+  } u;
+};
+
+struct ir_stmt {
+  uint16_t kind; /* ir_stmt_kind */
+  uint16_t nexprs;
+  uint32_t nstmts;
+  te_expr **exprs;
+  ir_stmt **stmts;
+  union {
+    ir_loop_info loop;        /* FOR */
+    ir_buffer *buffer;        /* STORE, ALLOCATE */
+    te_tensor *tensor;        /* PROVIDE */
+    ir_realize_info realize;  /* REALIZE */
+    ir_attr_info attr;        /* ATTR */
+    ir_assert_info assert_;   /* ASSERT */
+  } u;
+};
+
+/* Named accessors for readability in passes. */
+#define IR_FOR_VAR(s) ((s)->exprs[0])
+#define IR_FOR_MIN(s) ((s)->exprs[1])
+#define IR_FOR_EXTENT(s) ((s)->exprs[2])
+#define IR_FOR_BODY(s) ((s)->stmts[0])
+
+/* ---------------------------------------------------------------- context, memory, errors */
+
+/* Memory. ir_alloc returns zeroed memory in the current arena: the build's scratch arena while
+   one is open, else the context's. ir_alloc_persistent always uses the context's arena (for what
+   must outlive a build: modules, schedules). Allocation failure longjmps nowhere: it returns
+   NULL after recording TE_ERR_NOMEM. */
+void *ir_alloc(te_ctx *, size_t size);
+void *ir_alloc_persistent(te_ctx *, size_t size);
+char *ir_strdup(te_ctx *, const char *s);
+char *ir_strdup_persistent(te_ctx *, const char *s);
+
+/* A scratch arena for one build. Expressions made while it is open go into a cons table layered
+   over the context's (look-ups fall through, new nodes go to scratch). Nests: begin/end pair. */
+void ir_scratch_begin(te_ctx *);
+void ir_scratch_end(te_ctx *);
+bool ir_in_scratch(const te_ctx *);
+
+/* Functions run by te_ctx_free (for objects holding non-arena resources: JITs, modules). */
+void ir_ctx_on_free(te_ctx *, void (*fn)(void *), void *arg);
+
+/* Records a failure (the first one since te_clear_error wins) and returns status.
+   fmt names the API function and the culprit: "te_split: stage 'C': factor must be > 0". */
+te_status ir_error(te_ctx *, te_status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+te_status ir_verror(te_ctx *, te_status, const char *fmt, va_list);
+/* True when the context holds a failure. */
+bool ir_failed(const te_ctx *);
+
+/* Internal invariant: records TE_ERR_INTERNAL with file:line and returns false when cond is
+   false (never aborts). Use as: if (!ir_check(ctx, cond, "what")) return NULL; */
+#define ir_check(ctx, cond, what) \
+  ((cond) ? true : (ir_error((ctx), TE_ERR_INTERNAL, "internal: %s (%s:%d)", (what), __FILE__, __LINE__), false))
+
+/* ---------------------------------------------------------------- dtypes */
+
+static inline bool ir_is_int(te_dtype t) { return t.code == kDLInt; }
+static inline bool ir_is_uint(te_dtype t) { return t.code == kDLUInt && t.bits > 1; }
+static inline bool ir_is_bool(te_dtype t) { return t.code == kDLUInt && t.bits == 1; }
+static inline bool ir_is_float(te_dtype t) { return t.code == kDLFloat; }
+static inline bool ir_is_intlike(te_dtype t) { return t.code == kDLInt || t.code == kDLUInt; }
+static inline bool ir_dtype_eq(te_dtype a, te_dtype b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+static inline te_dtype ir_with_lanes(te_dtype t, int lanes) { t.lanes = (uint16_t)lanes; return t; }
+static inline te_dtype ir_elem(te_dtype t) { t.lanes = 1; return t; }
+static inline te_dtype ir_bool_of(te_dtype t) { te_dtype b = TE_BOOL; b.lanes = t.lanes; return b; }
+/* Bytes an element takes in memory (bool: 1). */
+static inline int ir_dtype_bytes(te_dtype t) { return t.bits == 1 ? 1 : t.bits / 8; }
+/* 1 for the dtypes this version computes with (not f16/bf16, no other codes). */
+bool ir_dtype_supported(te_dtype);
+const char *ir_dtype_name(te_dtype, char *buf, size_t size); /* = te_dtype_str */
+
+/* ---------------------------------------------------------------- constructors
+ *
+ * ir_* constructors do no promotion: operands must already have the types the node needs
+ * (ir_check fails otherwise). The public te_* constructors (expr_api.c) check types, promote and
+ * then call these. None of them simplifies, except ir_make_int-style immediates.
+ */
+te_expr *ir_make(te_ctx *, ir_expr_kind, te_dtype, int nargs, te_expr *const args[],
+                 const void *payload /* the u member's value, or NULL */);
+te_expr *ir_int(te_ctx *, te_dtype, int64_t);
+te_expr *ir_i64(te_ctx *, int64_t);
+te_expr *ir_float(te_ctx *, te_dtype, double);
+te_expr *ir_bool(te_ctx *, bool);
+te_expr *ir_var_new(te_ctx *, const char *name, te_dtype, ir_var_kind);
+te_expr *ir_reduce_axis_new(te_ctx *, const char *name, te_expr *min, te_expr *extent);
+te_expr *ir_binary(ir_expr_kind, te_expr *a, te_expr *b); /* arith, min/max, cmp, and/or */
+te_expr *ir_not(te_expr *);
+te_expr *ir_select(te_expr *c, te_expr *t, te_expr *f);
+te_expr *ir_cast(te_dtype, te_expr *); /* returns e itself when the dtype already matches */
+te_expr *ir_call(te_ctx *, ir_intrin, te_dtype, int n, te_expr *const args[]);
+te_expr *ir_access(te_tensor *, int n, te_expr *const idx[]);
+te_expr *ir_load(ir_buffer *, te_dtype /* element type with lanes */, te_expr *index);
+te_expr *ir_ramp(te_expr *base, te_expr *stride, int lanes);
+te_expr *ir_broadcast(te_expr *v, int lanes);
+te_expr *ir_let(te_expr *var, te_expr *value, te_expr *body);
+te_expr *ir_reduce_make(te_ctx *, te_dtype, const ir_reduce *, int nsrc, te_expr *const src[]);
+
+/* Shorthands for index arithmetic (i64 operands). */
+#define ir_add(a, b) ir_binary(IR_ADD, (a), (b))
+#define ir_sub(a, b) ir_binary(IR_SUB, (a), (b))
+#define ir_mul(a, b) ir_binary(IR_MUL, (a), (b))
+#define ir_floordiv(a, b) ir_binary(IR_FLOORDIV, (a), (b))
+#define ir_floormod(a, b) ir_binary(IR_FLOORMOD, (a), (b))
+#define ir_min(a, b) ir_binary(IR_MIN, (a), (b))
+#define ir_max(a, b) ir_binary(IR_MAX, (a), (b))
+#define ir_lt(a, b) ir_binary(IR_LT, (a), (b))
+#define ir_le(a, b) ir_binary(IR_LE, (a), (b))
+#define ir_and(a, b) ir_binary(IR_AND, (a), (b))
+
+static inline bool ir_is_const_int(const te_expr *e, int64_t *v) {
+  if (e && e->kind == IR_INT) {
+    if (v) *v = e->u.i;
+    return true;
+  }
+  return false;
+}
+static inline bool ir_is_var(const te_expr *e) { return e && e->kind == IR_VAR; }
+
+ir_stmt *ir_stmt_make(te_ctx *, ir_stmt_kind, int nexprs, te_expr *const exprs[], int nstmts,
+                      ir_stmt *const stmts[], const void *payload);
+ir_stmt *ir_for(te_expr *var, te_expr *min, te_expr *extent, ir_for_kind, te_thread_tag,
+                ir_stmt *body);
+ir_stmt *ir_store(ir_buffer *, te_expr *value, te_expr *index);
+ir_stmt *ir_provide(te_tensor *, te_expr *value, int n, te_expr *const idx[]);
+ir_stmt *ir_allocate(te_ctx *, ir_buffer *, te_expr *count, ir_stmt *body);
+ir_stmt *ir_realize(te_tensor *, te_scope, int ndim, te_expr *const mins[],
+                    te_expr *const extents[], ir_stmt *body);
+ir_stmt *ir_let_stmt(te_expr *var, te_expr *value, ir_stmt *body);
+ir_stmt *ir_if(te_expr *cond, ir_stmt *then_s, ir_stmt *else_s /* may be NULL */);
+/* A sequence; NULL entries are dropped, nested SEQs flattened, one statement returned as is,
+   zero gives NULL. */
+ir_stmt *ir_seq(te_ctx *, int n, ir_stmt *const stmts[]);
+ir_stmt *ir_seq2(te_ctx *, ir_stmt *a, ir_stmt *b);
+ir_stmt *ir_evaluate(te_expr *);
+ir_stmt *ir_attr(te_ctx *, const char *key, void *node, te_expr *value, ir_stmt *body);
+ir_stmt *ir_assert(te_expr *cond, te_status, const char *message, ir_stmt *body);
+ir_stmt *ir_barrier(te_ctx *);
+
+ir_buffer *ir_buffer_new(te_ctx *, const char *name, te_dtype, int ndim, te_expr *const shape[],
+                         te_scope, te_tensor *, int arg_index);
+
+/* ---------------------------------------------------------------- walking
+ *
+ * Visitor: pre-order. A callback returns IR_CONTINUE (visit the children), IR_PRUNE (skip them)
+ * or IR_ABORT (stop the whole walk). NULL slots visit children. Expressions shared in the DAG
+ * are visited each time they occur.
+ */
+enum { IR_CONTINUE = 0, IR_PRUNE = 1, IR_ABORT = 2 };
+typedef struct ir_visitor ir_visitor;
+struct ir_visitor {
+  int (*expr[IR_EXPR_COUNT])(ir_visitor *, te_expr *);
+  int (*stmt[IR_STMT_COUNT])(ir_visitor *, ir_stmt *);
+  void *data;
+};
+int ir_visit_expr(ir_visitor *, te_expr *); /* returns IR_ABORT if aborted, else IR_CONTINUE */
+int ir_visit_stmt(ir_visitor *, ir_stmt *);
+
+/* Mutator: a callback returns the replacement (or the node itself). NULL slots recurse with
+   ir_mutate_*_children, which rebuilds the node only when a child changed. A NULL result means
+   failure (the context holds the error) and propagates. With memo set, results for expressions
+   are cached by node (only for context-free rewrites such as substitution). */
+typedef struct ir_mutator ir_mutator;
+struct ir_mutator {
+  te_ctx *ctx;
+  te_expr *(*expr[IR_EXPR_COUNT])(ir_mutator *, te_expr *);
+  ir_stmt *(*stmt[IR_STMT_COUNT])(ir_mutator *, ir_stmt *);
+  void *data;
+  bool memo;
+  struct ir_map *memo_map; /* internal */
+};
+te_expr *ir_mutate_expr(ir_mutator *, te_expr *);
+ir_stmt *ir_mutate_stmt(ir_mutator *, ir_stmt *);
+te_expr *ir_mutate_expr_children(ir_mutator *, te_expr *);
+ir_stmt *ir_mutate_stmt_children(ir_mutator *, ir_stmt *);
+/* The same node with new children (payload copied). */
+te_expr *ir_expr_with_args(te_expr *, int nargs, te_expr *const args[]);
+ir_stmt *ir_stmt_with_children(te_ctx *, ir_stmt *, te_expr *const exprs[], ir_stmt *const stmts[]);
+
+/* Substitution of variables (pointer identity) by expressions. */
+te_expr *ir_substitute(te_ctx *, te_expr *, int n, te_expr *const from[], te_expr *const to[]);
+ir_stmt *ir_substitute_stmt(te_ctx *, ir_stmt *, int n, te_expr *const from[],
+                            te_expr *const to[]);
+/* True when e uses var (or, for ir_uses_any, any var in the list). */
+bool ir_expr_uses(te_expr *e, te_expr *var);
+bool ir_expr_uses_any(te_expr *e, int n, te_expr *const vars[]);
+bool ir_stmt_uses(ir_stmt *s, te_expr *var);
+
+/* ---------------------------------------------------------------- maps
+ * Pointer -> pointer hash map in the current arena (grows by doubling; old tables stay in the
+ * arena until it is released). Keys must be non-NULL. */
+typedef struct ir_map {
+  te_ctx *ctx;
+  size_t count, cap;
+  const void **keys;
+  void **vals;
+} ir_map;
+ir_map *ir_map_new(te_ctx *);
+void *ir_map_get(const ir_map *, const void *key); /* NULL when absent */
+bool ir_map_has(const ir_map *, const void *key);
+bool ir_map_put(ir_map *, const void *key, void *val); /* false on NOMEM */
+
+/* ---------------------------------------------------------------- text */
+
+/* A growable malloc'd string. */
+typedef struct ir_str {
+  char *buf;
+  size_t len, cap;
+  bool oom;
+} ir_str;
+void ir_str_printf(ir_str *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ir_str_puts(ir_str *, const char *);
+char *ir_str_take(ir_str *); /* the malloc'd text (free with te_free/free); resets */
+void ir_str_free(ir_str *);
+
+/* Printing: deterministic text (see docs/ir-text.md). Variables print by name; distinct
+   variables with the same name get suffixes (i, i_1, ...) in order of first appearance. */
+typedef struct ir_printer ir_printer;
+void ir_print_expr(ir_str *, te_expr *);
+void ir_print_stmt(ir_str *, ir_stmt *, int indent);
+char *ir_expr_to_string(te_expr *);
+char *ir_stmt_to_string(ir_stmt *);
+
+/* Structural checks of a statement (variables bound before use, child dtypes consistent, no
+   ACCESS/PROVIDE after flattening when flattened is set). Returns TE_OK or TE_ERR_INTERNAL
+   with a message naming the pass. */
+te_status ir_verify_stmt(te_ctx *, ir_stmt *, const char *after_pass, bool flattened);
+
+#endif

@@ -1,0 +1,103 @@
+/* lower.h — the lowering pipeline: schedule -> loop IR ready for code generation.
+ *
+ * The passes and their order are one table in pipeline.c. Each pass is a function
+ *     ir_stmt *pass(lw_pass_ctx *, ir_stmt *)
+ * in its own file, with a header comment saying what it needs and what it guarantees. A pass
+ * returns NULL on failure with the error recorded on the context.
+ */
+#ifndef TE_LOWER_H
+#define TE_LOWER_H
+
+#include "../ir/arith.h"
+#include "../ir/ir.h"
+#include "../schedule/sch.h"
+
+/* One argument of a lowered function: a buffer (a tensor) or a scalar parameter. */
+typedef struct lw_arg {
+  bool is_buffer;
+  ir_buffer *buffer; /* is_buffer: the flat buffer bound to the i-th DLTensor */
+  te_expr *var;      /* scalar parameter (IR_VAR_PARAM or IR_VAR_INDEX var) */
+} lw_arg;
+
+/* A lowered kernel: arguments and body. The body reads symbolic sizes as free IR_VAR_INDEX
+   variables; size_vars lists them, each with the argument and dimension it is bound from. */
+typedef struct lw_func {
+  const char *name;
+  int nargs;
+  lw_arg *args;
+  int nsizes;
+  te_expr **size_vars;
+  int *size_arg, *size_dim; /* where each size var is read from */
+  ir_stmt *body;
+  const char *trace; /* the schedule trace, for headers and logs */
+} lw_func;
+
+typedef struct lw_pass_ctx {
+  te_ctx *ctx;
+  lw_func *func;
+  ir_analyzer *an;
+  ir_map *tensor_buffers; /* te_tensor* -> ir_buffer* for arguments (made by lw_lower) */
+  const struct te_target *target;
+  te_schedule *sch; /* the schedule being lowered (read by the first pass) */
+  const char *api;  /* the public function lowering for, named in messages ("te_build") */
+} lw_pass_ctx;
+
+typedef ir_stmt *(*lw_pass_fn)(lw_pass_ctx *, ir_stmt *);
+typedef struct lw_pass {
+  const char *name;
+  lw_pass_fn fn;
+  unsigned flags;
+} lw_pass;
+enum { LW_PASS_FLATTENED = 1 }; /* the IR after this pass has no ACCESS/PROVIDE/REALIZE */
+
+/* Lower a schedule. Must be called inside a scratch arena (ir_scratch_begin); the result lives
+   there. Checks that every placeholder and output is among tensors, names are C identifiers,
+   scalars are parameters. */
+te_status lw_lower(te_schedule *, const char *name, int ntensors, te_tensor *const tensors[],
+                   int nscalars, te_expr *const scalars[], const struct te_target *,
+                   lw_func **out);
+
+/* lw_lower for api ("te_build", "te_lower_text": named in error messages), stopping after the
+   pass named stop_after (NULL: the whole pipeline; an unknown name is TE_ERR_INVALID_ARG). The
+   result of an early stop is for printing only (code generation needs the whole pipeline). */
+te_status lw_lower_until(te_schedule *, const char *api, const char *name, int ntensors,
+                         te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
+                         const struct te_target *, const char *stop_after, lw_func **out);
+
+/* Scratch arena, lw_lower_until and lw_func_to_string in one call: the printed IR (malloc'd) or
+   NULL with the error on the schedule's context. What te_lower_text and the golden tests use. */
+char *lw_lower_text(te_schedule *, const char *api, const char *name, int ntensors,
+                    te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
+                    const char *stop_after);
+
+/* The printed lowered function (signature line, then the body). malloc'd. */
+char *lw_func_to_string(const lw_func *);
+
+/* ---- internals shared by the files of this folder ---- */
+
+/* Checks the kernel's arguments (args.c) and makes the function's signature: one ir_buffer per
+   tensor (arg_index = position) recorded in *tensor_buffers, the scalars, the size variables. */
+te_status lw_make_signature(te_schedule *, const char *api, const char *name, int ntensors,
+                            te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
+                            lw_func **out, ir_map **tensor_buffers);
+
+/* The pipeline (pipeline.c): the ordered table, and the driver that runs it on pctx->func. */
+extern const lw_pass lw_pipeline[];
+extern const int lw_pipeline_count;
+int lw_pass_index(const char *name); /* -1 when no pass has that name */
+te_status lw_run_pipeline(lw_pass_ctx *, const char *stop_after);
+
+/* A fresh analyzer that assumes every size variable of pctx->func is >= 1. */
+ir_analyzer *lw_analyzer_new(lw_pass_ctx *);
+
+/* The passes (one file each). lw_schedule_to_loops ignores its statement argument: it is the
+   start of the pipeline (sch_schedule_to_stmt, then the check that every free variable of the
+   loop nest is an argument or a size). */
+ir_stmt *lw_schedule_to_loops(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_storage_flatten(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_simplify(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_loop_partition(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_unroll(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_remove_likely(lw_pass_ctx *, ir_stmt *);
+
+#endif
