@@ -1,0 +1,232 @@
+/* compute.c — te_compute: checking a compute definition and giving it variables of its own.
+ *
+ * Rules checked here (each with a message naming the tensor):
+ *   - one distinct te_var per dimension;
+ *   - a reduction is the whole body, never nested in an expression;
+ *   - a reduce axis appears only inside a reduction over it;
+ *   - the body's type is a supported scalar type.
+ * The operation then gets fresh axis variables and fresh reduce axes (same names and domains),
+ * substituted for the user's, so the same te_var may index several computes.
+ */
+#include <string.h>
+
+#include "sch.h"
+
+typedef struct body_check {
+  te_ctx *ctx;
+  const char *name;
+  int nallowed;
+  te_expr *const *allowed; /* reduce axes in scope */
+  bool bad;
+} body_check;
+
+static int check_var(ir_visitor *v, te_expr *e) {
+  body_check *c = v->data;
+  if (e->u.var.kind != IR_VAR_REDUCE) return IR_CONTINUE;
+  for (int i = 0; i < c->nallowed; i++)
+    if (c->allowed[i] == e) return IR_CONTINUE;
+  ir_error(c->ctx, TE_ERR_INVALID_ARG,
+           "te_compute: tensor '%s': reduce axis '%s' is used outside a reduction over it",
+           c->name, e->u.var.name);
+  c->bad = true;
+  return IR_ABORT;
+}
+
+static int check_nested_reduce(ir_visitor *v, te_expr *e) {
+  body_check *c = v->data;
+  (void)e;
+  ir_error(c->ctx, TE_ERR_INVALID_ARG,
+           "te_compute: tensor '%s': a reduction must be the whole body (found one nested "
+           "inside an expression)",
+           c->name);
+  c->bad = true;
+  return IR_ABORT;
+}
+
+/* Walks e: no REDUCE inside, reduce axes only those allowed. */
+static bool check_expr(body_check *c, te_expr *e) {
+  if (!e) return true;
+  ir_visitor v = {0};
+  v.expr[IR_VAR] = check_var;
+  v.expr[IR_REDUCE] = check_nested_reduce;
+  v.data = c;
+  ir_visit_expr(&v, e);
+  return !c->bad;
+}
+
+static bool check_vars(te_ctx *ctx, const char *name, int ndim, te_expr *const vars[]) {
+  if (ndim > 0 && !vars) {
+    ir_error(ctx, TE_ERR_INVALID_ARG, "te_compute: tensor '%s': vars is NULL", name);
+    return false;
+  }
+  for (int i = 0; i < ndim; i++) {
+    if (!vars[i]) return false;
+    if (vars[i]->ctx != ctx) {
+      ir_error(ctx, TE_ERR_INVALID_ARG, "te_compute: tensor '%s': var %d belongs to another context",
+               name, i);
+      return false;
+    }
+    if (vars[i]->kind != IR_VAR || vars[i]->u.var.kind != IR_VAR_INDEX) {
+      ir_error(ctx, TE_ERR_INVALID_ARG,
+               "te_compute: tensor '%s': var %d is not an index variable (make it with te_var)",
+               name, i);
+      return false;
+    }
+    for (int j = 0; j < i; j++)
+      if (vars[j] == vars[i]) {
+        ir_error(ctx, TE_ERR_INVALID_ARG,
+                 "te_compute: tensor '%s': variable '%s' indexes two dimensions (%d and %d)", name,
+                 vars[i]->u.var.name, j, i);
+        return false;
+      }
+  }
+  return true;
+}
+
+/* Fresh copies of the reduce axes of r; substitutes them (and the axis vars) in the sources. */
+static te_expr *freshen_reduce(te_ctx *ctx, te_expr *body, int ndim, te_expr *const from[],
+                               te_expr *const to[], sch_op *op) {
+  ir_reduce *r = body->u.reduce;
+  int n = ndim + r->naxes;
+  te_expr **f = ir_alloc(ctx, sizeof(te_expr *) * (size_t)n);
+  te_expr **t = ir_alloc(ctx, sizeof(te_expr *) * (size_t)n);
+  ir_reduce *nr = ir_alloc(ctx, sizeof *nr);
+  if (!f || !t || !nr) return NULL;
+  memcpy(f, from, sizeof(te_expr *) * (size_t)ndim);
+  memcpy(t, to, sizeof(te_expr *) * (size_t)ndim);
+  *nr = *r;
+  nr->axes = ir_alloc(ctx, sizeof(te_expr *) * (size_t)r->naxes);
+  if (!nr->axes) return NULL;
+  for (int i = 0; i < r->naxes; i++) {
+    te_expr *a = r->axes[i];
+    if (ir_expr_uses_any(a->u.var.dom_min, ndim, from) ||
+        ir_expr_uses_any(a->u.var.dom_extent, ndim, from)) {
+      ir_error(ctx, TE_ERR_UNSUPPORTED,
+               "te_compute: tensor '%s': the domain of reduce axis '%s' depends on an index "
+               "variable of the compute (not supported by this version)",
+               op->name, a->u.var.name);
+      return NULL;
+    }
+    nr->axes[i] = ir_reduce_axis_new(ctx, a->u.var.name, a->u.var.dom_min, a->u.var.dom_extent);
+    f[ndim + i] = a;
+    t[ndim + i] = nr->axes[i];
+  }
+  if (r->cond) nr->cond = ir_substitute(ctx, r->cond, n, f, t);
+  te_expr **src = ir_alloc(ctx, sizeof(te_expr *) * body->nargs);
+  if (!src) return NULL;
+  for (int i = 0; i < body->nargs; i++) src[i] = ir_substitute(ctx, body->args[i], n, f, t);
+  op->nreduce = r->naxes;
+  op->reduce_axes = nr->axes;
+  return ir_reduce_make(ctx, body->dtype, nr, body->nargs, src);
+}
+
+te_tensor *te_compute(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
+                      te_expr *const vars[], te_expr *body) {
+  if (!ctx) return NULL;
+  if (!sch_is_identifier(name)) {
+    ir_error(ctx, TE_ERR_INVALID_ARG, "te_compute: name '%s' is not a C identifier",
+             name ? name : "(null)");
+    return NULL;
+  }
+  if (!sch_check_shape(ctx, "te_compute", name, ndim, shape)) return NULL;
+  if (!check_vars(ctx, name, ndim, vars)) return NULL;
+  if (!body) return NULL;
+  if (body->ctx != ctx) {
+    ir_error(ctx, TE_ERR_INVALID_ARG, "te_compute: tensor '%s': body belongs to another context",
+             name);
+    return NULL;
+  }
+  if (body->dtype.lanes != 1 || !ir_dtype_supported(body->dtype)) {
+    char b[32];
+    ir_error(ctx, TE_ERR_TYPE, "te_compute: tensor '%s': body type %s is not supported", name,
+             te_dtype_str(body->dtype, b, sizeof b));
+    return NULL;
+  }
+  body_check c = {ctx, name, 0, NULL, false};
+  if (body->kind == IR_REDUCE) {
+    c.nallowed = body->u.reduce->naxes;
+    c.allowed = body->u.reduce->axes;
+    for (int i = 0; i < body->nargs; i++)
+      if (!check_expr(&c, body->args[i])) return NULL;
+    if (!check_expr(&c, body->u.reduce->cond)) return NULL;
+  } else if (!check_expr(&c, body)) {
+    return NULL;
+  }
+
+  sch_op *op = ir_alloc_persistent(ctx, sizeof *op);
+  if (!op) return NULL;
+  op->kind = SCH_OP_COMPUTE;
+  op->ctx = ctx;
+  op->name = ir_strdup_persistent(ctx, name);
+  op->ndim = ndim;
+  op->shape = sch_copy_shape(ctx, ndim, shape);
+  op->axes = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)(ndim ? ndim : 1));
+  if (!op->name || !op->shape || !op->axes) return NULL;
+  for (int i = 0; i < ndim; i++) {
+    op->axes[i] = ir_var_new(ctx, vars[i]->u.var.name, TE_I64, IR_VAR_INDEX);
+    if (!op->axes[i]) return NULL;
+  }
+  te_expr *fresh = body->kind == IR_REDUCE
+                       ? freshen_reduce(ctx, body, ndim, vars, op->axes, op)
+                       : ir_substitute(ctx, body, ndim, vars, op->axes);
+  if (!fresh) return NULL;
+  op->nbody = 1;
+  op->body = ir_alloc_persistent(ctx, sizeof(te_expr *));
+  op->nout = 1;
+  op->outputs = ir_alloc_persistent(ctx, sizeof(te_tensor *));
+  if (!op->body || !op->outputs) return NULL;
+  op->body[0] = fresh;
+  op->outputs[0] = sch_make_output(op, fresh->dtype, 0);
+  return op->outputs[0];
+}
+
+/* ---------------------------------------------------------------- queries */
+
+typedef struct input_walk {
+  te_ctx *ctx;
+  int n, cap;
+  te_tensor **list;
+} input_walk;
+
+static int collect_access(ir_visitor *v, te_expr *e) {
+  input_walk *w = v->data;
+  for (int i = 0; i < w->n; i++)
+    if (w->list[i] == e->u.tensor) return IR_CONTINUE;
+  if (w->n == w->cap) {
+    int cap = w->cap ? w->cap * 2 : 8;
+    te_tensor **l = ir_alloc(w->ctx, sizeof(te_tensor *) * (size_t)cap);
+    if (!l) return IR_ABORT;
+    if (w->n) memcpy(l, w->list, sizeof(te_tensor *) * (size_t)w->n);
+    w->list = l;
+    w->cap = cap;
+  }
+  w->list[w->n++] = e->u.tensor;
+  return IR_CONTINUE;
+}
+
+int sch_expr_inputs(te_ctx *ctx, int nexpr, te_expr *const exprs[], te_tensor ***out) {
+  input_walk w = {ctx, 0, 0, NULL};
+  ir_visitor v = {0};
+  v.expr[IR_ACCESS] = collect_access;
+  v.data = &w;
+  for (int i = 0; i < nexpr; i++) {
+    if (!exprs[i]) continue;
+    ir_visit_expr(&v, exprs[i]);
+    if (exprs[i]->kind == IR_REDUCE && exprs[i]->u.reduce->cond)
+      ir_visit_expr(&v, exprs[i]->u.reduce->cond);
+  }
+  *out = w.list;
+  return w.n;
+}
+
+int sch_op_inputs(sch_op *op, te_tensor ***out) {
+  if (op->kind != SCH_OP_COMPUTE) {
+    *out = NULL;
+    return 0;
+  }
+  return sch_expr_inputs(op->ctx, op->nbody, op->body, out);
+}
+
+bool sch_op_is_injective(const sch_op *op) {
+  return op->kind == SCH_OP_COMPUTE && op->nreduce == 0;
+}

@@ -1,0 +1,138 @@
+/* placement.c — where a stage is computed: inline, at root, or at a consumer's loop; and the
+ * dataflow rewrites (cache_read, cache_write, rfactor), which this version refuses.
+ *
+ * compute_at records the attachment only; bound inference (bound.c) later computes the region
+ * of the producer the consumer needs inside that loop, and ops_to_loops.c emits the producer's
+ * loop nest there.
+ */
+#include <string.h>
+
+#include "sch.h"
+
+/* True when consumer reads t directly or through stages that are inlined. */
+static bool reads_through_inline(te_schedule *s, sch_op *consumer, te_tensor *t, int depth) {
+  if (depth > 1000) return false;
+  te_tensor **in;
+  int n = sch_op_inputs(consumer, &in);
+  for (int i = 0; i < n; i++) {
+    if (in[i]->op == t->op) return true;
+    te_stage *st = sch_stage_of_op(s, in[i]->op);
+    if (st && st->attach == SCH_ATTACH_INLINE && reads_through_inline(s, in[i]->op, t, depth + 1))
+      return true;
+  }
+  return false;
+}
+
+bool sch_stage_reads(te_stage *consumer, te_stage *producer) {
+  return reads_through_inline(consumer->sch, consumer->op, producer->op->outputs[0], 0);
+}
+
+te_status te_compute_inline(te_stage *st) {
+  const char *fn = "te_compute_inline";
+  if (!st) return TE_ERR_INVALID_ARG;
+  te_ctx *ctx = st->sch->ctx;
+  if (st->is_output)
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s' is an output of the schedule; outputs cannot be inlined", fn,
+                    st->name);
+  if (!sch_op_is_injective(st->op))
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s' is a reduction; only injective stages can be inlined", fn,
+                    st->name);
+  for (int i = 0; i < st->sch->nstage; i++) {
+    te_stage *o = st->sch->stages[i];
+    if (o->attach == SCH_ATTACH_AT && o->attach_stage == st)
+      return ir_error(ctx, TE_ERR_SCHEDULE,
+                      "%s: stage '%s' has stage '%s' computed at one of its loops", fn, st->name,
+                      o->name);
+  }
+  st->attach = SCH_ATTACH_INLINE;
+  st->attach_stage = NULL;
+  st->attach_iter = NULL;
+  sch_trace_add(st->sch, "compute_inline %s", st->name);
+  return TE_OK;
+}
+
+te_status te_compute_root(te_stage *st) {
+  if (!st) return TE_ERR_INVALID_ARG;
+  st->attach = SCH_ATTACH_ROOT;
+  st->attach_stage = NULL;
+  st->attach_iter = NULL;
+  sch_trace_add(st->sch, "compute_root %s", st->name);
+  return TE_OK;
+}
+
+/* True when st is computed inside a loop of target (directly or through its attachments). */
+static bool attached_within(te_stage *st, te_stage *target) {
+  for (int depth = 0; st && depth < 1000; depth++) {
+    if (st == target) return true;
+    st = st->attach == SCH_ATTACH_AT ? st->attach_stage : NULL;
+  }
+  return false;
+}
+
+te_status te_compute_at(te_stage *producer, te_stage *consumer, te_iter *at) {
+  const char *fn = "te_compute_at";
+  if (!producer || !consumer) {
+    te_stage *some = producer ? producer : consumer;
+    if (some) return ir_error(some->sch->ctx, TE_ERR_INVALID_ARG, "%s: a stage is NULL", fn);
+    return TE_ERR_INVALID_ARG;
+  }
+  te_ctx *ctx = producer->sch->ctx;
+  if (producer->sch != consumer->sch)
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stages '%s' and '%s' belong to different schedules",
+                    fn, producer->name, consumer->name);
+  if (!at) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': iter is NULL", fn, consumer->name);
+  if (at->stage != consumer)
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: iter '%s' belongs to stage '%s', not to consumer '%s'",
+                    fn, at->name, at->stage->name, consumer->name);
+  if (sch_leaf_pos(consumer, at) < 0)
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': iter '%s' is not a leaf loop", fn,
+                    consumer->name, at->name);
+  if (producer == consumer)
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s' cannot be computed at itself", fn,
+                    producer->name);
+  if (producer->is_output)
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s' is an output of the schedule; outputs are computed at root", fn,
+                    producer->name);
+  if (consumer->attach == SCH_ATTACH_INLINE)
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: consumer '%s' is inlined and has no loops", fn,
+                    consumer->name);
+  if (!sch_stage_reads(consumer, producer))
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s' does not read stage '%s'", fn,
+                    consumer->name, producer->name);
+  if (attached_within(consumer, producer))
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s' is itself computed inside '%s'", fn,
+                    consumer->name, producer->name);
+  producer->attach = SCH_ATTACH_AT;
+  producer->attach_stage = consumer;
+  producer->attach_iter = at;
+  sch_trace_add(producer->sch, "compute_at %s %s %s", producer->name, consumer->name, at->name);
+  return TE_OK;
+}
+
+te_status te_cache_read(te_schedule *s, te_tensor *t, te_scope scope, int nreaders,
+                        te_stage *const readers[], te_tensor **cache) {
+  (void)t, (void)scope, (void)nreaders, (void)readers, (void)cache;
+  if (!s) return TE_ERR_INVALID_ARG;
+  return ir_error(s->ctx, TE_ERR_UNSUPPORTED,
+                  "te_cache_read: not supported by this version (it comes with the multi-stage "
+                  "schedule language)");
+}
+
+te_status te_cache_write(te_schedule *s, te_tensor *t, te_scope scope, te_tensor **cache) {
+  (void)t, (void)scope, (void)cache;
+  if (!s) return TE_ERR_INVALID_ARG;
+  return ir_error(s->ctx, TE_ERR_UNSUPPORTED,
+                  "te_cache_write: not supported by this version (it comes with the multi-stage "
+                  "schedule language)");
+}
+
+te_status te_rfactor(te_schedule *s, te_tensor *t, te_iter *it, int factor_axis, te_tensor **rf) {
+  (void)t, (void)it, (void)factor_axis, (void)rf;
+  if (!s) return TE_ERR_INVALID_ARG;
+  return ir_error(s->ctx, TE_ERR_UNSUPPORTED,
+                  "te_rfactor: not supported by this version (it comes with the multi-stage "
+                  "schedule language)");
+}

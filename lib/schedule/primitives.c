@@ -1,0 +1,303 @@
+/* primitives.c — the loop primitives: split, split_nparts, tile, fuse, reorder, and the loop
+ * annotations (vectorize, unroll, parallel, bind, tail, pragma).
+ *
+ * Each one checks its arguments (stage and iterator not NULL, the iterator belongs to the stage
+ * and is a current leaf, factors positive, ...) and then edits the stage's relations and leaf
+ * order. Nothing is lowered here: the loop nest is made from these records by ops_to_loops.c.
+ * A successful call appends one step to the schedule's trace (trace.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sch.h"
+
+static const char *const tag_names[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
+                                        "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+const char *sch_thread_tag_name(te_thread_tag t) {
+  return (unsigned)t < 6 ? tag_names[t] : "?";
+}
+
+/* A stage and one of its current leaves. */
+static bool check_leaf(const char *fn, te_stage *st, te_iter *it, const char *what) {
+  if (!st) return false;
+  te_ctx *ctx = st->sch->ctx;
+  if (!it) {
+    if (!ir_failed(ctx)) ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': %s is NULL", fn, st->name, what);
+    return false;
+  }
+  if (it->stage != st) {
+    ir_error(ctx, TE_ERR_SCHEDULE, "%s: iter '%s' belongs to stage '%s', not to stage '%s'", fn,
+             it->name, it->stage->name, st->name);
+    return false;
+  }
+  if (sch_leaf_pos(st, it) < 0) {
+    ir_error(ctx, TE_ERR_SCHEDULE,
+             "%s: stage '%s': iter '%s' is not a leaf loop (it was split or fused already)", fn,
+             st->name, it->name);
+    return false;
+  }
+  return true;
+}
+
+static te_status fail_status(te_stage *st) {
+  return st ? te_last_status(st->sch->ctx) ? te_last_status(st->sch->ctx) : TE_ERR_INTERNAL
+            : TE_ERR_INVALID_ARG;
+}
+
+/* Splits it by v: v is the inner extent (factor) or, with by_nparts, the outer extent. */
+static te_status do_split(const char *fn, te_stage *st, te_iter *it, int64_t v, bool by_nparts,
+                          te_iter **outer, te_iter **inner) {
+  if (!check_leaf(fn, st, it, "iter")) return fail_status(st);
+  te_ctx *ctx = st->sch->ctx;
+  if (v <= 0) {
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': iter '%s': %s must be > 0 (got %lld)",
+                    fn, st->name, it->name, by_nparts ? "nparts" : "factor", (long long)v);
+  }
+  char buf[160];
+  snprintf(buf, sizeof buf, "%s.o", it->name);
+  te_iter *o = sch_iter_new(st, buf, it->type, NULL);
+  snprintf(buf, sizeof buf, "%s.i", it->name);
+  te_iter *i = sch_iter_new(st, buf, it->type, NULL);
+  sch_rel *r = o && i ? sch_rel_add(st) : NULL;
+  if (!r) return fail_status(st);
+  r->kind = SCH_REL_SPLIT;
+  r->parent = it;
+  r->outer = o;
+  r->inner = i;
+  r->factor = by_nparts ? 0 : v;
+  r->nparts = by_nparts ? v : 0;
+  o->tail = it->tail;
+  te_iter *ins[2] = {o, i};
+  if (!sch_leaf_replace(st, sch_leaf_pos(st, it), 1, 2, ins)) return fail_status(st);
+  if (outer) *outer = o;
+  if (inner) *inner = i;
+  return TE_OK;
+}
+
+te_status te_split(te_stage *st, te_iter *it, int64_t factor, te_iter **outer, te_iter **inner) {
+  if (!st) return TE_ERR_INVALID_ARG;
+  te_status s = do_split("te_split", st, it, factor, false, outer, inner);
+  if (s == TE_OK) sch_trace_add(st->sch, "split %s %s %lld", st->name, it->name, (long long)factor);
+  return s;
+}
+
+te_status te_split_nparts(te_stage *st, te_iter *it, int64_t nparts, te_iter **outer,
+                          te_iter **inner) {
+  if (!st) return TE_ERR_INVALID_ARG;
+  te_status s = do_split("te_split_nparts", st, it, nparts, true, outer, inner);
+  if (s == TE_OK)
+    sch_trace_add(st->sch, "split_nparts %s %s %lld", st->name, it->name, (long long)nparts);
+  return s;
+}
+
+te_status te_fuse(te_stage *st, te_iter *outer, te_iter *inner, te_iter **fused) {
+  const char *fn = "te_fuse";
+  if (!st) return TE_ERR_INVALID_ARG;
+  if (!check_leaf(fn, st, outer, "outer iter") || !check_leaf(fn, st, inner, "inner iter"))
+    return fail_status(st);
+  te_ctx *ctx = st->sch->ctx;
+  int po = sch_leaf_pos(st, outer), pi = sch_leaf_pos(st, inner);
+  if (pi != po + 1)
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s': iters '%s' and '%s' are not adjacent leaves with '%s' "
+                    "immediately outside '%s' (reorder them first)",
+                    fn, st->name, outer->name, inner->name, outer->name, inner->name);
+  if (outer->type != inner->type)
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s': cannot fuse data-parallel and reduction iters ('%s', '%s')",
+                    fn, st->name, outer->name, inner->name);
+  char buf[260];
+  snprintf(buf, sizeof buf, "%s.%s.f", outer->name, inner->name);
+  te_iter *f = sch_iter_new(st, buf, outer->type, NULL);
+  sch_rel *r = f ? sch_rel_add(st) : NULL;
+  if (!r) return fail_status(st);
+  r->kind = SCH_REL_FUSE;
+  r->fuse_outer = outer;
+  r->fuse_inner = inner;
+  r->fused = f;
+  if (!sch_leaf_replace(st, po, 2, 1, &f)) return fail_status(st);
+  if (fused) *fused = f;
+  sch_trace_add(st->sch, "fuse %s %s %s", st->name, outer->name, inner->name);
+  return TE_OK;
+}
+
+static te_status do_reorder(const char *fn, te_stage *st, int n, te_iter *const order[]) {
+  te_ctx *ctx = st->sch->ctx;
+  if (n < 1 || !order)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': needs at least one iter (got %d)",
+                    fn, st->name, n);
+  if (n > st->nleaf)
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': %d iters given but the stage has %d leaves",
+                    fn, st->name, n, st->nleaf);
+  int pos[64];
+  if (n > 64) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: too many iters (%d)", fn, n);
+  for (int i = 0; i < n; i++) {
+    if (!check_leaf(fn, st, order[i], "iter")) return fail_status(st);
+    for (int j = 0; j < i; j++)
+      if (order[j] == order[i])
+        return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': iter '%s' is given twice", fn,
+                        st->name, order[i]->name);
+    pos[i] = sch_leaf_pos(st, order[i]);
+  }
+  /* the positions the given leaves occupy, ascending, receive them in the given order */
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && pos[j - 1] > pos[j]; j--) {
+      int t = pos[j];
+      pos[j] = pos[j - 1];
+      pos[j - 1] = t;
+    }
+  te_iter **l = ir_alloc_persistent(ctx, sizeof(te_iter *) * (size_t)st->nleaf);
+  if (!l) return fail_status(st);
+  memcpy(l, st->leaf, sizeof(te_iter *) * (size_t)st->nleaf);
+  for (int i = 0; i < n; i++) l[pos[i]] = order[i];
+  st->leaf = l;
+  return TE_OK;
+}
+
+te_status te_reorder(te_stage *st, int n, te_iter *const order[]) {
+  if (!st) return TE_ERR_INVALID_ARG;
+  te_status s = do_reorder("te_reorder", st, n, order);
+  if (s != TE_OK) return s;
+  char buf[2048];
+  size_t k = (size_t)snprintf(buf, sizeof buf, "reorder %s", st->name);
+  for (int i = 0; i < n && k < sizeof buf; i++)
+    k += (size_t)snprintf(buf + k, sizeof buf - k, " %s", order[i]->name);
+  sch_trace_add(st->sch, "%s", buf);
+  return TE_OK;
+}
+
+te_status te_tile(te_stage *st, te_iter *x, te_iter *y, int64_t fx, int64_t fy, te_iter **xo,
+                  te_iter **yo, te_iter **xi, te_iter **yi) {
+  const char *fn = "te_tile";
+  if (!st) return TE_ERR_INVALID_ARG;
+  if (!check_leaf(fn, st, x, "x iter") || !check_leaf(fn, st, y, "y iter")) return fail_status(st);
+  te_ctx *ctx = st->sch->ctx;
+  if (x == y)
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': x and y are the same iter '%s'", fn,
+                    st->name, x->name);
+  if (sch_leaf_pos(st, x) > sch_leaf_pos(st, y))
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': x '%s' must be outside y '%s'", fn,
+                    st->name, x->name, y->name);
+  if (fx <= 0 || fy <= 0)
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': factors must be > 0 (got %lld, %lld)",
+                    fn, st->name, (long long)fx, (long long)fy);
+  te_iter *a, *b, *c, *d;
+  te_status s = do_split(fn, st, x, fx, false, &a, &c);
+  if (s == TE_OK) s = do_split(fn, st, y, fy, false, &b, &d);
+  te_iter *order[4] = {a, b, c, d};
+  if (s == TE_OK) s = do_reorder(fn, st, 4, order);
+  if (s != TE_OK) return s;
+  if (xo) *xo = a;
+  if (yo) *yo = b;
+  if (xi) *xi = c;
+  if (yi) *yi = d;
+  sch_trace_add(st->sch, "tile %s %s %s %lld %lld", st->name, x->name, y->name, (long long)fx,
+                (long long)fy);
+  return TE_OK;
+}
+
+/* ---------------------------------------------------------------- annotations */
+
+static te_status annotate(const char *fn, const char *step, te_stage *st, te_iter *it,
+                          ir_for_kind kind) {
+  if (!st) return TE_ERR_INVALID_ARG;
+  if (!check_leaf(fn, st, it, "iter")) return fail_status(st);
+  te_ctx *ctx = st->sch->ctx;
+  if (it->kind != IR_FOR_SERIAL && it->kind != kind)
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': iter '%s' is already %s", fn, st->name,
+                    it->name, ir_for_kind_name[it->kind]);
+  if (it->type == SCH_ITER_REDUCE && (kind == IR_FOR_PARALLEL || kind == IR_FOR_VECTORIZED))
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s': iter '%s' is a reduction axis: its iterations update the same "
+                    "element (use te_rfactor first)",
+                    fn, st->name, it->name);
+  it->kind = kind;
+  sch_trace_add(st->sch, "%s %s %s", step, st->name, it->name);
+  return TE_OK;
+}
+
+te_status te_vectorize(te_stage *st, te_iter *it) {
+  return annotate("te_vectorize", "vectorize", st, it, IR_FOR_VECTORIZED);
+}
+te_status te_unroll(te_stage *st, te_iter *it) {
+  return annotate("te_unroll", "unroll", st, it, IR_FOR_UNROLLED);
+}
+te_status te_parallel(te_stage *st, te_iter *it) {
+  return annotate("te_parallel", "parallel", st, it, IR_FOR_PARALLEL);
+}
+
+te_status te_bind(te_stage *st, te_iter *it, te_thread_tag tag) {
+  const char *fn = "te_bind";
+  if (!st) return TE_ERR_INVALID_ARG;
+  if (!check_leaf(fn, st, it, "iter")) return fail_status(st);
+  te_ctx *ctx = st->sch->ctx;
+  if ((unsigned)tag > TE_THREAD_Z)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': unknown thread tag %d", fn, st->name,
+                    (int)tag);
+  if (it->type == SCH_ITER_REDUCE)
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s': iter '%s' is a reduction axis (cross-thread reductions need "
+                    "te_rfactor first)",
+                    fn, st->name, it->name);
+  for (int i = 0; i < st->nleaf; i++) {
+    te_iter *o = st->leaf[i];
+    if (o != it && o->kind == IR_FOR_THREAD && o->tag == tag)
+      return ir_error(ctx, TE_ERR_SCHEDULE,
+                      "%s: stage '%s': thread tag %s is already bound to iter '%s'", fn, st->name,
+                      tag_names[tag], o->name);
+  }
+  if (it->kind != IR_FOR_SERIAL && !(it->kind == IR_FOR_THREAD && it->tag == tag))
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': iter '%s' is already %s", fn, st->name,
+                    it->name, ir_for_kind_name[it->kind]);
+  it->kind = IR_FOR_THREAD;
+  it->tag = tag;
+  sch_trace_add(st->sch, "bind %s %s %s", st->name, it->name, tag_names[tag]);
+  return TE_OK;
+}
+
+te_status te_set_tail(te_stage *st, te_iter *it, te_tail tail) {
+  const char *fn = "te_set_tail";
+  if (!st) return TE_ERR_INVALID_ARG;
+  if (!it) return ir_error(st->sch->ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': iter is NULL", fn, st->name);
+  te_ctx *ctx = st->sch->ctx;
+  if (it->stage != st)
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: iter '%s' belongs to stage '%s', not to stage '%s'",
+                    fn, it->name, it->stage->name, st->name);
+  if ((unsigned)tail > TE_TAIL_ROUND_UP)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': unknown tail strategy %d", fn,
+                    st->name, (int)tail);
+  if (tail != TE_TAIL_GUARD)
+    return ir_error(ctx, TE_ERR_UNSUPPORTED,
+                    "%s: stage '%s': tail strategies other than TE_TAIL_GUARD are not supported by "
+                    "this version",
+                    fn, st->name);
+  it->tail = tail;
+  sch_trace_add(st->sch, "set_tail %s %s guard", st->name, it->name);
+  return TE_OK;
+}
+
+te_status te_pragma(te_stage *st, te_iter *it, const char *key, int64_t value) {
+  const char *fn = "te_pragma";
+  if (!st) return TE_ERR_INVALID_ARG;
+  if (!check_leaf(fn, st, it, "iter")) return fail_status(st);
+  te_ctx *ctx = st->sch->ctx;
+  if (!key || (strcmp(key, "unroll_max_step") != 0 && strcmp(key, "prefetch") != 0))
+    return ir_error(ctx, TE_ERR_UNSUPPORTED,
+                    "%s: stage '%s': unknown pragma '%s' (known: unroll_max_step, prefetch)", fn,
+                    st->name, key ? key : "(null)");
+  int n = it->npragmas + 1;
+  const char **keys = ir_alloc_persistent(ctx, sizeof(char *) * (size_t)n);
+  int64_t *vals = ir_alloc_persistent(ctx, sizeof(int64_t) * (size_t)n);
+  if (!keys || !vals) return fail_status(st);
+  for (int i = 0; i < it->npragmas; i++) {
+    keys[i] = it->pragma_keys[i];
+    vals[i] = it->pragma_values[i];
+  }
+  keys[n - 1] = ir_strdup_persistent(ctx, key);
+  vals[n - 1] = value;
+  it->pragma_keys = keys;
+  it->pragma_values = vals;
+  it->npragmas = n;
+  sch_trace_add(st->sch, "pragma %s %s %s %lld", st->name, it->name, key, (long long)value);
+  return TE_OK;
+}
