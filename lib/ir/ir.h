@@ -244,6 +244,9 @@ const char *ir_dtype_name(te_dtype, char *buf, size_t size); /* = te_dtype_str *
  * (ir_check fails otherwise). The public te_* constructors (expr_api.c) check types, promote and
  * then call these. None of them simplifies, except ir_make_int-style immediates.
  */
+/* payload points at a value of the kind's u member (&(int64_t){5}, &(double){x}, &intrin_id,
+   &tensor, &buffer, &reduce_ptr; &e->u works for any kind), NULL for kinds without one. An
+   IR_VAR payload makes a new variable (VARs are never consed). */
 te_expr *ir_make(te_ctx *, ir_expr_kind, te_dtype, int nargs, te_expr *const args[],
                  const void *payload /* the u member's value, or NULL */);
 te_expr *ir_int(te_ctx *, te_dtype, int64_t);
@@ -301,6 +304,7 @@ ir_stmt *ir_if(te_expr *cond, ir_stmt *then_s, ir_stmt *else_s /* may be NULL */
 ir_stmt *ir_seq(te_ctx *, int n, ir_stmt *const stmts[]);
 ir_stmt *ir_seq2(te_ctx *, ir_stmt *a, ir_stmt *b);
 ir_stmt *ir_evaluate(te_expr *);
+/* key "produce": node is the te_tensor produced (printed as "produce NAME {"). */
 ir_stmt *ir_attr(te_ctx *, const char *key, void *node, te_expr *value, ir_stmt *body);
 ir_stmt *ir_assert(te_expr *cond, te_status, const char *message, ir_stmt *body);
 ir_stmt *ir_barrier(te_ctx *);
@@ -312,7 +316,7 @@ ir_buffer *ir_buffer_new(te_ctx *, const char *name, te_dtype, int ndim, te_expr
  *
  * Visitor: pre-order. A callback returns IR_CONTINUE (visit the children), IR_PRUNE (skip them)
  * or IR_ABORT (stop the whole walk). NULL slots visit children. Expressions shared in the DAG
- * are visited each time they occur.
+ * are visited each time they occur. A REDUCE's condition is visited after its args.
  */
 enum { IR_CONTINUE = 0, IR_PRUNE = 1, IR_ABORT = 2 };
 typedef struct ir_visitor ir_visitor;
@@ -327,7 +331,11 @@ int ir_visit_stmt(ir_visitor *, ir_stmt *);
 /* Mutator: a callback returns the replacement (or the node itself). NULL slots recurse with
    ir_mutate_*_children, which rebuilds the node only when a child changed. A NULL result means
    failure (the context holds the error) and propagates. With memo set, results for expressions
-   are cached by node (only for context-free rewrites such as substitution). */
+   are cached by node (only for context-free rewrites such as substitution).
+   Statements: a NULL result with no error on the context means "no statement": a SEQ drops it,
+   an IF whose then-branch empties keeps the else under !cond, a statement whose body empties
+   (FOR, LET_STMT, ALLOCATE, ATTR, ...) empties too. The default REDUCE recursion also mutates
+   the condition and the axes (an axis mapped to another VAR is renamed). */
 typedef struct ir_mutator ir_mutator;
 struct ir_mutator {
   te_ctx *ctx;

@@ -1,0 +1,66 @@
+/* ctx_internal.h — the layout of te_ctx, visible to lib/ir only.
+ *
+ * Other modules use the functions of ir.h; only the files of lib/ir (constructors, cons tables,
+ * the failing-allocator hook) look inside a context.
+ */
+#ifndef TE_IR_CTX_INTERNAL_H
+#define TE_IR_CTX_INTERNAL_H
+
+#include "ir.h"
+
+/* A chunked bump allocator. Chunks are malloc'd, zeroed, at least IR_CHUNK_MIN bytes. */
+typedef struct ir_chunk {
+  struct ir_chunk *next;
+  size_t size, used; /* bytes of data after the header */
+} ir_chunk;
+
+typedef struct ir_arena {
+  ir_chunk *head;
+} ir_arena;
+
+/* An open-addressing table of hash-consed expressions (malloc'd slots). */
+typedef struct ir_cons_table {
+  te_expr **slots;
+  size_t cap, count;
+} ir_cons_table;
+
+typedef struct ir_scratch {
+  struct ir_scratch *prev;
+  ir_arena arena;
+  ir_cons_table cons;
+} ir_scratch;
+
+typedef struct ir_on_free {
+  struct ir_on_free *next;
+  void (*fn)(void *);
+  void *arg;
+} ir_on_free;
+
+#define IR_ERRMSG_MAX 1024
+
+struct te_ctx {
+  ir_arena arena;
+  ir_cons_table cons;
+  ir_scratch *scratch; /* innermost open scratch arena, NULL when none */
+  int scratch_phantom; /* scratch levels that failed to open (NOMEM), see ir_scratch_begin */
+  te_status status;
+  char errmsg[IR_ERRMSG_MAX];
+  uint32_t next_var_id;
+  ir_on_free *on_free; /* most recent first: run in reverse order of registration */
+  long fail_after;     /* debug: allocations left before one fails; < 0: never */
+};
+
+void ir_arena_release(ir_arena *);
+void *ir_arena_alloc(te_ctx *, ir_arena *, size_t size);
+
+/* Test hook (Lua-style failing allocator): the n-th arena or table allocation from now on
+   (n >= 1) fails, and every one after it; n < 0 turns the hook off. The environment variable
+   TE_DEBUG_FAIL_ALLOC_AFTER sets it for new contexts. */
+void ir_debug_fail_alloc_after(te_ctx *, long n);
+/* malloc/realloc through the hook (for cons tables and maps); record TE_ERR_NOMEM on failure. */
+void *ir_ctx_malloc(te_ctx *, size_t size);
+
+/* Cons tables (expr.c). */
+void ir_cons_free(ir_cons_table *);
+
+#endif

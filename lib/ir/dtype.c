@@ -1,0 +1,45 @@
+/* dtype.c — names and support checks of data types.
+ *
+ * Names are short and stable (they appear in printed IR and in messages): f32, i64, u8, bool,
+ * f32x16 for vectors.
+ */
+#include <stdio.h>
+
+#include "ir.h"
+
+const char *te_dtype_str(te_dtype t, char *buf, size_t size) {
+  if (!buf || size == 0) return buf;
+  const char *base = NULL;
+  char tmp[24];
+  if (t.code == kDLUInt && t.bits == 1) {
+    base = "bool";
+  } else if (t.code == kDLBfloat && t.bits == 16) {
+    base = "bf16";
+  } else {
+    const char *p = t.code == kDLInt ? "i" : t.code == kDLUInt ? "u" : t.code == kDLFloat ? "f" : NULL;
+    if (p)
+      snprintf(tmp, sizeof tmp, "%s%u", p, (unsigned)t.bits);
+    else
+      snprintf(tmp, sizeof tmp, "dtype(%u,%u)", (unsigned)t.code, (unsigned)t.bits);
+    base = tmp;
+  }
+  if (t.lanes > 1)
+    snprintf(buf, size, "%sx%u", base, (unsigned)t.lanes);
+  else
+    snprintf(buf, size, "%s", base);
+  return buf;
+}
+
+const char *ir_dtype_name(te_dtype t, char *buf, size_t size) { return te_dtype_str(t, buf, size); }
+
+int te_dtype_eq(te_dtype a, te_dtype b) { return ir_dtype_eq(a, b); }
+
+bool ir_dtype_supported(te_dtype t) {
+  if (t.lanes < 1) return false;
+  switch (t.code) {
+    case kDLInt: return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case kDLUInt: return t.bits == 1 || t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case kDLFloat: return t.bits == 32 || t.bits == 64;
+    default: return false;
+  }
+}

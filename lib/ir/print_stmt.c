@@ -1,0 +1,260 @@
+/* print_stmt.c — statements as text, variable naming, and the ir_print_* entry points.
+ *
+ * One statement a line, two spaces of indent per level, blocks closed by "}" (see
+ * docs/ir-text.md). LET_STMT and ASSERT print their body at the same indent (Halide style).
+ * Each ir_print_* call is one printed unit: distinct variables that share a name are told apart
+ * by suffixes (i, i_1, i_2, ...) in order of first appearance, so the text is deterministic.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "printer.h"
+
+/* ---------------------------------------------------------------- naming */
+
+void ir_printer_init(ir_printer *p, ir_str *out) { *p = (ir_printer){.out = out}; }
+
+void ir_printer_done(ir_printer *p) {
+  for (size_t i = 0; i < p->cap; i++) free(p->names[i]);
+  free(p->vars);
+  free(p->names);
+  *p = (ir_printer){.out = p->out};
+}
+
+static size_t slot_of(const ir_printer *p, const te_expr *v) {
+  size_t mask = p->cap - 1, i = ((uintptr_t)v >> 4) * 0x9e3779b97f4a7c15ULL & mask;
+  while (p->vars[i] && p->vars[i] != v) i = (i + 1) & mask;
+  return i;
+}
+
+static bool name_taken(const ir_printer *p, const char *s) {
+  for (size_t i = 0; i < p->cap; i++)
+    if (p->names[i] && strcmp(p->names[i], s) == 0) return true;
+  return false;
+}
+
+static bool grow(ir_printer *p) {
+  size_t cap = p->cap ? p->cap * 2 : 32;
+  ir_printer n = {.out = p->out, .cap = cap};
+  n.vars = calloc(cap, sizeof *n.vars);
+  n.names = calloc(cap, sizeof *n.names);
+  if (!n.vars || !n.names) {
+    free(n.vars);
+    free(n.names);
+    return false;
+  }
+  for (size_t i = 0; i < p->cap; i++)
+    if (p->vars[i]) {
+      size_t j = slot_of(&n, p->vars[i]);
+      n.vars[j] = p->vars[i];
+      n.names[j] = p->names[i];
+    }
+  n.nvars = p->nvars;
+  free(p->vars);
+  free(p->names);
+  *p = n;
+  return true;
+}
+
+const char *ir_printer_var_name(ir_printer *p, const te_expr *v) {
+  const char *base = v->u.var.name ? v->u.var.name : "v";
+  if ((p->nvars + 1) * 2 > p->cap && !grow(p)) return base;
+  size_t i = slot_of(p, v);
+  if (p->vars[i]) return p->names[i];
+  size_t n = strlen(base) + 24;
+  char *s = malloc(n);
+  if (!s) return base;
+  strcpy(s, base);
+  for (int k = 1; name_taken(p, s); k++) snprintf(s, n, "%s_%d", base, k);
+  p->vars[i] = v;
+  p->names[i] = s;
+  p->nvars++;
+  return s;
+}
+
+/* ---------------------------------------------------------------- statements */
+
+static const char *const scope_names[] = {"global", "local", "shared"};
+static const char *const tag_names[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
+                                        "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+
+static const char *scope_name(te_scope s) { return (unsigned)s < 3 ? scope_names[s] : "?"; }
+
+static void line_start(ir_printer *p, int indent) {
+  for (int i = 0; i < indent; i++) ir_str_puts(p->out, "  ");
+}
+
+static void block(ir_printer *p, ir_stmt *body, int indent) {
+  ir_str_puts(p->out, " {\n");
+  ir_printer_stmt(p, body, indent + 1);
+  line_start(p, indent);
+  ir_str_puts(p->out, "}\n");
+}
+
+static void print_for(ir_printer *p, ir_stmt *s, int indent) {
+  ir_str_puts(p->out, "for (");
+  ir_printer_expr(p, IR_FOR_VAR(s));
+  ir_str_puts(p->out, ", ");
+  ir_printer_expr(p, IR_FOR_MIN(s));
+  ir_str_puts(p->out, ", ");
+  ir_printer_expr(p, IR_FOR_EXTENT(s));
+  ir_str_puts(p->out, ")");
+  ir_loop_info l = s->u.loop;
+  if (l.kind == IR_FOR_THREAD)
+    ir_str_printf(p->out, " thread(%s)", (unsigned)l.tag < 6 ? tag_names[l.tag] : "?");
+  else if (l.kind != IR_FOR_SERIAL && (unsigned)l.kind <= IR_FOR_THREAD)
+    ir_str_printf(p->out, " %s", ir_for_kind_name[l.kind]);
+  block(p, IR_FOR_BODY(s), indent);
+}
+
+static void print_if(ir_printer *p, ir_stmt *s, int indent) {
+  for (;;) {
+    ir_str_puts(p->out, "if (");
+    ir_printer_expr(p, s->exprs[0]);
+    ir_str_puts(p->out, ") {\n");
+    ir_printer_stmt(p, s->stmts[0], indent + 1);
+    line_start(p, indent);
+    ir_stmt *e = s->nstmts > 1 ? s->stmts[1] : NULL;
+    if (!e) break;
+    if (e->kind != IR_S_IF) {
+      ir_str_puts(p->out, "} else");
+      block(p, e, indent);
+      return;
+    }
+    ir_str_puts(p->out, "} else ");
+    s = e;
+  }
+  ir_str_puts(p->out, "}\n");
+}
+
+static void print_quoted(ir_str *out, const char *m) {
+  ir_str_puts(out, "\"");
+  for (; *m; m++) {
+    if (*m == '"' || *m == '\\')
+      ir_str_printf(out, "\\%c", *m);
+    else if (*m == '\n')
+      ir_str_puts(out, "\\n");
+    else
+      ir_str_printf(out, "%c", *m);
+  }
+  ir_str_puts(out, "\"");
+}
+
+static void print_realize(ir_printer *p, ir_stmt *s, int indent) {
+  ir_str_printf(p->out, "realize %s(", ir_printer_tensor_name(s->u.realize.tensor));
+  for (int i = 0; i + 1 < s->nexprs; i += 2) {
+    ir_str_puts(p->out, i ? ", [" : "[");
+    ir_printer_expr(p, s->exprs[i]);
+    ir_str_puts(p->out, ", ");
+    ir_printer_expr(p, s->exprs[i + 1]);
+    ir_str_puts(p->out, "]");
+  }
+  ir_str_puts(p->out, ")");
+  if (s->u.realize.scope != TE_SCOPE_GLOBAL) ir_str_printf(p->out, " %s", scope_name(s->u.realize.scope));
+  block(p, s->stmts[0], indent);
+}
+
+static void print_attr(ir_printer *p, ir_stmt *s, int indent) {
+  if (strcmp(s->u.attr.key, "produce") == 0) {
+    ir_str_printf(p->out, "produce %s", ir_printer_tensor_name(s->u.attr.node));
+    block(p, s->stmts[0], indent);
+    return;
+  }
+  ir_str_printf(p->out, "// attr %s = ", s->u.attr.key);
+  ir_printer_expr(p, s->exprs[0]);
+  ir_str_puts(p->out, "\n");
+  line_start(p, indent);
+  ir_str_puts(p->out, "{\n");
+  ir_printer_stmt(p, s->stmts[0], indent + 1);
+  line_start(p, indent);
+  ir_str_puts(p->out, "}\n");
+}
+
+/* Statements whose body prints at the same indent after their own line. */
+static void print_inline_head(ir_printer *p, ir_stmt *s, int indent) {
+  if (s->kind == IR_S_LET_STMT) {
+    ir_str_printf(p->out, "let %s = ", ir_printer_var_name(p, s->exprs[0]));
+    ir_printer_expr(p, s->exprs[1]);
+  } else {
+    ir_str_puts(p->out, "assert(");
+    ir_printer_expr(p, s->exprs[0]);
+    ir_str_puts(p->out, ", ");
+    print_quoted(p->out, s->u.assert_.message);
+    ir_str_puts(p->out, ")");
+  }
+  ir_str_puts(p->out, "\n");
+  ir_printer_stmt(p, s->stmts[0], indent);
+}
+
+void ir_printer_stmt(ir_printer *p, ir_stmt *s, int indent) {
+  if (!s) return;
+  if (s->kind == IR_S_SEQ) {
+    for (uint32_t i = 0; i < s->nstmts; i++) ir_printer_stmt(p, s->stmts[i], indent);
+    return;
+  }
+  line_start(p, indent);
+  char name[24];
+  switch ((ir_stmt_kind)s->kind) {
+    case IR_S_FOR: print_for(p, s, indent); return;
+    case IR_S_IF: print_if(p, s, indent); return;
+    case IR_S_REALIZE: print_realize(p, s, indent); return;
+    case IR_S_ATTR: print_attr(p, s, indent); return;
+    case IR_S_LET_STMT:
+    case IR_S_ASSERT: print_inline_head(p, s, indent); return;
+    case IR_S_STORE:
+      ir_str_printf(p->out, "%s[", s->u.buffer->name);
+      ir_printer_expr(p, s->exprs[1]);
+      ir_str_puts(p->out, "] = ");
+      ir_printer_expr(p, s->exprs[0]);
+      break;
+    case IR_S_PROVIDE:
+      ir_str_printf(p->out, "%s[", ir_printer_tensor_name(s->u.tensor));
+      for (int i = 1; i < s->nexprs; i++) {
+        if (i > 1) ir_str_puts(p->out, ", ");
+        ir_printer_expr(p, s->exprs[i]);
+      }
+      ir_str_puts(p->out, "] = ");
+      ir_printer_expr(p, s->exprs[0]);
+      break;
+    case IR_S_ALLOCATE:
+      ir_str_printf(p->out, "allocate %s[%s * ", s->u.buffer->name,
+                    te_dtype_str(s->u.buffer->dtype, name, sizeof name));
+      ir_printer_expr(p, s->exprs[0]);
+      ir_str_printf(p->out, "] %s", scope_name(s->u.buffer->scope));
+      block(p, s->stmts[0], indent);
+      return;
+    case IR_S_EVALUATE: ir_printer_expr(p, s->exprs[0]); break;
+    case IR_S_BARRIER: ir_str_puts(p->out, "barrier()"); break;
+    default: ir_str_printf(p->out, "<%s>", ir_stmt_kind_name[s->kind]); break;
+  }
+  ir_str_puts(p->out, "\n");
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+void ir_print_expr(ir_str *out, te_expr *e) {
+  ir_printer p;
+  ir_printer_init(&p, out);
+  ir_printer_expr(&p, e);
+  ir_printer_done(&p);
+}
+
+void ir_print_stmt(ir_str *out, ir_stmt *s, int indent) {
+  ir_printer p;
+  ir_printer_init(&p, out);
+  ir_printer_stmt(&p, s, indent);
+  ir_printer_done(&p);
+}
+
+char *ir_expr_to_string(te_expr *e) {
+  ir_str s = {0};
+  ir_print_expr(&s, e);
+  return ir_str_take(&s);
+}
+
+char *ir_stmt_to_string(ir_stmt *st) {
+  ir_str s = {0};
+  ir_print_stmt(&s, st, 0);
+  return ir_str_take(&s);
+}
