@@ -21,7 +21,9 @@ typedef struct region_walk {
 
 static int collect(ir_visitor *v, te_expr *e) {
   region_walk *w = v->data;
-  if (e->u.tensor->op != w->producer) return IR_CONTINUE;
+  bool mine = false;
+  for (int k = 0; k < w->producer->nout; k++) mine |= w->producer->outputs[k] == e->u.tensor;
+  if (!mine) return IR_CONTINUE;
   if (w->n == w->cap) {
     int cap = w->cap ? 2 * w->cap : 8;
     te_expr **a = ir_alloc(w->ctx, sizeof(te_expr *) * (size_t)cap);

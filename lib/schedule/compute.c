@@ -120,6 +120,13 @@ static te_expr *freshen_reduce(te_ctx *ctx, te_expr *body, int ndim, te_expr *co
   return ir_reduce_make(ctx, body->dtype, nr, body->nargs, src);
 }
 
+/* body with from -> to substituted and, for a reduction, fresh reduce axes (recorded in op). */
+te_expr *sch_freshen_body(te_ctx *ctx, te_expr *body, int n, te_expr *const from[],
+                          te_expr *const to[], sch_op *op) {
+  if (body->kind == IR_REDUCE) return freshen_reduce(ctx, body, n, from, to, op);
+  return ir_substitute(ctx, body, n, from, to);
+}
+
 te_tensor *te_compute(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
                       te_expr *const vars[], te_expr *body) {
   if (!ctx) return NULL;
@@ -166,9 +173,7 @@ te_tensor *te_compute(te_ctx *ctx, const char *name, int ndim, te_expr *const sh
     op->axes[i] = ir_var_new(ctx, vars[i]->u.var.name, TE_I64, IR_VAR_INDEX);
     if (!op->axes[i]) return NULL;
   }
-  te_expr *fresh = body->kind == IR_REDUCE
-                       ? freshen_reduce(ctx, body, ndim, vars, op->axes, op)
-                       : ir_substitute(ctx, body, ndim, vars, op->axes);
+  te_expr *fresh = sch_freshen_body(ctx, body, ndim, vars, op->axes, op);
   if (!fresh) return NULL;
   op->nbody = 1;
   op->body = ir_alloc_persistent(ctx, sizeof(te_expr *));
@@ -211,9 +216,7 @@ int sch_expr_inputs(te_ctx *ctx, int nexpr, te_expr *const exprs[], te_tensor **
   v.data = &w;
   for (int i = 0; i < nexpr; i++) {
     if (!exprs[i]) continue;
-    ir_visit_expr(&v, exprs[i]);
-    if (exprs[i]->kind == IR_REDUCE && exprs[i]->u.reduce->cond)
-      ir_visit_expr(&v, exprs[i]->u.reduce->cond);
+    ir_visit_expr(&v, exprs[i]); /* visits a reduction's condition too */
   }
   *out = w.list;
   return w.n;

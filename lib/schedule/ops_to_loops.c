@@ -22,7 +22,7 @@ typedef struct nest {
 
 static ir_stmt *stage_nest(nest *n, te_stage *st);
 
-static te_expr *identity(te_ctx *ctx, ir_reducer_kind k, te_dtype t) {
+te_expr *sch_reduce_identity(te_ctx *ctx, ir_reducer_kind k, te_dtype t) {
   bool f = ir_is_float(t);
   switch (k) {
   case IR_REDUCER_SUM: return f ? ir_float(ctx, t, 0.0) : ir_int(ctx, t, 0);
@@ -84,7 +84,7 @@ static ir_stmt *wrap_attached(nest *n, te_stage *consumer, te_iter *leaf, ir_stm
       exts[d] = p->root[d]->dom_extent;
     }
     ir_stmt *body = ir_seq2(n->ctx, prod, inner);
-    inner = ir_realize(p->op->outputs[0], TE_SCOPE_GLOBAL, p->op->ndim, mins, exts, body);
+    inner = ir_realize(p->op->outputs[0], p->scope, p->op->ndim, mins, exts, body);
   }
   return inner;
 }
@@ -140,7 +140,7 @@ static ir_stmt *stage_nest(nest *n, te_stage *st) {
     memcpy(all, dg, sizeof(te_expr *) * (size_t)ndg);
     memcpy(all + ndg, rg, sizeof(te_expr *) * (size_t)nrg);
     p.update = guard(n, ndg + nrg, all, upd);
-    p.init = guard(n, ndg, dg, ir_provide(t, identity(ctx, k, t->dtype), op->ndim, idx));
+    p.init = guard(n, ndg, dg, ir_provide(t, sch_reduce_identity(ctx, k, t->dtype), op->ndim, idx));
     for (int j = 0; j < st->nleaf; j++)
       if (st->leaf[j]->type == SCH_ITER_REDUCE) {
         p.first_reduce = j;
@@ -175,7 +175,7 @@ te_status sch_schedule_to_stmt(te_schedule *s, ir_stmt **out) {
     if (st->attach != SCH_ATTACH_ROOT || st->is_output) continue;
     te_expr *mins[TE_MAX_DIMS];
     for (int d = 0; d < st->op->ndim; d++) mins[d] = ir_i64(ctx, 0);
-    body = ir_realize(st->op->outputs[0], TE_SCOPE_GLOBAL, st->op->ndim, mins, st->op->shape, body);
+    body = ir_realize(st->op->outputs[0], st->scope, st->op->ndim, mins, st->op->shape, body);
   }
   if (!body) return ir_failed(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
   *out = body;

@@ -1,5 +1,5 @@
 /* placement.c — where a stage is computed: inline, at root, or at a consumer's loop; and the
- * dataflow rewrites (cache_read, cache_write, rfactor), which this version refuses.
+ * dataflow rewrites live in dataflow.c and rfactor.c.
  *
  * compute_at records the attachment only; bound inference (bound.c) later computes the region
  * of the producer the consumer needs inside that loop, and ops_to_loops.c emits the producer's
@@ -9,22 +9,22 @@
 
 #include "sch.h"
 
-/* True when consumer reads t directly or through stages that are inlined. */
-static bool reads_through_inline(te_schedule *s, sch_op *consumer, te_tensor *t, int depth) {
+/* True when consumer reads an output of producer directly or through inlined stages. */
+static bool reads_through_inline(te_schedule *s, sch_op *consumer, te_stage *producer, int depth) {
   if (depth > 1000) return false;
   te_tensor **in;
   int n = sch_op_inputs(consumer, &in);
   for (int i = 0; i < n; i++) {
-    if (in[i]->op == t->op) return true;
-    te_stage *st = sch_stage_of_op(s, in[i]->op);
-    if (st && st->attach == SCH_ATTACH_INLINE && reads_through_inline(s, in[i]->op, t, depth + 1))
+    te_stage *st = sch_stage_of_tensor(s, in[i]);
+    if (st == producer) return true;
+    if (st && st->attach == SCH_ATTACH_INLINE && reads_through_inline(s, st->op, producer, depth + 1))
       return true;
   }
   return false;
 }
 
 bool sch_stage_reads(te_stage *consumer, te_stage *producer) {
-  return reads_through_inline(consumer->sch, consumer->op, producer->op->outputs[0], 0);
+  return reads_through_inline(consumer->sch, consumer->op, producer, 0);
 }
 
 te_status te_compute_inline(te_stage *st) {
@@ -110,29 +110,4 @@ te_status te_compute_at(te_stage *producer, te_stage *consumer, te_iter *at) {
   producer->attach_iter = at;
   sch_trace_add(producer->sch, "compute_at %s %s %s", producer->name, consumer->name, at->name);
   return TE_OK;
-}
-
-te_status te_cache_read(te_schedule *s, te_tensor *t, te_scope scope, int nreaders,
-                        te_stage *const readers[], te_tensor **cache) {
-  (void)t, (void)scope, (void)nreaders, (void)readers, (void)cache;
-  if (!s) return TE_ERR_INVALID_ARG;
-  return ir_error(s->ctx, TE_ERR_UNSUPPORTED,
-                  "te_cache_read: not supported by this version (it comes with the multi-stage "
-                  "schedule language)");
-}
-
-te_status te_cache_write(te_schedule *s, te_tensor *t, te_scope scope, te_tensor **cache) {
-  (void)t, (void)scope, (void)cache;
-  if (!s) return TE_ERR_INVALID_ARG;
-  return ir_error(s->ctx, TE_ERR_UNSUPPORTED,
-                  "te_cache_write: not supported by this version (it comes with the multi-stage "
-                  "schedule language)");
-}
-
-te_status te_rfactor(te_schedule *s, te_tensor *t, te_iter *it, int factor_axis, te_tensor **rf) {
-  (void)t, (void)it, (void)factor_axis, (void)rf;
-  if (!s) return TE_ERR_INVALID_ARG;
-  return ir_error(s->ctx, TE_ERR_UNSUPPORTED,
-                  "te_rfactor: not supported by this version (it comes with the multi-stage "
-                  "schedule language)");
 }

@@ -49,6 +49,8 @@ bool sch_is_identifier(const char *s);
 bool sch_check_shape(te_ctx *, const char *fn, const char *name, int ndim, te_expr *const shape[]);
 te_expr **sch_copy_shape(te_ctx *, int ndim, te_expr *const shape[]);
 te_tensor *sch_make_output(sch_op *, te_dtype, int value_index);
+te_expr *sch_freshen_body(te_ctx *, te_expr *body, int n, te_expr *const from[],
+                          te_expr *const to[], sch_op *op);
 
 /* The tensors an operation reads (placeholders and computes), each once, in first-use order. */
 int sch_op_inputs(sch_op *, te_tensor ***out);
@@ -101,6 +103,7 @@ struct te_stage {
   te_stage *attach_stage;
   te_iter *attach_iter;
   bool is_output;
+  te_scope scope; /* storage of an intermediate stage (cache stages: their scope) */
 };
 
 struct te_schedule {
@@ -123,6 +126,10 @@ bool sch_leaf_replace(te_stage *, int pos, int nremove, int nins, te_iter *const
 sch_rel *sch_rel_add(te_stage *);
 te_stage *sch_stage_by_name(te_schedule *, const char *name);
 te_stage *sch_stage_of_op(te_schedule *, const sch_op *);
+te_stage *sch_stage_of_tensor(te_schedule *, const te_tensor *);
+bool sch_stage_reset(te_stage *, sch_op *);
+te_stage *sch_stage_insert(te_schedule *, int pos, sch_op *);
+int sch_stage_index(const te_schedule *, const te_stage *);
 
 /* "threadIdx.x", ... */
 const char *sch_thread_tag_name(te_thread_tag);
@@ -139,6 +146,9 @@ te_status sch_propagate_domains(te_stage *, ir_analyzer *);
 ir_map *sch_iter_values(te_stage *);
 int sch_split_guards(te_stage *, ir_analyzer *, ir_map *values, bool reduce, te_expr ***out);
 te_expr *sch_subst_roots(te_stage *, ir_map *values, te_expr *e);
+
+/* The identity of a built-in reducer for dtype t (0, 1, lowest, highest). */
+te_expr *sch_reduce_identity(te_ctx *, ir_reducer_kind, te_dtype t);
 
 /* Bound inference: fills dom_min/dom_extent of every iter of every stage. */
 te_status sch_infer_bounds(te_schedule *, ir_analyzer *);

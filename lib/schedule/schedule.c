@@ -79,30 +79,61 @@ sch_rel *sch_rel_add(te_stage *st) {
   return r;
 }
 
-static te_stage *stage_new(te_schedule *s, sch_op *op) {
-  te_ctx *ctx = s->ctx;
-  te_stage *st = ir_alloc_persistent(ctx, sizeof *st);
-  if (!st) return NULL;
-  st->sch = s;
+/* (Re)initializes a stage for op: root iterators, leaves in definition order, no relations,
+   computed at root. The stage keeps its name. */
+bool sch_stage_reset(te_stage *st, sch_op *op) {
+  te_ctx *ctx = st->sch->ctx;
   st->op = op;
-  /* Stage names are unique in a schedule (traces name stages): a second 'T' is 'T_1'. */
-  char name[128];
-  snprintf(name, sizeof name, "%s", op->name);
-  for (int k = 1; sch_stage_by_name(s, name); k++) snprintf(name, sizeof name, "%s_%d", op->name, k);
-  st->name = ir_strdup_persistent(ctx, name);
+  st->nrel = st->nleaf = st->nall = 0;
+  st->cap_rel = st->cap_leaf = st->cap_all = 0;
+  st->rels = NULL;
+  st->leaf = st->all = NULL;
+  st->attach = SCH_ATTACH_ROOT;
+  st->attach_stage = NULL;
+  st->attach_iter = NULL;
   st->nroot = op->ndim + op->nreduce;
   st->root = ir_alloc_persistent(ctx, sizeof(te_iter *) * (size_t)(st->nroot ? st->nroot : 1));
-  if (!st->name || !st->root) return NULL;
+  if (!st->root) return false;
   for (int i = 0; i < st->nroot; i++) {
     bool red = i >= op->ndim;
     te_expr *v = red ? op->reduce_axes[i - op->ndim] : op->axes[i];
     /* root iters are the operation's own variables */
     te_iter *it = sch_iter_new(st, v->u.var.name, red ? SCH_ITER_REDUCE : SCH_ITER_DATA, v);
-    if (!it) return NULL;
+    if (!it) return false;
     st->root[i] = it;
   }
-  if (!sch_leaf_replace(st, 0, 0, st->nroot, st->root)) return NULL;
+  return sch_leaf_replace(st, 0, 0, st->nroot, st->root);
+}
+
+static te_stage *stage_new(te_schedule *s, sch_op *op) {
+  te_ctx *ctx = s->ctx;
+  te_stage *st = ir_alloc_persistent(ctx, sizeof *st);
+  if (!st) return NULL;
+  st->sch = s;
+  /* Stage names are unique in a schedule (traces name stages): a second 'T' is 'T_1'. */
+  char name[128];
+  snprintf(name, sizeof name, "%s", op->name);
+  for (int k = 1; sch_stage_by_name(s, name); k++) snprintf(name, sizeof name, "%s_%d", op->name, k);
+  st->name = ir_strdup_persistent(ctx, name);
+  if (!st->name || !sch_stage_reset(st, op)) return NULL;
   return st;
+}
+
+/* A new stage for op at position pos of the schedule's topological list. */
+te_stage *sch_stage_insert(te_schedule *s, int pos, sch_op *op) {
+  te_stage **l = ir_alloc_persistent(s->ctx, sizeof(te_stage *) * (size_t)(s->nstage + 1));
+  te_stage *st = l ? stage_new(s, op) : NULL;
+  if (!st) return NULL;
+  for (int i = 0, k = 0; i <= s->nstage; i++) l[i] = i == pos ? st : s->stages[k++];
+  s->stages = l;
+  s->nstage++;
+  return st;
+}
+
+int sch_stage_index(const te_schedule *s, const te_stage *st) {
+  for (int i = 0; i < s->nstage; i++)
+    if (s->stages[i] == st) return i;
+  return -1;
 }
 
 te_stage *sch_stage_by_name(te_schedule *s, const char *name) {
@@ -114,6 +145,17 @@ te_stage *sch_stage_by_name(te_schedule *s, const char *name) {
 te_stage *sch_stage_of_op(te_schedule *s, const sch_op *op) {
   for (int i = 0; i < s->nstage; i++)
     if (s->stages[i]->op == op) return s->stages[i];
+  return NULL;
+}
+
+/* The stage computing t. Cache and rfactor rewrites give stages new operations that keep the
+   user's tensors as outputs, so stages are found by tensor, never through t->op. */
+te_stage *sch_stage_of_tensor(te_schedule *s, const te_tensor *t) {
+  for (int i = 0; i < s->nstage; i++) {
+    sch_op *op = s->stages[i]->op;
+    for (int k = 0; k < op->nout; k++)
+      if (op->outputs[k] == t) return s->stages[i];
+  }
   return NULL;
 }
 
@@ -172,7 +214,7 @@ te_schedule *te_schedule_new(te_ctx *ctx, int nout, te_tensor *const outs[]) {
   int cap = 0;
   for (int i = 0; i < nout; i++)
     if (!add_op(s, seen, outs[i]->op, &cap, 0)) return NULL;
-  for (int i = 0; i < nout; i++) sch_stage_of_op(s, outs[i]->op)->is_output = true;
+  for (int i = 0; i < nout; i++) sch_stage_of_tensor(s, outs[i])->is_output = true;
   return s;
 }
 
@@ -182,7 +224,7 @@ te_stage *te_stage_of(te_schedule *s, te_tensor *t) {
     if (!ir_failed(s->ctx)) ir_error(s->ctx, TE_ERR_INVALID_ARG, "te_stage_of: tensor is NULL");
     return NULL;
   }
-  te_stage *st = sch_stage_of_op(s, t->op);
+  te_stage *st = sch_stage_of_tensor(s, t);
   if (!st) {
     ir_error(s->ctx, TE_ERR_NOT_FOUND, "te_stage_of: tensor '%s' is %s", t->name,
              t->op->kind == SCH_OP_PLACEHOLDER ? "a placeholder (it has no stage)"

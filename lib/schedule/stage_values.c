@@ -20,7 +20,7 @@ static te_expr *inline_expr(ir_mutator *m, te_expr *e);
 static te_expr *inline_access(ir_mutator *m, te_expr *e) {
   te_expr *x = ir_mutate_expr_children(m, e);
   if (!x) return NULL;
-  te_stage *st = sch_stage_of_op(m->data, x->u.tensor->op);
+  te_stage *st = sch_stage_of_tensor(m->data, x->u.tensor);
   if (!st || st->attach != SCH_ATTACH_INLINE) return x;
   sch_op *op = st->op;
   te_expr *body = op->body[x->u.tensor->value_index];

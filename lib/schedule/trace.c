@@ -68,6 +68,29 @@ static te_iter *iter_word(step *p, te_stage *st, int i) {
   return it;
 }
 
+/* A tensor by name: a stage's output or a placeholder some stage reads. */
+static te_tensor *tensor_word(step *p, int i) {
+  te_schedule *s = p->s;
+  for (int k = 0; k < s->nstage; k++) {
+    sch_op *op = s->stages[k]->op;
+    for (int o = 0; o < op->nout; o++)
+      if (!strcmp(op->outputs[o]->name, p->w[i])) return op->outputs[o];
+    te_tensor **in;
+    int n = sch_op_inputs(op, &in);
+    for (int j = 0; j < n; j++)
+      if (!strcmp(in[j]->name, p->w[i])) return in[j];
+  }
+  bad(p, TE_ERR_NOT_FOUND, "no tensor named", p->w[i]);
+  return NULL;
+}
+
+static int scope_word(const char *w) {
+  static const char *const names[] = {"global", "local", "shared"};
+  for (int k = 0; k < 3; k++)
+    if (!strcmp(w, names[k])) return k;
+  return -1;
+}
+
 static bool int_word(step *p, int i, int64_t *v) {
   char *end;
   long long x = strtoll(p->w[i], &end, 10);
@@ -144,6 +167,30 @@ static te_status run_step(step *p) {
     te_stage *prod = st;
     STAGE(2); ITER(a, 3);
     return te_compute_at(prod, st, a);
+  }
+  if (!strcmp(verb, "cache_read") || !strcmp(verb, "cache_write")) {
+    bool rd = verb[6] == 'r';
+    NEED(rd ? 4 : 3, !rd);
+    te_tensor *t = tensor_word(p, 1);
+    if (!t) return TE_ERR_NOT_FOUND;
+    int sc = scope_word(p->w[2]);
+    if (sc < 0) return bad(p, TE_ERR_PARSE, "unknown scope", p->w[2]);
+    if (!rd) return te_cache_write(p->s, t, (te_scope)sc, NULL);
+    te_stage *readers[MAX_WORDS];
+    for (int i = 3; i < p->n; i++) {
+      STAGE(i);
+      readers[i - 3] = st;
+    }
+    return te_cache_read(p->s, t, (te_scope)sc, p->n - 3, readers, NULL);
+  }
+  if (!strcmp(verb, "rfactor")) {
+    NEED(4, true);
+    te_tensor *t = tensor_word(p, 1);
+    if (!t) return TE_ERR_NOT_FOUND;
+    st = sch_stage_of_tensor(p->s, t);
+    if (!st) return bad(p, TE_ERR_NOT_FOUND, "no stage computes", p->w[1]);
+    ITER(a, 2); INT(x, 3);
+    return te_rfactor(p->s, t, a, (int)x, NULL);
   }
   if (!strcmp(verb, "set_tail")) {
     NEED(4, true); STAGE(1); ITER(a, 2);

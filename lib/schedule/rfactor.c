@@ -1,0 +1,173 @@
+/* rfactor.c — te_rfactor: turn one reduce loop of a reduction into a data-parallel axis.
+ *
+ * For C[i] = sum(body(i, k), k) with k split into k.o and k.i, rfactor(C, k.i, 0) makes
+ *     C_rf[k.i, i] = sum(body(i, k.o * 4 + k.i), k.o)   where k.o * 4 + k.i < K
+ *     C[i]         = sum(C_rf[k.i, i], k.i)
+ * so the partial sums over k.o can run in parallel (or across GPU threads). Only reduce
+ * iterators made by splits are supported (a fused reduce iterator is refused).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sch.h"
+
+static te_status check(const char *fn, te_schedule *s, te_tensor *t, te_iter *it, int axis,
+                       te_stage **out) {
+  te_ctx *ctx = s->ctx;
+  if (!t) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor is NULL", fn);
+  te_stage *st = sch_stage_of_tensor(s, t);
+  if (!st) return ir_error(ctx, TE_ERR_NOT_FOUND, "%s: tensor '%s' has no stage in this schedule", fn, t->name);
+  te_expr *body = st->op->body[0];
+  if (body->kind != IR_REDUCE || st->op->nbody != 1 || body->u.reduce->kind == IR_REDUCER_CUSTOM)
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s' is not a built-in reduction", fn, st->name);
+  if (!it) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': iter is NULL", fn, st->name);
+  if (it->stage != st)
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: iter '%s' belongs to stage '%s', not to '%s'", fn,
+                    it->name, it->stage->name, st->name);
+  if (sch_leaf_pos(st, it) < 0)
+    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': iter '%s' is not a leaf loop", fn,
+                    st->name, it->name);
+  if (it->type != SCH_ITER_REDUCE)
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s': iter '%s' is data-parallel; rfactor takes a reduction axis", fn,
+                    st->name, it->name);
+  if (axis < 0 || axis > st->op->ndim)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': factor axis must be in [0, %d] (got %d)",
+                    fn, st->name, st->op->ndim, axis);
+  for (int i = 0; i < st->nrel; i++)
+    if (st->rels[i].kind == SCH_REL_FUSE && st->rels[i].fused->type == SCH_ITER_REDUCE)
+      return ir_error(ctx, TE_ERR_UNSUPPORTED,
+                      "%s: stage '%s': rfactor of a stage with fused reduce iters is not supported",
+                      fn, st->name);
+  *out = st;
+  return TE_OK;
+}
+
+/* Root domains (data: whole shape, reduce: their axes) and derived ones. */
+static te_status domains(te_stage *st, ir_analyzer *an) {
+  te_ctx *ctx = st->sch->ctx;
+  for (int d = 0; d < st->op->ndim; d++) {
+    st->root[d]->dom_min = ir_i64(ctx, 0);
+    st->root[d]->dom_extent = st->op->shape[d];
+  }
+  for (int k = 0; k < st->op->nreduce; k++) {
+    te_expr *ax = st->op->reduce_axes[k];
+    st->root[st->op->ndim + k]->dom_min = ax->u.var.dom_min;
+    st->root[st->op->ndim + k]->dom_extent = ax->u.var.dom_extent;
+  }
+  return sch_propagate_domains(st, an);
+}
+
+te_status te_rfactor(te_schedule *s, te_tensor *t, te_iter *it, int axis, te_tensor **rf) {
+  const char *fn = "te_rfactor";
+  if (!s) return TE_ERR_INVALID_ARG;
+  te_ctx *ctx = s->ctx;
+  te_stage *st;
+  te_status r = check(fn, s, t, it, axis, &st);
+  if (r != TE_OK) return r;
+  sch_op *op = st->op;
+  te_expr *red = op->body[0];
+  ir_reducer_kind kind = red->u.reduce->kind;
+  ir_analyzer *an = ir_analyzer_new(ctx);
+  if (!an || (r = domains(st, an)) != TE_OK) return r ? r : te_last_status(ctx);
+  ir_map *values = sch_iter_values(st);
+  if (!values) return te_last_status(ctx);
+
+  /* C_rf: the data axes with it inserted at axis; the other reduce leaves as reduce axes */
+  int nd = op->ndim + 1;
+  te_expr *shape[TE_MAX_DIMS + 1];
+  const char *names[TE_MAX_DIMS + 1];
+  for (int d = 0, k = 0; d < nd; d++) {
+    shape[d] = d == axis ? it->dom_extent : op->shape[k];
+    names[d] = d == axis ? it->name : op->axes[k++]->u.var.name;
+  }
+  if (nd > TE_MAX_DIMS)
+    return ir_error(ctx, TE_ERR_SHAPE, "%s: stage '%s' has too many dimensions to add one", fn, st->name);
+  char name[160];
+  snprintf(name, sizeof name, "%s_rf", st->name);
+  sch_op *rop = ir_alloc_persistent(ctx, sizeof *rop);
+  te_expr **raxes = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)nd);
+  te_expr **rred = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)st->nleaf);
+  te_expr **from = ir_alloc(ctx, sizeof(te_expr *) * (size_t)(st->nleaf + op->ndim + op->nreduce));
+  te_expr **to = ir_alloc(ctx, sizeof(te_expr *) * (size_t)(st->nleaf + op->ndim + op->nreduce));
+  if (!rop || !raxes || !rred || !from || !to) return te_last_status(ctx);
+  for (int d = 0; d < nd; d++) raxes[d] = ir_var_new(ctx, names[d], TE_I64, IR_VAR_INDEX);
+  /* step 1: roots -> values in leaves; data axes -> C_rf's axes */
+  int n = 0;
+  for (int d = 0, k = 0; d < nd; d++)
+    if (d != axis) {
+      from[n] = op->axes[k++];
+      to[n++] = raxes[d];
+    }
+  for (int k = 0; k < op->nreduce; k++) {
+    from[n] = op->reduce_axes[k];
+    to[n++] = ir_map_get(values, st->root[op->ndim + k]);
+  }
+  te_expr *src = ir_substitute(ctx, red->args[0], n, from, to);
+  te_expr *cond = red->u.reduce->cond ? ir_substitute(ctx, red->u.reduce->cond, n, from, to) : NULL;
+  te_expr **guards;
+  int ng = sch_split_guards(st, an, values, true, &guards);
+  for (int g = 0; g < ng; g++) cond = cond ? ir_and(cond, guards[g]) : guards[g];
+  /* step 2: leaves -> it becomes the new data axis, other reduce leaves new reduce axes */
+  int m = 0, nr = 0;
+  for (int j = 0; j < st->nleaf; j++) {
+    te_iter *l = st->leaf[j];
+    if (l->type != SCH_ITER_REDUCE) continue;
+    from[m] = l->var;
+    /* a root leaf loops from its domain's min; the new data axis starts at 0 */
+    to[m++] = l == it ? ir_add(raxes[axis], l->dom_min)
+                      : (rred[nr++] = ir_reduce_axis_new(ctx, l->name, l->dom_min, l->dom_extent));
+  }
+  src = ir_substitute(ctx, src, m, from, to);
+  if (cond) cond = ir_simplify(an, ir_substitute(ctx, cond, m, from, to));
+  te_expr *rbody;
+  if (nr > 0) {
+    ir_reduce rr = {kind, NULL, nr, rred, cond, 0};
+    rbody = ir_reduce_make(ctx, red->dtype, &rr, 1, &src);
+  } else {
+    rbody = cond ? ir_select(cond, src, sch_reduce_identity(ctx, kind, red->dtype)) : src;
+  }
+  if (!rbody) return te_last_status(ctx);
+  rop->kind = SCH_OP_COMPUTE;
+  rop->ctx = ctx;
+  rop->name = ir_strdup_persistent(ctx, name);
+  rop->ndim = nd;
+  rop->axes = raxes;
+  rop->shape = sch_copy_shape(ctx, nd, shape);
+  rop->nbody = 1;
+  rop->body = ir_alloc_persistent(ctx, sizeof(te_expr *));
+  rop->nreduce = nr;
+  rop->reduce_axes = rred;
+  rop->nout = 1;
+  rop->outputs = ir_alloc_persistent(ctx, sizeof(te_tensor *));
+  if (!rop->name || !rop->shape || !rop->body || !rop->outputs) return te_last_status(ctx);
+  rop->body[0] = rbody;
+  rop->outputs[0] = sch_make_output(rop, red->dtype, 0);
+
+  /* C: the reduction of C_rf over the rfactored axis */
+  sch_op *cop = ir_alloc_persistent(ctx, sizeof *cop);
+  te_expr **caxes = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)(op->ndim ? op->ndim : 1));
+  te_expr **cred = ir_alloc_persistent(ctx, sizeof(te_expr *));
+  if (!cop || !caxes || !cred) return te_last_status(ctx);
+  *cop = *op;
+  te_expr *idx[TE_MAX_DIMS + 1];
+  for (int d = 0; d < op->ndim; d++) caxes[d] = ir_var_new(ctx, op->axes[d]->u.var.name, TE_I64, IR_VAR_INDEX);
+  cred[0] = ir_reduce_axis_new(ctx, it->name, ir_i64(ctx, 0), it->dom_extent);
+  for (int d = 0, k = 0; d < nd; d++) idx[d] = d == axis ? cred[0] : caxes[k++];
+  te_expr *acc = ir_access(rop->outputs[0], nd, idx);
+  ir_reduce cr = {kind, NULL, 1, cred, NULL, 0};
+  cop->axes = caxes;
+  cop->nreduce = 1;
+  cop->reduce_axes = cred;
+  cop->body = ir_alloc_persistent(ctx, sizeof(te_expr *));
+  if (!cop->body || !(cop->body[0] = ir_reduce_make(ctx, red->dtype, &cr, 1, &acc)))
+    return te_last_status(ctx);
+
+  int pos = sch_stage_index(s, st);
+  char itname[128];
+  snprintf(itname, sizeof itname, "%s", it->name);
+  if (!sch_stage_insert(s, pos, rop) || !sch_stage_reset(st, cop)) return te_last_status(ctx);
+  if (rf) *rf = rop->outputs[0];
+  sch_trace_add(s, "rfactor %s %s %d", t->name, itname, axis);
+  return TE_OK;
+}
