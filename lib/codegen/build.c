@@ -1,0 +1,79 @@
+/* build.c — te_build: schedule -> lowered function -> compiled module.
+ *
+ * The whole build runs inside one scratch arena (ir_scratch_begin/end): everything lowering and
+ * code generation make is released when the build ends, so a tuner building thousands of
+ * candidates in one context does not grow. What the module keeps (kernel names, dtypes, the
+ * trace, the LLVM IR text) is copied out by cg_llvm_compile before the arena ends.
+ */
+#include <string.h>
+
+#include "llvm_cg.h"
+
+static bool cg_is_identifier(const char *s) {
+  if (!s || !*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+    return false;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+          *s == '_'))
+      return false;
+  return true;
+}
+
+static te_status cg_check_build(te_ctx *ctx, te_schedule *sch, const char *name, te_target *t,
+                                te_module **out) {
+  if (!sch)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_build: schedule is NULL");
+  if (!t)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_build: target is NULL");
+  if (!out)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_build: out is NULL");
+  if (!name)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_build: kernel name is NULL");
+  if (!cg_is_identifier(name))
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_build: kernel name '%s' is not a C identifier",
+                    name);
+  if (strlen(name) > 200)
+    return ir_error(ctx, TE_ERR_INVALID_ARG,
+                    "te_build: kernel name '%.20s...' is too long "
+                    "(at most 200 characters)",
+                    name);
+  if (t->ctx != ctx)
+    return ir_error(ctx, TE_ERR_INVALID_ARG,
+                    "te_build: kernel '%s': the target belongs to another context", name);
+  if (t->kind != CG_TARGET_LLVM)
+    return ir_error(ctx, TE_ERR_TARGET,
+                    "te_build: kernel '%s': target '%s' cannot be built by "
+                    "this version",
+                    name, t->str);
+  return TE_OK;
+}
+
+te_status te_build(te_schedule *sch, const char *name, int ntensors, te_tensor *const tensors[],
+                   int nscalars, te_expr *const scalars[], te_target *target, te_module **out) {
+  if (out)
+    *out = NULL;
+  te_ctx *ctx = sch ? sch->ctx : target ? target->ctx : NULL;
+  if (!ctx)
+    return TE_ERR_INVALID_ARG;
+  te_status st = cg_check_build(ctx, sch, name, target, out);
+  if (st != TE_OK)
+    return st;
+  te_module *m = cg_module_new(ctx, target);
+  if (!m)
+    return TE_ERR_NOMEM;
+
+  ir_scratch_begin(ctx);
+  double t0 = cg_now();
+  lw_func *f = NULL;
+  st = lw_lower(sch, name, ntensors, tensors, nscalars, scalars, target, &f);
+  m->times.lower_s = cg_now() - t0;
+  if (st == TE_OK)
+    st = cg_llvm_compile(m, f);
+  if (m->kernels)
+    m->kernels[0].func = NULL; /* it lived in the scratch arena */
+  ir_scratch_end(ctx);
+
+  if (st == TE_OK)
+    *out = m;
+  return st;
+}

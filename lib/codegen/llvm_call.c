@@ -1,0 +1,154 @@
+/* llvm_call.c — math calls (IR_CALL) as LLVM intrinsics or libm calls.
+ *
+ * Most calls map to LLVM's overloaded intrinsics (llvm.exp.f32, llvm.sqrt.v16f32, ...), which the
+ * optimizer understands and which work on vectors. tan, tanh and erf call libm (tanf/tan,
+ * tanhf/tanh, erff/erf), declared in the module and bound into the JIT by absolute symbols
+ * (llvm_jit.c); on vectors they are called lane by lane (issue 4 brings vector versions).
+ * Derived calls: sigmoid(x) = 1 / (1 + exp(-x)), rsqrt(x) = 1 / sqrt(x). round rounds half away
+ * from zero (C's round), abs is fabs on floats, llvm.abs on signed integers and the identity on
+ * unsigned ones. likely(c) is a hint for loop partitioning and codegen reads through it.
+ */
+#include <string.h>
+
+#include "llvm_cg.h"
+
+LLVMValueRef cg_call_fn(cg_llvm *cg, const char *name, LLVMTypeRef ret, int n,
+                        LLVMTypeRef const params[], LLVMValueRef const args[]) {
+  LLVMValueRef fn = LLVMGetNamedFunction(cg->mod, name);
+  if (!fn) {
+    LLVMTypeRef fty = LLVMFunctionType(ret, (LLVMTypeRef *)params, (unsigned)n, 0);
+    fn = LLVMAddFunction(cg->mod, name, fty);
+    cg_add_enum_attr(cg, fn, LLVMAttributeFunctionIndex, "nounwind");
+  }
+  return LLVMBuildCall2(cg->b, LLVMGlobalGetValueType(fn), fn, (LLVMValueRef *)args, (unsigned)n,
+                        "");
+}
+
+static LLVMValueRef cg_intrinsic(cg_llvm *cg, const char *name, LLVMTypeRef overload, int n,
+                                 LLVMValueRef *args) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  if (id == 0) {
+    ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: no LLVM intrinsic '%s'", name);
+    return NULL;
+  }
+  LLVMValueRef decl = LLVMGetIntrinsicDeclaration(cg->mod, id, &overload, 1);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(cg->lctx, id, &overload, 1);
+  return LLVMBuildCall2(cg->b, fty, decl, args, (unsigned)n, "");
+}
+
+/* A libm function of one float argument; vectors lane by lane. */
+static LLVMValueRef cg_libm1(cg_llvm *cg, const char *name32, const char *name64, te_dtype t,
+                             LLVMValueRef x) {
+  const char *name = t.bits == 32 ? name32 : name64;
+  LLVMTypeRef st = t.bits == 32 ? cg->t_f32 : cg->t_f64;
+  if (t.lanes == 1) {
+    LLVMValueRef r = cg_call_fn(cg, name, st, 1, &st, &x);
+    LLVMValueRef fn = LLVMGetNamedFunction(cg->mod, name);
+    if (LLVMGetEnumAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                                    LLVMGetEnumAttributeKindForName("willreturn", 10)) == NULL) {
+      cg_add_enum_attr(cg, fn, LLVMAttributeFunctionIndex, "willreturn");
+      cg_add_enum_attr(cg, fn, LLVMAttributeFunctionIndex, "memory"); /* memory(none) */
+    }
+    return r;
+  }
+  LLVMValueRef v = LLVMGetPoison(LLVMTypeOf(x));
+  for (unsigned i = 0; i < t.lanes; i++) {
+    LLVMValueRef idx = LLVMConstInt(cg->t_i32, i, 0);
+    LLVMValueRef lane =
+        cg_libm1(cg, name32, name64, ir_elem(t), LLVMBuildExtractElement(cg->b, x, idx, ""));
+    v = LLVMBuildInsertElement(cg->b, v, lane, idx, "");
+  }
+  return v;
+}
+
+static const char *cg_intrinsic_name(ir_intrin id) {
+  switch (id) {
+  case IR_INTRIN_EXP:
+    return "llvm.exp";
+  case IR_INTRIN_EXP2:
+    return "llvm.exp2";
+  case IR_INTRIN_LOG:
+    return "llvm.log";
+  case IR_INTRIN_LOG2:
+    return "llvm.log2";
+  case IR_INTRIN_LOG10:
+    return "llvm.log10";
+  case IR_INTRIN_SQRT:
+    return "llvm.sqrt";
+  case IR_INTRIN_SIN:
+    return "llvm.sin";
+  case IR_INTRIN_COS:
+    return "llvm.cos";
+  case IR_INTRIN_FLOOR:
+    return "llvm.floor";
+  case IR_INTRIN_CEIL:
+    return "llvm.ceil";
+  case IR_INTRIN_ROUND:
+    return "llvm.round";
+  case IR_INTRIN_TRUNC:
+    return "llvm.trunc";
+  case IR_INTRIN_POW:
+    return "llvm.pow";
+  case IR_INTRIN_FMA:
+    return "llvm.fma";
+  default:
+    return NULL;
+  }
+}
+
+static LLVMValueRef cg_abs(cg_llvm *cg, te_dtype t, LLVMValueRef x) {
+  if (ir_is_float(t))
+    return cg_intrinsic(cg, "llvm.fabs", LLVMTypeOf(x), 1, &x);
+  if (!ir_is_int(t))
+    return x; /* unsigned and bool */
+  LLVMValueRef args[2] = {x, LLVMConstInt(cg->t_i1, 0, 0)};
+  return cg_intrinsic(cg, "llvm.abs", LLVMTypeOf(x), 2, args);
+}
+
+LLVMValueRef cg_call(cg_llvm *cg, te_expr *e) {
+  ir_intrin id = e->u.call;
+  int n = e->nargs;
+  LLVMValueRef args[3];
+  if (n > 3 || (int)id < 0 || id >= IR_INTRIN_COUNT) {
+    ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': malformed call",
+             cg->kernel);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++)
+    if (!(args[i] = cg_expr(cg, e->args[i])))
+      return NULL;
+  te_dtype t = e->dtype;
+  LLVMTypeRef ty = n > 0 ? LLVMTypeOf(args[0]) : NULL;
+  const char *intr = cg_intrinsic_name(id);
+  if (intr)
+    return cg_intrinsic(cg, intr, ty, n, args);
+  switch (id) {
+  case IR_INTRIN_LIKELY:
+    return args[0];
+  case IR_INTRIN_ABS:
+    return cg_abs(cg, t, args[0]);
+  case IR_INTRIN_TAN:
+    return cg_libm1(cg, "tanf", "tan", t, args[0]);
+  case IR_INTRIN_TANH:
+    return cg_libm1(cg, "tanhf", "tanh", t, args[0]);
+  case IR_INTRIN_ERF:
+    return cg_libm1(cg, "erff", "erf", t, args[0]);
+  case IR_INTRIN_RSQRT: {
+    LLVMValueRef s = cg_intrinsic(cg, "llvm.sqrt", ty, 1, args);
+    return s ? LLVMBuildFDiv(cg->b, cg_const_float(cg, t, 1.0), s, "rsqrt") : NULL;
+  }
+  case IR_INTRIN_SIGMOID: {
+    LLVMValueRef neg = LLVMBuildFNeg(cg->b, args[0], "");
+    LLVMValueRef ex = cg_intrinsic(cg, "llvm.exp", ty, 1, &neg);
+    if (!ex)
+      return NULL;
+    LLVMValueRef one = cg_const_float(cg, t, 1.0);
+    return LLVMBuildFDiv(cg->b, one, LLVMBuildFAdd(cg->b, one, ex, ""), "sigmoid");
+  }
+  default:
+    break;
+  }
+  ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': call '%s' has no CPU code",
+           cg->kernel, ir_intrin_table[id].name);
+  return NULL;
+}

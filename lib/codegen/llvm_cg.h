@@ -1,0 +1,131 @@
+/* llvm_cg.h — the LLVM CPU back end's internal state and functions (lib/codegen/llvm_*.c).
+ *
+ * One cg_llvm holds everything a build needs while it turns one lowered function (lw_func) into
+ * LLVM IR: the LLVM context, module, builder and target machine, the common types, the function
+ * being written (cg_fn) and the maps from IR identities (VARs, buffers) to LLVM values. Files
+ * split by concern, as in ponyc/c3c:
+ *   llvm_types.c     dtypes -> LLVM types and constants
+ *   llvm_expr.c      expressions (arithmetic, comparisons, casts, vectors, let)
+ *   llvm_call.c      math calls (LLVM intrinsics and libm)
+ *   llvm_mem.c       loads and stores (bool is i1 in registers, i8 in memory)
+ *   llvm_stmt.c      statements; early returns that free live heap allocations
+ *   llvm_parallel.c  parallel loops outlined into closures for te_rt_parallel_for
+ *   llvm_entry.c     the typed entry point and its DLTensor argument checks
+ *   llvm_module.c    module setup, verification, O3, the compile driver
+ *   llvm_jit.c       ORC LLJIT, absolute symbols, asm emission, disposal
+ *   llvm_rt.c        calls into libte_runtime (te/runtime.h)
+ * and, outside the LLVM state: target.c (te_target_parse; CPU names from cpus.def), build.c
+ * (te_build), module.c (te_module_call through libffi, texts, times).
+ *
+ * Error convention: functions return NULL / false on failure with the message on the context
+ * (TE_ERR_INTERNAL for IR that cannot reach codegen, TE_ERR_TARGET for constructs the CPU cannot
+ * run). Nothing here aborts.
+ */
+#ifndef TE_LLVM_CG_H
+#define TE_LLVM_CG_H
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "codegen.h"
+
+/* The function being written. */
+typedef struct cg_fn {
+  LLVMValueRef fn;
+  LLVMBasicBlockRef alloca_block; /* the entry block: allocas, then a branch to the body */
+  int nlive, cap;                 /* heap allocations live at the insertion point */
+  LLVMValueRef *live;
+} cg_fn;
+
+typedef struct cg_llvm {
+  te_ctx *ctx;
+  const te_target *target;
+  LLVMContextRef lctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMTargetMachineRef tm;
+  LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f32, t_f64, t_ptr;
+  LLVMTypeRef t_dltensor; /* DLPack v0.6 DLTensor */
+  const char *kernel;     /* the kernel's name, for messages */
+  ir_map *vars;           /* VAR te_expr* -> LLVMValueRef (NULL: not bound here) */
+  ir_map *bufs;           /* ir_buffer* -> LLVMValueRef pointer to element 0 */
+  cg_fn fn;
+  int nclosures;
+} cg_llvm;
+
+/* llvm_types.c */
+LLVMTypeRef cg_type(cg_llvm *, te_dtype);     /* register type (bool: i1), vectors by lanes */
+LLVMTypeRef cg_mem_type(cg_llvm *, te_dtype); /* memory type (bool: i8) */
+LLVMValueRef cg_const_int(cg_llvm *, te_dtype, int64_t); /* splat when lanes > 1 */
+LLVMValueRef cg_const_float(cg_llvm *, te_dtype, double);
+LLVMValueRef cg_splat(cg_llvm *, LLVMValueRef scalar, int lanes);
+LLVMValueRef cg_to_i64(cg_llvm *, LLVMValueRef v, te_dtype); /* widen an index to i64 */
+void cg_fn_attrs(cg_llvm *, LLVMValueRef fn); /* target-cpu, features, vector width, nounwind */
+void cg_add_enum_attr(cg_llvm *, LLVMValueRef fn, unsigned index, const char *name);
+
+/* llvm_expr.c */
+LLVMValueRef cg_expr(cg_llvm *, te_expr *);
+LLVMValueRef cg_cast_value(cg_llvm *, LLVMValueRef v, te_dtype from, te_dtype to);
+/* Binds (or, with value NULL, unbinds) a variable; returns the previous binding. */
+LLVMValueRef cg_bind(cg_llvm *, te_expr *var, LLVMValueRef value);
+
+/* llvm_call.c */
+LLVMValueRef cg_call(cg_llvm *, te_expr *);
+/* A call to a function declared once per module (created on first use). */
+LLVMValueRef cg_call_fn(cg_llvm *, const char *name, LLVMTypeRef ret, int n,
+                        LLVMTypeRef const params[], LLVMValueRef const args[]);
+
+/* llvm_mem.c */
+LLVMValueRef cg_load(cg_llvm *, te_expr *);
+bool cg_store(cg_llvm *, ir_stmt *);
+
+/* llvm_stmt.c */
+bool cg_stmt(cg_llvm *, ir_stmt *);
+LLVMBasicBlockRef cg_new_block(cg_llvm *, const char *name);
+/* if (cond) { te_rt_error(code, msg); cleanup; return code; } — code is a te_status. */
+void cg_fail_if(cg_llvm *, LLVMValueRef cond, te_status code, const char *msg);
+/* if (code_value != 0) { cleanup; return code_value; } */
+void cg_return_if_nonzero(cg_llvm *, LLVMValueRef code_value);
+/* Starts a function: an alloca block and a body block, builder at the body. */
+void cg_fn_begin(cg_llvm *, LLVMValueRef fn);
+LLVMValueRef cg_alloca(cg_llvm *, LLVMTypeRef, const char *name, unsigned align);
+
+/* llvm_parallel.c */
+bool cg_parallel_for(cg_llvm *, ir_stmt *);
+
+/* llvm_rt.c: the runtime functions generated code calls (te/runtime.h). */
+LLVMValueRef cg_rt_error(cg_llvm *, LLVMValueRef code, LLVMValueRef msg);
+LLVMValueRef cg_rt_arg_error(cg_llvm *, te_status, const char *what, LLVMValueRef expected,
+                             LLVMValueRef got);
+LLVMValueRef cg_rt_alloc(cg_llvm *, LLVMValueRef bytes);
+void cg_rt_free(cg_llvm *, LLVMValueRef ptr);
+LLVMValueRef cg_rt_parallel_for(cg_llvm *, LLVMValueRef fn, LLVMValueRef closure, LLVMValueRef n);
+LLVMValueRef cg_str(cg_llvm *, const char *s); /* a private constant C string */
+
+/* llvm_entry.c: the typed entry NAME and its body function; returns the entry. */
+LLVMValueRef cg_entry(cg_llvm *, lw_func *);
+
+/* target.c */
+void cg_llvm_init_targets(void);
+LLVMTargetMachineRef cg_target_machine(te_ctx *, const te_target *, bool for_jit);
+
+/* llvm_jit.c: the module's LLVM state (te_module.llvm). */
+typedef struct cg_llvm_module {
+  LLVMContextRef lctx; /* owned here until handed to the JIT's thread-safe context */
+  void *tsctx;         /* LLVMOrcThreadSafeContextRef when JIT'd */
+  void *jit;           /* LLVMOrcLLJITRef when JIT'd */
+  LLVMTargetMachineRef tm;
+  LLVMModuleRef opt; /* optimized clone kept for asm (and objects later) */
+  LLVMModuleRef mod; /* the module while not handed to the JIT */
+} cg_llvm_module;
+/* Takes the module; for a host target JITs it and fills kernel entries. */
+te_status cg_jit_add(te_module *, cg_llvm_module *, LLVMModuleRef);
+char *cg_emit_asm(te_module *);             /* malloc'd asm text, NULL with the error recorded */
+void cg_llvm_module_free(cg_llvm_module *); /* NULL is allowed */
+
+/* Seconds since an arbitrary point (CLOCK_MONOTONIC). */
+double cg_now(void);
+
+#endif

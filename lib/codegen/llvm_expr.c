@@ -1,0 +1,276 @@
+/* llvm_expr.c — expressions of the lowered IR as LLVM values.
+ *
+ * Every expression kind that can reach code generation (after storage flattening: no ACCESS,
+ * no REDUCE) has a case here. Semantics follow ir.h:
+ *   - integers wrap; signedness picks the instruction (sdiv/udiv, icmp slt/ult, sext/zext);
+ *   - FLOORDIV/FLOORMOD on signed integers round towards -inf: C's quotient/remainder plus a
+ *     correction when the remainder is nonzero and its sign differs from the divisor's (LLVM
+ *     folds the correction away when it knows the signs, e.g. a positive constant divisor);
+ *     on unsigned integers they are udiv/urem; TRUNCDIV/TRUNCMOD are sdiv/srem (udiv/urem);
+ *   - float comparisons are ordered, except != which is unordered (true for NaN, as in C);
+ *   - float min/max are fcmp + select;
+ *   - float -> int casts truncate (fptosi/fptoui), bool -> anything is a zero extension.
+ * LET binds its variable for its body only (the previous binding is restored).
+ */
+#include "llvm_cg.h"
+
+LLVMValueRef cg_bind(cg_llvm *cg, te_expr *var, LLVMValueRef value) {
+  LLVMValueRef prev = ir_map_get(cg->vars, var);
+  if (!ir_map_put(cg->vars, var, value))
+    return prev;
+  return prev;
+}
+
+static LLVMValueRef cg_var(cg_llvm *cg, te_expr *e) {
+  LLVMValueRef v = ir_map_get(cg->vars, e);
+  if (!v)
+    ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': variable '%s' is not bound",
+             cg->kernel, e->u.var.name ? e->u.var.name : "?");
+  return v;
+}
+
+/* Signed floor division / modulo from C's truncating ones. */
+static LLVMValueRef cg_floor_divmod(cg_llvm *cg, bool is_mod, LLVMValueRef a, LLVMValueRef b) {
+  LLVMBuilderRef B = cg->b;
+  LLVMTypeRef t = LLVMTypeOf(a);
+  LLVMValueRef q = LLVMBuildSDiv(B, a, b, "");
+  LLVMValueRef r = LLVMBuildSRem(B, a, b, "");
+  LLVMValueRef zero = LLVMConstNull(t);
+  LLVMValueRef nonzero = LLVMBuildICmp(B, LLVMIntNE, r, zero, "");
+  LLVMValueRef signs_differ = LLVMBuildICmp(B, LLVMIntSLT, LLVMBuildXor(B, r, b, ""), zero, "");
+  LLVMValueRef adjust = LLVMBuildAnd(B, nonzero, signs_differ, "");
+  if (is_mod)
+    return LLVMBuildSelect(B, adjust, LLVMBuildAdd(B, r, b, ""), r, "fmod");
+  bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+  LLVMValueRef one = LLVMConstInt(vec ? LLVMGetElementType(t) : t, 1, 0);
+  if (vec)
+    one = cg_splat(cg, one, (int)LLVMGetVectorSize(t));
+  return LLVMBuildSelect(B, adjust, LLVMBuildSub(B, q, one, ""), q, "fdiv");
+}
+
+static LLVMValueRef cg_int_binary(cg_llvm *cg, ir_expr_kind k, te_dtype t, LLVMValueRef a,
+                                  LLVMValueRef b) {
+  LLVMBuilderRef B = cg->b;
+  bool s = ir_is_int(t);
+  switch (k) {
+  case IR_ADD:
+    return LLVMBuildAdd(B, a, b, "");
+  case IR_SUB:
+    return LLVMBuildSub(B, a, b, "");
+  case IR_MUL:
+    return LLVMBuildMul(B, a, b, "");
+  case IR_DIV:
+  case IR_FLOORDIV:
+    return s ? cg_floor_divmod(cg, false, a, b) : LLVMBuildUDiv(B, a, b, "");
+  case IR_FLOORMOD:
+    return s ? cg_floor_divmod(cg, true, a, b) : LLVMBuildURem(B, a, b, "");
+  case IR_TRUNCDIV:
+    return s ? LLVMBuildSDiv(B, a, b, "") : LLVMBuildUDiv(B, a, b, "");
+  case IR_TRUNCMOD:
+    return s ? LLVMBuildSRem(B, a, b, "") : LLVMBuildURem(B, a, b, "");
+  case IR_MIN:
+    return LLVMBuildSelect(B, LLVMBuildICmp(B, s ? LLVMIntSLT : LLVMIntULT, a, b, ""), a, b, "min");
+  case IR_MAX:
+    return LLVMBuildSelect(B, LLVMBuildICmp(B, s ? LLVMIntSGT : LLVMIntUGT, a, b, ""), a, b, "max");
+  case IR_EQ:
+    return LLVMBuildICmp(B, LLVMIntEQ, a, b, "");
+  case IR_NE:
+    return LLVMBuildICmp(B, LLVMIntNE, a, b, "");
+  case IR_LT:
+    return LLVMBuildICmp(B, s ? LLVMIntSLT : LLVMIntULT, a, b, "");
+  case IR_LE:
+    return LLVMBuildICmp(B, s ? LLVMIntSLE : LLVMIntULE, a, b, "");
+  case IR_GT:
+    return LLVMBuildICmp(B, s ? LLVMIntSGT : LLVMIntUGT, a, b, "");
+  case IR_GE:
+    return LLVMBuildICmp(B, s ? LLVMIntSGE : LLVMIntUGE, a, b, "");
+  case IR_AND:
+    return LLVMBuildAnd(B, a, b, "");
+  case IR_OR:
+    return LLVMBuildOr(B, a, b, "");
+  default:
+    return NULL;
+  }
+}
+
+static LLVMValueRef cg_float_binary(cg_llvm *cg, ir_expr_kind k, LLVMValueRef a, LLVMValueRef b) {
+  LLVMBuilderRef B = cg->b;
+  switch (k) {
+  case IR_ADD:
+    return LLVMBuildFAdd(B, a, b, "");
+  case IR_SUB:
+    return LLVMBuildFSub(B, a, b, "");
+  case IR_MUL:
+    return LLVMBuildFMul(B, a, b, "");
+  case IR_DIV:
+    return LLVMBuildFDiv(B, a, b, "");
+  case IR_MIN:
+    return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, a, b, ""), a, b, "fmin");
+  case IR_MAX:
+    return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, a, b, ""), a, b, "fmax");
+  case IR_EQ:
+    return LLVMBuildFCmp(B, LLVMRealOEQ, a, b, "");
+  case IR_NE:
+    return LLVMBuildFCmp(B, LLVMRealUNE, a, b, "");
+  case IR_LT:
+    return LLVMBuildFCmp(B, LLVMRealOLT, a, b, "");
+  case IR_LE:
+    return LLVMBuildFCmp(B, LLVMRealOLE, a, b, "");
+  case IR_GT:
+    return LLVMBuildFCmp(B, LLVMRealOGT, a, b, "");
+  case IR_GE:
+    return LLVMBuildFCmp(B, LLVMRealOGE, a, b, "");
+  default:
+    return NULL;
+  }
+}
+
+static LLVMValueRef cg_binary(cg_llvm *cg, te_expr *e) {
+  LLVMValueRef a = cg_expr(cg, e->args[0]);
+  LLVMValueRef b = a ? cg_expr(cg, e->args[1]) : NULL;
+  if (!b)
+    return NULL;
+  te_dtype t = e->args[0]->dtype;
+  LLVMValueRef r = ir_is_float(t) ? cg_float_binary(cg, (ir_expr_kind)e->kind, a, b)
+                                  : cg_int_binary(cg, (ir_expr_kind)e->kind, t, a, b);
+  if (!r) {
+    char buf[32];
+    ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': '%s' on %s", cg->kernel,
+             ir_expr_kind_name[e->kind], ir_dtype_name(t, buf, sizeof buf));
+  }
+  return r;
+}
+
+LLVMValueRef cg_cast_value(cg_llvm *cg, LLVMValueRef v, te_dtype from, te_dtype to) {
+  LLVMBuilderRef B = cg->b;
+  if (ir_dtype_eq(from, to))
+    return v;
+  LLVMTypeRef dt = cg_type(cg, to);
+  if (!dt)
+    return NULL;
+  if (ir_is_bool(to)) {
+    LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(v));
+    return ir_is_float(from) ? LLVMBuildFCmp(B, LLVMRealUNE, v, zero, "")
+                             : LLVMBuildICmp(B, LLVMIntNE, v, zero, "");
+  }
+  if (ir_is_float(from) && ir_is_float(to))
+    return to.bits > from.bits ? LLVMBuildFPExt(B, v, dt, "") : LLVMBuildFPTrunc(B, v, dt, "");
+  if (ir_is_float(from))
+    return ir_is_int(to) ? LLVMBuildFPToSI(B, v, dt, "") : LLVMBuildFPToUI(B, v, dt, "");
+  bool from_signed = ir_is_int(from); /* bool and unsigned extend with zeros */
+  if (ir_is_float(to))
+    return from_signed ? LLVMBuildSIToFP(B, v, dt, "") : LLVMBuildUIToFP(B, v, dt, "");
+  if (to.bits == from.bits)
+    return v; /* i32 <-> u32: same bits */
+  if (to.bits < from.bits)
+    return LLVMBuildTrunc(B, v, dt, "");
+  return from_signed ? LLVMBuildSExt(B, v, dt, "") : LLVMBuildZExt(B, v, dt, "");
+}
+
+/* base + stride * <0, 1, ..., lanes-1> */
+static LLVMValueRef cg_ramp(cg_llvm *cg, te_expr *e) {
+  int lanes = e->dtype.lanes;
+  LLVMValueRef base = cg_expr(cg, e->args[0]);
+  LLVMValueRef stride = base ? cg_expr(cg, e->args[1]) : NULL;
+  if (!stride)
+    return NULL;
+  te_dtype st = e->args[0]->dtype;
+  LLVMValueRef *steps = ir_alloc(cg->ctx, sizeof *steps * (size_t)lanes);
+  if (!steps)
+    return NULL;
+  for (int i = 0; i < lanes; i++)
+    steps[i] = ir_is_float(st) ? LLVMConstReal(LLVMTypeOf(base), i)
+                               : LLVMConstInt(LLVMTypeOf(base), (unsigned long long)i, 0);
+  LLVMValueRef iota = LLVMConstVector(steps, (unsigned)lanes);
+  LLVMValueRef vb = cg_splat(cg, base, lanes), vs = cg_splat(cg, stride, lanes);
+  if (ir_is_float(st))
+    return LLVMBuildFAdd(cg->b, vb, LLVMBuildFMul(cg->b, vs, iota, ""), "ramp");
+  return LLVMBuildAdd(cg->b, vb, LLVMBuildMul(cg->b, vs, iota, ""), "ramp");
+}
+
+static LLVMValueRef cg_let(cg_llvm *cg, te_expr *e) {
+  LLVMValueRef value = cg_expr(cg, e->args[1]);
+  if (!value)
+    return NULL;
+  LLVMValueRef prev = cg_bind(cg, e->args[0], value);
+  LLVMValueRef body = cg_expr(cg, e->args[2]);
+  cg_bind(cg, e->args[0], prev);
+  return body;
+}
+
+static LLVMValueRef cg_unary(cg_llvm *cg, te_expr *e) {
+  LLVMValueRef a = cg_expr(cg, e->args[0]);
+  if (!a)
+    return NULL;
+  switch (e->kind) {
+  case IR_NOT:
+    return LLVMBuildNot(cg->b, a, "");
+  case IR_CAST:
+    return cg_cast_value(cg, a, e->args[0]->dtype, e->dtype);
+  case IR_BROADCAST:
+    if (e->args[0]->dtype.lanes == 1)
+      return cg_splat(cg, a, e->dtype.lanes);
+    break;
+  default:
+    break;
+  }
+  ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': unexpected '%s'", cg->kernel,
+           ir_expr_kind_name[e->kind]);
+  return NULL;
+}
+
+LLVMValueRef cg_expr(cg_llvm *cg, te_expr *e) {
+  if (!e)
+    return NULL;
+  switch ((ir_expr_kind)e->kind) {
+  case IR_INT:
+    return cg_const_int(cg, e->dtype, e->u.i);
+  case IR_FLOAT:
+    return cg_const_float(cg, e->dtype, e->u.f);
+  case IR_VAR:
+    return cg_var(cg, e);
+  case IR_ADD:
+  case IR_SUB:
+  case IR_MUL:
+  case IR_DIV:
+  case IR_FLOORDIV:
+  case IR_FLOORMOD:
+  case IR_TRUNCDIV:
+  case IR_TRUNCMOD:
+  case IR_MIN:
+  case IR_MAX:
+  case IR_EQ:
+  case IR_NE:
+  case IR_LT:
+  case IR_LE:
+  case IR_GT:
+  case IR_GE:
+  case IR_AND:
+  case IR_OR:
+    return cg_binary(cg, e);
+  case IR_NOT:
+  case IR_CAST:
+  case IR_BROADCAST:
+    return cg_unary(cg, e);
+  case IR_SELECT: {
+    LLVMValueRef c = cg_expr(cg, e->args[0]);
+    LLVMValueRef t = c ? cg_expr(cg, e->args[1]) : NULL;
+    LLVMValueRef f = t ? cg_expr(cg, e->args[2]) : NULL;
+    return f ? LLVMBuildSelect(cg->b, c, t, f, "") : NULL;
+  }
+  case IR_CALL:
+    return cg_call(cg, e);
+  case IR_LOAD:
+    return cg_load(cg, e);
+  case IR_RAMP:
+    return cg_ramp(cg, e);
+  case IR_LET:
+    return cg_let(cg, e);
+  default:
+    break;
+  }
+  ir_error(cg->ctx, TE_ERR_INTERNAL,
+           "internal: codegen: kernel '%s': '%s' expression cannot reach code generation",
+           cg->kernel, ir_expr_kind_name[e->kind]);
+  return NULL;
+}

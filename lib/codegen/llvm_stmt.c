@@ -1,0 +1,240 @@
+/* llvm_stmt.c — statements of the lowered IR as LLVM control flow.
+ *
+ * Loops are header/body/latch blocks with an i64 (the loop variable's type) phi; serial,
+ * vectorized and unrolled loops that reach this point are emitted as serial loops (the lowering
+ * passes turn the last two into vector code or copies first; issue 4). Parallel loops are
+ * outlined (llvm_parallel.c). Thread-bound loops and barriers need a GPU target.
+ *
+ * Allocations of a constant size up to CG_STACK_MAX bytes are allocas in the function's entry
+ * block (so LLVM can promote them to registers); larger or symbolic ones come from te_rt_alloc
+ * and are freed at the end of their scope. Every early return (a failed assert, an allocation
+ * that failed, a parallel loop whose body failed) frees the heap allocations live at that point
+ * first: the function keeps them on a stack (cg_fn.live) while it writes their scopes.
+ */
+#include <stdio.h>
+
+#include "llvm_cg.h"
+
+enum { CG_STACK_MAX = 4096 };
+
+LLVMBasicBlockRef cg_new_block(cg_llvm *cg, const char *name) {
+  return LLVMAppendBasicBlockInContext(cg->lctx, cg->fn.fn, name);
+}
+
+void cg_fn_begin(cg_llvm *cg, LLVMValueRef fn) {
+  cg->fn = (cg_fn){.fn = fn};
+  cg->fn.alloca_block = cg_new_block(cg, "entry");
+  LLVMBasicBlockRef body = cg_new_block(cg, "body");
+  LLVMPositionBuilderAtEnd(cg->b, cg->fn.alloca_block);
+  LLVMBuildBr(cg->b, body);
+  LLVMPositionBuilderAtEnd(cg->b, body);
+}
+
+LLVMValueRef cg_alloca(cg_llvm *cg, LLVMTypeRef t, const char *name, unsigned align) {
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(cg->lctx);
+  LLVMPositionBuilderBefore(b, LLVMGetBasicBlockTerminator(cg->fn.alloca_block));
+  LLVMValueRef a = LLVMBuildAlloca(b, t, name);
+  LLVMSetAlignment(a, align);
+  LLVMDisposeBuilder(b);
+  return a;
+}
+
+/* Frees the live heap allocations (innermost first) and returns code. */
+static void cg_cleanup_ret(cg_llvm *cg, LLVMValueRef code) {
+  for (int i = cg->fn.nlive - 1; i >= 0; i--)
+    cg_rt_free(cg, cg->fn.live[i]);
+  LLVMBuildRet(cg->b, code);
+}
+
+void cg_fail_if(cg_llvm *cg, LLVMValueRef cond, te_status code, const char *msg) {
+  LLVMBasicBlockRef fail = cg_new_block(cg, "fail"), ok = cg_new_block(cg, "ok");
+  LLVMBuildCondBr(cg->b, cond, fail, ok);
+  LLVMPositionBuilderAtEnd(cg->b, fail);
+  LLVMValueRef c = LLVMConstInt(cg->t_i32, (unsigned)code, 0);
+  cg_rt_error(cg, c, cg_str(cg, msg));
+  cg_cleanup_ret(cg, c);
+  LLVMPositionBuilderAtEnd(cg->b, ok);
+}
+
+void cg_return_if_nonzero(cg_llvm *cg, LLVMValueRef code_value) {
+  LLVMBasicBlockRef fail = cg_new_block(cg, "failed"), ok = cg_new_block(cg, "ok");
+  LLVMValueRef nz = LLVMBuildICmp(cg->b, LLVMIntNE, code_value, LLVMConstNull(cg->t_i32), "");
+  LLVMBuildCondBr(cg->b, nz, fail, ok);
+  LLVMPositionBuilderAtEnd(cg->b, fail);
+  cg_cleanup_ret(cg, code_value);
+  LLVMPositionBuilderAtEnd(cg->b, ok);
+}
+
+static bool cg_serial_for(cg_llvm *cg, ir_stmt *s) {
+  te_expr *var = IR_FOR_VAR(s);
+  LLVMValueRef min = cg_expr(cg, IR_FOR_MIN(s));
+  LLVMValueRef ext = min ? cg_expr(cg, IR_FOR_EXTENT(s)) : NULL;
+  if (!ext)
+    return false;
+  LLVMValueRef end = LLVMBuildAdd(cg->b, min, ext, "end");
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(cg->b);
+  LLVMBasicBlockRef head = cg_new_block(cg, "for.head"), body = cg_new_block(cg, "for.body");
+  LLVMBasicBlockRef exit = cg_new_block(cg, "for.end");
+  LLVMBuildBr(cg->b, head);
+  LLVMPositionBuilderAtEnd(cg->b, head);
+  LLVMValueRef i = LLVMBuildPhi(cg->b, LLVMTypeOf(min), var->u.var.name ? var->u.var.name : "i");
+  LLVMAddIncoming(i, &min, &pre, 1);
+  LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntSLT, i, end, ""), body, exit);
+  LLVMPositionBuilderAtEnd(cg->b, body);
+  LLVMValueRef prev = cg_bind(cg, var, i);
+  bool ok = cg_stmt(cg, IR_FOR_BODY(s));
+  cg_bind(cg, var, prev);
+  if (!ok)
+    return false;
+  LLVMValueRef next = LLVMBuildNSWAdd(cg->b, i, LLVMConstInt(LLVMTypeOf(i), 1, 0), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(cg->b);
+  LLVMBuildBr(cg->b, head);
+  LLVMAddIncoming(i, &next, &latch, 1);
+  LLVMPositionBuilderAtEnd(cg->b, exit);
+  return true;
+}
+
+static bool cg_for(cg_llvm *cg, ir_stmt *s) {
+  switch (s->u.loop.kind) {
+  case IR_FOR_PARALLEL:
+    return cg_parallel_for(cg, s);
+  case IR_FOR_THREAD:
+    ir_error(cg->ctx, TE_ERR_TARGET,
+             "te_build: kernel '%s': loop '%s' is bound to a GPU thread index; that needs a GPU "
+             "target (cuda, vulkan), not '%s'",
+             cg->kernel, IR_FOR_VAR(s)->u.var.name, cg->target->str);
+    return false;
+  default:
+    return cg_serial_for(cg, s);
+  }
+}
+
+static bool cg_heap_scope(cg_llvm *cg, ir_stmt *s, LLVMValueRef count, int elem_bytes) {
+  ir_buffer *buf = s->u.buffer;
+  LLVMValueRef n = cg_to_i64(cg, count, s->exprs[0]->dtype);
+  LLVMValueRef bytes = LLVMBuildMul(cg->b, n, LLVMConstInt(cg->t_i64, (unsigned)elem_bytes, 0), "");
+  LLVMValueRef p = cg_rt_alloc(cg, bytes);
+  char msg[256];
+  snprintf(msg, sizeof msg, "kernel '%s': out of memory allocating buffer '%s'", cg->kernel,
+           buf->name);
+  cg_fail_if(cg, LLVMBuildIsNull(cg->b, p, ""), TE_ERR_NOMEM, msg);
+  if (cg->fn.nlive == cg->fn.cap) {
+    int cap = cg->fn.cap ? 2 * cg->fn.cap : 8;
+    LLVMValueRef *live = ir_alloc(cg->ctx, sizeof *live * (size_t)cap);
+    if (!live)
+      return false;
+    for (int i = 0; i < cg->fn.nlive; i++)
+      live[i] = cg->fn.live[i];
+    cg->fn.live = live, cg->fn.cap = cap;
+  }
+  cg->fn.live[cg->fn.nlive++] = p;
+  ir_map_put(cg->bufs, buf, p);
+  bool ok = cg_stmt(cg, s->stmts[0]);
+  cg->fn.nlive--;
+  ir_map_put(cg->bufs, buf, NULL);
+  if (ok)
+    cg_rt_free(cg, p);
+  return ok;
+}
+
+static bool cg_allocate(cg_llvm *cg, ir_stmt *s) {
+  ir_buffer *buf = s->u.buffer;
+  LLVMTypeRef elem = cg_mem_type(cg, buf->dtype);
+  if (!elem)
+    return false;
+  int elem_bytes = ir_dtype_bytes(buf->dtype);
+  int64_t n;
+  if (ir_is_const_int(s->exprs[0], &n) && n >= 0 && n <= CG_STACK_MAX / elem_bytes) {
+    LLVMValueRef a = cg_alloca(cg, LLVMArrayType2(elem, n > 0 ? (uint64_t)n : 1), buf->name, 64);
+    ir_map_put(cg->bufs, buf, a);
+    bool ok = cg_stmt(cg, s->stmts[0]);
+    ir_map_put(cg->bufs, buf, NULL);
+    return ok;
+  }
+  LLVMValueRef count = cg_expr(cg, s->exprs[0]);
+  return count && cg_heap_scope(cg, s, count, elem_bytes);
+}
+
+static bool cg_if(cg_llvm *cg, ir_stmt *s) {
+  LLVMValueRef c = cg_expr(cg, s->exprs[0]);
+  if (!c)
+    return false;
+  ir_stmt *else_s = s->nstmts > 1 ? s->stmts[1] : NULL;
+  LLVMBasicBlockRef then_bb = cg_new_block(cg, "then");
+  LLVMBasicBlockRef else_bb = else_s ? cg_new_block(cg, "else") : NULL;
+  LLVMBasicBlockRef end = cg_new_block(cg, "endif");
+  LLVMBuildCondBr(cg->b, c, then_bb, else_bb ? else_bb : end);
+  LLVMPositionBuilderAtEnd(cg->b, then_bb);
+  if (!cg_stmt(cg, s->stmts[0]))
+    return false;
+  LLVMBuildBr(cg->b, end);
+  if (else_s) {
+    LLVMPositionBuilderAtEnd(cg->b, else_bb);
+    if (!cg_stmt(cg, else_s))
+      return false;
+    LLVMBuildBr(cg->b, end);
+  }
+  LLVMPositionBuilderAtEnd(cg->b, end);
+  return true;
+}
+
+static bool cg_assert(cg_llvm *cg, ir_stmt *s) {
+  LLVMValueRef c = cg_expr(cg, s->exprs[0]);
+  if (!c)
+    return false;
+  char msg[512];
+  snprintf(msg, sizeof msg, "kernel '%s': %s", cg->kernel,
+           s->u.assert_.message ? s->u.assert_.message : "assertion failed");
+  te_status st = s->u.assert_.status != TE_OK ? s->u.assert_.status : TE_ERR_RUNTIME;
+  cg_fail_if(cg, LLVMBuildNot(cg->b, c, ""), st, msg);
+  return s->nstmts == 0 || cg_stmt(cg, s->stmts[0]);
+}
+
+static bool cg_let_stmt(cg_llvm *cg, ir_stmt *s) {
+  LLVMValueRef v = cg_expr(cg, s->exprs[1]);
+  if (!v)
+    return false;
+  LLVMValueRef prev = cg_bind(cg, s->exprs[0], v);
+  bool ok = cg_stmt(cg, s->stmts[0]);
+  cg_bind(cg, s->exprs[0], prev);
+  return ok;
+}
+
+bool cg_stmt(cg_llvm *cg, ir_stmt *s) {
+  if (!s)
+    return true;
+  switch ((ir_stmt_kind)s->kind) {
+  case IR_S_FOR:
+    return cg_for(cg, s);
+  case IR_S_STORE:
+    return cg_store(cg, s);
+  case IR_S_ALLOCATE:
+    return cg_allocate(cg, s);
+  case IR_S_LET_STMT:
+    return cg_let_stmt(cg, s);
+  case IR_S_IF:
+    return cg_if(cg, s);
+  case IR_S_SEQ:
+    for (uint32_t i = 0; i < s->nstmts; i++)
+      if (!cg_stmt(cg, s->stmts[i]))
+        return false;
+    return true;
+  case IR_S_EVALUATE:
+    return cg_expr(cg, s->exprs[0]) != NULL;
+  case IR_S_ATTR:
+    return s->nstmts == 0 || cg_stmt(cg, s->stmts[0]);
+  case IR_S_ASSERT:
+    return cg_assert(cg, s);
+  case IR_S_BARRIER:
+    ir_error(cg->ctx, TE_ERR_TARGET,
+             "te_build: kernel '%s': a thread barrier needs a GPU target, not '%s'", cg->kernel,
+             cg->target->str);
+    return false;
+  default:
+    break;
+  }
+  ir_error(cg->ctx, TE_ERR_INTERNAL,
+           "internal: codegen: kernel '%s': '%s' statement cannot reach code generation",
+           cg->kernel, ir_stmt_kind_name[s->kind]);
+  return false;
+}

@@ -1,0 +1,386 @@
+/* target.c — target strings: parsing, resolution against LLVM, and target machines.
+ *
+ *   "llvm"                         the host: its triple, CPU and features (as -mcpu=native)
+ *   "llvm -mcpu=native"            the same, said explicitly
+ *   "llvm -mtriple=T -mcpu=C -mattr=+a,-b"   any CPU of the X86 or AArch64 back ends
+ *   "cuda ..." / "nvptx" / "vulkan"          recognised, TE_ERR_UNSUPPORTED in this version
+ *
+ * A target is resolved once, here: the triple is normalised, "native" becomes the host's CPU
+ * name and feature list (LLVMGetHostCPUName/Features), and the canonical string written back
+ * names all three, so a tuning log or a saved library says exactly what the code was made for and
+ * parsing that string again gives the same target. LLVM's C API cannot tell whether a CPU or
+ * feature name exists (an unknown one is only a warning printed at code generation), so names
+ * are checked against cpus.def, generated from LLVM 22 by gen_cpus.sh; that table also gives each
+ * x86 CPU's vector width (512 with AVX-512F, 256 with AVX/AVX2, else 128; AArch64: 128, NEON).
+ * A target is JIT-able (is_host) when it is the host's triple and CPU and adds no feature the
+ * host lacks; other targets compile (IR, asm) but are not run in this process.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llvm_cg.h"
+
+typedef enum cg_arch { CG_ARCH_X86, CG_ARCH_AARCH64, CG_ARCH_OTHER } cg_arch;
+
+typedef struct cg_cpu_name {
+  cg_arch arch;
+  const char *name;
+  int vector_bits;
+} cg_cpu_name;
+
+static const cg_cpu_name cg_cpus[] = {
+#define CG_CPU(arch, name, bits) {CG_ARCH_##arch, name, bits},
+#define CG_FEATURE(arch, name)
+#include "cpus.def"
+#undef CG_CPU
+#undef CG_FEATURE
+};
+
+static const cg_cpu_name cg_features[] = {
+#define CG_CPU(arch, name, bits)
+#define CG_FEATURE(arch, name) {CG_ARCH_##arch, name, 0},
+#include "cpus.def"
+#undef CG_CPU
+#undef CG_FEATURE
+};
+
+static pthread_once_t cg_init_once = PTHREAD_ONCE_INIT;
+
+static void cg_init_targets_once(void) {
+  LLVMInitializeX86TargetInfo();
+  LLVMInitializeX86Target();
+  LLVMInitializeX86TargetMC();
+  LLVMInitializeX86AsmPrinter();
+  LLVMInitializeAArch64TargetInfo();
+  LLVMInitializeAArch64Target();
+  LLVMInitializeAArch64TargetMC();
+  LLVMInitializeAArch64AsmPrinter();
+}
+
+void cg_llvm_init_targets(void) { pthread_once(&cg_init_once, cg_init_targets_once); }
+
+LLVMTargetMachineRef cg_target_machine(te_ctx *ctx, const te_target *t, bool for_jit) {
+  cg_llvm_init_targets();
+  LLVMTargetRef lt = NULL;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(t->triple, &lt, &err)) {
+    ir_error(ctx, TE_ERR_TARGET, "te_target: unknown triple '%s': %s", t->triple, err ? err : "");
+    LLVMDisposeMessage(err);
+    return NULL;
+  }
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
+      lt, t->triple, t->cpu, t->features ? t->features : "", LLVMCodeGenLevelAggressive,
+      LLVMRelocPIC, for_jit ? LLVMCodeModelJITDefault : LLVMCodeModelDefault);
+  if (!tm)
+    ir_error(ctx, TE_ERR_TARGET, "te_target: LLVM cannot make a target machine for '%s' -mcpu=%s",
+             t->triple, t->cpu);
+  return tm;
+}
+
+static cg_arch cg_arch_of(const char *triple) {
+  if (!strncmp(triple, "x86_64", 6) ||
+      (triple[0] == 'i' && strchr("3456", triple[1]) && !strncmp(triple + 2, "86", 2)))
+    return CG_ARCH_X86;
+  if (!strncmp(triple, "aarch64", 7) || !strncmp(triple, "arm64", 5))
+    return CG_ARCH_AARCH64;
+  return CG_ARCH_OTHER;
+}
+
+static const cg_cpu_name *cg_find(const cg_cpu_name *tab, size_t n, cg_arch arch, const char *name,
+                                  size_t len) {
+  for (size_t i = 0; i < n; i++)
+    if (tab[i].arch == arch && strlen(tab[i].name) == len && !strncmp(tab[i].name, name, len))
+      return &tab[i];
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- parsing */
+
+typedef struct cg_opts {
+  char *triple, *cpu, *mattr; /* point into the parser's copy */
+} cg_opts;
+
+static te_status cg_parse_option(te_ctx *ctx, char *tok, cg_opts *o) {
+  char *eq = strchr(tok, '=');
+  if (tok[0] != '-' || !eq || eq == tok + 1 || eq[1] == '\0')
+    return ir_error(ctx, TE_ERR_PARSE,
+                    "te_target_parse: malformed option '%s' (expected -key=value)", tok);
+  *eq = '\0';
+  char **slot = !strcmp(tok, "-mtriple") ? &o->triple
+                : !strcmp(tok, "-mcpu")  ? &o->cpu
+                : !strcmp(tok, "-mattr") ? &o->mattr
+                                         : NULL;
+  if (!slot)
+    return ir_error(ctx, TE_ERR_TARGET,
+                    "te_target_parse: unknown option '%s' (known: -mtriple, -mcpu, -mattr)", tok);
+  if (*slot)
+    return ir_error(ctx, TE_ERR_PARSE, "te_target_parse: option '%s' given twice", tok);
+  *slot = eq + 1;
+  return TE_OK;
+}
+
+/* Splits s (a writable copy) into the kind and options. */
+static te_status cg_parse(te_ctx *ctx, char *s, const char **kind, cg_opts *o) {
+  const char *sep = " \t\n";
+  char *save = NULL;
+  char *tok = strtok_r(s, sep, &save);
+  if (!tok)
+    return ir_error(ctx, TE_ERR_PARSE, "te_target_parse: empty target string");
+  *kind = tok;
+  if (!strcmp(tok, "cuda") || !strcmp(tok, "nvptx") || !strcmp(tok, "vulkan"))
+    return ir_error(ctx, TE_ERR_UNSUPPORTED,
+                    "te_target_parse: target '%s': GPU targets come in a later version of te "
+                    "(this one compiles for CPUs: \"llvm\")",
+                    tok);
+  if (strcmp(tok, "llvm"))
+    return ir_error(ctx, TE_ERR_TARGET,
+                    "te_target_parse: unknown target kind '%s' (known: llvm; cuda and vulkan "
+                    "come later)",
+                    tok);
+  while ((tok = strtok_r(NULL, sep, &save))) {
+    te_status st = cg_parse_option(ctx, tok, o);
+    if (st != TE_OK)
+      return st;
+  }
+  return TE_OK;
+}
+
+/* ---------------------------------------------------------------- features */
+
+/* A feature list "+a,-b,..." as separate items. */
+typedef struct cg_featlist {
+  int n, cap;
+  char **items; /* malloc'd */
+} cg_featlist;
+
+static void cg_featlist_free(cg_featlist *l) {
+  for (int i = 0; i < l->n; i++)
+    free(l->items[i]);
+  free(l->items);
+  *l = (cg_featlist){0};
+}
+
+/* Adds an item, replacing an earlier one for the same feature (later settings win, as in LLVM). */
+static bool cg_featlist_set(cg_featlist *l, const char *item, size_t len) {
+  for (int i = 0; i < l->n; i++) {
+    if (strlen(l->items[i] + 1) == len - 1 && !strncmp(l->items[i] + 1, item + 1, len - 1)) {
+      l->items[i][0] = item[0];
+      return true;
+    }
+  }
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 64;
+    char **items = realloc(l->items, sizeof *items * (size_t)cap);
+    if (!items)
+      return false;
+    l->items = items, l->cap = cap;
+  }
+  char *copy = malloc(len + 1);
+  if (!copy)
+    return false;
+  memcpy(copy, item, len);
+  copy[len] = '\0';
+  l->items[l->n++] = copy;
+  return true;
+}
+
+/* Parses "+a,-b" into l; validates names against the table for arch (when known). */
+static te_status cg_featlist_add(te_ctx *ctx, cg_featlist *l, const char *s, cg_arch arch) {
+  while (s && *s) {
+    const char *end = strchr(s, ',');
+    size_t len = end ? (size_t)(end - s) : strlen(s);
+    if (len > 0) {
+      if ((s[0] != '+' && s[0] != '-') || len < 2)
+        return ir_error(ctx, TE_ERR_PARSE,
+                        "te_target_parse: malformed -mattr item '%.*s' (expected +name or -name)",
+                        (int)len, s);
+      if (arch != CG_ARCH_OTHER &&
+          !cg_find(cg_features, sizeof cg_features / sizeof cg_features[0], arch, s + 1, len - 1))
+        return ir_error(ctx, TE_ERR_TARGET, "te_target_parse: unknown CPU feature '%.*s'",
+                        (int)len - 1, s + 1);
+      if (!cg_featlist_set(l, s, len))
+        return ir_error(ctx, TE_ERR_NOMEM, "te_target_parse: out of memory");
+    }
+    s = end ? end + 1 : NULL;
+  }
+  return TE_OK;
+}
+
+static int cg_featlist_find(const cg_featlist *l, const char *name) {
+  for (int i = 0; i < l->n; i++)
+    if (!strcmp(l->items[i] + 1, name))
+      return l->items[i][0];
+  return 0;
+}
+
+static char *cg_featlist_join(const cg_featlist *l) {
+  ir_str s = {0};
+  for (int i = 0; i < l->n; i++)
+    ir_str_printf(&s, "%s%s", i ? "," : "", l->items[i]);
+  char *r = ir_str_take(&s);
+  return r ? r : strdup("");
+}
+
+/* The vector width: the CPU's, then -mattr switching AVX-512F / AVX / AVX2 on or off. */
+static int cg_vector_bits(cg_arch arch, int cpu_bits, const cg_featlist *l) {
+  if (arch != CG_ARCH_X86)
+    return 128;
+  bool avx512 = cpu_bits >= 512, avx = cpu_bits >= 256;
+  int f = cg_featlist_find(l, "avx512f");
+  if (f)
+    avx512 = f == '+';
+  int a = cg_featlist_find(l, "avx"), a2 = cg_featlist_find(l, "avx2");
+  if (a || a2)
+    avx = a == '+' || a2 == '+';
+  if (a == '-')
+    avx = false, avx512 = false;
+  return avx512 ? 512 : avx ? 256 : 128;
+}
+
+/* ---------------------------------------------------------------- resolution */
+
+static char *cg_llvm_string(te_ctx *ctx, char *msg) { /* copies and disposes an LLVM string */
+  char *s = ir_strdup_persistent(ctx, msg ? msg : "");
+  LLVMDisposeMessage(msg);
+  return s;
+}
+
+/* Normalized triples name the same platform: arch, OS and environment equal; the vendor
+   ("pc", "unknown") does not matter (Debian says x86_64-linux-gnu, LLVM x86_64-pc-linux-gnu). */
+static bool cg_same_platform(const char *a, const char *b) {
+  const char *da = strchr(a, '-'), *db = strchr(b, '-');
+  if (!da || !db || da - a != db - b || strncmp(a, b, (size_t)(da - a)))
+    return !strcmp(a, b);
+  const char *ra = strchr(da + 1, '-'), *rb = strchr(db + 1, '-');
+  if (!ra || !rb)
+    return !strcmp(a, b);
+  return !strcmp(ra, rb);
+}
+
+/* Every feature the target turns on is on in the host. */
+static bool cg_host_has_all(const cg_featlist *want, const cg_featlist *host) {
+  for (int i = 0; i < want->n; i++)
+    if (want->items[i][0] == '+' && cg_featlist_find(host, want->items[i] + 1) != '+')
+      return false;
+  return true;
+}
+
+static te_status cg_resolve_cpu(te_ctx *ctx, const cg_opts *o, te_target *t, bool host_triple,
+                                cg_arch arch, int *cpu_bits, bool *native) {
+  *native = (!o->cpu && host_triple) || (o->cpu && !strcmp(o->cpu, "native"));
+  if (*native && !host_triple)
+    return ir_error(ctx, TE_ERR_TARGET,
+                    "te_target_parse: -mcpu=native needs the host's triple, not '%s'", t->triple);
+  t->cpu = *native ? cg_llvm_string(ctx, LLVMGetHostCPUName())
+                   : ir_strdup_persistent(ctx, o->cpu ? o->cpu : "generic");
+  if (!t->cpu)
+    return TE_ERR_NOMEM;
+  *cpu_bits = 128;
+  if (arch == CG_ARCH_OTHER)
+    return TE_OK;
+  const cg_cpu_name *c =
+      cg_find(cg_cpus, sizeof cg_cpus / sizeof cg_cpus[0], arch, t->cpu, strlen(t->cpu));
+  if (c)
+    *cpu_bits = c->vector_bits;
+  else if (!*native)
+    return ir_error(ctx, TE_ERR_TARGET, "te_target_parse: unknown CPU '%s' for triple '%s'", t->cpu,
+                    t->triple);
+  return TE_OK;
+}
+
+static te_status cg_resolve(te_ctx *ctx, const cg_opts *o, te_target *t) {
+  cg_llvm_init_targets();
+  char *raw = LLVMGetDefaultTargetTriple();
+  char *host_triple = cg_llvm_string(ctx, LLVMNormalizeTargetTriple(raw));
+  LLVMDisposeMessage(raw);
+  t->triple = o->triple ? cg_llvm_string(ctx, LLVMNormalizeTargetTriple(o->triple)) : host_triple;
+  if (!host_triple || !t->triple)
+    return TE_ERR_NOMEM;
+  LLVMTargetRef lt = NULL;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(t->triple, &lt, &err)) {
+    LLVMDisposeMessage(err);
+    return ir_error(ctx, TE_ERR_TARGET,
+                    "te_target_parse: unknown triple '%s' (this te compiles for x86_64 and "
+                    "aarch64)",
+                    o->triple);
+  }
+  bool is_host_triple = cg_same_platform(t->triple, host_triple);
+  cg_arch arch = cg_arch_of(t->triple);
+  int cpu_bits;
+  bool native;
+  te_status st = cg_resolve_cpu(ctx, o, t, is_host_triple, arch, &cpu_bits, &native);
+  if (st != TE_OK)
+    return st;
+
+  cg_featlist feats = {0}, host = {0};
+  char *host_features = LLVMGetHostCPUFeatures();
+  st = cg_featlist_add(ctx, &host, host_features, CG_ARCH_OTHER);
+  if (st == TE_OK && native)
+    st = cg_featlist_add(ctx, &feats, host_features, CG_ARCH_OTHER);
+  LLVMDisposeMessage(host_features);
+  if (st == TE_OK)
+    st = cg_featlist_add(ctx, &feats, o->mattr, arch);
+  if (st == TE_OK) {
+    char *joined = cg_featlist_join(&feats);
+    t->features = ir_strdup_persistent(ctx, joined ? joined : "");
+    free(joined);
+    t->vector_bits = cg_vector_bits(arch, cpu_bits, &feats);
+    char *host_cpu = LLVMGetHostCPUName();
+    t->is_host = is_host_triple && !strcmp(t->cpu, host_cpu) && cg_host_has_all(&feats, &host);
+    LLVMDisposeMessage(host_cpu);
+  }
+  cg_featlist_free(&feats);
+  cg_featlist_free(&host);
+  return st;
+}
+
+te_target *te_target_parse(te_ctx *ctx, const char *s) {
+  if (!ctx)
+    return NULL;
+  if (!s) {
+    ir_error(ctx, TE_ERR_INVALID_ARG, "te_target_parse: target string is NULL");
+    return NULL;
+  }
+  char *copy = strdup(s);
+  te_target *t = ir_alloc_persistent(ctx, sizeof *t);
+  if (!copy || !t) {
+    free(copy);
+    if (!t)
+      return NULL;
+    ir_error(ctx, TE_ERR_NOMEM, "te_target_parse: out of memory");
+    return NULL;
+  }
+  const char *kind = NULL;
+  cg_opts o = {0};
+  te_status st = cg_parse(ctx, copy, &kind, &o);
+  if (st == TE_OK) {
+    t->ctx = ctx;
+    t->kind = CG_TARGET_LLVM;
+    st = cg_resolve(ctx, &o, t);
+  }
+  free(copy);
+  if (st != TE_OK)
+    return NULL;
+  t->str = NULL;
+  LLVMTargetMachineRef tm = cg_target_machine(ctx, t, false);
+  if (!tm)
+    return NULL;
+  LLVMDisposeTargetMachine(tm);
+  ir_str str = {0};
+  ir_str_printf(&str, "llvm -mtriple=%s -mcpu=%s", t->triple, t->cpu);
+  if (t->features && *t->features)
+    ir_str_printf(&str, " -mattr=%s", t->features);
+  char *joined = ir_str_take(&str);
+  t->str = joined ? ir_strdup_persistent(ctx, joined) : NULL;
+  free(joined);
+  if (!t->str) {
+    ir_error(ctx, TE_ERR_NOMEM, "te_target_parse: out of memory");
+    return NULL;
+  }
+  return t;
+}
+
+const char *te_target_str(const te_target *t) { return t ? t->str : NULL; }
