@@ -1,0 +1,45 @@
+/* lower.c — lw_lower: checks the arguments, makes the lowered function's signature, runs the
+ * pipeline (pipeline.c) from the schedule to loop IR ready for code generation.
+ *
+ * Everything made here lives in the caller's scratch arena (ir_scratch_begin): a tuner that
+ * lowers thousands of candidates in one context releases each build's nodes when it ends.
+ * A context that already holds an error refuses to lower (the error is sticky: a schedule
+ * built with a failed primitive is not what the user meant to compile).
+ */
+#include "lower.h"
+
+te_status lw_lower_until(te_schedule *sch, const char *api, const char *name, int ntensors,
+                         te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
+                         const struct te_target *target, const char *stop_after, lw_func **out) {
+  if (out)
+    *out = NULL;
+  if (!sch)
+    return TE_ERR_INVALID_ARG; /* no context to hold a message */
+  te_ctx *ctx = sch->ctx;
+  if (ir_failed(ctx))
+    return te_last_status(ctx);
+  if (!out)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: out is NULL", api);
+  lw_func *f = NULL;
+  ir_map *tb = NULL;
+  te_status st = lw_make_signature(sch, api, name, ntensors, tensors, nscalars, scalars, &f, &tb);
+  if (st != TE_OK)
+    return st;
+  lw_pass_ctx p = {
+      .ctx = ctx, .func = f, .tensor_buffers = tb, .target = target, .sch = sch, .api = api};
+  p.an = lw_analyzer_new(&p);
+  if (!p.an)
+    return te_last_status(ctx);
+  st = lw_run_pipeline(&p, stop_after);
+  if (st != TE_OK)
+    return st;
+  *out = f;
+  return TE_OK;
+}
+
+te_status lw_lower(te_schedule *sch, const char *name, int ntensors, te_tensor *const tensors[],
+                   int nscalars, te_expr *const scalars[], const struct te_target *target,
+                   lw_func **out) {
+  return lw_lower_until(sch, "te_build", name, ntensors, tensors, nscalars, scalars, target, NULL,
+                        out);
+}

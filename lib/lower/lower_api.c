@@ -1,0 +1,79 @@
+/* lower_api.c — te_lower_text and the printed form of a lowered function.
+ *
+ *     func NAME(A: f32[M, 64], B: f32[64, N], alpha: f32) {
+ *       <body, as the IR printer writes statements>
+ *     }
+ *
+ * te_lower_text lowers in a scratch arena of its own and returns malloc'd text (te_free), so
+ * printing the IR of a schedule leaves nothing behind in the context. The function it prints is
+ * called "main". TE_STOP_AFTER=<pass> stops its pipeline early (for looking at one pass);
+ * te_build ignores it (code generation needs the whole pipeline).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower.h"
+
+static void print_arg(ir_str *s, const lw_arg *a) {
+  char dt[32];
+  if (!a->is_buffer) {
+    ir_str_printf(s, "%s: %s", a->var->u.var.name, ir_dtype_name(a->var->dtype, dt, sizeof dt));
+    return;
+  }
+  const ir_buffer *b = a->buffer;
+  ir_str_printf(s, "%s: %s[", b->name, ir_dtype_name(b->dtype, dt, sizeof dt));
+  for (int d = 0; d < b->ndim; d++) {
+    if (d)
+      ir_str_puts(s, ", ");
+    ir_print_expr(s, b->shape[d]);
+  }
+  ir_str_puts(s, "]");
+}
+
+char *lw_func_to_string(const lw_func *f) {
+  if (!f)
+    return NULL;
+  ir_str s = {0};
+  ir_str_printf(&s, "func %s(", f->name);
+  for (int i = 0; i < f->nargs; i++) {
+    if (i)
+      ir_str_puts(&s, ", ");
+    print_arg(&s, &f->args[i]);
+  }
+  ir_str_puts(&s, ") {\n");
+  if (f->body)
+    ir_print_stmt(&s, f->body, 1);
+  ir_str_puts(&s, "}\n");
+  if (s.oom) {
+    ir_str_free(&s);
+    return NULL;
+  }
+  return ir_str_take(&s);
+}
+
+char *lw_lower_text(te_schedule *sch, const char *api, const char *name, int ntensors,
+                    te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
+                    const char *stop_after) {
+  if (!sch)
+    return NULL;
+  te_ctx *ctx = sch->ctx;
+  ir_scratch_begin(ctx);
+  lw_func *f = NULL;
+  char *text = NULL;
+  if (lw_lower_until(sch, api, name, ntensors, tensors, nscalars, scalars, NULL, stop_after, &f) ==
+      TE_OK) {
+    text = lw_func_to_string(f);
+    if (!text)
+      ir_error(ctx, TE_ERR_NOMEM, "%s: out of memory printing the IR", api);
+  }
+  ir_scratch_end(ctx);
+  return text;
+}
+
+char *te_lower_text(te_schedule *sch, int ntensors, te_tensor *const tensors[], int nscalars,
+                    te_expr *const scalars[]) {
+  const char *stop = getenv("TE_STOP_AFTER");
+  if (stop && !*stop)
+    stop = NULL;
+  return lw_lower_text(sch, "te_lower_text", "main", ntensors, tensors, nscalars, scalars, stop);
+}

@@ -1,0 +1,157 @@
+/* storage_flatten.c — multi-dimensional tensors become flat buffers.
+ *
+ * Needs: the REALIZE / PROVIDE / ACCESS form of schedule_to_loops; pctx->tensor_buffers maps
+ * every argument tensor to its buffer (args.c).
+ * Guarantees: no REALIZE, PROVIDE or ACCESS is left:
+ *   REALIZE t [min_d, extent_d) { body }  ->  ALLOCATE t[extent_0 * ... * extent_n-1] { body }
+ *       (a new buffer of the realize's scope whose logical shape is the region's extents);
+ *   PROVIDE t[i_0, ..., i_n-1] = v          ->  STORE t[flat] = v
+ *   ACCESS  t[i_0, ..., i_n-1]              ->  LOAD  t[flat]
+ * with the row-major flat index written as a person would (Horner form)
+ *   flat = (...((i_0 - min_0) * extent_1 + (i_1 - min_1)) * extent_2 + ...) + (i_n-1 - min_n-1)
+ * where, for argument tensors, min is 0 and the extents are the tensor's shape (compact
+ * row-major strides, which the generated entry point checks on every DLTensor). A 0-d tensor is
+ * element 0. The simplify pass after this one cleans the arithmetic.
+ */
+#include "lower.h"
+
+/* A realized tensor in scope: its buffer and the region's mins. */
+typedef struct realized {
+  ir_buffer *buffer;
+  te_expr **mins;
+} realized;
+
+typedef struct flatten {
+  lw_pass_ctx *p;
+  ir_map *realized; /* te_tensor* -> realized* for the REALIZEs enclosing the current node */
+} flatten;
+
+/* The buffer and mins of t where it is used; NULL mins mean all zero. */
+static ir_buffer *buffer_of(flatten *fl, te_tensor *t, te_expr ***mins) {
+  realized *r = ir_map_get(fl->realized, t);
+  if (r) {
+    *mins = r->mins;
+    return r->buffer;
+  }
+  *mins = NULL;
+  ir_buffer *b = ir_map_get(fl->p->tensor_buffers, t);
+  if (!b)
+    ir_error(fl->p->ctx, TE_ERR_INTERNAL,
+             "internal: storage_flatten: tensor '%s' is neither realized nor a kernel argument",
+             t->name);
+  return b;
+}
+
+static bool is_zero(te_expr *e) {
+  int64_t v;
+  return ir_is_const_int(e, &v) && v == 0;
+}
+
+static bool is_one(te_expr *e) {
+  int64_t v;
+  return ir_is_const_int(e, &v) && v == 1;
+}
+
+/* The row-major flat index of idx (already flattened themselves) into b. */
+static te_expr *flat_index(te_ctx *ctx, ir_buffer *b, te_expr **mins, int n, te_expr *const idx[]) {
+  if (n == 0)
+    return ir_i64(ctx, 0);
+  te_expr *flat = NULL;
+  for (int d = 0; d < n; d++) {
+    te_expr *i = idx[d];
+    if (mins && !is_zero(mins[d]))
+      i = ir_sub(i, mins[d]);
+    if (!flat)
+      flat = i;
+    else
+      flat = ir_add(is_one(b->shape[d]) ? flat : ir_mul(flat, b->shape[d]), i);
+    if (!flat)
+      return NULL;
+  }
+  return flat;
+}
+
+/* Mutates the indices of a PROVIDE/ACCESS (they may read tensors themselves). */
+static bool mutate_all(ir_mutator *m, int n, te_expr *const in[], te_expr *out[]) {
+  for (int d = 0; d < n; d++)
+    if (!(out[d] = ir_mutate_expr(m, in[d])))
+      return false;
+  return true;
+}
+
+static te_expr *flatten_access(ir_mutator *m, te_expr *e) {
+  flatten *fl = m->data;
+  te_expr *idx[TE_MAX_DIMS];
+  if (!ir_check(m->ctx, e->nargs <= TE_MAX_DIMS, "access rank"))
+    return NULL;
+  if (!mutate_all(m, e->nargs, e->args, idx))
+    return NULL;
+  te_expr **mins;
+  ir_buffer *b = buffer_of(fl, e->u.tensor, &mins);
+  if (!b)
+    return NULL;
+  te_expr *flat = flat_index(m->ctx, b, mins, e->nargs, idx);
+  return flat ? ir_load(b, e->dtype, flat) : NULL;
+}
+
+static ir_stmt *flatten_provide(ir_mutator *m, ir_stmt *s) {
+  flatten *fl = m->data;
+  int n = s->nexprs - 1;
+  te_expr *idx[TE_MAX_DIMS];
+  if (!ir_check(m->ctx, n >= 0 && n <= TE_MAX_DIMS, "provide rank"))
+    return NULL;
+  te_expr *value = ir_mutate_expr(m, s->exprs[0]);
+  if (!value || !mutate_all(m, n, s->exprs + 1, idx))
+    return NULL;
+  te_expr **mins;
+  ir_buffer *b = buffer_of(fl, s->u.tensor, &mins);
+  if (!b)
+    return NULL;
+  te_expr *flat = flat_index(m->ctx, b, mins, n, idx);
+  return flat ? ir_store(b, value, flat) : NULL;
+}
+
+static ir_stmt *flatten_realize(ir_mutator *m, ir_stmt *s) {
+  flatten *fl = m->data;
+  te_ctx *ctx = m->ctx;
+  te_tensor *t = s->u.realize.tensor;
+  int n = s->nexprs / 2;
+  if (!ir_check(ctx, n == t->ndim && n <= TE_MAX_DIMS, "realize rank"))
+    return NULL;
+  te_expr *extents[TE_MAX_DIMS];
+  realized *r = ir_alloc(ctx, sizeof *r);
+  te_expr **mins = ir_alloc(ctx, (size_t)(n + 1) * sizeof *mins);
+  if (!r || !mins)
+    return NULL;
+  te_expr *count = ir_i64(ctx, 1);
+  for (int d = 0; d < n; d++) {
+    /* region bounds read no tensor (bound inference made them from loop bounds and sizes) */
+    mins[d] = s->exprs[2 * d];
+    extents[d] = s->exprs[2 * d + 1];
+    count = is_one(count) ? extents[d] : ir_mul(count, extents[d]);
+    if (!count)
+      return NULL;
+  }
+  r->mins = mins;
+  r->buffer = ir_buffer_new(ctx, t->name, t->dtype, n, extents, s->u.realize.scope, t, -1);
+  if (!r->buffer)
+    return NULL;
+  realized *outer = ir_map_get(fl->realized, t);
+  if (!ir_map_put(fl->realized, t, r))
+    return NULL;
+  ir_stmt *body = ir_mutate_stmt(m, s->stmts[0]);
+  if (!ir_map_put(fl->realized, t, outer))
+    return NULL;
+  return body ? ir_allocate(ctx, r->buffer, count, body) : NULL;
+}
+
+ir_stmt *lw_storage_flatten(lw_pass_ctx *p, ir_stmt *s) {
+  flatten fl = {.p = p, .realized = ir_map_new(p->ctx)};
+  if (!fl.realized)
+    return NULL;
+  ir_mutator m = {.ctx = p->ctx, .data = &fl};
+  m.expr[IR_ACCESS] = flatten_access;
+  m.stmt[IR_S_PROVIDE] = flatten_provide;
+  m.stmt[IR_S_REALIZE] = flatten_realize;
+  return ir_mutate_stmt(&m, s);
+}
