@@ -8,5 +8,6 @@
 #include "schedule.h"
 #include "build.h"
 #include "runtime.h"
+#include "ops.h"
 
 #endif
