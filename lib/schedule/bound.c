@@ -8,6 +8,7 @@
  * of the consumer must not make the producer read outside its inputs). Ranges then pass from
  * root to leaf iterators through the split and fuse relations (stage_values.c).
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "sch.h"
@@ -44,6 +45,24 @@ static te_stage *other_reader(te_schedule *s, te_stage *producer, te_stage *cons
     if (sch_stage_reads(o, producer)) return o;
   }
   return NULL;
+}
+
+/* The storage a region needs. Clamping to the shape makes extents like min(y + 2, 12) - y + 1,
+   whose constant bound interval arithmetic overestimates; the unclamped extent (here 3) bounds
+   it exactly, so storage takes the constant bound of that, capped by a constant shape. Without
+   a constant bound, storage is the symbolic extent, never negative (an empty region). */
+static te_expr *storage_extent(ir_analyzer *an, ir_interval unclamped, te_expr *extent,
+                               te_expr *shape) {
+  te_ctx *ctx = extent->ctx;
+  int64_t cap = INT64_MAX, sv;
+  if (ir_is_const_int(shape, &sv)) cap = sv;
+  if (unclamped.min && unclamped.max) {
+    ir_const_bound b = ir_const_bound_of(an, ir_interval_extent(an, unclamped));
+    if (b.max != INT64_MAX) return ir_i64(ctx, b.max < cap ? (b.max > 0 ? b.max : 0) : cap);
+  }
+  ir_const_bound b = ir_const_bound_of(an, extent);
+  if (b.max != INT64_MAX) return ir_i64(ctx, b.max < cap ? (b.max > 0 ? b.max : 0) : cap);
+  return ir_simplify(an, ir_max(extent, ir_i64(ctx, 0)));
 }
 
 /* Root domains of producer p, computed at consumer c's leaf at. */
@@ -100,6 +119,7 @@ static te_status region_at(te_stage *p, ir_analyzer *an) {
     ir_interval clamped = {ir_simplify(an, lo), ir_simplify(an, hi)};
     p->root[d]->dom_min = clamped.min;
     p->root[d]->dom_extent = ir_interval_extent(an, clamped);
+    p->root[d]->alloc_extent = storage_extent(an, r, p->root[d]->dom_extent, p->op->shape[d]);
   }
   return ir_failed(ctx) ? te_last_status(ctx) : TE_OK;
 }
@@ -116,6 +136,7 @@ te_status sch_infer_bounds(te_schedule *s, ir_analyzer *an) {
       for (int d = 0; d < st->op->ndim; d++) {
         st->root[d]->dom_min = ir_i64(ctx, 0);
         st->root[d]->dom_extent = st->op->shape[d];
+        st->root[d]->alloc_extent = st->op->shape[d];
       }
     }
     for (int k = 0; k < st->op->nreduce; k++) {
@@ -125,6 +146,9 @@ te_status sch_infer_bounds(te_schedule *s, ir_analyzer *an) {
     }
     te_status r = sch_propagate_domains(st, an);
     if (r != TE_OK) return r;
+    /* producers computed inside this stage see its loop variables with their ranges */
+    for (int j = 0; j < st->nleaf; j++)
+      ir_analyzer_bind(an, st->leaf[j]->var, st->leaf[j]->dom_min, st->leaf[j]->dom_extent);
   }
   return TE_OK;
 }

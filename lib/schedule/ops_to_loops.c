@@ -81,7 +81,7 @@ static ir_stmt *wrap_attached(nest *n, te_stage *consumer, te_iter *leaf, ir_stm
     te_expr *mins[TE_MAX_DIMS], *exts[TE_MAX_DIMS];
     for (int d = 0; d < p->op->ndim; d++) {
       mins[d] = p->root[d]->dom_min;
-      exts[d] = p->root[d]->dom_extent;
+      exts[d] = p->root[d]->alloc_extent;
     }
     ir_stmt *body = ir_seq2(n->ctx, prod, inner);
     inner = ir_realize(p->op->outputs[0], p->scope, p->op->ndim, mins, exts, body);

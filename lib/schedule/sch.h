@@ -74,6 +74,7 @@ struct te_iter {
   int64_t *pragma_values;
   /* filled by bound inference */
   te_expr *dom_min, *dom_extent;
+  te_expr *alloc_extent; /* root data iters: storage extent (a constant bound when one exists) */
 };
 
 typedef enum sch_rel_kind { SCH_REL_SPLIT, SCH_REL_FUSE } sch_rel_kind;

@@ -58,10 +58,12 @@ bool sch_check_shape(te_ctx *ctx, const char *fn, const char *name, int ndim,
   return true;
 }
 
+/* The shape as i64 extents in simplest form (so `H + 2` with H = 30 reads 32 everywhere). */
 te_expr **sch_copy_shape(te_ctx *ctx, int ndim, te_expr *const shape[]) {
   te_expr **s = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)(ndim ? ndim : 1));
-  if (!s) return NULL;
-  for (int i = 0; i < ndim; i++) s[i] = ir_cast(TE_I64, shape[i]);
+  ir_analyzer *an = ir_analyzer_new(ctx);
+  if (!s || !an) return NULL;
+  for (int i = 0; i < ndim; i++) s[i] = ir_simplify(an, ir_cast(TE_I64, shape[i]));
   return s;
 }
 
