@@ -45,6 +45,32 @@ TE_API te_expr *te_max_r(te_expr *body, int nk, te_expr *const axes[]);
 TE_API te_expr *te_min_r(te_expr *body, int nk, te_expr *const axes[]);
 TE_API te_expr *te_prod(te_expr *body, int nk, te_expr *const axes[]);
 
+/* A commutative reducer of n values (1 <= n <= 16), for reductions that te_sum & co. do not
+   cover: argmax (index and value), sums of pairs, ... lhs[i] and rhs[i] are distinct te_param
+   variables of the i-th value's type standing for the accumulated and the incoming value;
+   results[i] is the combined i-th value, an expression of them; identity[i] the value the
+   accumulation starts from. The combination must be commutative and associative (te may
+   reorder it, e.g. after te_rfactor). Owned by the context; NULL on error.
+   Example (argmax): results = { select(rv > lv, ri, li), max(lv, rv) },
+                     identity = { -1, -inf }. */
+typedef struct te_reducer te_reducer;
+TE_API te_reducer *te_reducer_new(te_ctx *, int n, te_expr *const lhs[], te_expr *const rhs[],
+                                  te_expr *const results[], te_expr *const identity[]);
+/* The reduction of the n values over the reduce axes, restricted to the points where cond holds
+   (cond NULL: everywhere). out[i] receives the i-th result; pass out (all n of them, in order)
+   to te_compute_multi, or out[0] to te_compute when n == 1. Errors: count or type mismatch
+   (TE_ERR_INVALID_ARG, TE_ERR_TYPE), axes that are not reduce axes. */
+TE_API te_status te_reduce(te_reducer *, int n, te_expr *const values[], int nk,
+                           te_expr *const axes[], te_expr *cond, te_expr *out[]);
+
+/* A compute with several outputs over one loop nest: outs[k][vars] = bodies[k]. The bodies are
+   either all results of one te_reduce call, in order, or none is a reduction. The outputs are
+   named NAME_v0, NAME_v1, ...; a kernel must take all of them as arguments when the stage is an
+   output. On error outs[] are NULL. */
+TE_API te_status te_compute_multi(te_ctx *, const char *name, int ndim, te_expr *const shape[],
+                                  te_expr *const vars[], int nout, te_expr *const bodies[],
+                                  te_tensor *outs[]);
+
 /* Accessors. */
 TE_API const char *te_tensor_name(const te_tensor *);
 TE_API te_dtype te_tensor_dtype(const te_tensor *);

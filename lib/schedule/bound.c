@@ -81,7 +81,7 @@ static te_status region_at(te_stage *p, ir_analyzer *an) {
     return ir_error(ctx, TE_ERR_SCHEDULE,
                     "te_compute_at: stage '%s': iter '%s' of '%s' is no longer a leaf loop", p->name,
                     p->attach_iter->name, c->name);
-  ir_map *values = sch_iter_values(c);
+  ir_map *values = sch_iter_values(c, an);
   if (!values) return te_last_status(ctx);
   /* the consumer's loops inside the attachment point range over their domains */
   int nrel = c->nleaf - at - 1;

@@ -127,39 +127,60 @@ te_expr *sch_freshen_body(te_ctx *ctx, te_expr *body, int n, te_expr *const from
   return ir_substitute(ctx, body, n, from, to);
 }
 
-te_tensor *te_compute(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
-                      te_expr *const vars[], te_expr *body) {
-  if (!ctx) return NULL;
-  if (!sch_is_identifier(name)) {
-    ir_error(ctx, TE_ERR_INVALID_ARG, "te_compute: name '%s' is not a C identifier",
-             name ? name : "(null)");
-    return NULL;
-  }
-  if (!sch_check_shape(ctx, "te_compute", name, ndim, shape)) return NULL;
-  if (!check_vars(ctx, name, ndim, vars)) return NULL;
-  if (!body) return NULL;
+/* Checks one body: type, reductions only at the top, reduce axes only inside them; all bodies
+   of a multi-output compute are reductions sharing reducer, axes and condition, or none is. */
+static bool check_body(te_ctx *ctx, const char *fn, const char *name, te_expr *body,
+                       te_expr *first) {
+  if (!body) return false;
   if (body->ctx != ctx) {
-    ir_error(ctx, TE_ERR_INVALID_ARG, "te_compute: tensor '%s': body belongs to another context",
-             name);
-    return NULL;
+    ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor '%s': body belongs to another context", fn, name);
+    return false;
   }
   if (body->dtype.lanes != 1 || !ir_dtype_supported(body->dtype)) {
     char b[32];
-    ir_error(ctx, TE_ERR_TYPE, "te_compute: tensor '%s': body type %s is not supported", name,
+    ir_error(ctx, TE_ERR_TYPE, "%s: tensor '%s': body type %s is not supported", fn, name,
              te_dtype_str(body->dtype, b, sizeof b));
-    return NULL;
+    return false;
+  }
+  if (first && first != body) {
+    bool same = first->kind == IR_REDUCE && body->kind == IR_REDUCE &&
+                first->u.reduce->custom == body->u.reduce->custom &&
+                first->u.reduce->kind == body->u.reduce->kind &&
+                first->u.reduce->cond == body->u.reduce->cond &&
+                first->u.reduce->naxes == body->u.reduce->naxes && first->nargs == body->nargs;
+    for (int i = 0; same && i < first->u.reduce->naxes; i++)
+      same = first->u.reduce->axes[i] == body->u.reduce->axes[i];
+    if ((first->kind == IR_REDUCE || body->kind == IR_REDUCE) && !same) {
+      ir_error(ctx, TE_ERR_INVALID_ARG,
+               "%s: tensor '%s': the bodies must all be results of one te_reduce call, or none a "
+               "reduction",
+               fn, name);
+      return false;
+    }
   }
   body_check c = {ctx, name, 0, NULL, false};
-  if (body->kind == IR_REDUCE) {
-    c.nallowed = body->u.reduce->naxes;
-    c.allowed = body->u.reduce->axes;
-    for (int i = 0; i < body->nargs; i++)
-      if (!check_expr(&c, body->args[i])) return NULL;
-    if (!check_expr(&c, body->u.reduce->cond)) return NULL;
-  } else if (!check_expr(&c, body)) {
+  if (body->kind != IR_REDUCE) return check_expr(&c, body);
+  c.nallowed = body->u.reduce->naxes;
+  c.allowed = body->u.reduce->axes;
+  for (int i = 0; i < body->nargs; i++)
+    if (!check_expr(&c, body->args[i])) return false;
+  return check_expr(&c, body->u.reduce->cond);
+}
+
+/* The operation of te_compute / te_compute_multi: nbody outputs over one loop nest. */
+static sch_op *make_compute(te_ctx *ctx, const char *fn, const char *name, int ndim,
+                            te_expr *const shape[], te_expr *const vars[], int nbody,
+                            te_expr *const bodies[]) {
+  if (!ctx) return NULL;
+  if (!sch_is_identifier(name)) {
+    ir_error(ctx, TE_ERR_INVALID_ARG, "%s: name '%s' is not a C identifier", fn,
+             name ? name : "(null)");
     return NULL;
   }
-
+  if (!sch_check_shape(ctx, fn, name, ndim, shape)) return NULL;
+  if (!check_vars(ctx, name, ndim, vars)) return NULL;
+  for (int k = 0; k < nbody; k++)
+    if (!check_body(ctx, fn, name, bodies[k], bodies[0])) return NULL;
   sch_op *op = ir_alloc_persistent(ctx, sizeof *op);
   if (!op) return NULL;
   op->kind = SCH_OP_COMPUTE;
@@ -168,21 +189,79 @@ te_tensor *te_compute(te_ctx *ctx, const char *name, int ndim, te_expr *const sh
   op->ndim = ndim;
   op->shape = sch_copy_shape(ctx, ndim, shape);
   op->axes = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)(ndim ? ndim : 1));
-  if (!op->name || !op->shape || !op->axes) return NULL;
-  for (int i = 0; i < ndim; i++) {
-    op->axes[i] = ir_var_new(ctx, vars[i]->u.var.name, TE_I64, IR_VAR_INDEX);
-    if (!op->axes[i]) return NULL;
+  op->nbody = op->nout = nbody;
+  op->body = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)nbody);
+  op->outputs = ir_alloc_persistent(ctx, sizeof(te_tensor *) * (size_t)nbody);
+  if (!op->name || !op->shape || !op->axes || !op->body || !op->outputs) return NULL;
+  for (int i = 0; i < ndim; i++)
+    if (!(op->axes[i] = ir_var_new(ctx, vars[i]->u.var.name, TE_I64, IR_VAR_INDEX))) return NULL;
+  /* the first body fixes the fresh reduce axes; the others are renamed the same way */
+  te_expr *first = sch_freshen_body(ctx, bodies[0], ndim, vars, op->axes, op);
+  if (!first) return NULL;
+  for (int k = 0; k < nbody; k++) {
+    te_expr *b = first;
+    if (k > 0 && bodies[k]->kind == IR_REDUCE) {
+      int n = ndim + op->nreduce;
+      te_expr *from[TE_MAX_DIMS + 64], *to[TE_MAX_DIMS + 64];
+      if (n > (int)(sizeof from / sizeof *from)) {
+        ir_error(ctx, TE_ERR_UNSUPPORTED, "%s: tensor '%s': too many reduce axes", fn, name);
+        return NULL;
+      }
+      for (int i = 0; i < ndim; i++) from[i] = vars[i], to[i] = op->axes[i];
+      for (int i = 0; i < op->nreduce; i++)
+        from[ndim + i] = bodies[0]->u.reduce->axes[i], to[ndim + i] = op->reduce_axes[i];
+      b = ir_substitute(ctx, bodies[k], n, from, to);
+    } else if (k > 0) {
+      b = ir_substitute(ctx, bodies[k], ndim, vars, op->axes);
+    }
+    if (!b) return NULL;
+    op->body[k] = b;
+    if (!(op->outputs[k] = sch_make_output(op, b->dtype, k))) return NULL;
   }
-  te_expr *fresh = sch_freshen_body(ctx, body, ndim, vars, op->axes, op);
-  if (!fresh) return NULL;
-  op->nbody = 1;
-  op->body = ir_alloc_persistent(ctx, sizeof(te_expr *));
-  op->nout = 1;
-  op->outputs = ir_alloc_persistent(ctx, sizeof(te_tensor *));
-  if (!op->body || !op->outputs) return NULL;
-  op->body[0] = fresh;
-  op->outputs[0] = sch_make_output(op, fresh->dtype, 0);
-  return op->outputs[0];
+  return op;
+}
+
+te_tensor *te_compute(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
+                      te_expr *const vars[], te_expr *body) {
+  if (ctx && body && body->kind == IR_REDUCE && body->u.reduce->custom &&
+      body->u.reduce->custom->nvalues > 1) {
+    ir_error(ctx, TE_ERR_INVALID_ARG,
+             "te_compute: tensor '%s': a reducer of %d values needs te_compute_multi",
+             name ? name : "(null)", body->u.reduce->custom->nvalues);
+    return NULL;
+  }
+  sch_op *op = make_compute(ctx, "te_compute", name, ndim, shape, vars, 1, &body);
+  return op ? op->outputs[0] : NULL;
+}
+
+te_status te_compute_multi(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
+                           te_expr *const vars[], int nout, te_expr *const bodies[],
+                           te_tensor *outs[]) {
+  if (!ctx) return TE_ERR_INVALID_ARG;
+  if (nout < 1 || !bodies || !outs)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_compute_multi: needs at least one body and an "
+                    "output array (got %d)", nout);
+  for (int k = 0; k < nout; k++) {
+    outs[k] = NULL;
+    if (!bodies[k])
+      return ir_failed(ctx) ? te_last_status(ctx)
+                            : ir_error(ctx, TE_ERR_INVALID_ARG, "te_compute_multi: body %d is NULL", k);
+  }
+  te_expr *b0 = bodies[0];
+  if (b0->kind == IR_REDUCE && b0->u.reduce->custom && b0->u.reduce->custom->nvalues != nout)
+    return ir_error(ctx, TE_ERR_INVALID_ARG,
+                    "te_compute_multi: tensor '%s': the reducer has %d values but %d bodies were given",
+                    name ? name : "(null)", b0->u.reduce->custom->nvalues, nout);
+  for (int k = 0; k < nout; k++)
+    if (bodies[k]->kind == IR_REDUCE && bodies[k]->u.reduce->value_index != k)
+      return ir_error(ctx, TE_ERR_INVALID_ARG,
+                      "te_compute_multi: tensor '%s': body %d is result %d of its reduction; pass "
+                      "te_reduce's results in order",
+                      name ? name : "(null)", k, bodies[k]->u.reduce->value_index);
+  sch_op *op = make_compute(ctx, "te_compute_multi", name, ndim, shape, vars, nout, bodies);
+  if (!op) return te_last_status(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
+  for (int k = 0; k < nout; k++) outs[k] = op->outputs[k];
+  return TE_OK;
 }
 
 /* ---------------------------------------------------------------- queries */

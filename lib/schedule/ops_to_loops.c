@@ -21,6 +21,8 @@ typedef struct nest {
 } nest;
 
 static ir_stmt *stage_nest(nest *n, te_stage *st);
+static ir_stmt *realize_outputs(te_stage *st, te_expr *const mins[], te_expr *const exts[],
+                                ir_stmt *body);
 
 te_expr *sch_reduce_identity(te_ctx *ctx, ir_reducer_kind k, te_dtype t) {
   bool f = ir_is_float(t);
@@ -83,8 +85,7 @@ static ir_stmt *wrap_attached(nest *n, te_stage *consumer, te_iter *leaf, ir_stm
       mins[d] = p->root[d]->dom_min;
       exts[d] = p->root[d]->alloc_extent;
     }
-    ir_stmt *body = ir_seq2(n->ctx, prod, inner);
-    inner = ir_realize(p->op->outputs[0], p->scope, p->op->ndim, mins, exts, body);
+    inner = realize_outputs(p, mins, exts, ir_seq2(n->ctx, prod, inner));
   }
   return inner;
 }
@@ -109,49 +110,108 @@ static ir_stmt *loops_from(nest *n, stage_parts *p, int j) {
   return ir_seq2(n->ctx, init, loop);
 }
 
+/* The update of a reduction: out_k[idx] = combine_k(out_k[idx], src_k) for every output k at
+   once. A custom reducer's lhs/rhs variables get fresh copies bound by lets, so every value is
+   read before any is written (argmax updates index and value together). */
+static ir_stmt *reduce_update(nest *n, te_stage *st, ir_map *values, te_expr *const idx[]) {
+  te_ctx *ctx = n->ctx;
+  sch_op *op = st->op;
+  te_expr *red = op->body[0];
+  te_expr *src[16];
+  for (int k = 0; k < op->nbody && k < 16; k++) {
+    src[k] = sch_subst_roots(st, values, sch_stage_source(st, k, NULL));
+    if (!src[k]) return NULL;
+  }
+  if (red->u.reduce->kind != IR_REDUCER_CUSTOM) {
+    te_expr *acc = ir_access(op->outputs[0], op->ndim, idx);
+    return ir_provide(op->outputs[0], combine(red->u.reduce->kind, acc, src[0]), op->ndim, idx);
+  }
+  ir_custom_reducer *cr = red->u.reduce->custom;
+  int nv = cr->nvalues;
+  te_expr *from[32], *to[32];
+  for (int k = 0; k < nv; k++) {
+    from[k] = cr->lhs[k];
+    from[nv + k] = cr->rhs[k];
+    to[k] = ir_var_new(ctx, cr->lhs[k]->u.var.name, cr->lhs[k]->dtype, IR_VAR_PARAM);
+    to[nv + k] = ir_var_new(ctx, cr->rhs[k]->u.var.name, cr->rhs[k]->dtype, IR_VAR_PARAM);
+  }
+  ir_stmt *body = NULL;
+  for (int k = nv - 1; k >= 0; k--) {
+    te_expr *v = ir_substitute(ctx, cr->results[k], 2 * nv, from, to);
+    body = ir_seq2(ctx, ir_provide(op->outputs[k], v, op->ndim, idx), body);
+  }
+  for (int k = nv - 1; k >= 0 && body; k--) {
+    body = ir_let_stmt(to[nv + k], src[k], body);
+    body = ir_let_stmt(to[k], ir_access(op->outputs[k], op->ndim, idx), body);
+  }
+  return body;
+}
+
+static ir_stmt *reduce_init(nest *n, te_stage *st, te_expr *const idx[]) {
+  sch_op *op = st->op;
+  ir_reduce *r = op->body[0]->u.reduce;
+  ir_stmt *init = NULL;
+  for (int k = op->nbody - 1; k >= 0; k--) {
+    te_tensor *t = op->outputs[k];
+    te_expr *id = r->kind == IR_REDUCER_CUSTOM ? r->custom->identity[k]
+                                               : sch_reduce_identity(n->ctx, r->kind, t->dtype);
+    init = ir_seq2(n->ctx, ir_provide(t, id, op->ndim, idx), init);
+  }
+  return init;
+}
+
 static ir_stmt *stage_nest(nest *n, te_stage *st) {
   te_ctx *ctx = n->ctx;
   sch_op *op = st->op;
-  ir_map *values = sch_iter_values(st);
+  ir_map *values = sch_iter_values(st, n->an);
   if (!values) return NULL;
   te_expr **dg, **rg;
   int ndg = sch_split_guards(st, n->an, values, false, &dg);
   int nrg = sch_split_guards(st, n->an, values, true, &rg);
   if (ndg < 0 || nrg < 0) return NULL;
+  if (op->nbody > 16) {
+    ir_error(ctx, TE_ERR_UNSUPPORTED, "te_build: stage '%s' has more than 16 outputs", st->name);
+    return NULL;
+  }
   te_expr *idx[TE_MAX_DIMS];
   for (int d = 0; d < op->ndim; d++) idx[d] = ir_simplify(n->an, ir_map_get(values, st->root[d]));
-  te_tensor *t = op->outputs[0];
   stage_parts p = {st, NULL, NULL, st->nleaf};
-  te_expr *cond = NULL;
-  te_expr *src = sch_subst_roots(st, values, sch_stage_source(st, 0, &cond));
-  if (!src) return NULL;
-  te_expr *body = op->body[0];
-  if (body->kind == IR_REDUCE) {
-    ir_reducer_kind k = body->u.reduce->kind;
-    if (k == IR_REDUCER_CUSTOM) {
-      ir_error(ctx, TE_ERR_UNSUPPORTED, "te_build: stage '%s': custom reducers are not supported by this version", st->name);
-      return NULL;
-    }
-    te_expr *acc = ir_access(t, op->ndim, idx);
-    ir_stmt *upd = ir_provide(t, combine(k, acc, src), op->ndim, idx);
-    if (cond) upd = ir_if(sch_subst_roots(st, values, cond), upd, NULL);
+  if (op->body[0]->kind == IR_REDUCE) {
+    te_expr *cond = NULL;
+    sch_stage_source(st, 0, &cond);
+    ir_stmt *upd = reduce_update(n, st, values, idx);
+    if (upd && cond) upd = ir_if(sch_subst_roots(st, values, cond), upd, NULL);
     te_expr **all = ir_alloc(ctx, sizeof(te_expr *) * (size_t)(ndg + nrg + 1));
-    if (!all) return NULL;
+    if (!all || !upd) return NULL;
     memcpy(all, dg, sizeof(te_expr *) * (size_t)ndg);
     memcpy(all + ndg, rg, sizeof(te_expr *) * (size_t)nrg);
     p.update = guard(n, ndg + nrg, all, upd);
-    p.init = guard(n, ndg, dg, ir_provide(t, sch_reduce_identity(ctx, k, t->dtype), op->ndim, idx));
+    p.init = guard(n, ndg, dg, reduce_init(n, st, idx));
     for (int j = 0; j < st->nleaf; j++)
       if (st->leaf[j]->type == SCH_ITER_REDUCE) {
         p.first_reduce = j;
         break;
       }
   } else {
-    p.update = guard(n, ndg, dg, ir_provide(t, src, op->ndim, idx));
+    ir_stmt *body = NULL;
+    for (int k = op->nbody - 1; k >= 0; k--) {
+      te_expr *src = sch_subst_roots(st, values, sch_stage_source(st, k, NULL));
+      if (!src) return NULL;
+      body = ir_seq2(ctx, ir_provide(op->outputs[k], src, op->ndim, idx), body);
+    }
+    p.update = guard(n, ndg, dg, body);
   }
   if (!p.update) return NULL;
   ir_stmt *loops = loops_from(n, &p, 0);
-  return loops ? ir_attr(ctx, "produce", t, ir_i64(ctx, 0), loops) : NULL;
+  return loops ? ir_attr(ctx, "produce", op->outputs[0], ir_i64(ctx, 0), loops) : NULL;
+}
+
+/* realize every output of st around body */
+static ir_stmt *realize_outputs(te_stage *st, te_expr *const mins[], te_expr *const exts[],
+                                ir_stmt *body) {
+  for (int k = st->op->nout - 1; k >= 0 && body; k--)
+    body = ir_realize(st->op->outputs[k], st->scope, st->op->ndim, mins, exts, body);
+  return body;
 }
 
 te_status sch_schedule_to_stmt(te_schedule *s, ir_stmt **out) {
@@ -175,7 +235,7 @@ te_status sch_schedule_to_stmt(te_schedule *s, ir_stmt **out) {
     if (st->attach != SCH_ATTACH_ROOT || st->is_output) continue;
     te_expr *mins[TE_MAX_DIMS];
     for (int d = 0; d < st->op->ndim; d++) mins[d] = ir_i64(ctx, 0);
-    body = ir_realize(st->op->outputs[0], st->scope, st->op->ndim, mins, st->op->shape, body);
+    body = realize_outputs(st, mins, st->op->shape, body);
   }
   if (!body) return ir_failed(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
   *out = body;

@@ -66,7 +66,6 @@ static te_status do_split(const char *fn, te_stage *st, te_iter *it, int64_t v, 
   r->inner = i;
   r->factor = by_nparts ? 0 : v;
   r->nparts = by_nparts ? v : 0;
-  o->tail = it->tail;
   te_iter *ins[2] = {o, i};
   if (!sch_leaf_replace(st, sch_leaf_pos(st, it), 1, 2, ins)) return fail_status(st);
   if (outer) *outer = o;
@@ -266,13 +265,19 @@ te_status te_set_tail(te_stage *st, te_iter *it, te_tail tail) {
   if ((unsigned)tail > TE_TAIL_ROUND_UP)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': unknown tail strategy %d", fn,
                     st->name, (int)tail);
-  if (tail != TE_TAIL_GUARD)
+  if (tail == TE_TAIL_ROUND_UP)
     return ir_error(ctx, TE_ERR_UNSUPPORTED,
-                    "%s: stage '%s': tail strategies other than TE_TAIL_GUARD are not supported by "
-                    "this version",
+                    "%s: stage '%s': TE_TAIL_ROUND_UP is not supported by this version (it would "
+                    "compute points outside the stage's inputs); use guard or shift_inwards",
                     fn, st->name);
+  if (tail == TE_TAIL_SHIFT_INWARDS && it->type == SCH_ITER_REDUCE)
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s': iter '%s' is a reduction axis: shifting its last tile inwards "
+                    "would add some terms twice",
+                    fn, st->name, it->name);
   it->tail = tail;
-  sch_trace_add(st->sch, "set_tail %s %s guard", st->name, it->name);
+  sch_trace_add(st->sch, "set_tail %s %s %s", st->name, it->name,
+                tail == TE_TAIL_GUARD ? "guard" : "shift_inwards");
   return TE_OK;
 }
 

@@ -19,7 +19,9 @@ static te_status check(const char *fn, te_schedule *s, te_tensor *t, te_iter *it
   if (!st) return ir_error(ctx, TE_ERR_NOT_FOUND, "%s: tensor '%s' has no stage in this schedule", fn, t->name);
   te_expr *body = st->op->body[0];
   if (body->kind != IR_REDUCE || st->op->nbody != 1 || body->u.reduce->kind == IR_REDUCER_CUSTOM)
-    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s' is not a built-in reduction", fn, st->name);
+    return ir_error(ctx, body->kind == IR_REDUCE ? TE_ERR_UNSUPPORTED : TE_ERR_SCHEDULE,
+                    "%s: stage '%s' is not a reduction by te_sum, te_prod, te_min_r or te_max_r%s",
+                    fn, st->name, body->kind == IR_REDUCE ? " (custom reducers are not supported)" : "");
   if (!it) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': iter is NULL", fn, st->name);
   if (it->stage != st)
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: iter '%s' belongs to stage '%s', not to '%s'", fn,
@@ -70,7 +72,7 @@ te_status te_rfactor(te_schedule *s, te_tensor *t, te_iter *it, int axis, te_ten
   ir_reducer_kind kind = red->u.reduce->kind;
   ir_analyzer *an = ir_analyzer_new(ctx);
   if (!an || (r = domains(st, an)) != TE_OK) return r ? r : te_last_status(ctx);
-  ir_map *values = sch_iter_values(st);
+  ir_map *values = sch_iter_values(st, an);
   if (!values) return te_last_status(ctx);
 
   /* C_rf: the data axes with it inserted at axis; the other reduce leaves as reduce axes */

@@ -68,7 +68,7 @@ struct te_iter {
   te_stage *stage;
   ir_for_kind kind;   /* annotation of a leaf */
   te_thread_tag tag;  /* IR_FOR_THREAD */
-  te_tail tail;       /* for a split's outer result: how a non-dividing split is handled */
+  te_tail tail;       /* how a non-dividing split of this iter is handled (te_set_tail) */
   int npragmas;
   const char **pragma_keys;
   int64_t *pragma_values;
@@ -144,7 +144,8 @@ void sch_trace_add(te_schedule *, const char *fmt, ...) __attribute__((format(pr
 te_expr *sch_inline_expr(te_schedule *, te_expr *);
 te_expr *sch_stage_source(te_stage *, int value_index, te_expr **cond);
 te_status sch_propagate_domains(te_stage *, ir_analyzer *);
-ir_map *sch_iter_values(te_stage *);
+ir_map *sch_iter_values(te_stage *, ir_analyzer *);
+bool sch_split_shifts(const sch_rel *, ir_analyzer *);
 int sch_split_guards(te_stage *, ir_analyzer *, ir_map *values, bool reduce, te_expr ***out);
 te_expr *sch_subst_roots(te_stage *, ir_map *values, te_expr *e);
 

@@ -207,10 +207,18 @@ te_schedule *te_schedule_new(te_ctx *ctx, int nout, te_tensor *const outs[]) {
   ir_map *seen = ir_map_new(ctx);
   if (!s || !seen) return NULL;
   s->ctx = ctx;
-  s->nout = nout;
-  s->outs = ir_alloc_persistent(ctx, sizeof(te_tensor *) * (size_t)nout);
+  /* every output of a multi-output compute is an output of the schedule */
+  int total = 0;
+  for (int i = 0; i < nout; i++) total += outs[i]->op->nout;
+  s->outs = ir_alloc_persistent(ctx, sizeof(te_tensor *) * (size_t)total);
   if (!s->outs) return NULL;
-  memcpy(s->outs, outs, sizeof(te_tensor *) * (size_t)nout);
+  for (int i = 0; i < nout; i++)
+    for (int k = 0; k < outs[i]->op->nout; k++) {
+      te_tensor *t = outs[i]->op->outputs[k];
+      bool dup = false;
+      for (int j = 0; j < s->nout; j++) dup |= s->outs[j] == t;
+      if (!dup) s->outs[s->nout++] = t;
+    }
   int cap = 0;
   for (int i = 0; i < nout; i++)
     if (!add_op(s, seen, outs[i]->op, &cap, 0)) return NULL;

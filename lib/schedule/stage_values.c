@@ -94,8 +94,15 @@ te_status sch_propagate_domains(te_stage *st, ir_analyzer *an) {
 
 /* ---------------------------------------------------------------- values and guards */
 
+/* True when a split shifts its last tile inwards: asked for with te_set_tail, and the
+   parent is at least one tile long (else the guard stays). */
+bool sch_split_shifts(const sch_rel *r, ir_analyzer *an) {
+  if (r->kind != SCH_REL_SPLIT || r->parent->tail != TE_TAIL_SHIFT_INWARDS) return false;
+  return ir_can_prove(an, ir_binary(IR_GE, r->parent->dom_extent, r->inner->dom_extent));
+}
+
 /* Fills map iter -> value (an expression of the leaf variables) for every iterator. */
-ir_map *sch_iter_values(te_stage *st) {
+ir_map *sch_iter_values(te_stage *st, ir_analyzer *an) {
   te_ctx *ctx = st->sch->ctx;
   ir_map *v = ir_map_new(ctx);
   if (!v) return NULL;
@@ -105,8 +112,11 @@ ir_map *sch_iter_values(te_stage *st) {
     if (r->kind == SCH_REL_SPLIT) {
       te_expr *o = ir_map_get(v, r->outer), *in = ir_map_get(v, r->inner);
       if (!o || !in) continue; /* not reachable: cannot happen for a well-formed stage */
-      te_expr *val = ir_add(ir_add(ir_mul(o, r->inner->dom_extent), in), r->parent->dom_min);
-      ir_map_put(v, r->parent, val);
+      te_expr *start = ir_mul(o, r->inner->dom_extent);
+      /* shift inwards: the last tile starts at extent - tile, recomputing some points */
+      if (sch_split_shifts(r, an))
+        start = ir_min(start, ir_sub(r->parent->dom_extent, r->inner->dom_extent));
+      ir_map_put(v, r->parent, ir_add(ir_add(start, in), r->parent->dom_min));
     } else {
       te_expr *f = ir_map_get(v, r->fused);
       if (!f) continue;
@@ -129,6 +139,7 @@ int sch_split_guards(te_stage *st, ir_analyzer *an, ir_map *values, bool reduce,
   for (int i = 0; i < st->nrel; i++) {
     sch_rel *r = &st->rels[i];
     if (r->kind != SCH_REL_SPLIT || (r->parent->type == SCH_ITER_REDUCE) != reduce) continue;
+    if (sch_split_shifts(r, an)) continue;
     te_expr *covered = ir_mul(r->outer->dom_extent, r->inner->dom_extent);
     if (ir_can_prove(an, ir_binary(IR_EQ, covered, r->parent->dom_extent))) continue;
     te_expr *val = ir_map_get(values, r->parent);

@@ -4,6 +4,7 @@
  * the reduce axes in the body are replaced by new ones, so one te_var may index several computes
  * and the schedule can name an operation's axes by identity.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "sch.h"
@@ -72,6 +73,11 @@ te_tensor *sch_make_output(sch_op *op, te_dtype dtype, int value_index) {
   if (!t) return NULL;
   t->ctx = op->ctx;
   t->name = op->name;
+  if (op->nout > 1) { /* the outputs of a multi-output compute are NAME_v0, NAME_v1, ... */
+    char buf[160];
+    snprintf(buf, sizeof buf, "%s_v%d", op->name, value_index);
+    if (!(t->name = ir_strdup_persistent(op->ctx, buf))) return NULL;
+  }
   t->dtype = dtype;
   t->ndim = op->ndim;
   t->shape = op->shape;

@@ -3,8 +3,8 @@
  *
  * For several workloads (matmul, a producer feeding a reduction, a two-stage stencil, a sum over
  * two axes), random sequences of primitives are applied (split, split_nparts, fuse, reorder,
- * unroll, parallel, vectorize, compute_inline, compute_at, compute_root, cache_read,
- * cache_write, rfactor) with random arguments. A primitive that refuses its arguments is skipped
+ * unroll, parallel, vectorize, shift-inwards tails, compute_inline, compute_at, compute_root,
+ * cache_read, cache_write, rfactor) with random arguments. A primitive that refuses its arguments is skipped
  * (its error cleared): what remains is a legal schedule, which must build and give the default
  * schedule's numbers. Seeded and reproducible; a failure prints the seed and the schedule trace,
  * which te_schedule_replay reproduces.
@@ -34,7 +34,9 @@ static void random_loop_steps(te_stage *st, int nsteps) {
     int n = te_leaf_count(st);
     te_iter *l = te_leaf(st, (int)rnd((uint32_t)n));
     switch (rnd(9)) {
-    case 0:
+    case 0: step(te_set_tail(st, l, TE_TAIL_SHIFT_INWARDS));
+      step(te_split(st, l, 1 + rnd(9), NULL, NULL));
+      break;
     case 1: step(te_split(st, l, 1 + rnd(9), NULL, NULL)); break;
     case 2: step(te_split_nparts(st, l, 1 + rnd(4), NULL, NULL)); break;
     case 3:
@@ -215,7 +217,7 @@ static void sum2_workload(workload *w, int64_t A0, int64_t A1, int64_t A2) {
   tt_fill(w->b[0], 6);
 }
 
-#define CASES 60
+#define CASES 100
 
 Test(random_schedules, matmul) {
   workload w;
