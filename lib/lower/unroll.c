@@ -8,9 +8,10 @@
  * Extents that are not constants (a tail whose length depends on a symbolic size): the loop is
  * unrolled up to a constant upper bound of its extent, found by the analyzer from the enclosing
  * loops and the sizes, with each copy guarded by `if (k < extent)` (as Halide does). Without a
- * constant upper bound the loop cannot be unrolled: that is TE_ERR_SCHEDULE naming the loop,
- * never a silent serial loop (the user asked for unrolling and would not see it missing). So is
- * an extent above LW_UNROLL_MAX copies, which would only make a huge kernel.
+ * constant upper bound: the schedule already refused such loops (ops_to_loops.c checks every
+ * unrolled loop's extent), so what remains is a tail that loop partitioning peeled off with a
+ * symbolic start; it stays a serial loop. An extent above LW_UNROLL_MAX copies is
+ * TE_ERR_SCHEDULE: it would only make a huge kernel.
  */
 #include <inttypes.h>
 
@@ -56,13 +57,12 @@ static ir_stmt *unroll_loop(unroll *u, ir_stmt *loop, ir_stmt *body) {
   if (!ir_is_const_int(IR_FOR_EXTENT(loop), &extent)) {
     ir_const_bound b = ir_const_bound_of(u->an, IR_FOR_EXTENT(loop));
     if (b.max == INT64_MAX) {
-      char *e = ir_expr_to_string(IR_FOR_EXTENT(loop));
-      ir_error(ctx, TE_ERR_SCHEDULE,
-               "te_unroll: loop '%s' has no constant extent (extent %s, with no constant upper "
-               "bound); unroll a loop of constant extent, such as the inner loop of a split",
-               name, e ? e : "?");
-      te_free(e);
-      return NULL;
+      /* The schedule refused unrolled loops without a constant bound (ops_to_loops.c), so this
+         is the tail loop_partition peeled off a bounded loop, whose bound the analyzer cannot
+         see through the tail's symbolic start (e.g. n - i.o*4 for i.o >= n//4). The unrolled
+         main loop is what the user asked for; the remainder stays a loop. */
+      return ir_for(IR_FOR_VAR(loop), IR_FOR_MIN(loop), IR_FOR_EXTENT(loop), IR_FOR_SERIAL,
+                    loop->u.loop.tag, body);
     }
     extent = b.max;
     guard = true;

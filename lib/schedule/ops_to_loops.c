@@ -9,6 +9,7 @@
  * emitted as `if (likely(cond))` around the innermost body; loop partitioning peels them later.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,8 +63,17 @@ static ir_stmt *guard(nest *n, int ng, te_expr *const g[], ir_stmt *body) {
 
 static ir_stmt *make_for(nest *n, te_iter *it, ir_stmt *body) {
   if (!body) return NULL;
-  ir_stmt *s = ir_for(it->var, it->dom_min, ir_simplify(n->an, it->dom_extent), it->kind, it->tag,
-                      body);
+  te_expr *ext = ir_simplify(n->an, it->dom_extent);
+  if (it->kind == IR_FOR_UNROLLED && ir_const_bound_of(n->an, ext).max == INT64_MAX) {
+    char *e = ir_expr_to_string(ext);
+    ir_error(n->ctx, TE_ERR_SCHEDULE,
+             "te_unroll: stage '%s': loop '%s' has no constant extent (extent %s, with no constant "
+             "upper bound); unroll a loop of constant extent, such as the inner loop of a split",
+             it->stage->name, it->name, e ? e : "?");
+    te_free(e);
+    return NULL;
+  }
+  ir_stmt *s = ir_for(it->var, it->dom_min, ext, it->kind, it->tag, body);
   for (int i = it->npragmas - 1; i >= 0 && s; i--) {
     char key[96];
     snprintf(key, sizeof key, "pragma_%s", it->pragma_keys[i]);

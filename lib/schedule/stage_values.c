@@ -98,6 +98,15 @@ te_status sch_propagate_domains(te_stage *st, ir_analyzer *an) {
    parent is at least one tile long (else the guard stays). */
 bool sch_split_shifts(const sch_rel *r, ir_analyzer *an) {
   if (r->kind != SCH_REL_SPLIT || r->parent->tail != TE_TAIL_SHIFT_INWARDS) return false;
+  /* Recomputing a point is harmless only when the whole computation of the point is redone:
+     in a reduction, every data loop must enclose all the reduce loops (init and update are then
+     both repeated). Otherwise the guard stays. */
+  te_stage *st = r->parent->stage;
+  bool seen_reduce = false;
+  for (int j = 0; j < st->nleaf && st->op->nreduce > 0; j++) {
+    if (st->leaf[j]->type == SCH_ITER_REDUCE) seen_reduce = true;
+    else if (seen_reduce) return false;
+  }
   return ir_can_prove(an, ir_binary(IR_GE, r->parent->dom_extent, r->inner->dom_extent));
 }
 
