@@ -54,9 +54,13 @@ static bool check_arg(te_ctx *ctx, const ir_intrin_info *in, te_expr *a) {
 
 te_expr *te_call(te_ctx *ctx, const char *fn, int n, te_expr *const args[]) {
   if (!ctx) return NULL;
+  if (!fn) {
+    ir_error(ctx, TE_ERR_INVALID_ARG, "te_call: function name is NULL");
+    return NULL;
+  }
   int id = ir_intrin_lookup(fn);
   if (id < 0 || (ir_intrin_table[id].flags & IR_INTRIN_INTERNAL)) {
-    ir_error(ctx, TE_ERR_NOT_FOUND, "te_call: unknown function '%s'", fn ? fn : "(null)");
+    ir_error(ctx, TE_ERR_NOT_FOUND, "te_call: unknown function '%s'", fn);
     return NULL;
   }
   const ir_intrin_info *in = &ir_intrin_table[id];

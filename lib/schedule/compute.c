@@ -92,8 +92,10 @@ static te_expr *freshen_reduce(te_ctx *ctx, te_expr *body, int ndim, te_expr *co
   te_expr **t = ir_alloc(ctx, sizeof(te_expr *) * (size_t)n);
   ir_reduce *nr = ir_alloc(ctx, sizeof *nr);
   if (!f || !t || !nr) return NULL;
-  memcpy(f, from, sizeof(te_expr *) * (size_t)ndim);
-  memcpy(t, to, sizeof(te_expr *) * (size_t)ndim);
+  if (ndim > 0) { /* a full reduction to a 0-d tensor has no vars (from may be NULL) */
+    memcpy(f, from, sizeof(te_expr *) * (size_t)ndim);
+    memcpy(t, to, sizeof(te_expr *) * (size_t)ndim);
+  }
   *nr = *r;
   nr->axes = ir_alloc(ctx, sizeof(te_expr *) * (size_t)r->naxes);
   if (!nr->axes) return NULL;
