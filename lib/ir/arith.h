@@ -49,7 +49,8 @@ ir_modular ir_modular_of(ir_analyzer *, te_expr *);
 /* Simplify to a canonical form; value-preserving and idempotent. Returns NULL only on failure. */
 te_expr *ir_simplify(ir_analyzer *, te_expr *);
 /* Simplify a statement: binds loop and let variables while descending, folds constant
-   conditions, drops empty loops and no-op stores. */
+   conditions, drops empty loops and no-op stores. NULL with no error on the context: nothing
+   is left (the generic mutator's "no statement"). */
 ir_stmt *ir_simplify_stmt(ir_analyzer *, ir_stmt *);
 /* True when cond (bool) is provably true under the current bindings. */
 bool ir_can_prove(ir_analyzer *, te_expr *cond);

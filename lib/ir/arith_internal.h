@@ -56,9 +56,9 @@ static inline bool ir_arith_index(te_dtype t) { return ir_arith_sint(t) && t.bit
 typedef struct ir_simp {
   ir_analyzer *an;
   te_ctx *ctx;
-  ir_map *memo;   /* expr -> simplified expr, for this ir_simplify call */
-  ir_map *lead;   /* expr -> lowest variable id + 1 (term ordering cache) */
-  ir_map *sym;    /* difference -> ir_const_bound * from symbolic ranges (simplify_cmp.c) */
+  ir_map *memo; /* expr -> simplified expr, for this ir_simplify call */
+  ir_map *lead; /* expr -> lowest variable id + 1 (term ordering cache) */
+  ir_map *sym;  /* difference -> ir_const_bound * from symbolic ranges (simplify_cmp.c) */
 } ir_simp;
 
 /* Simplify e (recursive entry with memo). NULL on failure. */

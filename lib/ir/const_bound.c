@@ -24,30 +24,38 @@ typedef struct bound_entry {
 /* ---------------------------------------------------------------- integer helpers */
 
 int64_t ir_sat_add(int64_t a, int64_t b) {
-  if (a == NEG || b == NEG) return NEG;
-  if (a == POS || b == POS) return POS;
+  if (a == NEG || b == NEG)
+    return NEG;
+  if (a == POS || b == POS)
+    return POS;
   int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return a > 0 ? POS : NEG;
+  if (__builtin_add_overflow(a, b, &r))
+    return a > 0 ? POS : NEG;
   return r == NEG ? NEG : r;
 }
 
 int64_t ir_sat_mul(int64_t a, int64_t b) {
-  if (a == 0 || b == 0) return 0;
+  if (a == 0 || b == 0)
+    return 0;
   bool neg = (a < 0) != (b < 0);
-  if (a == NEG || a == POS || b == NEG || b == POS) return neg ? NEG : POS;
+  if (a == NEG || a == POS || b == NEG || b == POS)
+    return neg ? NEG : POS;
   int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) return neg ? NEG : POS;
+  if (__builtin_mul_overflow(a, b, &r))
+    return neg ? NEG : POS;
   return r;
 }
 
 int64_t ir_floordiv64(int64_t a, int64_t b) {
-  if (b == -1) return (int64_t)(0 - (uint64_t)a);
+  if (b == -1)
+    return (int64_t)(0 - (uint64_t)a);
   int64_t q = a / b, r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
 }
 
 int64_t ir_floormod64(int64_t a, int64_t b) {
-  if (b == -1) return 0;
+  if (b == -1)
+    return 0;
   int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
@@ -71,31 +79,37 @@ static bnd neg_bnd(bnd a) { return (bnd){neg_end(a.max), neg_end(a.min)}; }
 static bnd join(bnd a, bnd b) { return (bnd){min64(a.min, b.min), max64(a.max, b.max)}; }
 
 ir_const_bound ir_dtype_bound(te_dtype t) {
-  if (t.code == kDLUInt && t.bits == 1) return (bnd){0, 1};
+  if (t.code == kDLUInt && t.bits == 1)
+    return (bnd){0, 1};
   if (t.code == kDLInt && t.bits < 64) {
     int64_t h = ((int64_t)1 << (t.bits - 1)) - 1;
     return (bnd){-h - 1, h};
   }
-  if (t.code == kDLUInt && t.bits < 64) return (bnd){0, (int64_t)(((uint64_t)1 << t.bits) - 1)};
+  if (t.code == kDLUInt && t.bits < 64)
+    return (bnd){0, (int64_t)(((uint64_t)1 << t.bits) - 1)};
   return full();
 }
 
 /* ---------------------------------------------------------------- interval operations */
 
-static bnd add_bnd(bnd a, bnd b) { return (bnd){ir_sat_add(a.min, b.min), ir_sat_add(a.max, b.max)}; }
+static bnd add_bnd(bnd a, bnd b) {
+  return (bnd){ir_sat_add(a.min, b.min), ir_sat_add(a.max, b.max)};
+}
 static bnd sub_bnd(bnd a, bnd b) { return add_bnd(a, neg_bnd(b)); }
 
 static bnd mul_bnd(bnd a, bnd b) {
   int64_t p[4] = {ir_sat_mul(a.min, b.min), ir_sat_mul(a.min, b.max), ir_sat_mul(a.max, b.min),
                   ir_sat_mul(a.max, b.max)};
   bnd r = {p[0], p[0]};
-  for (int i = 1; i < 4; i++) r = join(r, point(p[i]));
+  for (int i = 1; i < 4; i++)
+    r = join(r, point(p[i]));
   return r;
 }
 
 /* floor(x / y) for finite x and 0 < y <= +inf. */
 static int64_t fdiv_end(int64_t x, int64_t y) {
-  if (y == POS) return x >= 0 ? 0 : -1;
+  if (y == POS)
+    return x >= 0 ? 0 : -1;
   return ir_floordiv64(x, y);
 }
 
@@ -108,29 +122,39 @@ static bnd div_pos(bnd a, bnd b) {
 }
 
 static bnd floordiv_bnd(bnd a, bnd b) {
-  if (b.min == 0) b.min = 1; /* division by zero is undefined: ignore that divisor */
-  if (b.max == 0) b.max = -1;
-  if (b.min > b.max) return full();
-  if (b.min > 0) return div_pos(a, b);
-  if (b.max < 0) return div_pos(neg_bnd(a), neg_bnd(b)); /* a // b == (-a) // (-b) */
+  if (b.min == 0)
+    b.min = 1; /* division by zero is undefined: ignore that divisor */
+  if (b.max == 0)
+    b.max = -1;
+  if (b.min > b.max)
+    return full();
+  if (b.min > 0)
+    return div_pos(a, b);
+  if (b.max < 0)
+    return div_pos(neg_bnd(a), neg_bnd(b)); /* a // b == (-a) // (-b) */
   return join(div_pos(a, (bnd){1, b.max}), div_pos(neg_bnd(a), (bnd){1, neg_end(b.min)}));
 }
 
 static bnd floormod_bnd(bnd a, bnd b) {
-  if (b.min == 0) b.min = 1;
-  if (b.max == 0) b.max = -1;
-  if (b.min > b.max) return full();
+  if (b.min == 0)
+    b.min = 1;
+  if (b.max == 0)
+    b.max = -1;
+  if (b.min > b.max)
+    return full();
   if (b.min == b.max && b.min != NEG && b.min != POS && a.min != NEG && a.max != POS &&
       ir_floordiv64(a.min, b.min) == ir_floordiv64(a.max, b.min))
     return (bnd){ir_floormod64(a.min, b.min), ir_floormod64(a.max, b.min)};
   if (b.min > 0) {
     bnd r = {0, b.max == POS ? POS : b.max - 1};
-    if (a.min >= 0) r.max = min64(r.max, a.max);
+    if (a.min >= 0)
+      r.max = min64(r.max, a.max);
     return r;
   }
   if (b.max < 0) {
     bnd r = {b.min == NEG ? NEG : b.min + 1, 0};
-    if (a.max <= 0) r.min = max64(r.min, a.min);
+    if (a.max <= 0)
+      r.min = max64(r.min, a.min);
     return r;
   }
   return (bnd){b.min == NEG ? NEG : b.min + 1, b.max == POS ? POS : b.max - 1};
@@ -139,17 +163,21 @@ static bnd floormod_bnd(bnd a, bnd b) {
 static int64_t max_abs(bnd a) { return max64(neg_end(a.min), a.max); }
 
 static bnd truncdiv_bnd(bnd a, bnd b) {
-  if (a.min >= 0 && b.min >= 0) return floordiv_bnd(a, b);
+  if (a.min >= 0 && b.min >= 0)
+    return floordiv_bnd(a, b);
   int64_t m = max_abs(a);
   return (bnd){neg_end(m), m};
 }
 
 static bnd truncmod_bnd(bnd a, bnd b) {
-  if (a.min >= 0 && b.min > 0) return floormod_bnd(a, b);
+  if (a.min >= 0 && b.min > 0)
+    return floormod_bnd(a, b);
   int64_t m = max_abs(b);
   m = m == POS ? POS : m - 1;
-  if (a.min >= 0) return (bnd){0, min64(m, a.max)};
-  if (a.max <= 0) return (bnd){max64(neg_end(m), a.min), 0};
+  if (a.min >= 0)
+    return (bnd){0, min64(m, a.max)};
+  if (a.max <= 0)
+    return (bnd){max64(neg_end(m), a.min), 0};
   return (bnd){neg_end(m), m};
 }
 
@@ -159,7 +187,8 @@ static bnd bound_of(ir_analyzer *an, te_expr *e);
 
 static bnd var_bound(ir_analyzer *an, te_expr *v) {
   const ir_binding *b = ir_map_get(an->vars, v);
-  if (b && b->value) return bound_of(an, b->value);
+  if (b && b->value)
+    return bound_of(an, b->value);
   bnd r = full();
   te_expr *min = b ? b->min : NULL, *ext = b ? b->extent : NULL;
   if (!min && v->u.var.kind == IR_VAR_REDUCE) {
@@ -171,8 +200,10 @@ static bnd var_bound(ir_analyzer *an, te_expr *v) {
     r.min = lo.min;
     r.max = ir_sat_add(lo.max, ir_sat_add(ex.max, -1));
   }
-  if (b && b->positive) r.min = max64(r.min, 1);
-  if (r.min > r.max) r = full(); /* an empty range: nothing is known */
+  if (b && b->positive)
+    r.min = max64(r.min, 1);
+  if (r.min > r.max)
+    r = full(); /* an empty range: nothing is known */
   return r;
 }
 
@@ -188,8 +219,10 @@ static bnd let_bound(ir_analyzer *an, te_expr *e) {
 static bnd call_bound(ir_analyzer *an, te_expr *e) {
   if (e->u.call == IR_INTRIN_ABS && e->nargs == 1) {
     bnd a = bound_of(an, e->args[0]);
-    if (a.min >= 0) return a;
-    if (a.max <= 0) return neg_bnd(a);
+    if (a.min >= 0)
+      return a;
+    if (a.max <= 0)
+      return neg_bnd(a);
     return (bnd){0, max_abs(a)};
   }
   return ir_dtype_bound(e->dtype);
@@ -204,7 +237,8 @@ static bnd ramp_bound(ir_analyzer *an, te_expr *e) {
 static bnd cast_bound(ir_analyzer *an, te_expr *e) {
   te_dtype from = e->args[0]->dtype;
   bnd to = ir_dtype_bound(e->dtype);
-  if (!ir_is_intlike(from) || (from.code == kDLUInt && from.bits == 64)) return to;
+  if (!ir_is_intlike(from) || (from.code == kDLUInt && from.bits == 64))
+    return to;
   bnd a = bound_of(an, e->args[0]);
   return (a.min >= to.min && a.max <= to.max) ? a : to;
 }
@@ -212,48 +246,67 @@ static bnd cast_bound(ir_analyzer *an, te_expr *e) {
 static bnd compute(ir_analyzer *an, te_expr *e) {
   te_expr **x = e->args;
   switch ((ir_expr_kind)e->kind) {
-    case IR_INT: return point(e->u.i);
-    case IR_VAR: return var_bound(an, e);
-    case IR_ADD: return add_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
-    case IR_SUB: return sub_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
-    case IR_MUL: return mul_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
-    case IR_FLOORDIV: return floordiv_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
-    case IR_FLOORMOD: return floormod_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
-    case IR_TRUNCDIV: return truncdiv_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
-    case IR_TRUNCMOD: return truncmod_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
-    case IR_MIN: {
-      bnd a = bound_of(an, x[0]), b = bound_of(an, x[1]);
-      return (bnd){min64(a.min, b.min), min64(a.max, b.max)};
-    }
-    case IR_MAX: {
-      bnd a = bound_of(an, x[0]), b = bound_of(an, x[1]);
-      return (bnd){max64(a.min, b.min), max64(a.max, b.max)};
-    }
-    case IR_SELECT: return join(bound_of(an, x[1]), bound_of(an, x[2]));
-    case IR_CAST: return cast_bound(an, e);
-    case IR_LET: return let_bound(an, e);
-    case IR_CALL: return call_bound(an, e);
-    case IR_BROADCAST: return bound_of(an, x[0]);
-    case IR_RAMP: return ramp_bound(an, e);
-    default: return ir_dtype_bound(e->dtype); /* loads, accesses, reductions, booleans */
+  case IR_INT:
+    return point(e->u.i);
+  case IR_VAR:
+    return var_bound(an, e);
+  case IR_ADD:
+    return add_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
+  case IR_SUB:
+    return sub_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
+  case IR_MUL:
+    return mul_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
+  case IR_FLOORDIV:
+    return floordiv_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
+  case IR_FLOORMOD:
+    return floormod_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
+  case IR_TRUNCDIV:
+    return truncdiv_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
+  case IR_TRUNCMOD:
+    return truncmod_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
+  case IR_MIN: {
+    bnd a = bound_of(an, x[0]), b = bound_of(an, x[1]);
+    return (bnd){min64(a.min, b.min), min64(a.max, b.max)};
+  }
+  case IR_MAX: {
+    bnd a = bound_of(an, x[0]), b = bound_of(an, x[1]);
+    return (bnd){max64(a.min, b.min), max64(a.max, b.max)};
+  }
+  case IR_SELECT:
+    return join(bound_of(an, x[1]), bound_of(an, x[2]));
+  case IR_CAST:
+    return cast_bound(an, e);
+  case IR_LET:
+    return let_bound(an, e);
+  case IR_CALL:
+    return call_bound(an, e);
+  case IR_BROADCAST:
+    return bound_of(an, x[0]);
+  case IR_RAMP:
+    return ramp_bound(an, e);
+  default:
+    return ir_dtype_bound(e->dtype); /* loads, accesses, reductions, booleans */
   }
 }
 
-static bool boundable(te_dtype t) {
-  return t.code == kDLInt || (t.code == kDLUInt && t.bits < 64);
-}
+static bool boundable(te_dtype t) { return t.code == kDLInt || (t.code == kDLUInt && t.bits < 64); }
 
 static bnd bound_of(ir_analyzer *an, te_expr *e) {
-  if (!e || !boundable(e->dtype)) return full();
-  if (e->kind == IR_INT) return point(e->u.i);
+  if (!e || !boundable(e->dtype))
+    return full();
+  if (e->kind == IR_INT)
+    return point(e->u.i);
   bnd type = ir_dtype_bound(e->dtype);
-  if (an->depth > 48) return type;
+  if (an->depth > 48)
+    return type;
   bound_entry *ent = e->nargs ? ir_map_get(an->bound_cache, e) : NULL;
-  if (ent && ent->gen == an->gen) return ent->b;
+  if (ent && ent->gen == an->gen)
+    return ent->b;
   an->depth++;
   bnd r = compute(an, e);
   an->depth--;
-  if (r.min < type.min || r.max > type.max || r.min > r.max) r = type;
+  if (r.min < type.min || r.max > type.max || r.min > r.max)
+    r = type;
   if (e->nargs) {
     if (!ent && (ent = ir_alloc(an->ctx, sizeof *ent)) && !ir_map_put(an->bound_cache, e, ent))
       ent = NULL;
@@ -266,13 +319,16 @@ static bnd bound_of(ir_analyzer *an, te_expr *e) {
 }
 
 ir_const_bound ir_const_bound_raw(ir_analyzer *an, te_expr *e) {
-  if (!an || !e) return full();
+  if (!an || !e)
+    return full();
   return bound_of(an, e);
 }
 
 ir_const_bound ir_const_bound_of(ir_analyzer *an, te_expr *e) {
-  if (!an || !e) return full();
+  if (!an || !e)
+    return full();
   bnd b = bound_of(an, e);
-  if (b.min == NEG || b.max == POS) b = ir_sym_tighten(an, e, b);
+  if (b.min == NEG || b.max == POS)
+    b = ir_sym_tighten(an, e, b);
   return b;
 }

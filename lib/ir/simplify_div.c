@@ -16,9 +16,11 @@
 /* v reduced modulo c to the representative nearest 0, when |v| >= c: x*33 % 32 -> x % 32,
    (x + 35) % 32 -> (x + 3) % 32, but (x + 5) % 7 stays. */
 static int64_t balanced(int64_t v, int64_t c) {
-  if (v > -c && v < c) return v;
+  if (v > -c && v < c)
+    return v;
   int64_t r = ir_floormod64(v, c);
-  if (r > c / 2) r -= c;
+  if (r > c / 2)
+    r -= c;
   int64_t ar = r < 0 ? -r : r;
   return (v != INT64_MIN && ar < (v < 0 ? -v : v)) ? r : v;
 }
@@ -26,7 +28,8 @@ static int64_t balanced(int64_t v, int64_t c) {
 /* The bound of e, when it lies in one period of c: its index k. */
 static bool one_period(ir_simp *s, te_expr *e, int64_t c, int64_t *k) {
   ir_const_bound b = ir_const_bound_raw(s->an, e);
-  if (b.min == IR_NEG_INF || b.max == IR_POS_INF) return false;
+  if (b.min == IR_NEG_INF || b.max == IR_POS_INF)
+    return false;
   *k = ir_floordiv64(b.min, c);
   return *k == ir_floordiv64(b.max, c);
 }
@@ -53,12 +56,15 @@ static te_expr *div_const(ir_simp *s, te_expr *a, int64_t c) {
   te_expr *res = NULL;
   if (R.n > 0) {
     int64_t g = c;
-    for (int i = 0; i < R.n; i++) g = ir_gcd64(g, R.m[i].coeff);
-    for (int i = 0; i < R.n; i++) R.m[i].coeff /= g;
+    for (int i = 0; i < R.n; i++)
+      g = ir_gcd64(g, R.m[i].coeff);
+    for (int i = 0; i < R.n; i++)
+      R.m[i].coeff /= g;
     R.c = r0 / g; /* the rest of r0 never reaches the next multiple of c */
     int64_t c2 = c / g, k;
     te_expr *rest = ir_lin_to_expr(s, &R);
-    if (!rest) goto done;
+    if (!rest)
+      goto done;
     if (one_period(s, rest, c2, &k))
       Q.c += k;
     else
@@ -83,20 +89,25 @@ static te_expr *mod_const(ir_simp *s, te_expr *a, int64_t c) {
   R.oom = L.oom;
   for (int i = 0; i < L.n; i++) {
     int64_t k2 = balanced(L.m[i].coeff, c);
-    if (k2 != 0) ir_lin_push(&R, L.m[i].term, k2);
+    if (k2 != 0)
+      ir_lin_push(&R, L.m[i].term, k2);
   }
   R.c = balanced(L.c, c);
   te_expr *res = NULL, *rest = NULL;
   int64_t g = c;
-  for (int i = 0; i < R.n; i++) g = ir_gcd64(g, R.m[i].coeff);
+  for (int i = 0; i < R.n; i++)
+    g = ir_gcd64(g, R.m[i].coeff);
   int64_t r1 = R.n > 0 && g > 1 ? ir_floormod64(R.c, g) : 0;
   if (r1 != 0) { /* (g*T + r1) % c == (g*T) % c + r1 for 0 <= r1 < g, g | c */
     R.c -= r1;
     rest = ir_lin_to_expr(s, &R);
-    res = rest ? ir_simp_sum(s, IR_ADD, ir_simp_floormod(s, rest, ir_i64(s->ctx, c)), ir_i64(s->ctx, r1)) : NULL;
+    res = rest ? ir_simp_sum(s, IR_ADD, ir_simp_floormod(s, rest, ir_i64(s->ctx, c)),
+                             ir_i64(s->ctx, r1))
+               : NULL;
     goto done;
   }
-  if (!(rest = ir_lin_to_expr(s, &R))) goto done;
+  if (!(rest = ir_lin_to_expr(s, &R)))
+    goto done;
   if (rest->kind == IR_INT) {
     res = ir_i64(s->ctx, ir_floormod64(rest->u.i, c));
   } else if (one_period(s, rest, c, &k)) {
@@ -117,37 +128,52 @@ done:
 
 /* 0 <= a < b by bounds (then a // b == 0 and a % b == a). */
 static bool below(ir_simp *s, te_expr *a, te_expr *b) {
-  if (!ir_arith_sint(a->dtype)) return false;
+  if (!ir_arith_sint(a->dtype))
+    return false;
   ir_const_bound ba = ir_const_bound_raw(s->an, a), bb = ir_const_bound_raw(s->an, b);
   return ba.min >= 0 && bb.min > 0 && ba.max < bb.min;
 }
 
 te_expr *ir_simp_floordiv(ir_simp *s, te_expr *a, te_expr *b) {
-  if (!a || !b) return NULL;
+  if (!a || !b)
+    return NULL;
   te_expr *r = ir_fold_binary(s->ctx, IR_FLOORDIV, a, b);
-  if (r) return r;
+  if (r)
+    return r;
   int64_t c;
   if (ir_is_const_int(b, &c)) {
-    if (c == 1) return a;
-    if (ir_arith_index(a->dtype) && c == -1) return ir_simp_sum(s, IR_SUB, ir_i64(s->ctx, 0), a);
-    if (ir_arith_index(a->dtype) && c > 0) return div_const(s, a, c);
+    if (c == 1)
+      return a;
+    if (ir_arith_index(a->dtype) && c == -1)
+      return ir_simp_sum(s, IR_SUB, ir_i64(s->ctx, 0), a);
+    if (ir_arith_index(a->dtype) && c > 0)
+      return div_const(s, a, c);
   }
-  if (a == b) return ir_const_like(s->ctx, a->dtype, 1);
-  if (ir_is_const_value(a, 0)) return a;
-  if (below(s, a, b)) return ir_int(s->ctx, a->dtype, 0);
+  if (a == b)
+    return ir_const_like(s->ctx, a->dtype, 1);
+  if (ir_is_const_value(a, 0))
+    return a;
+  if (below(s, a, b))
+    return ir_int(s->ctx, a->dtype, 0);
   return ir_floordiv(a, b);
 }
 
 te_expr *ir_simp_floormod(ir_simp *s, te_expr *a, te_expr *b) {
-  if (!a || !b) return NULL;
+  if (!a || !b)
+    return NULL;
   te_expr *r = ir_fold_binary(s->ctx, IR_FLOORMOD, a, b);
-  if (r) return r;
+  if (r)
+    return r;
   int64_t c;
   if (ir_is_const_int(b, &c)) {
-    if (c == 1 || (c == -1 && a->dtype.code == kDLInt)) return ir_int(s->ctx, a->dtype, 0);
-    if (ir_arith_index(a->dtype) && c > 0) return mod_const(s, a, c);
+    if (c == 1 || (c == -1 && a->dtype.code == kDLInt))
+      return ir_int(s->ctx, a->dtype, 0);
+    if (ir_arith_index(a->dtype) && c > 0)
+      return mod_const(s, a, c);
   }
-  if (a == b || ir_is_const_value(a, 0)) return ir_const_like(s->ctx, a->dtype, 0);
-  if (below(s, a, b)) return a;
+  if (a == b || ir_is_const_value(a, 0))
+    return ir_const_like(s->ctx, a->dtype, 0);
+  if (below(s, a, b))
+    return a;
   return ir_floormod(a, b);
 }

@@ -36,15 +36,19 @@ static ir_stmt *simp_for(ir_mutator *m, ir_stmt *s) {
   ir_analyzer *an = m->data;
   te_expr *var = IR_FOR_VAR(s), *min = ir_simplify(an, IR_FOR_MIN(s));
   te_expr *ext = ir_simplify(an, IR_FOR_EXTENT(s));
-  if (!min || !ext) return NULL;
-  if (ir_const_bound_of(an, ext).max <= 0) return NULL;
+  if (!min || !ext)
+    return NULL;
+  if (ir_const_bound_of(an, ext).max <= 0)
+    return NULL;
   if (ir_is_const_value(ext, 1) && s->u.loop.kind != IR_FOR_THREAD) {
     ir_stmt *body = ir_substitute_stmt(m->ctx, IR_FOR_BODY(s), 1, &var, &min);
     return body ? simp_stmt(m, body) : NULL;
   }
   ir_stmt *body = in_scope(m, var, min, ext, NULL, IR_FOR_BODY(s));
-  if (!body) return NULL;
-  if (body == IR_FOR_BODY(s) && min == IR_FOR_MIN(s) && ext == IR_FOR_EXTENT(s)) return s;
+  if (!body)
+    return NULL;
+  if (body == IR_FOR_BODY(s) && min == IR_FOR_MIN(s) && ext == IR_FOR_EXTENT(s))
+    return s;
   te_expr *ex[3] = {var, min, ext};
   return ir_stmt_with_children(m->ctx, s, ex, &body);
 }
@@ -52,15 +56,19 @@ static ir_stmt *simp_for(ir_mutator *m, ir_stmt *s) {
 static ir_stmt *simp_let(ir_mutator *m, ir_stmt *s) {
   te_expr *var = s->exprs[0], *value = ir_simplify(m->data, s->exprs[1]);
   ir_stmt *body = s->stmts[0];
-  if (!value) return NULL;
-  if (!ir_stmt_uses(body, var)) return simp_stmt(m, body);
+  if (!value)
+    return NULL;
+  if (!ir_stmt_uses(body, var))
+    return simp_stmt(m, body);
   if (is_const(value) || value->kind == IR_VAR) {
     body = ir_substitute_stmt(m->ctx, body, 1, &var, &value);
     return body ? simp_stmt(m, body) : NULL;
   }
   ir_stmt *nb = in_scope(m, var, NULL, NULL, value, body);
-  if (!nb) return NULL;
-  if (nb == body && value == s->exprs[1]) return s;
+  if (!nb)
+    return NULL;
+  if (nb == body && value == s->exprs[1])
+    return s;
   te_expr *ex[2] = {var, value};
   return ir_stmt_with_children(m->ctx, s, ex, &nb);
 }
@@ -68,31 +76,42 @@ static ir_stmt *simp_let(ir_mutator *m, ir_stmt *s) {
 static ir_stmt *simp_if(ir_mutator *m, ir_stmt *s) {
   te_expr *cond = ir_simplify(m->data, s->exprs[0]);
   ir_stmt *else_s = s->nstmts > 1 ? s->stmts[1] : NULL;
-  if (!cond) return NULL;
-  if (ir_is_const_value(cond, 1)) return simp_stmt(m, s->stmts[0]);
-  if (ir_is_const_value(cond, 0)) return else_s ? simp_stmt(m, else_s) : NULL;
+  if (!cond)
+    return NULL;
+  if (ir_is_const_value(cond, 1))
+    return simp_stmt(m, s->stmts[0]);
+  if (ir_is_const_value(cond, 0))
+    return else_s ? simp_stmt(m, else_s) : NULL;
   ir_stmt *t = simp_stmt(m, s->stmts[0]);
-  if (!t && ir_failed(m->ctx)) return NULL;
+  if (!t && ir_failed(m->ctx))
+    return NULL;
   ir_stmt *f = else_s ? simp_stmt(m, else_s) : NULL;
-  if (!f && ir_failed(m->ctx)) return NULL;
-  if (!t && !f) return NULL;
-  if (!t) return ir_if(ir_simplify(m->data, ir_not(cond)), f, NULL);
-  if (cond == s->exprs[0] && t == s->stmts[0] && f == else_s) return s;
+  if (!f && ir_failed(m->ctx))
+    return NULL;
+  if (!t && !f)
+    return NULL;
+  if (!t)
+    return ir_if(ir_simplify(m->data, ir_not(cond)), f, NULL);
+  if (cond == s->exprs[0] && t == s->stmts[0] && f == else_s)
+    return s;
   return ir_if(cond, t, f);
 }
 
 static ir_stmt *simp_evaluate(ir_mutator *m, ir_stmt *s) {
   te_expr *v = ir_simplify(m->data, s->exprs[0]);
-  if (!v || is_const(v)) return NULL;
+  if (!v || is_const(v))
+    return NULL;
   return v == s->exprs[0] ? s : ir_evaluate(v);
 }
 
 static ir_stmt *simp_store(ir_mutator *m, ir_stmt *s) {
   te_expr *value = ir_simplify(m->data, s->exprs[0]), *index = ir_simplify(m->data, s->exprs[1]);
-  if (!value || !index) return NULL;
+  if (!value || !index)
+    return NULL;
   if (value->kind == IR_LOAD && value->u.buffer == s->u.buffer && value->args[0] == index)
     return NULL; /* A[i] = A[i] */
-  if (value == s->exprs[0] && index == s->exprs[1]) return s;
+  if (value == s->exprs[0] && index == s->exprs[1])
+    return s;
   return ir_store(s->u.buffer, value, index);
 }
 
@@ -100,11 +119,13 @@ static ir_stmt *simp_store(ir_mutator *m, ir_stmt *s) {
 static ir_stmt *simp_seq(ir_mutator *m, ir_stmt *s) {
   ir_stmt *small[8], **out = small;
   int n = (int)s->nstmts;
-  if (n > 8 && !(out = ir_alloc(m->ctx, (size_t)n * sizeof *out))) return NULL;
+  if (n > 8 && !(out = ir_alloc(m->ctx, (size_t)n * sizeof *out)))
+    return NULL;
   bool changed = false;
   for (int i = 0; i < n; i++) {
     out[i] = simp_stmt(m, s->stmts[i]);
-    if (!out[i] && ir_failed(m->ctx)) return NULL;
+    if (!out[i] && ir_failed(m->ctx))
+      return NULL;
     changed |= out[i] != s->stmts[i] || (out[i] && out[i]->kind == IR_S_SEQ);
   }
   return changed ? ir_seq(m->ctx, n, out) : s;
@@ -112,17 +133,21 @@ static ir_stmt *simp_seq(ir_mutator *m, ir_stmt *s) {
 
 static ir_stmt *simp_assert(ir_mutator *m, ir_stmt *s) {
   te_expr *cond = ir_simplify(m->data, s->exprs[0]);
-  if (!cond) return NULL;
-  if (ir_is_const_value(cond, 1)) return simp_stmt(m, s->stmts[0]);
+  if (!cond)
+    return NULL;
+  if (ir_is_const_value(cond, 1))
+    return simp_stmt(m, s->stmts[0]);
   return ir_mutate_stmt_children(m, s);
 }
 
 ir_stmt *ir_simplify_stmt(ir_analyzer *an, ir_stmt *s) {
-  if (!an || !s) return NULL;
+  if (!an || !s)
+    return NULL;
   ir_mutator m = {0};
   m.ctx = an->ctx;
   m.data = an;
-  for (int k = 0; k < IR_EXPR_COUNT; k++) m.expr[k] = simp_expr;
+  for (int k = 0; k < IR_EXPR_COUNT; k++)
+    m.expr[k] = simp_expr;
   m.stmt[IR_S_FOR] = simp_for;
   m.stmt[IR_S_LET_STMT] = simp_let;
   m.stmt[IR_S_IF] = simp_if;

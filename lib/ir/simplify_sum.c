@@ -17,9 +17,11 @@
 #include "arith_internal.h"
 
 static int64_t wrap(te_dtype t, int64_t v) {
-  if (t.bits >= 64) return v;
+  if (t.bits >= 64)
+    return v;
   uint64_t mask = ((uint64_t)1 << t.bits) - 1, u = (uint64_t)v & mask;
-  if ((u >> (t.bits - 1)) & 1) u |= ~mask;
+  if ((u >> (t.bits - 1)) & 1)
+    u |= ~mask;
   return (int64_t)u;
 }
 
@@ -78,11 +80,13 @@ static void collect_atoms(atoms *at, te_expr *e) {
    descending order, so sizes made before loop variables come last (i*n), multiplied left to
    right. */
 static te_expr *product(ir_simp *s, te_expr *x, te_expr *y) {
-  if (!x || !y) return x ? x : y;
+  if (!x || !y)
+    return x ? x : y;
   atoms at = {0};
   collect_atoms(&at, x);
   collect_atoms(&at, y);
-  if (at.overflow) return ir_mul(x, y);
+  if (at.overflow)
+    return ir_mul(x, y);
   for (int i = 1; i < at.n; i++) /* insertion sort: products are short */
     for (int j = i; j > 0 && ir_simp_order(s, at.a[j - 1], at.a[j]) < 0; j--) {
       te_expr *t = at.a[j];
@@ -90,28 +94,35 @@ static te_expr *product(ir_simp *s, te_expr *x, te_expr *y) {
       at.a[j - 1] = t;
     }
   te_expr *r = at.a[0];
-  for (int i = 1; i < at.n; i++) r = ir_mul(r, at.a[i]);
+  for (int i = 1; i < at.n; i++)
+    r = ir_mul(r, at.a[i]);
   return r;
 }
 
 void ir_lin_add(ir_simp *s, ir_lin *l, te_expr *e, int64_t scale) {
   int64_t c;
   switch ((ir_expr_kind)e->kind) {
-    case IR_INT: l->c = addw(l->c, mulw(e->u.i, scale)); return;
-    case IR_ADD:
-      ir_lin_add(s, l, e->args[0], scale);
-      ir_lin_add(s, l, e->args[1], scale);
-      return;
-    case IR_SUB:
-      ir_lin_add(s, l, e->args[0], scale);
-      ir_lin_add(s, l, e->args[1], mulw(scale, -1));
-      return;
-    case IR_MUL:
-      if (ir_is_const_int(e->args[1], &c)) return ir_lin_add(s, l, e->args[0], mulw(scale, c));
-      if (ir_is_const_int(e->args[0], &c)) return ir_lin_add(s, l, e->args[1], mulw(scale, c));
-      ir_lin_push(l, product(s, e->args[0], e->args[1]), scale);
-      return;
-    default: ir_lin_push(l, e, scale); return;
+  case IR_INT:
+    l->c = addw(l->c, mulw(e->u.i, scale));
+    return;
+  case IR_ADD:
+    ir_lin_add(s, l, e->args[0], scale);
+    ir_lin_add(s, l, e->args[1], scale);
+    return;
+  case IR_SUB:
+    ir_lin_add(s, l, e->args[0], scale);
+    ir_lin_add(s, l, e->args[1], mulw(scale, -1));
+    return;
+  case IR_MUL:
+    if (ir_is_const_int(e->args[1], &c))
+      return ir_lin_add(s, l, e->args[0], mulw(scale, c));
+    if (ir_is_const_int(e->args[0], &c))
+      return ir_lin_add(s, l, e->args[1], mulw(scale, c));
+    ir_lin_push(l, product(s, e->args[0], e->args[1]), scale);
+    return;
+  default:
+    ir_lin_push(l, e, scale);
+    return;
   }
 }
 
@@ -129,7 +140,8 @@ static void lin_mul(ir_simp *s, ir_lin *l, te_expr *a, te_expr *b) {
       for (int j = -1; j < B.n; j++) {
         te_expr *ta = i < 0 ? NULL : A.m[i].term, *tb = j < 0 ? NULL : B.m[j].term;
         int64_t ca = i < 0 ? A.c : A.m[i].coeff, cb = j < 0 ? B.c : B.m[j].coeff;
-        if (!ca || !cb) continue;
+        if (!ca || !cb)
+          continue;
         if (ta || tb)
           ir_lin_push(l, product(s, ta, tb), mulw(ca, cb));
         else
@@ -154,7 +166,8 @@ static int by_term(const void *x, const void *y) {
 static void merge(ir_simp *s, ir_lin *l) {
   ir_simp *saved = sort_ctx;
   sort_ctx = s;
-  if (l->n > 1) qsort(l->m, (size_t)l->n, sizeof *l->m, by_term);
+  if (l->n > 1)
+    qsort(l->m, (size_t)l->n, sizeof *l->m, by_term);
   sort_ctx = saved;
   int k = 0;
   for (int i = 0; i < l->n; i++) {
@@ -167,7 +180,8 @@ static void merge(ir_simp *s, ir_lin *l) {
   k = 0;
   for (int i = 0; i < l->n; i++) {
     l->m[i].coeff = wrap(l->t, l->m[i].coeff);
-    if (l->m[i].coeff) l->m[k++] = l->m[i];
+    if (l->m[i].coeff)
+      l->m[k++] = l->m[i];
   }
   l->n = k;
   l->c = wrap(l->t, l->c);
@@ -175,7 +189,8 @@ static void merge(ir_simp *s, ir_lin *l) {
 
 static int find(ir_lin *l, te_expr *term) {
   for (int i = 0; i < l->n; i++)
-    if (l->m[i].term == term) return i;
+    if (l->m[i].term == term)
+      return i;
   return -1;
 }
 
@@ -186,10 +201,12 @@ static bool recombine_divmod(ir_simp *s, ir_lin *l, int i) {
   te_expr *m = l->m[i].term, *y = m->args[0], *b = m->args[1];
   int64_t k = l->m[i].coeff, c;
   te_expr *d = ir_floordiv(y, b);
-  if (!d) return false;
+  if (!d)
+    return false;
   bool const_b = ir_is_const_int(b, &c);
   int j = find(l, const_b ? d : product(s, d, b));
-  if (j < 0 || l->m[j].coeff != (const_b ? wrap(l->t, mulw(k, c)) : k)) return false;
+  if (j < 0 || l->m[j].coeff != (const_b ? wrap(l->t, mulw(k, c)) : k))
+    return false;
   remove_at(l, i);
   remove_at(l, j);
   ir_lin_add(s, l, y, k);
@@ -201,7 +218,8 @@ static bool recombine_divmod(ir_simp *s, ir_lin *l, int i) {
 static bool recombine_mod(ir_simp *s, ir_lin *l, int i) {
   te_expr *d = l->m[i].term, *y = d->args[0];
   int64_t c, coeff = l->m[i].coeff;
-  if (!ir_is_const_int(d->args[1], &c) || c <= 0 || coeff % c != 0) return false;
+  if (!ir_is_const_int(d->args[1], &c) || c <= 0 || coeff % c != 0)
+    return false;
   int64_t k = ir_neg_wrap(coeff / c);
   ir_lin Y;
   ir_lin_init(&Y, l->t);
@@ -212,7 +230,8 @@ static bool recombine_mod(ir_simp *s, ir_lin *l, int i) {
     ok = j >= 0 && j != i && l->m[j].coeff == wrap(l->t, mulw(k, Y.m[t].coeff));
   }
   if (ok) {
-    for (int t = 0; t < Y.n; t++) remove_at(l, find(l, Y.m[t].term));
+    for (int t = 0; t < Y.n; t++)
+      remove_at(l, find(l, Y.m[t].term));
     remove_at(l, i);
     l->c = addw(l->c, mulw(ir_neg_wrap(k), Y.c));
     te_expr *mod = ir_simp_floormod(s, y, d->args[1]);
@@ -226,17 +245,21 @@ static bool recombine_mod(ir_simp *s, ir_lin *l, int i) {
 }
 
 static bool recombine(ir_simp *s, ir_lin *l) {
-  if (!ir_arith_index(l->t)) return false;
+  if (!ir_arith_index(l->t))
+    return false;
   for (int i = 0; i < l->n; i++)
-    if (l->m[i].coeff && l->m[i].term->kind == IR_FLOORMOD && recombine_divmod(s, l, i)) return true;
+    if (l->m[i].coeff && l->m[i].term->kind == IR_FLOORMOD && recombine_divmod(s, l, i))
+      return true;
   for (int i = 0; i < l->n; i++)
-    if (l->m[i].coeff && l->m[i].term->kind == IR_FLOORDIV && recombine_mod(s, l, i)) return true;
+    if (l->m[i].coeff && l->m[i].term->kind == IR_FLOORDIV && recombine_mod(s, l, i))
+      return true;
   return false;
 }
 
 bool ir_lin_normalize(ir_simp *s, ir_lin *l) {
   merge(s, l);
-  for (int round = 0; round < 16 && !l->oom && recombine(s, l); round++) merge(s, l);
+  for (int round = 0; round < 16 && !l->oom && recombine(s, l); round++)
+    merge(s, l);
   return !l->oom;
 }
 
@@ -244,19 +267,25 @@ bool ir_lin_normalize(ir_simp *s, ir_lin *l) {
 
 static uint64_t uabs(int64_t v) { return v < 0 ? 0 - (uint64_t)v : (uint64_t)v; }
 
-static int degree(te_expr *t) { return t->kind == IR_MUL ? degree(t->args[0]) + degree(t->args[1]) : 1; }
+static int degree(te_expr *t) {
+  return t->kind == IR_MUL ? degree(t->args[0]) + degree(t->args[1]) : 1;
+}
 
 /* Print order: larger |coeff| first, then higher degree, then the term order. */
 static int by_print(const void *x, const void *y) {
   const ir_mono *a = x, *b = y;
   uint64_t ua = uabs(a->coeff), ub = uabs(b->coeff);
-  if (ua != ub) return ua > ub ? -1 : 1;
+  if (ua != ub)
+    return ua > ub ? -1 : 1;
   int da = degree(a->term), db = degree(b->term);
-  if (da != db) return da > db ? -1 : 1;
+  if (da != db)
+    return da > db ? -1 : 1;
   return ir_simp_order(sort_ctx, a->term, b->term);
 }
 
-static bool negatable(te_dtype t, int64_t c) { return c < 0 && wrap(t, (int64_t)(0 - (uint64_t)c)) > 0; }
+static bool negatable(te_dtype t, int64_t c) {
+  return c < 0 && wrap(t, (int64_t)(0 - (uint64_t)c)) > 0;
+}
 
 static te_expr *scaled(ir_simp *s, te_expr *term, int64_t c, te_dtype t) {
   return c == 1 ? term : ir_mul(term, ir_int(s->ctx, t, c));
@@ -266,7 +295,8 @@ te_expr *ir_lin_build(ir_simp *s, ir_lin *l) {
   te_dtype t = l->t;
   ir_simp *saved = sort_ctx;
   sort_ctx = s;
-  if (l->n > 1) qsort(l->m, (size_t)l->n, sizeof *l->m, by_print);
+  if (l->n > 1)
+    qsort(l->m, (size_t)l->n, sizeof *l->m, by_print);
   sort_ctx = saved;
   te_expr *acc = NULL;
   for (int i = 0; i < l->n; i++)
@@ -284,22 +314,26 @@ te_expr *ir_lin_build(ir_simp *s, ir_lin *l) {
       int64_t c = l->m[i].coeff;
       acc = acc ? ir_sub(acc, scaled(s, l->m[i].term, -c, t)) : scaled(s, l->m[i].term, c, t);
     }
-  if (!acc) return ir_int(s->ctx, t, l->c);
+  if (!acc)
+    return ir_int(s->ctx, t, l->c);
   if (!const_done && l->c != 0)
-    acc = negatable(t, l->c) ? ir_sub(acc, ir_int(s->ctx, t, -l->c)) : ir_add(acc, ir_int(s->ctx, t, l->c));
+    acc = negatable(t, l->c) ? ir_sub(acc, ir_int(s->ctx, t, -l->c))
+                             : ir_add(acc, ir_int(s->ctx, t, l->c));
   return acc;
 }
 
 te_expr *ir_lin_to_expr(ir_simp *s, ir_lin *l) {
   if (!ir_lin_normalize(s, l)) {
-    if (!ir_failed(s->ctx)) ir_error(s->ctx, TE_ERR_NOMEM, "ir_simplify: out of memory");
+    if (!ir_failed(s->ctx))
+      ir_error(s->ctx, TE_ERR_NOMEM, "ir_simplify: out of memory");
     return NULL;
   }
   return ir_lin_build(s, l);
 }
 
 te_expr *ir_simp_sum(ir_simp *s, ir_expr_kind k, te_expr *a, te_expr *b) {
-  if (!a || !b) return NULL;
+  if (!a || !b)
+    return NULL;
   ir_lin l;
   ir_lin_init(&l, a->dtype);
   if (k == IR_MUL) {

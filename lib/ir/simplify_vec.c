@@ -17,9 +17,11 @@ static bool ramp_in_period(ir_simp *s, te_expr *ramp, int64_t c) {
       __builtin_mul_overflow(stride, (int64_t)(ramp->dtype.lanes - 1), &span))
     return false;
   ir_modular m = ir_modular_of(s->an, base);
-  if (m.coeff % c == 0 && span < c - ir_floormod64(m.base, c)) return true;
+  if (m.coeff % c == 0 && span < c - ir_floormod64(m.base, c))
+    return true;
   ir_const_bound b = ir_const_bound_raw(s->an, base);
-  if (b.min == IR_NEG_INF || b.max == IR_POS_INF || b.max > INT64_MAX - span) return false;
+  if (b.min == IR_NEG_INF || b.max == IR_POS_INF || b.max > INT64_MAX - span)
+    return false;
   return ir_floordiv64(b.min, c) == ir_floordiv64(b.max + span, c);
 }
 
@@ -29,7 +31,8 @@ static te_expr *div_ramp(ir_simp *s, ir_expr_kind k, te_expr *ramp, te_expr *div
       !ramp_in_period(s, ramp, c))
     return NULL;
   te_expr *base = ir_simp_binary(s, k, ramp->args[0], div);
-  if (k == IR_FLOORDIV) return ir_broadcast(base, ramp->dtype.lanes);
+  if (k == IR_FLOORDIV)
+    return ir_broadcast(base, ramp->dtype.lanes);
   return ir_simp_ramp(s, base, ramp->args[1], ramp->dtype.lanes);
 }
 
@@ -41,30 +44,36 @@ static te_expr *affine(ir_simp *s, ir_expr_kind k, te_expr *a, te_expr *b) {
   /* a ramp is (base, stride); a broadcast is (value, 0) */
   te_expr *a0 = ra || ba ? a->args[0] : NULL, *a1 = ra ? a->args[1] : zero;
   te_expr *b0 = rb || bb ? b->args[0] : NULL, *b1 = rb ? b->args[1] : zero;
-  if (!a0 || !b0 || !(ra || rb)) return NULL;
+  if (!a0 || !b0 || !(ra || rb))
+    return NULL;
   switch (k) {
-    case IR_ADD:
-    case IR_SUB:
-      return ir_simp_ramp(s, ir_simp_binary(s, k, a0, b0), ir_simp_binary(s, k, a1, b1), n);
-    case IR_MUL:
-      if (ra && bb)
-        return ir_simp_ramp(s, ir_simp_binary(s, k, a0, b0), ir_simp_binary(s, k, a1, b0), n);
-      if (ba && rb)
-        return ir_simp_ramp(s, ir_simp_binary(s, k, a0, b0), ir_simp_binary(s, k, a0, b1), n);
-      return NULL;
-    case IR_FLOORDIV:
-    case IR_FLOORMOD: return ra && bb ? div_ramp(s, k, a, b0) : NULL;
-    default: return NULL;
+  case IR_ADD:
+  case IR_SUB:
+    return ir_simp_ramp(s, ir_simp_binary(s, k, a0, b0), ir_simp_binary(s, k, a1, b1), n);
+  case IR_MUL:
+    if (ra && bb)
+      return ir_simp_ramp(s, ir_simp_binary(s, k, a0, b0), ir_simp_binary(s, k, a1, b0), n);
+    if (ba && rb)
+      return ir_simp_ramp(s, ir_simp_binary(s, k, a0, b0), ir_simp_binary(s, k, a0, b1), n);
+    return NULL;
+  case IR_FLOORDIV:
+  case IR_FLOORMOD:
+    return ra && bb ? div_ramp(s, k, a, b0) : NULL;
+  default:
+    return NULL;
   }
 }
 
 te_expr *ir_simp_vector(ir_simp *s, ir_expr_kind k, te_expr *a, te_expr *b) {
-  if (!a || !b) return NULL;
-  if (a->dtype.lanes <= 1) return NULL;
+  if (!a || !b)
+    return NULL;
+  if (a->dtype.lanes <= 1)
+    return NULL;
   if (a->kind == IR_BROADCAST && b->kind == IR_BROADCAST) {
     te_expr *r = ir_simp_binary(s, k, a->args[0], b->args[0]);
     return r ? ir_broadcast(r, a->dtype.lanes) : NULL;
   }
-  if (!ir_is_intlike(a->dtype) || ir_is_bool(a->dtype)) return NULL;
+  if (!ir_is_intlike(a->dtype) || ir_is_bool(a->dtype))
+    return NULL;
   return affine(s, k, a, b);
 }

@@ -13,9 +13,11 @@
 
 /* A variable whose range has a symbolic min or extent (constant ranges are exact already). */
 static const ir_binding *sym_range(ir_simp *s, te_expr *e) {
-  if (e->kind != IR_VAR) return NULL;
+  if (e->kind != IR_VAR)
+    return NULL;
   const ir_binding *b = ir_analyzer_lookup(s->an, e);
-  if (!b || !b->min || (b->min->kind == IR_INT && b->extent->kind == IR_INT)) return NULL;
+  if (!b || !b->min || (b->min->kind == IR_INT && b->extent->kind == IR_INT))
+    return NULL;
   return b;
 }
 
@@ -37,10 +39,13 @@ static te_expr *sym_end(ir_simp *s, ir_lin *L, bool upper) {
     }
     any = true;
     te_expr *end = b->min;
-    if ((k > 0) == upper) end = ir_sub(ir_add(b->min, b->extent), ir_int(s->ctx, L->t, 1));
+    if ((k > 0) == upper)
+      end = ir_sub(ir_add(b->min, b->extent), ir_int(s->ctx, L->t, 1));
     end = ir_simp_expr(s, end);
-    if (end) ir_lin_add(s, &E, end, k);
-    else E.oom = true;
+    if (end)
+      ir_lin_add(s, &E, end, k);
+    else
+      E.oom = true;
   }
   te_expr *r = any ? ir_lin_to_expr(s, &E) : NULL;
   ir_lin_free(&E);
@@ -52,9 +57,11 @@ static te_expr *sym_end(ir_simp *s, ir_lin *L, bool upper) {
    Callers ask only when b decides nothing; cached per d for the ir_simplify call. */
 ir_const_bound ir_sym_bound(ir_simp *s, te_expr *d, ir_const_bound b) {
   ir_analyzer *an = s->an;
-  if (an->sym_depth > 0 || !s->sym || !ir_arith_index(d->dtype)) return b;
+  if (an->sym_depth > 0 || !s->sym || !ir_arith_index(d->dtype))
+    return b;
   ir_const_bound *hit = ir_map_get(s->sym, d);
-  if (hit) return *hit;
+  if (hit)
+    return *hit;
   ir_lin L;
   ir_lin_init(&L, d->dtype);
   ir_lin_add(s, &L, d, 1);
@@ -64,11 +71,13 @@ ir_const_bound ir_sym_bound(ir_simp *s, te_expr *d, ir_const_bound b) {
   ir_lin_free(&L);
   if (hi) {
     ir_const_bound bh = ir_const_bound_raw(an, hi);
-    if (bh.max < b.max) b.max = bh.max;
+    if (bh.max < b.max)
+      b.max = bh.max;
   }
   if (lo) {
     ir_const_bound bl = ir_const_bound_raw(an, lo);
-    if (bl.min > b.min) b.min = bl.min;
+    if (bl.min > b.min)
+      b.min = bl.min;
   }
   if ((hit = ir_alloc(s->ctx, sizeof *hit))) {
     *hit = b;
@@ -93,15 +102,18 @@ static int scan_var(ir_visitor *v, te_expr *e) {
 }
 
 ir_const_bound ir_sym_tighten(ir_analyzer *an, te_expr *e, ir_const_bound b) {
-  if (an->sym_depth > 0 || !ir_arith_index(e->dtype)) return b;
+  if (an->sym_depth > 0 || !ir_arith_index(e->dtype))
+    return b;
   sym_scan sc = {an, false};
   ir_visitor v = {0};
   v.expr[IR_VAR] = scan_var;
   v.data = &sc;
   ir_visit_expr(&v, e);
-  if (!sc.found) return b;
+  if (!sc.found)
+    return b;
   ir_simp s = {an, an->ctx, ir_map_new(an->ctx), ir_map_new(an->ctx), ir_map_new(an->ctx)};
-  if (!s.memo || !s.lead || !s.sym) return b;
+  if (!s.memo || !s.lead || !s.sym)
+    return b;
   te_expr *d = ir_simp_expr(&s, e);
   return d ? ir_sym_bound(&s, d, b) : b;
 }

@@ -11,14 +11,14 @@
 
 #include "ir/arith.h"
 
-#define ARITH_FIXTURE(suite)                                                                     \
-  static te_ctx *ctx;                                                                            \
-  static ir_analyzer *an;                                                                        \
-  static void setup(void) {                                                                      \
-    ctx = te_ctx_new();                                                                          \
-    an = ir_analyzer_new(ctx);                                                                   \
-  }                                                                                              \
-  static void teardown(void) { te_ctx_free(ctx); }                                               \
+#define ARITH_FIXTURE(suite)                                                                       \
+  static te_ctx *ctx;                                                                              \
+  static ir_analyzer *an;                                                                          \
+  static void setup(void) {                                                                        \
+    ctx = te_ctx_new();                                                                            \
+    an = ir_analyzer_new(ctx);                                                                     \
+  }                                                                                                \
+  static void teardown(void) { te_ctx_free(ctx); }                                                 \
   TestSuite(suite, .init = setup, .fini = teardown)
 
 #define I(v) ir_i64(ctx, (v))
@@ -35,21 +35,21 @@
 #define BIND(v, lo, ext) ir_analyzer_bind(an, (v), I(lo), I(ext))
 
 /* Text of e, compared with want (NULL e fails with the context's error). */
-#define EXPECT_TEXT(e, want)                                                                     \
-  do {                                                                                           \
-    te_expr *e_ = (e);                                                                           \
-    cr_assert_not_null(e_, "NULL expression (error: %s)", te_last_error(ctx));                   \
-    char *s_ = ir_expr_to_string(e_);                                                            \
-    cr_expect_str_eq(s_, (want), "got \"%s\", want \"%s\"", s_, (want));                                         \
-    free(s_);                                                                                    \
+#define EXPECT_TEXT(e, want)                                                                       \
+  do {                                                                                             \
+    te_expr *e_ = (e);                                                                             \
+    cr_assert_not_null(e_, "NULL expression (error: %s)", te_last_error(ctx));                     \
+    char *s_ = ir_expr_to_string(e_);                                                              \
+    cr_expect_str_eq(s_, (want), "got \"%s\", want \"%s\"", s_, (want));                           \
+    free(s_);                                                                                      \
   } while (0)
 
 /* simplify(e) printed, and simplify is idempotent on it. */
-#define EXPECT_SIMP(e, want)                                                                     \
-  do {                                                                                           \
-    te_expr *r_ = ir_simplify(an, (e));                                                          \
-    EXPECT_TEXT(r_, want);                                                                       \
-    cr_expect_eq(ir_simplify(an, r_), r_, "not idempotent at line %d", __LINE__);              \
+#define EXPECT_SIMP(e, want)                                                                       \
+  do {                                                                                             \
+    te_expr *r_ = ir_simplify(an, (e));                                                            \
+    EXPECT_TEXT(r_, want);                                                                         \
+    cr_expect_eq(ir_simplify(an, r_), r_, "not idempotent at line %d", __LINE__);                  \
   } while (0)
 
 #endif

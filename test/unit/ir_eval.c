@@ -17,31 +17,42 @@ typedef struct ev {
 static bool eval(ev *v, te_expr *e, int lane, ir_eval_val *out);
 
 static int64_t norm(te_dtype t, uint64_t u) {
-  if (t.bits >= 64) return (int64_t)u;
+  if (t.bits >= 64)
+    return (int64_t)u;
   uint64_t mask = ((uint64_t)1 << t.bits) - 1;
   u &= mask;
-  if (t.code == kDLInt && ((u >> (t.bits - 1)) & 1)) u |= ~mask;
+  if (t.code == kDLInt && ((u >> (t.bits - 1)) & 1))
+    u |= ~mask;
   return (int64_t)u;
 }
 
 static bool is_f32(te_dtype t) { return t.code == kDLFloat && t.bits == 32; }
 
 static int cmp3(te_dtype t, ir_eval_val a, ir_eval_val b) {
-  if (t.code == kDLFloat) return a.f < b.f ? -1 : a.f > b.f ? 1 : 0;
-  if (t.code == kDLUInt) return (uint64_t)a.i < (uint64_t)b.i ? -1 : (uint64_t)a.i > (uint64_t)b.i;
+  if (t.code == kDLFloat)
+    return a.f < b.f ? -1 : a.f > b.f ? 1 : 0;
+  if (t.code == kDLUInt)
+    return (uint64_t)a.i < (uint64_t)b.i ? -1 : (uint64_t)a.i > (uint64_t)b.i;
   return a.i < b.i ? -1 : a.i > b.i;
 }
 
 static bool compare(ir_expr_kind k, te_dtype t, ir_eval_val a, ir_eval_val b) {
-  if (t.code == kDLFloat && (isnan(a.f) || isnan(b.f))) return k == IR_NE;
+  if (t.code == kDLFloat && (isnan(a.f) || isnan(b.f)))
+    return k == IR_NE;
   int c = cmp3(t, a, b);
   switch (k) {
-    case IR_EQ: return c == 0;
-    case IR_NE: return c != 0;
-    case IR_LT: return c < 0;
-    case IR_LE: return c <= 0;
-    case IR_GT: return c > 0;
-    default: return c >= 0;
+  case IR_EQ:
+    return c == 0;
+  case IR_NE:
+    return c != 0;
+  case IR_LT:
+    return c < 0;
+  case IR_LE:
+    return c <= 0;
+  case IR_GT:
+    return c > 0;
+  default:
+    return c >= 0;
   }
 }
 
@@ -49,18 +60,32 @@ static bool float_op(ir_expr_kind k, te_dtype t, double x, double y, double *r) 
   bool f = is_f32(t);
   float fx = (float)x, fy = (float)y;
   switch (k) {
-    case IR_ADD: *r = f ? (double)(fx + fy) : x + y; return true;
-    case IR_SUB: *r = f ? (double)(fx - fy) : x - y; return true;
-    case IR_MUL: *r = f ? (double)(fx * fy) : x * y; return true;
-    case IR_DIV: *r = f ? (double)(fx / fy) : x / y; return true;
-    case IR_MIN: *r = x < y ? x : y; return true;
-    case IR_MAX: *r = x > y ? x : y; return true;
-    default: return false;
+  case IR_ADD:
+    *r = f ? (double)(fx + fy) : x + y;
+    return true;
+  case IR_SUB:
+    *r = f ? (double)(fx - fy) : x - y;
+    return true;
+  case IR_MUL:
+    *r = f ? (double)(fx * fy) : x * y;
+    return true;
+  case IR_DIV:
+    *r = f ? (double)(fx / fy) : x / y;
+    return true;
+  case IR_MIN:
+    *r = x < y ? x : y;
+    return true;
+  case IR_MAX:
+    *r = x > y ? x : y;
+    return true;
+  default:
+    return false;
   }
 }
 
 static void flag(ev *v, bool overflowed) {
-  if (overflowed) v->env->overflow = true;
+  if (overflowed)
+    v->env->overflow = true;
 }
 
 static bool int_op(ev *v, ir_expr_kind k, te_dtype t, int64_t x, int64_t y, int64_t *r) {
@@ -68,16 +93,38 @@ static bool int_op(ev *v, ir_expr_kind k, te_dtype t, int64_t x, int64_t y, int6
   uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
   int64_t tmp;
   switch (k) {
-    case IR_ADD: if (wide) flag(v, __builtin_add_overflow(x, y, &tmp)); *r = norm(t, ux + uy); return true;
-    case IR_SUB: if (wide) flag(v, __builtin_sub_overflow(x, y, &tmp)); *r = norm(t, ux - uy); return true;
-    case IR_MUL: if (wide) flag(v, __builtin_mul_overflow(x, y, &tmp)); *r = norm(t, ux * uy); return true;
-    case IR_MIN: *r = cmp3(t, (ir_eval_val){.i = x}, (ir_eval_val){.i = y}) <= 0 ? x : y; return true;
-    case IR_MAX: *r = cmp3(t, (ir_eval_val){.i = x}, (ir_eval_val){.i = y}) >= 0 ? x : y; return true;
-    case IR_AND: *r = x && y; return true;
-    case IR_OR: *r = x || y; return true;
-    default: break;
+  case IR_ADD:
+    if (wide)
+      flag(v, __builtin_add_overflow(x, y, &tmp));
+    *r = norm(t, ux + uy);
+    return true;
+  case IR_SUB:
+    if (wide)
+      flag(v, __builtin_sub_overflow(x, y, &tmp));
+    *r = norm(t, ux - uy);
+    return true;
+  case IR_MUL:
+    if (wide)
+      flag(v, __builtin_mul_overflow(x, y, &tmp));
+    *r = norm(t, ux * uy);
+    return true;
+  case IR_MIN:
+    *r = cmp3(t, (ir_eval_val){.i = x}, (ir_eval_val){.i = y}) <= 0 ? x : y;
+    return true;
+  case IR_MAX:
+    *r = cmp3(t, (ir_eval_val){.i = x}, (ir_eval_val){.i = y}) >= 0 ? x : y;
+    return true;
+  case IR_AND:
+    *r = x && y;
+    return true;
+  case IR_OR:
+    *r = x || y;
+    return true;
+  default:
+    break;
   }
-  if (y == 0) return false; /* every division by zero is undefined */
+  if (y == 0)
+    return false; /* every division by zero is undefined */
   bool div = k == IR_FLOORDIV || k == IR_TRUNCDIV;
   if (u) {
     *r = norm(t, div ? ux / uy : ux % uy);
@@ -98,23 +145,28 @@ static bool int_op(ev *v, ir_expr_kind k, te_dtype t, int64_t x, int64_t y, int6
 
 static bool binary(ev *v, te_expr *e, int lane, ir_eval_val *out) {
   ir_eval_val a, b;
-  if (!eval(v, e->args[0], lane, &a) || !eval(v, e->args[1], lane, &b)) return false;
+  if (!eval(v, e->args[0], lane, &a) || !eval(v, e->args[1], lane, &b))
+    return false;
   ir_expr_kind k = (ir_expr_kind)e->kind;
   te_dtype t = e->args[0]->dtype;
   if (k >= IR_EQ && k <= IR_GE) {
     out->i = compare(k, t, a, b);
     return true;
   }
-  if (t.code == kDLFloat) return float_op(k, t, a.f, b.f, &out->f);
+  if (t.code == kDLFloat)
+    return float_op(k, t, a.f, b.f, &out->f);
   return int_op(v, k, t, a.i, b.i, &out->i);
 }
 
 static bool cast(ev *v, te_expr *e, int lane, ir_eval_val *out) {
   ir_eval_val a;
-  if (!eval(v, e->args[0], lane, &a)) return false;
+  if (!eval(v, e->args[0], lane, &a))
+    return false;
   te_dtype from = e->args[0]->dtype, to = e->dtype;
   if (to.code == kDLFloat) {
-    double d = from.code == kDLFloat ? a.f : from.code == kDLUInt ? (double)(uint64_t)a.i : (double)a.i;
+    double d = from.code == kDLFloat  ? a.f
+               : from.code == kDLUInt ? (double)(uint64_t)a.i
+                                      : (double)a.i;
     if (from.code != kDLFloat && is_f32(to))
       d = from.code == kDLUInt ? (double)(float)(uint64_t)a.i : (double)(float)a.i;
     out->f = is_f32(to) ? (double)(float)d : d;
@@ -129,12 +181,15 @@ static bool cast(ev *v, te_expr *e, int lane, ir_eval_val *out) {
     return true;
   }
   double tr = trunc(a.f);
-  if (isnan(tr)) return false;
+  if (isnan(tr))
+    return false;
   if (to.code == kDLUInt) {
-    if (tr < 0 || tr >= ldexp(1.0, to.bits)) return false;
+    if (tr < 0 || tr >= ldexp(1.0, to.bits))
+      return false;
     out->i = norm(to, (uint64_t)tr);
   } else {
-    if (tr < -ldexp(1.0, to.bits - 1) || tr >= ldexp(1.0, to.bits - 1)) return false;
+    if (tr < -ldexp(1.0, to.bits - 1) || tr >= ldexp(1.0, to.bits - 1))
+      return false;
     out->i = (int64_t)tr;
   }
   return true;
@@ -142,42 +197,63 @@ static bool cast(ev *v, te_expr *e, int lane, ir_eval_val *out) {
 
 static double math1(ir_intrin id, double x, bool f) {
   switch (id) {
-    case IR_INTRIN_EXP: return f ? expf((float)x) : exp(x);
-    case IR_INTRIN_EXP2: return f ? exp2f((float)x) : exp2(x);
-    case IR_INTRIN_LOG: return f ? logf((float)x) : log(x);
-    case IR_INTRIN_LOG2: return f ? log2f((float)x) : log2(x);
-    case IR_INTRIN_LOG10: return f ? log10f((float)x) : log10(x);
-    case IR_INTRIN_SQRT: return f ? sqrtf((float)x) : sqrt(x);
-    case IR_INTRIN_RSQRT: return f ? 1.0f / sqrtf((float)x) : 1.0 / sqrt(x);
-    case IR_INTRIN_SIN: return f ? sinf((float)x) : sin(x);
-    case IR_INTRIN_COS: return f ? cosf((float)x) : cos(x);
-    case IR_INTRIN_TAN: return f ? tanf((float)x) : tan(x);
-    case IR_INTRIN_TANH: return f ? tanhf((float)x) : tanh(x);
-    case IR_INTRIN_SIGMOID: return f ? 1.0f / (1.0f + expf(-(float)x)) : 1.0 / (1.0 + exp(-x));
-    case IR_INTRIN_ERF: return f ? erff((float)x) : erf(x);
-    case IR_INTRIN_FLOOR: return floor(x);
-    case IR_INTRIN_CEIL: return ceil(x);
-    case IR_INTRIN_ROUND: return round(x);
-    case IR_INTRIN_TRUNC: return trunc(x);
-    default: return fabs(x); /* ABS */
+  case IR_INTRIN_EXP:
+    return f ? expf((float)x) : exp(x);
+  case IR_INTRIN_EXP2:
+    return f ? exp2f((float)x) : exp2(x);
+  case IR_INTRIN_LOG:
+    return f ? logf((float)x) : log(x);
+  case IR_INTRIN_LOG2:
+    return f ? log2f((float)x) : log2(x);
+  case IR_INTRIN_LOG10:
+    return f ? log10f((float)x) : log10(x);
+  case IR_INTRIN_SQRT:
+    return f ? sqrtf((float)x) : sqrt(x);
+  case IR_INTRIN_RSQRT:
+    return f ? 1.0f / sqrtf((float)x) : 1.0 / sqrt(x);
+  case IR_INTRIN_SIN:
+    return f ? sinf((float)x) : sin(x);
+  case IR_INTRIN_COS:
+    return f ? cosf((float)x) : cos(x);
+  case IR_INTRIN_TAN:
+    return f ? tanf((float)x) : tan(x);
+  case IR_INTRIN_TANH:
+    return f ? tanhf((float)x) : tanh(x);
+  case IR_INTRIN_SIGMOID:
+    return f ? 1.0f / (1.0f + expf(-(float)x)) : 1.0 / (1.0 + exp(-x));
+  case IR_INTRIN_ERF:
+    return f ? erff((float)x) : erf(x);
+  case IR_INTRIN_FLOOR:
+    return floor(x);
+  case IR_INTRIN_CEIL:
+    return ceil(x);
+  case IR_INTRIN_ROUND:
+    return round(x);
+  case IR_INTRIN_TRUNC:
+    return trunc(x);
+  default:
+    return fabs(x); /* ABS */
   }
 }
 
 static bool call(ev *v, te_expr *e, int lane, ir_eval_val *out) {
   ir_eval_val a[3];
   for (int i = 0; i < e->nargs && i < 3; i++)
-    if (!eval(v, e->args[i], lane, &a[i])) return false;
+    if (!eval(v, e->args[i], lane, &a[i]))
+      return false;
   te_dtype t = e->dtype;
   bool f = is_f32(t);
   if (e->u.call == IR_INTRIN_LIKELY) {
     *out = a[0];
   } else if (t.code != kDLFloat) { /* abs of an int */
-    if (e->u.call != IR_INTRIN_ABS) return false;
+    if (e->u.call != IR_INTRIN_ABS)
+      return false;
     out->i = (t.code == kDLUInt || a[0].i >= 0) ? a[0].i : norm(t, 0 - (uint64_t)a[0].i);
   } else if (e->u.call == IR_INTRIN_POW) {
     out->f = f ? (double)powf((float)a[0].f, (float)a[1].f) : pow(a[0].f, a[1].f);
   } else if (e->u.call == IR_INTRIN_FMA) {
-    out->f = f ? (double)fmaf((float)a[0].f, (float)a[1].f, (float)a[2].f) : fma(a[0].f, a[1].f, a[2].f);
+    out->f =
+        f ? (double)fmaf((float)a[0].f, (float)a[1].f, (float)a[2].f) : fma(a[0].f, a[1].f, a[2].f);
   } else {
     double r = math1(e->u.call, a[0].f, f);
     out->f = f ? (double)(float)r : r;
@@ -194,7 +270,8 @@ static bool var(ev *v, te_expr *e, ir_eval_val *out) {
   for (int i = 0; i < v->env->n; i++)
     if (v->env->vars[i] == e) {
       *out = v->env->vals[i];
-      if (e->dtype.code != kDLFloat) out->i = norm(e->dtype, (uint64_t)out->i);
+      if (e->dtype.code != kDLFloat)
+        out->i = norm(e->dtype, (uint64_t)out->i);
       return true;
     }
   return false;
@@ -203,61 +280,79 @@ static bool var(ev *v, te_expr *e, ir_eval_val *out) {
 static bool eval(ev *v, te_expr *e, int lane, ir_eval_val *out) {
   ir_eval_val a, b, c;
   switch ((ir_expr_kind)e->kind) {
-    case IR_INT: out->i = e->u.i; return true;
-    case IR_FLOAT: out->f = e->u.f; return true;
-    case IR_VAR: return var(v, e, out);
-    case IR_NOT:
-      if (!eval(v, e->args[0], lane, &a)) return false;
-      out->i = !a.i;
-      return true;
-    case IR_SELECT: {
-      int cl = e->args[0]->dtype.lanes == 1 ? 0 : lane;
-      if (!eval(v, e->args[0], cl, &c) || !eval(v, e->args[1], lane, &a) || !eval(v, e->args[2], lane, &b))
-        return false;
-      *out = c.i ? a : b;
-      return true;
-    }
-    case IR_CAST: return cast(v, e, lane, out);
-    case IR_CALL: return call(v, e, lane, out);
-    case IR_RAMP:
-      if (!eval(v, e->args[0], 0, &a) || !eval(v, e->args[1], 0, &b)) return false;
-      out->i = norm(e->dtype, (uint64_t)a.i + (uint64_t)lane * (uint64_t)b.i);
-      return true;
-    case IR_BROADCAST: return eval(v, e->args[0], 0, out);
-    case IR_LOAD:
-      if (!v->env->load || !eval(v, e->args[0], lane, &a)) return false;
-      return v->env->load(v->env->user, e->u.buffer, a.i, out);
-    case IR_LET: {
-      if (!eval(v, e->args[1], lane, &a)) return false;
-      scope s = {e->args[0], a, v->sc};
-      const scope *saved = v->sc;
-      v->sc = &s;
-      bool ok = eval(v, e->args[2], lane, out);
-      v->sc = saved;
-      return ok;
-    }
-    case IR_ACCESS:
-    case IR_REDUCE: return false;
-    default: return binary(v, e, lane, out);
+  case IR_INT:
+    out->i = e->u.i;
+    return true;
+  case IR_FLOAT:
+    out->f = e->u.f;
+    return true;
+  case IR_VAR:
+    return var(v, e, out);
+  case IR_NOT:
+    if (!eval(v, e->args[0], lane, &a))
+      return false;
+    out->i = !a.i;
+    return true;
+  case IR_SELECT: {
+    int cl = e->args[0]->dtype.lanes == 1 ? 0 : lane;
+    if (!eval(v, e->args[0], cl, &c) || !eval(v, e->args[1], lane, &a) ||
+        !eval(v, e->args[2], lane, &b))
+      return false;
+    *out = c.i ? a : b;
+    return true;
+  }
+  case IR_CAST:
+    return cast(v, e, lane, out);
+  case IR_CALL:
+    return call(v, e, lane, out);
+  case IR_RAMP:
+    if (!eval(v, e->args[0], 0, &a) || !eval(v, e->args[1], 0, &b))
+      return false;
+    out->i = norm(e->dtype, (uint64_t)a.i + (uint64_t)lane * (uint64_t)b.i);
+    return true;
+  case IR_BROADCAST:
+    return eval(v, e->args[0], 0, out);
+  case IR_LOAD:
+    if (!v->env->load || !eval(v, e->args[0], lane, &a))
+      return false;
+    return v->env->load(v->env->user, e->u.buffer, a.i, out);
+  case IR_LET: {
+    if (!eval(v, e->args[1], lane, &a))
+      return false;
+    scope s = {e->args[0], a, v->sc};
+    const scope *saved = v->sc;
+    v->sc = &s;
+    bool ok = eval(v, e->args[2], lane, out);
+    v->sc = saved;
+    return ok;
+  }
+  case IR_ACCESS:
+  case IR_REDUCE:
+    return false;
+  default:
+    return binary(v, e, lane, out);
   }
 }
 
 bool ir_eval(ir_eval_env *env, te_expr *e, int lane, ir_eval_val *out) {
-  if (!env || !e || !out) return false;
+  if (!env || !e || !out)
+    return false;
   ev v = {env, NULL};
   return eval(&v, e, lane, out);
 }
 
 bool ir_eval_i64(ir_eval_env *env, te_expr *e, int64_t *out) {
   ir_eval_val r;
-  if (!ir_eval(env, e, 0, &r)) return false;
+  if (!ir_eval(env, e, 0, &r))
+    return false;
   *out = r.i;
   return true;
 }
 
 bool ir_eval_f64(ir_eval_env *env, te_expr *e, double *out) {
   ir_eval_val r;
-  if (!ir_eval(env, e, 0, &r)) return false;
+  if (!ir_eval(env, e, 0, &r))
+    return false;
   *out = r.f;
   return true;
 }

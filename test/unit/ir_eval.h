@@ -22,7 +22,7 @@ typedef union ir_eval_val {
 } ir_eval_val;
 
 typedef struct ir_eval_env {
-  int n;                      /* variables and their values */
+  int n; /* variables and their values */
   te_expr *const *vars;
   const ir_eval_val *vals;
   /* Optional: the value of element index of a buffer (LOAD); false: undefined. */

@@ -57,7 +57,8 @@ Test(arith, fold_casts) {
                "out of range: undefined, not folded");
   te_expr *x = ir_var_new(ctx, "x", TE_I32, IR_VAR_PARAM);
   cr_expect_eq(ir_simplify(an, ir_cast(TE_I32, ir_cast(TE_I64, x))), x, "widening round trip");
-  cr_expect_neq(ir_simplify(an, ir_cast(TE_I64, ir_cast(TE_I8, ir_cast(TE_I64, x)))), ir_cast(TE_I64, x));
+  cr_expect_neq(ir_simplify(an, ir_cast(TE_I64, ir_cast(TE_I8, ir_cast(TE_I64, x)))),
+                ir_cast(TE_I64, x));
 }
 
 /* ---------------------------------------------------------------- canonical sums */
@@ -324,7 +325,8 @@ Test(arith, allocation_failures_are_errors_not_crashes) {
   for (long n = 1; n < 400; n += 3) {
     te_ctx *c2 = te_ctx_new();
     ir_analyzer *a2 = ir_analyzer_new(c2);
-    te_expr *x = ir_var_new(c2, "x", TE_I64, IR_VAR_INDEX), *y = ir_var_new(c2, "y", TE_I64, IR_VAR_INDEX);
+    te_expr *x = ir_var_new(c2, "x", TE_I64, IR_VAR_INDEX),
+            *y = ir_var_new(c2, "y", TE_I64, IR_VAR_INDEX);
     ir_analyzer_bind(a2, y, ir_i64(c2, 0), ir_i64(c2, 32));
     te_expr *xi = ir_add(ir_mul(x, ir_i64(c2, 32)), y);
     te_expr *f = ir_select(ir_lt(xi, ir_i64(c2, 100)), ir_floormod(xi, ir_i64(c2, 32)),

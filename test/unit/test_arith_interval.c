@@ -28,7 +28,8 @@ static ir_interval relax(te_expr *e, int n, te_expr *const vars[], const ir_inte
 Test(interval, split) {
   te_expr *io = V("i.o"), *ii = V("i.i");
   te_expr *x = ADD(MUL(io, I(32)), ii);
-  EXPECT_IV(relax(x, 1, (te_expr *[]){ii}, (ir_interval[]){IV(I(0), I(31))}), "[i.o*32, i.o*32 + 31]");
+  EXPECT_IV(relax(x, 1, (te_expr *[]){ii}, (ir_interval[]){IV(I(0), I(31))}),
+            "[i.o*32, i.o*32 + 31]");
   EXPECT_IV(relax(x, 2, (te_expr *[]){io, ii}, (ir_interval[]){IV(I(0), I(3)), IV(I(0), I(31))}),
             "[0, 127]");
   /* the relaxation is scoped: nothing stays bound */
@@ -39,8 +40,9 @@ Test(interval, split) {
 Test(interval, tile) {
   te_expr *io = V("i.o"), *ii = V("i.i"), *k = V("k");
   te_expr *idx = ADD(MUL(ADD(MUL(io, I(32)), ii), I(1024)), k);
-  EXPECT_IV(relax(idx, 2, (te_expr *[]){ii, k}, (ir_interval[]){IV(I(0), I(31)), IV(I(0), I(1023))}),
-            "[i.o*32768, i.o*32768 + 32767]");
+  EXPECT_IV(
+      relax(idx, 2, (te_expr *[]){ii, k}, (ir_interval[]){IV(I(0), I(31)), IV(I(0), I(1023))}),
+      "[i.o*32768, i.o*32768 + 32767]");
 }
 
 Test(interval, fuse) {
@@ -94,7 +96,8 @@ Test(interval, select_and_unknowns) {
 Test(interval, union_range_extent) {
   te_expr *x = V("x"), *y = V("y");
   EXPECT_IV(ir_interval_union(an, IV(I(0), I(5)), IV(I(3), I(9))), "[0, 9]");
-  EXPECT_IV(ir_interval_union(an, IV(x, ADD(x, I(3))), IV(ADD(x, I(1)), ADD(x, I(5)))), "[x, x + 5]");
+  EXPECT_IV(ir_interval_union(an, IV(x, ADD(x, I(3))), IV(ADD(x, I(1)), ADD(x, I(5)))),
+            "[x, x + 5]");
   EXPECT_IV(ir_interval_union(an, IV(x, x), IV(y, y)), "[min(x, y), max(x, y)]");
   EXPECT_IV(ir_interval_union(an, IV(NULL, x), IV(y, y)), "[-inf, max(x, y)]");
   EXPECT_IV(ir_interval_from_range(an, x, I(4)), "[x, x + 3]");
@@ -112,17 +115,26 @@ static int64_t rnd(int64_t lo, int64_t hi) {
 }
 
 static te_expr *gen(te_expr *const v[], int depth) {
-  if (depth <= 0 || rnd(0, 4) == 0) return rnd(0, 2) ? v[rnd(0, 2)] : I(rnd(-5, 5));
+  if (depth <= 0 || rnd(0, 4) == 0)
+    return rnd(0, 2) ? v[rnd(0, 2)] : I(rnd(-5, 5));
   te_expr *a = gen(v, depth - 1);
   switch (rnd(0, 7)) {
-    case 0: return ADD(a, gen(v, depth - 1));
-    case 1: return SUB(a, gen(v, depth - 1));
-    case 2: return MUL(a, rnd(0, 3) ? I(rnd(-3, 4)) : gen(v, depth - 1));
-    case 3: return DIV(a, I(rnd(0, 4) ? rnd(1, 9) : -rnd(1, 4)));
-    case 4: return MOD(a, I(rnd(0, 4) ? rnd(1, 9) : -rnd(1, 4)));
-    case 5: return MIN(a, gen(v, depth - 1));
-    case 6: return MAX(a, gen(v, depth - 1));
-    default: return ir_select(LT(a, gen(v, depth - 1)), gen(v, depth - 1), gen(v, depth - 1));
+  case 0:
+    return ADD(a, gen(v, depth - 1));
+  case 1:
+    return SUB(a, gen(v, depth - 1));
+  case 2:
+    return MUL(a, rnd(0, 3) ? I(rnd(-3, 4)) : gen(v, depth - 1));
+  case 3:
+    return DIV(a, I(rnd(0, 4) ? rnd(1, 9) : -rnd(1, 4)));
+  case 4:
+    return MOD(a, I(rnd(0, 4) ? rnd(1, 9) : -rnd(1, 4)));
+  case 5:
+    return MIN(a, gen(v, depth - 1));
+  case 6:
+    return MAX(a, gen(v, depth - 1));
+  default:
+    return ir_select(LT(a, gen(v, depth - 1)), gen(v, depth - 1), gen(v, depth - 1));
   }
 }
 
@@ -137,13 +149,16 @@ Test(interval, random_soundness) {
       ir_eval_val vals[3] = {{.i = rnd(-4, 5)}, {.i = rnd(0, 7)}, {.i = rnd(-6, 6)}};
       ir_eval_env env = {.n = 3, .vars = v, .vals = vals};
       int64_t x, lo = INT64_MIN, hi = INT64_MAX;
-      if (!ir_eval_i64(&env, e, &x) || env.overflow) continue;
-      bool ok = (!r.min || ir_eval_i64(&env, r.min, &lo)) && (!r.max || ir_eval_i64(&env, r.max, &hi));
+      if (!ir_eval_i64(&env, e, &x) || env.overflow)
+        continue;
+      bool ok =
+          (!r.min || ir_eval_i64(&env, r.min, &lo)) && (!r.max || ir_eval_i64(&env, r.max, &hi));
       if (!ok || x < lo || x > hi) {
         char *es = ir_expr_to_string(e), *a = r.min ? ir_expr_to_string(r.min) : NULL,
              *b = r.max ? ir_expr_to_string(r.max) : NULL;
-        cr_log_error("%lld outside [%s, %s] for %s at a=%lld b=%lld c=%lld", (long long)x, a ? a : "-inf",
-                     b ? b : "+inf", es, (long long)vals[0].i, (long long)vals[1].i, (long long)vals[2].i);
+        cr_log_error("%lld outside [%s, %s] for %s at a=%lld b=%lld c=%lld", (long long)x,
+                     a ? a : "-inf", b ? b : "+inf", es, (long long)vals[0].i, (long long)vals[1].i,
+                     (long long)vals[2].i);
         free(es);
         free(a);
         free(b);

@@ -6,8 +6,9 @@
  * negative values. Each expression is simplified, simplified again (must be the same pointer),
  * and both are evaluated by the reference interpreter at random points inside the ranges: where
  * the original is defined (no division by zero, no i64 overflow) the simplified expression must
- * be defined and equal. Floats: trees over + - * / min max select on f32/f64 variables; the
- * values must agree bit for bit (folding computes in the same precision) or both be NaN.
+ * be defined, equal, and inside ir_const_bound_of(e). Floats: trees over + - * / min max select
+ * on f32/f64 variables; the values must agree bit for bit (folding computes in the same
+ * precision) or both be NaN.
  */
 #include <math.h>
 #include <stdio.h>
@@ -27,8 +28,12 @@ static uint64_t next(void) { /* splitmix64 */
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
-static int64_t ir_floordiv64_test(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
-static int64_t range(int64_t lo, int64_t hi) { return lo + (int64_t)(next() % (uint64_t)(hi - lo + 1)); }
+static int64_t ir_floordiv64_test(int64_t a, int64_t b) {
+  return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+static int64_t range(int64_t lo, int64_t hi) {
+  return lo + (int64_t)(next() % (uint64_t)(hi - lo + 1));
+}
 static bool chance(int percent) { return (int)(next() % 100) < percent; }
 
 #define NVARS 4
@@ -40,7 +45,8 @@ static te_expr *gen_int(int depth);
 static te_expr *gen_bool(int depth) {
   if (depth > 0 && chance(25)) {
     int k = (int)range(0, 2);
-    if (k == 0) return ir_not(gen_bool(depth - 1));
+    if (k == 0)
+      return ir_not(gen_bool(depth - 1));
     return ir_binary(k == 1 ? IR_AND : IR_OR, gen_bool(depth - 1), gen_bool(depth - 1));
   }
   static const ir_expr_kind cmps[] = {IR_LT, IR_LE, IR_GT, IR_GE, IR_EQ, IR_NE};
@@ -53,8 +59,10 @@ static te_expr *gen_bool(int depth) {
 static te_expr *gen_divisor(int depth) {
   if (chance(75)) {
     int64_t c = range(1, 9);
-    if (chance(15)) c = -c;
-    if (chance(30)) c = (int64_t)1 << range(1, 5);
+    if (chance(15))
+      c = -c;
+    if (chance(30))
+      c = (int64_t)1 << range(1, 5);
     return I(c);
   }
   return gen_int(depth - 1);
@@ -62,30 +70,44 @@ static te_expr *gen_divisor(int depth) {
 
 static te_expr *gen_int(int depth) {
   if (depth <= 0 || chance(20)) {
-    if (chance(60)) return vars[range(0, NVARS - 1)];
+    if (chance(60))
+      return vars[range(0, NVARS - 1)];
     return I(range(-8, 8));
   }
   switch (range(0, 9)) {
+  case 0:
+  case 1:
+    return ADD(gen_int(depth - 1), gen_int(depth - 1));
+  case 2:
+    return SUB(gen_int(depth - 1), gen_int(depth - 1));
+  case 3:
+    return MUL(gen_int(depth - 1), chance(70) ? I(range(-4, 8)) : gen_int(depth - 2));
+  case 4:
+    return DIV(gen_int(depth - 1), gen_divisor(depth));
+  case 5:
+    return MOD(gen_int(depth - 1), gen_divisor(depth));
+  case 6:
+    return MIN(gen_int(depth - 1), gen_int(depth - 1));
+  case 7:
+    return MAX(gen_int(depth - 1), gen_int(depth - 1));
+  case 8:
+    return ir_select(gen_bool(depth - 1), gen_int(depth - 1), gen_int(depth - 1));
+  default: { /* split/fuse shapes: (a*c + b) // c, (a*c + b) % c, (a // c)*c + a % c,
+                a - (a // c)*c, with a often a sum with a constant */
+    te_expr *a = gen_int(depth - 1), *c = I(range(2, 8));
+    if (chance(50))
+      a = ADD(a, I(range(-9, 9)));
+    switch (range(0, 3)) {
     case 0:
-    case 1: return ADD(gen_int(depth - 1), gen_int(depth - 1));
-    case 2: return SUB(gen_int(depth - 1), gen_int(depth - 1));
-    case 3: return MUL(gen_int(depth - 1), chance(70) ? I(range(-4, 8)) : gen_int(depth - 2));
-    case 4: return DIV(gen_int(depth - 1), gen_divisor(depth));
-    case 5: return MOD(gen_int(depth - 1), gen_divisor(depth));
-    case 6: return MIN(gen_int(depth - 1), gen_int(depth - 1));
-    case 7: return MAX(gen_int(depth - 1), gen_int(depth - 1));
-    case 8: return ir_select(gen_bool(depth - 1), gen_int(depth - 1), gen_int(depth - 1));
-    default: { /* split/fuse shapes: (a*c + b) // c, (a*c + b) % c, (a // c)*c + a % c,
-                  a - (a // c)*c, with a often a sum with a constant */
-      te_expr *a = gen_int(depth - 1), *c = I(range(2, 8));
-      if (chance(50)) a = ADD(a, I(range(-9, 9)));
-      switch (range(0, 3)) {
-        case 0: return DIV(ADD(MUL(a, c), gen_int(depth - 1)), c);
-        case 1: return MOD(ADD(MUL(a, c), gen_int(depth - 1)), c);
-        case 2: return ADD(MUL(DIV(a, c), MUL(c, I(range(1, 3)))), MUL(MOD(a, c), I(range(1, 3))));
-        default: return ADD(SUB(a, MUL(DIV(a, c), c)), I(range(-3, 3)));
-      }
+      return DIV(ADD(MUL(a, c), gen_int(depth - 1)), c);
+    case 1:
+      return MOD(ADD(MUL(a, c), gen_int(depth - 1)), c);
+    case 2:
+      return ADD(MUL(DIV(a, c), MUL(c, I(range(1, 3)))), MUL(MOD(a, c), I(range(1, 3))));
+    default:
+      return ADD(SUB(a, MUL(DIV(a, c), c)), I(range(-3, 3)));
     }
+  }
   }
 }
 
@@ -103,7 +125,8 @@ static void report(const char *what, te_expr *e, te_expr *s, const int64_t *pt) 
 /* How a random point is drawn (inside the ranges bound in the analyzer). */
 static bool symbolic_ranges;
 static void draw_point(int64_t pt[NVARS]) {
-  for (int i = 0; i < NVARS; i++) pt[i] = range(lo[i], hi[i]);
+  for (int i = 0; i < NVARS; i++)
+    pt[i] = range(lo[i], hi[i]);
   if (symbolic_ranges) { /* z in [x//2, x//2 + 3), w in [y - 2, y - 2 + x%3 + 1) */
     pt[2] = ir_floordiv64_test(pt[0], 2) + range(0, 2);
     pt[3] = pt[1] - 2 + range(0, ((pt[0] % 3) + 3) % 3);
@@ -122,16 +145,26 @@ static int check_int(te_expr *e, int npoints, long *evaluated) {
     report("not idempotent", e, s, pt);
     return 1;
   }
+  ir_const_bound b = ir_const_bound_of(an, e); /* must hold at every point too */
   for (int p = 0; p < npoints; p++) {
     ir_eval_val vals[NVARS];
     draw_point(pt);
-    for (int i = 0; i < NVARS; i++) vals[i].i = pt[i];
+    for (int i = 0; i < NVARS; i++)
+      vals[i].i = pt[i];
     ir_eval_env env = {.n = NVARS, .vars = vars, .vals = vals};
     int64_t want, got;
-    if (!ir_eval_i64(&env, e, &want) || env.overflow) continue;
+    if (!ir_eval_i64(&env, e, &want) || env.overflow)
+      continue;
     (*evaluated)++;
     if (!ir_eval_i64(&env, s, &got)) {
       report("simplified expression undefined where the original is defined", e, s, pt);
+      return 1;
+    }
+    if (want < b.min || want > b.max) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "value %lld outside the constant bound [%lld, %lld]",
+               (long long)want, (long long)b.min, (long long)b.max);
+      report(msg, e, s, pt);
       return 1;
     }
     if (got != want) {
@@ -146,11 +179,15 @@ static int check_int(te_expr *e, int npoints, long *evaluated) {
 
 static void make_vars(bool bind) {
   static const char *names[NVARS] = {"x", "y", "z", "w"};
-  for (int i = 0; i < NVARS; i++) vars[i] = V(names[i]);
-  if (!bind) return;
-  for (int i = 0; i < NVARS - 1; i++) BIND(vars[i], lo[i], hi[i] - lo[i] + 1); /* w stays free */
-  if (symbolic_ranges) {
+  for (int i = 0; i < NVARS; i++)
+    vars[i] = V(names[i]);
+  if (!bind)
+    return;
+  for (int i = 0; i < NVARS - 1; i++)
+    BIND(vars[i], lo[i], hi[i] - lo[i] + 1); /* w stays free */
+  if (symbolic_ranges) {                     /* y free: w's range is known only relative to y */
     te_expr *x = vars[0], *y = vars[1];
+    ir_analyzer_unbind(an, y);
     ir_analyzer_bind(an, vars[2], DIV(x, I(2)), I(3));
     ir_analyzer_bind(an, vars[3], SUB(y, I(2)), ADD(MOD(x, I(3)), I(1)));
   }
@@ -198,7 +235,8 @@ static te_expr *gen_float(te_dtype t, int depth) {
 }
 
 static bool same_float(double a, double b) {
-  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+  if (isnan(a) || isnan(b))
+    return isnan(a) && isnan(b);
   return memcmp(&a, &b, sizeof a) == 0;
 }
 
@@ -216,7 +254,8 @@ Test(arith_random, floats) {
     cr_expect_eq(ir_simplify(an, s), s, "not idempotent");
     for (int p = 0; p < 12; p++) {
       ir_eval_val vals[3];
-      for (int i = 0; i < 3; i++) vals[i].f = i < 2 ? (double)(float)pts[range(0, 9)] : pts[range(0, 9)];
+      for (int i = 0; i < 3; i++)
+        vals[i].f = i < 2 ? (double)(float)pts[range(0, 9)] : pts[range(0, 9)];
       ir_eval_env env = {.n = 3, .vars = fvars, .vals = vals};
       double want, got;
       cr_assert(ir_eval_f64(&env, e, &want));

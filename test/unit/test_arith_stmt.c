@@ -14,13 +14,13 @@ static ir_stmt *loop(te_expr *v, int64_t min, te_expr *ext, ir_stmt *body) {
   return ir_for(v, I(min), ext, IR_FOR_SERIAL, TE_BLOCK_X, body);
 }
 
-#define EXPECT_STMT(st, want)                                                                    \
-  do {                                                                                           \
-    ir_stmt *st_ = (st);                                                                         \
-    cr_assert_not_null(st_, "NULL statement (error: %s)", te_last_error(ctx));                   \
-    char *s_ = ir_stmt_to_string(st_);                                                           \
-    cr_expect_str_eq(s_, (want), "got:\n%s\nwant:\n%s", s_, (want));                             \
-    free(s_);                                                                                    \
+#define EXPECT_STMT(st, want)                                                                      \
+  do {                                                                                             \
+    ir_stmt *st_ = (st);                                                                           \
+    cr_assert_not_null(st_, "NULL statement (error: %s)", te_last_error(ctx));                     \
+    char *s_ = ir_stmt_to_string(st_);                                                             \
+    cr_expect_str_eq(s_, (want), "got:\n%s\nwant:\n%s", s_, (want));                               \
+    free(s_);                                                                                      \
   } while (0)
 
 Test(arith_stmt, loop_bounds_simplify_indices) {
@@ -30,12 +30,11 @@ Test(arith_stmt, loop_bounds_simplify_indices) {
   ir_stmt *st = ir_store(A, ir_load(B, TE_F32, MOD(i, I(32))), DIV(i, I(32)));
   ir_stmt *body = ir_if(LT(i, I(128)), st, NULL);
   ir_stmt *s = loop(io, 0, I(4), loop(ii, 0, I(32), body));
-  EXPECT_STMT(ir_simplify_stmt(an, s),
-              "for (i.o, 0, 4) {\n"
-              "  for (i.i, 0, 32) {\n"
-              "    A[i.o] = B[i.i]\n"
-              "  }\n"
-              "}\n");
+  EXPECT_STMT(ir_simplify_stmt(an, s), "for (i.o, 0, 4) {\n"
+                                       "  for (i.i, 0, 32) {\n"
+                                       "    A[i.o] = B[i.i]\n"
+                                       "  }\n"
+                                       "}\n");
   /* out of the loops the variables are free again */
   cr_expect_eq(ir_const_bound_of(an, ii).min, INT64_MIN);
 }
@@ -45,15 +44,15 @@ Test(arith_stmt, guard_kept_when_not_provable) {
   te_expr *io = V("i.o"), *ii = V("i.i");
   te_expr *i = ADD(MUL(ADD(MUL(io, I(32)), ii), I(1)), I(0));
   te_expr *cond = ir_call(ctx, IR_INTRIN_LIKELY, TE_BOOL, 1, (te_expr *[]){LT(i, I(100))});
-  ir_stmt *s = loop(io, 0, I(4), loop(ii, 0, I(32), ir_if(cond, ir_store(A, ir_float(ctx, TE_F32, 1), i), NULL)));
-  EXPECT_STMT(ir_simplify_stmt(an, s),
-              "for (i.o, 0, 4) {\n"
-              "  for (i.i, 0, 32) {\n"
-              "    if (likely(i.o*32 + i.i < 100)) {\n"
-              "      A[i.o*32 + i.i] = 1.0f\n"
-              "    }\n"
-              "  }\n"
-              "}\n");
+  ir_stmt *s = loop(
+      io, 0, I(4), loop(ii, 0, I(32), ir_if(cond, ir_store(A, ir_float(ctx, TE_F32, 1), i), NULL)));
+  EXPECT_STMT(ir_simplify_stmt(an, s), "for (i.o, 0, 4) {\n"
+                                       "  for (i.i, 0, 32) {\n"
+                                       "    if (likely(i.o*32 + i.i < 100)) {\n"
+                                       "      A[i.o*32 + i.i] = 1.0f\n"
+                                       "    }\n"
+                                       "  }\n"
+                                       "}\n");
 }
 
 Test(arith_stmt, likely_folds) {
@@ -81,19 +80,22 @@ Test(arith_stmt, empty_and_single_loops) {
 Test(arith_stmt, ifs_lets_evaluates_seqs) {
   ir_buffer *A = buf("A");
   te_expr *i = V("i"), *t = V("t"), *u = V("u");
-  ir_stmt *a = ir_store(A, ir_float(ctx, TE_F32, 1), i), *b = ir_store(A, ir_float(ctx, TE_F32, 2), i);
-  ir_stmt *body = ir_seq(ctx, 4, (ir_stmt *[]){
-      ir_if(LT(i, I(10)), a, b),                                 /* decided: a */
-      ir_if(LT(I(10), i), a, NULL),                               /* decided: nothing */
-      ir_evaluate(ADD(I(1), I(2))),                               /* constant: nothing */
-      ir_let_stmt(t, I(5), ir_store(A, ir_float(ctx, TE_F32, 3), ADD(i, t)))}); /* substituted */
-  EXPECT_STMT(ir_simplify_stmt(an, loop(i, 0, I(10), body)),
-              "for (i, 0, 10) {\n"
-              "  A[i] = 1.0f\n"
-              "  A[i + 5] = 3.0f\n"
-              "}\n");
+  ir_stmt *a = ir_store(A, ir_float(ctx, TE_F32, 1), i),
+          *b = ir_store(A, ir_float(ctx, TE_F32, 2), i);
+  ir_stmt *body = ir_seq(ctx, 4,
+                         (ir_stmt *[]){ir_if(LT(i, I(10)), a, b),    /* decided: a */
+                                       ir_if(LT(I(10), i), a, NULL), /* decided: nothing */
+                                       ir_evaluate(ADD(I(1), I(2))), /* constant: nothing */
+                                       ir_let_stmt(t, I(5),
+                                                   ir_store(A, ir_float(ctx, TE_F32, 3),
+                                                            ADD(i, t)))}); /* substituted */
+  EXPECT_STMT(ir_simplify_stmt(an, loop(i, 0, I(10), body)), "for (i, 0, 10) {\n"
+                                                             "  A[i] = 1.0f\n"
+                                                             "  A[i + 5] = 3.0f\n"
+                                                             "}\n");
   /* a let of a non-trivial value stays, and its body knows the value */
-  ir_stmt *l = ir_let_stmt(u, MUL(i, I(4)), ir_store(A, ir_float(ctx, TE_F32, 1), MOD(ADD(u, I(6)), I(2))));
+  ir_stmt *l =
+      ir_let_stmt(u, MUL(i, I(4)), ir_store(A, ir_float(ctx, TE_F32, 1), MOD(ADD(u, I(6)), I(2))));
   EXPECT_STMT(ir_simplify_stmt(an, l), "let u = i*4\nA[0] = 1.0f\n");
   /* an unused let disappears */
   ir_stmt *l2 = ir_let_stmt(u, MUL(i, I(4)), a);
@@ -103,7 +105,8 @@ Test(arith_stmt, ifs_lets_evaluates_seqs) {
 Test(arith_stmt, sequences_flatten) {
   ir_buffer *A = buf("A");
   te_expr *i = V("i"), *j = V("j");
-  ir_stmt *a = ir_store(A, ir_float(ctx, TE_F32, 1), ADD(i, j)), *b = ir_store(A, ir_float(ctx, TE_F32, 2), j);
+  ir_stmt *a = ir_store(A, ir_float(ctx, TE_F32, 1), ADD(i, j)),
+          *b = ir_store(A, ir_float(ctx, TE_F32, 2), j);
   /* seq(for (i, 2, 1) { seq(a, b) }, b): the loop of one iteration becomes its body, inline */
   ir_stmt *s = ir_seq2(ctx, loop(i, 2, I(1), ir_seq2(ctx, a, b)), b);
   ir_stmt *r = ir_simplify_stmt(an, s);
