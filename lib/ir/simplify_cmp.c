@@ -86,6 +86,9 @@ te_expr *ir_simp_minmax(ir_simp *s, ir_expr_kind k, te_expr *a, te_expr *b) {
   int le = ir_simp_le(s, a, b);
   if (le >= 0)
     return (le == 1) == (k == IR_MIN) ? a : b;
+  /* a <= b unknown (they may be equal): b <= a still decides, e.g. max(i, 0) for i in [0, 5) */
+  if (ir_simp_le(s, b, a) == 1)
+    return k == IR_MIN ? b : a;
   if ((a->kind == IR_MIN || a->kind == IR_MAX) && (r = nested(s, k, a, b)))
     return r;
   if ((b->kind == IR_MIN || b->kind == IR_MAX) && (r = nested(s, k, b, a)))

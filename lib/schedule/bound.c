@@ -37,14 +37,107 @@ static int collect(ir_visitor *v, te_expr *e) {
   return IR_CONTINUE;
 }
 
-/* Every stage other than consumer that reads producer (not through inlining into consumer). */
-static te_stage *other_reader(te_schedule *s, te_stage *producer, te_stage *consumer) {
+/* True when r is c itself or is computed (through a chain of compute_at) inside c's loop at
+   leaf position at or deeper: then it runs inside the producer's realize and may read it. */
+static bool inside(te_stage *r, te_stage *c, int at) {
+  for (int depth = 0; r && depth < 1000; depth++) {
+    if (r == c) return true;
+    if (r->attach != SCH_ATTACH_AT) return false;
+    if (r->attach_stage == c) return sch_leaf_pos(c, r->attach_iter) >= at;
+    r = r->attach_stage;
+  }
+  return false;
+}
+
+/* The first stage that reads p but would run outside c's loop at leaf position at (NULL when
+   every reader is inside): such a schedule cannot compute p there. */
+te_stage *sch_reader_outside(te_stage *p, te_stage *c, int at) {
+  te_schedule *s = p->sch;
   for (int i = 0; i < s->nstage; i++) {
-    te_stage *o = s->stages[i];
-    if (o == consumer || o == producer || o->attach == SCH_ATTACH_INLINE) continue;
-    if (sch_stage_reads(o, producer)) return o;
+    te_stage *r = s->stages[i];
+    if (r == p || r->attach == SCH_ATTACH_INLINE || !sch_stage_reads(r, p)) continue;
+    if (!inside(r, c, at)) return r;
   }
   return NULL;
+}
+
+/* The loop variables that range freely inside one iteration of c's leaf at: c's inner leaves
+   and every leaf of the stages computed there. */
+typedef struct relaxed {
+  int n, cap;
+  te_expr **vars;
+  ir_interval *doms;
+} relaxed;
+
+static bool relax_add(te_ctx *ctx, ir_analyzer *an, relaxed *x, te_iter *l) {
+  for (int i = 0; i < x->n; i++)
+    if (x->vars[i] == l->var) return true;
+  if (x->n == x->cap) {
+    int cap = x->cap ? 2 * x->cap : 16;
+    te_expr **v = ir_alloc(ctx, sizeof(te_expr *) * (size_t)cap);
+    ir_interval *d = ir_alloc(ctx, sizeof(ir_interval) * (size_t)cap);
+    if (!v || !d) return false;
+    if (x->n) {
+      memcpy(v, x->vars, sizeof(te_expr *) * (size_t)x->n);
+      memcpy(d, x->doms, sizeof(ir_interval) * (size_t)x->n);
+    }
+    x->vars = v;
+    x->doms = d;
+    x->cap = cap;
+  }
+  x->vars[x->n] = l->var;
+  x->doms[x->n++] = ir_interval_from_range(an, l->dom_min, l->dom_extent);
+  return true;
+}
+
+/* The interval of e with every relaxed variable ranging over its domain. Domains may be written
+   in other relaxed variables (a stage's loops in its consumer's), so relax until none is left. */
+static ir_interval relax(ir_analyzer *an, te_expr *e, const relaxed *x) {
+  ir_interval r = ir_interval_of(an, e, x->n, x->vars, x->doms);
+  for (int it = 0; it < 16 && r.min && r.max; it++) {
+    bool lo_free = ir_expr_uses_any(r.min, x->n, x->vars);
+    bool hi_free = ir_expr_uses_any(r.max, x->n, x->vars);
+    if (!lo_free && !hi_free) return r;
+    if (lo_free) r.min = ir_interval_of(an, r.min, x->n, x->vars, x->doms).min;
+    if (hi_free) r.max = ir_interval_of(an, r.max, x->n, x->vars, x->doms).max;
+  }
+  if (r.min && ir_expr_uses_any(r.min, x->n, x->vars)) r.min = NULL;
+  if (r.max && ir_expr_uses_any(r.max, x->n, x->vars)) r.max = NULL;
+  return r;
+}
+
+/* Shared storage (GPU) is one buffer per block that the block's threads fill together: its
+   region is what every thread of the block reads, so the consumer's loops bound to threadIdx
+   at or outside the attachment point (and those of the stages it is computed in) range freely
+   too. Loops bound to blockIdx stay symbolic: each block has its own copy. */
+static bool relax_shared_threads(te_ctx *ctx, ir_analyzer *an, relaxed *x, const te_stage *p,
+                                 te_stage *c, int at) {
+  if (p->scope != TE_SCOPE_SHARED) return true;
+  for (int depth = 0; c && depth < 1000; depth++) {
+    for (int j = 0; j <= at && j < c->nleaf; j++)
+      if (c->leaf[j]->kind == IR_FOR_THREAD && c->leaf[j]->tag >= TE_THREAD_X &&
+          !relax_add(ctx, an, x, c->leaf[j]))
+        return false;
+    if (c->attach != SCH_ATTACH_AT) break;
+    at = sch_leaf_pos(c->attach_stage, c->attach_iter);
+    c = c->attach_stage;
+  }
+  return true;
+}
+
+/* Appends the reads of p in reader r (written in r's leaf variables) to w. */
+static te_status collect_reads(te_stage *r, ir_analyzer *an, ir_visitor *v) {
+  te_ctx *ctx = r->sch->ctx;
+  ir_map *values = sch_iter_values(r, an);
+  if (!values) return te_last_status(ctx);
+  for (int k = 0; k < r->op->nbody; k++) {
+    te_expr *cond = NULL;
+    te_expr *src = sch_subst_roots(r, values, sch_stage_source(r, k, &cond));
+    if (!src) return te_last_status(ctx);
+    ir_visit_expr(v, src);
+    if (cond) ir_visit_expr(v, sch_subst_roots(r, values, cond));
+  }
+  return TE_OK;
 }
 
 /* The storage a region needs. Clamping to the shape makes extents like min(y + 2, 12) - y + 1,
@@ -70,48 +163,44 @@ static te_status region_at(te_stage *p, ir_analyzer *an) {
   te_schedule *s = p->sch;
   te_ctx *ctx = s->ctx;
   te_stage *c = p->attach_stage;
-  te_stage *other = other_reader(s, p, c);
-  if (other)
-    return ir_error(ctx, TE_ERR_SCHEDULE,
-                    "te_compute_at: stage '%s' is computed at a loop of '%s' but stage '%s' reads "
-                    "it too (compute it at root, or inline it)",
-                    p->name, c->name, other->name);
   int at = sch_leaf_pos(c, p->attach_iter);
   if (at < 0)
     return ir_error(ctx, TE_ERR_SCHEDULE,
                     "te_compute_at: stage '%s': iter '%s' of '%s' is no longer a leaf loop", p->name,
                     p->attach_iter->name, c->name);
-  ir_map *values = sch_iter_values(c, an);
-  if (!values) return te_last_status(ctx);
-  /* the consumer's loops inside the attachment point range over their domains */
-  int nrel = c->nleaf - at - 1;
-  te_expr **vars = ir_alloc(ctx, sizeof(te_expr *) * (size_t)(nrel > 0 ? nrel : 1));
-  ir_interval *doms = ir_alloc(ctx, sizeof(ir_interval) * (size_t)(nrel > 0 ? nrel : 1));
-  if (!vars || !doms) return te_last_status(ctx);
-  for (int i = 0; i < nrel; i++) {
-    te_iter *l = c->leaf[at + 1 + i];
-    vars[i] = l->var;
-    doms[i] = ir_interval_from_range(an, l->dom_min, l->dom_extent);
-  }
+  relaxed x = {0, 0, NULL, NULL};
+  for (int j = at + 1; j < c->nleaf; j++)
+    if (!relax_add(ctx, an, &x, c->leaf[j])) return te_last_status(ctx);
+  if (!relax_shared_threads(ctx, an, &x, p, c, at)) return te_last_status(ctx);
   region_walk w = {p->op, 0, 0, NULL, ctx};
   ir_visitor v = {0};
   v.expr[IR_ACCESS] = collect;
   v.data = &w;
-  for (int k = 0; k < c->op->nbody; k++) {
-    te_expr *cond = NULL;
-    te_expr *src = sch_subst_roots(c, values, sch_stage_source(c, k, &cond));
-    if (!src) return te_last_status(ctx);
-    ir_visit_expr(&v, src);
-    if (cond) ir_visit_expr(&v, sch_subst_roots(c, values, cond));
+  for (int i = 0; i < s->nstage; i++) {
+    te_stage *r = s->stages[i];
+    if (r == p || r->attach == SCH_ATTACH_INLINE || !sch_stage_reads(r, p)) continue;
+    if (!inside(r, c, at)) /* possible when placements changed after te_compute_at */
+      return ir_error(ctx, TE_ERR_SCHEDULE,
+                      "te_compute_at: stage '%s' is computed at loop '%s' of '%s' but stage '%s' "
+                      "reads it outside that loop (compute '%s' inside it too, or compute '%s' at "
+                      "root)",
+                      p->name, p->attach_iter->name, c->name, r->name, r->name, p->name);
+    /* a reader inside the loop: all its loops, and those of the stages between, are free */
+    for (te_stage *q = r; q != c; q = q->attach_stage)
+      for (int j = 0; j < q->nleaf; j++)
+        if (!relax_add(ctx, an, &x, q->leaf[j])) return te_last_status(ctx);
+    te_status st = collect_reads(r, an, &v);
+    if (st != TE_OK) return st;
   }
   if (w.n == 0)
-    return ir_error(ctx, TE_ERR_SCHEDULE, "te_compute_at: stage '%s' does not read stage '%s'",
-                    c->name, p->name);
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "te_compute_at: no stage inside loop '%s' of '%s' reads stage '%s'",
+                    p->attach_iter->name, c->name, p->name);
   for (int d = 0; d < p->op->ndim; d++) {
     ir_interval r = {NULL, NULL};
     for (int a = 0; a < w.n; a++) {
-      ir_interval x = ir_interval_of(an, w.accesses[a]->args[d], nrel, vars, doms);
-      r = a == 0 ? x : ir_interval_union(an, r, x);
+      ir_interval ra = relax(an, w.accesses[a]->args[d], &x);
+      r = a == 0 ? ra : ir_interval_union(an, r, ra);
     }
     te_expr *last = ir_sub(p->op->shape[d], ir_i64(ctx, 1));
     te_expr *lo = r.min ? ir_max(r.min, ir_i64(ctx, 0)) : ir_i64(ctx, 0);

@@ -27,6 +27,18 @@ bool sch_stage_reads(te_stage *consumer, te_stage *producer) {
   return reads_through_inline(consumer->sch, consumer->op, producer, 0);
 }
 
+/* True when consumer depends on producer through any chain of stages. */
+static bool depends_on(te_schedule *s, te_stage *consumer, te_stage *producer, int depth) {
+  if (depth > 1000) return false;
+  te_tensor **in;
+  int n = sch_op_inputs(consumer->op, &in);
+  for (int i = 0; i < n; i++) {
+    te_stage *st = sch_stage_of_tensor(s, in[i]);
+    if (st == producer || (st && depends_on(s, st, producer, depth + 1))) return true;
+  }
+  return false;
+}
+
 te_status te_compute_inline(te_stage *st) {
   const char *fn = "te_compute_inline";
   if (!st) return TE_ERR_INVALID_ARG;
@@ -99,9 +111,16 @@ te_status te_compute_at(te_stage *producer, te_stage *consumer, te_iter *at) {
   if (consumer->attach == SCH_ATTACH_INLINE)
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: consumer '%s' is inlined and has no loops", fn,
                     consumer->name);
-  if (!sch_stage_reads(consumer, producer))
-    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s' does not read stage '%s'", fn,
-                    consumer->name, producer->name);
+  if (!depends_on(consumer->sch, consumer, producer, 0))
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s' does not read stage '%s' (directly or through other stages)",
+                    fn, consumer->name, producer->name);
+  te_stage *outside = sch_reader_outside(producer, consumer, sch_leaf_pos(consumer, at));
+  if (outside)
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s' also reads '%s' and runs outside loop '%s' of '%s' (compute "
+                    "'%s' inside that loop first, or inline it)",
+                    fn, outside->name, producer->name, at->name, consumer->name, outside->name);
   if (attached_within(consumer, producer))
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s' is itself computed inside '%s'", fn,
                     consumer->name, producer->name);
