@@ -1,0 +1,31 @@
+/* bench.h — the workloads of te-bench, each in its own file, run by main.c.
+ *
+ * A workload allocates its inputs, computes a plain C reference in double, builds te's kernel
+ * (te_util.h) and the anchors, then runs every variant through bench_run_variant (harness.h) at
+ * 1 and cfg->max_threads threads where threads apply, and records compile times. Rows go to the
+ * report (report.h).
+ */
+#ifndef TE_BENCH_BENCH_H
+#define TE_BENCH_BENCH_H
+
+#include "harness.h"
+
+void wl_sgemm(const bench_cfg *);
+void wl_conv2d(const bench_cfg *);
+void wl_blur(const bench_cfg *);
+void wl_softmax(const bench_cfg *);
+void wl_layernorm(const bench_cfg *);
+
+/* The oneDNN anchor of wl_conv2d (conv2d_dnnl.c). */
+typedef struct dnnl_conv dnnl_conv;
+/* NCHW user buffers; the primitive picks its own layouts (format any) and the reorders into and
+   out of them happen outside the timed call. NULL with a message in err on failure. */
+dnnl_conv *dnnl_conv_new(int batch, int chans, int height, int width, int kout, const float *in,
+                         const float *w, char *err, int err_size);
+int dnnl_conv_run(void *conv);                 /* the timed part: the convolution only */
+int dnnl_conv_output(dnnl_conv *, float *out); /* reorder the result back to NCHW */
+void dnnl_conv_free(dnnl_conv *);
+/* "oneDNN 2.6.x (cpu runtime N)" into buf. */
+void dnnl_version_str(char *buf, int size);
+
+#endif

@@ -1,0 +1,280 @@
+/* conv2d.c — the ResNet-50 3x3 layer (N=1, C=64, 56x56, K=64, pad 1, stride 1, f32, NCHW):
+ * te vs oneDNN vs Halide 14 vs naive C, at 1 and 2 threads (naive C: 1).
+ *
+ * te: two stages. Pad[n,c,y,x] (58x58, zero border; the input index is clamped so that both
+ * sides of the select are in bounds) is computed at root, parallel over channels. The
+ * convolution Out[n,k,y,x] = sum_{rc,ry,rx} Pad[n,rc,y+ry,x+rx] * W[k,rc,ry,rx] is cut into
+ * register tiles of 8 output channels x 2 rows x 16 columns (16 zmm accumulators: k.i and y.i
+ * unrolled, x.i vectorized), with the reduction loops (rc, ry, rx) between the tile loops and the
+ * register tile, and k.o in parallel:
+ *     n  k.o(parallel)  y.o  x.o  rc  ry  rx  k.i(8)  y.i(2)  x.i(16, vectorized)
+ * 56 is not a multiple of 16: the extra step "x16tail" keeps 16 lanes with a guarded last tile;
+ * without it x is split by 8 (exact, half-width vectors).
+ * Checks: every output against a double reference, error scaled by the sum of |terms|.
+ */
+#include "bench.h"
+#include "halide_bench.h"
+#include "report.h"
+#include "te_util.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct conv_shape {
+  int n, c, h, w, k;
+} conv_shape;
+
+static te_expr *clamp(te_expr *v, int lo, int hi) {
+  return te_max(te_min(v, te_int(te_expr_ctx(v), hi)), te_int(te_expr_ctx(v), lo));
+}
+
+/* Pad[n, c, y, x] = In[n, c, y - 1, x - 1] inside, 0 on the border. */
+static te_tensor *define_pad(te_ctx *ctx, const conv_shape *s, te_tensor *in) {
+  te_expr *n = te_var(ctx, "n"), *c = te_var(ctx, "c"), *y = te_var(ctx, "y"),
+          *x = te_var(ctx, "x");
+  te_expr *one = te_int(ctx, 1);
+  te_expr *inside = te_and(te_and(te_ge(y, one), te_le(y, te_int(ctx, s->h))),
+                           te_and(te_ge(x, one), te_le(x, te_int(ctx, s->w))));
+  te_expr *val =
+      TE_AT(in, n, c, clamp(te_sub(y, one), 0, s->h - 1), clamp(te_sub(x, one), 0, s->w - 1));
+  return te_compute(
+      ctx, "Pad", 4,
+      TE_EXPRS(te_int(ctx, s->n), te_int(ctx, s->c), te_int(ctx, s->h + 2), te_int(ctx, s->w + 2)),
+      TE_EXPRS(n, c, y, x), te_select(inside, val, te_float(ctx, TE_F32, 0.0)));
+}
+
+static void conv_schedule(te_stage *st, unsigned flags, const conv_shape *s) {
+  int xv = s->w % 16 == 0 || (flags & TB_EXTRA) || s->w % 8 ? 16 : 8;
+  te_iter *ko = NULL, *ki = NULL, *yo = NULL, *yi = NULL, *xo = NULL, *xi = NULL;
+  te_split(st, te_axis(st, 1), 8, &ko, &ki);
+  te_split(st, te_axis(st, 2), 2, &yo, &yi);
+  te_split(st, te_axis(st, 3), xv, &xo, &xi);
+  te_reorder(st, 10,
+             (te_iter *const[]){te_axis(st, 0), ko, yo, xo, te_reduce_iter(st, 0),
+                                te_reduce_iter(st, 1), te_reduce_iter(st, 2), ki, yi, xi});
+  if (flags & TB_VEC)
+    te_vectorize(st, xi);
+  if (flags & TB_UNROLL) {
+    te_unroll(st, ki);
+    te_unroll(st, yi);
+  }
+  if (flags & TB_PAR)
+    te_parallel(st, ko);
+}
+
+static void conv_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
+  const conv_shape *s = params;
+  te_tensor *in = te_placeholder(
+      ctx, "In", TE_F32, 4,
+      TE_EXPRS(te_int(ctx, s->n), te_int(ctx, s->c), te_int(ctx, s->h), te_int(ctx, s->w)));
+  te_tensor *w = te_placeholder(
+      ctx, "W", TE_F32, 4,
+      TE_EXPRS(te_int(ctx, s->k), te_int(ctx, s->c), te_int(ctx, 3), te_int(ctx, 3)));
+  te_tensor *pad = define_pad(ctx, s, in);
+  te_expr *n = te_var(ctx, "n"), *k = te_var(ctx, "k"), *y = te_var(ctx, "y"),
+          *x = te_var(ctx, "x");
+  te_expr *rc = te_reduce_axis(ctx, "rc", te_int(ctx, 0), te_int(ctx, s->c));
+  te_expr *ry = te_reduce_axis(ctx, "ry", te_int(ctx, 0), te_int(ctx, 3));
+  te_expr *rx = te_reduce_axis(ctx, "rx", te_int(ctx, 0), te_int(ctx, 3));
+  te_expr *body = te_mul(TE_AT(pad, n, rc, te_add(y, ry), te_add(x, rx)), TE_AT(w, k, rc, ry, rx));
+  te_tensor *o = te_compute(
+      ctx, "Out", 4,
+      TE_EXPRS(te_int(ctx, s->n), te_int(ctx, s->k), te_int(ctx, s->h), te_int(ctx, s->w)),
+      TE_EXPRS(n, k, y, x), te_sum(body, 3, TE_EXPRS(rc, ry, rx)));
+  out->s = te_schedule_new(ctx, 1, &o);
+  out->ntensors = 3;
+  out->tensors[0] = in;
+  out->tensors[1] = w;
+  out->tensors[2] = o;
+  if (!out->s || !(flags & TB_TILE))
+    return;
+  conv_schedule(te_stage_of(out->s, o), flags, s);
+  te_stage *ps = te_stage_of(out->s, pad);
+  if (flags & TB_PAR)
+    te_parallel(ps, te_axis(ps, 1));
+}
+
+typedef struct conv_data {
+  conv_shape s;
+  float *in, *w, *out;
+} conv_data;
+
+/* Direct convolution with the bounds test in the inner loop: what one writes first. */
+static int run_naive(void *arg) {
+  const conv_data *d = arg;
+  const conv_shape *s = &d->s;
+  for (int n = 0; n < s->n; n++)
+    for (int k = 0; k < s->k; k++)
+      for (int y = 0; y < s->h; y++)
+        for (int x = 0; x < s->w; x++) {
+          float acc = 0;
+          for (int c = 0; c < s->c; c++)
+            for (int ry = 0; ry < 3; ry++)
+              for (int rx = 0; rx < 3; rx++) {
+                int iy = y + ry - 1, ix = x + rx - 1;
+                if (iy >= 0 && iy < s->h && ix >= 0 && ix < s->w)
+                  acc += d->in[(((size_t)n * s->c + c) * s->h + iy) * s->w + ix] *
+                         d->w[(((size_t)k * s->c + c) * 3 + ry) * 3 + rx];
+              }
+          d->out[(((size_t)n * s->k + k) * s->h + y) * s->w + x] = acc;
+        }
+  return 0;
+}
+
+static void reference(const conv_data *d, double *ref, double *scale) {
+  const conv_shape *s = &d->s;
+  size_t o = 0;
+  for (int n = 0; n < s->n; n++)
+    for (int k = 0; k < s->k; k++)
+      for (int y = 0; y < s->h; y++)
+        for (int x = 0; x < s->w; x++, o++) {
+          double acc = 0, abs_acc = 0;
+          for (int c = 0; c < s->c; c++)
+            for (int ry = 0; ry < 3; ry++)
+              for (int rx = 0; rx < 3; rx++) {
+                int iy = y + ry - 1, ix = x + rx - 1;
+                if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
+                  continue;
+                double p = (double)d->in[(((size_t)n * s->c + c) * s->h + iy) * s->w + ix] *
+                           d->w[(((size_t)k * s->c + c) * 3 + ry) * 3 + rx];
+                acc += p;
+                abs_acc += fabs(p);
+              }
+          ref[o] = acc;
+          scale[o] = abs_acc;
+        }
+}
+
+typedef struct dnnl_run {
+  dnnl_conv *c;
+  float *out;
+  int export_next; /* the checked call reorders its result to NCHW; timed calls do not */
+} dnnl_run;
+
+static int run_dnnl(void *arg) {
+  dnnl_run *r = arg;
+  if (dnnl_conv_run(r->c) != 0)
+    return 1;
+  if (r->export_next) {
+    r->export_next = 0;
+    return dnnl_conv_output(r->c, r->out);
+  }
+  return 0;
+}
+
+/* oneDNN plans its work split for the thread count it sees when the primitive is created, so
+   each thread count gets its own primitive, created (and its reorders run) under that count. */
+static void run_onednn(const bench_cfg *cfg, const char *wl, conv_data *d, int threads,
+                       const bench_ref *chk) {
+  const conv_shape *s = &d->s;
+  size_t nout = (size_t)s->n * s->k * s->h * s->w;
+  double flops = 2.0 * s->n * s->k * s->c * s->h * s->w * 9;
+  char err[512];
+  omp_set_num_threads(threads);
+  dnnl_conv *dn = dnnl_conv_new(s->n, s->c, s->h, s->w, s->k, d->in, d->w, err, sizeof err);
+  if (dn) {
+    dnnl_run r = {dn, d->out, 1};
+    bench_run_variant(cfg, wl, "onednn", threads, ROW_FLOPS, flops, run_dnnl, &r, d->out, nout, chk,
+                      "format any, reorders outside the timed call");
+    dnnl_conv_free(dn);
+  } else {
+    fprintf(stderr, "  %s: oneDNN failed: %s\n", wl, err);
+    bench_add_failed(wl, "onednn", threads, err);
+  }
+  omp_set_num_threads(cfg->max_threads);
+}
+
+static void run_variants(const bench_cfg *cfg, const char *wl, conv_data *d, const tb_kernel *k,
+                         int have_te, hl_pipe *const hl[2], const bench_ref *chk) {
+  const conv_shape *s = &d->s;
+  size_t nout = (size_t)s->n * s->k * s->h * s->w;
+  double flops = 2.0 * s->n * s->k * s->c * s->h * s->w * 9;
+  DLTensor ti, tw, to;
+  int64_t si[8], sw[8], so[8];
+  tb_tensor(&ti, si, d->in, 4, (int64_t[]){s->n, s->c, s->h, s->w});
+  tb_tensor(&tw, sw, d->w, 4, (int64_t[]){s->k, s->c, 3, 3});
+  tb_tensor(&to, so, d->out, 4, (int64_t[]){s->n, s->k, s->h, s->w});
+  tb_args targs = {k, {&ti, &tw, &to}};
+  int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
+  for (int ti_ = 0; ti_ < nthreads; ti_++) {
+    int t = threads[ti_];
+    if (!have_te)
+      bench_add_failed(wl, "te", t, k->note);
+    else if (t > 1 && !(k->flags & TB_PAR))
+      bench_add_copy(wl, "te", 1, t, "no parallel loop: same kernel as 1 thread");
+    else {
+      tb_set_threads(t);
+      bench_run_variant(cfg, wl, "te", t, ROW_FLOPS, flops, tb_run, &targs, d->out, nout, chk,
+                        k->note);
+    }
+    run_onednn(cfg, wl, d, t, chk);
+    if (hl[t > 1])
+      bench_run_variant(cfg, wl, "halide", t, ROW_FLOPS, flops, hl_run, hl[t > 1], d->out, nout,
+                        chk, t > 1 ? "parallel schedule" : "schedule without parallel");
+    else
+      bench_add_failed(wl, "halide", t, "pipeline did not compile");
+    if (t == 1)
+      bench_run_variant(cfg, wl, "naive-c", 1, ROW_FLOPS, flops, run_naive, d, d->out, nout, chk,
+                        "direct loops, gcc -O3 -march=native");
+  }
+}
+
+void wl_conv2d(const bench_cfg *cfg) {
+  conv_data d = {{1, 64, 56, 56, 64}, NULL, NULL, NULL};
+  if (cfg->quick)
+    d.s = (conv_shape){1, 16, 28, 28, 16};
+  const conv_shape *s = &d.s;
+  char wl[48], err[512];
+  snprintf(wl, sizeof wl, "conv2d %dx%dx%d k%d", s->c, s->h, s->w, s->k);
+  fprintf(stderr, "%s\n", wl);
+  size_t nin = (size_t)s->n * s->c * s->h * s->w, nw = (size_t)s->k * s->c * 9,
+         nout = (size_t)s->n * s->k * s->h * s->w;
+  d.in = bench_alloc_f32(nin);
+  d.w = bench_alloc_f32(nw);
+  d.out = bench_alloc_f32(nout);
+  double *ref = malloc(sizeof *ref * nout), *scale = malloc(sizeof *scale * nout);
+  if (!d.in || !d.w || !d.out || !ref || !scale) {
+    bench_add_failed(wl, "all", 1, "out of memory");
+    goto done;
+  }
+  bench_fill_nonzero(d.in, nin, 3);
+  bench_fill_nonzero(d.w, nw, 4);
+  reference(&d, ref, scale);
+  bench_ref chk = {NULL, ref, scale, 0, nout, 2e-4};
+
+  unsigned ladder[TB_MAX_LADDER];
+  int nl = tb_ladder(TB_EXTRA, ladder);
+  tb_kernel k;
+  int have_te = tb_build(wl, "conv2d", conv_define, s, ladder, nl,
+                         (const char *const[2]){"x16tail", NULL}, &k);
+  if (have_te) {
+    char note[160];
+    snprintf(note, sizeof note, "lower %.1f + llvm %.1f + jit %.1f ms", k.times.lower_s * 1e3,
+             k.times.llvm_s * 1e3, k.times.jit_s * 1e3);
+    bench_add_compile("compile conv2d", "te", k.times.lower_s + k.times.llvm_s + k.times.jit_s,
+                      note);
+  }
+  hl_pipe *hl[2] = {NULL, NULL};
+  for (int par = 1; par >= 0; par--)
+    if (!(hl[par] =
+              hl_conv2d_new(s->n, s->c, s->h, s->w, s->k, d.in, d.w, d.out, par, err, sizeof err)))
+      fprintf(stderr, "  %s: Halide failed: %s\n", wl, err);
+  if (hl[1])
+    bench_add_compile("compile conv2d", "halide", hl_compile_s(hl[1]),
+                      "compile_jit, parallel schedule");
+
+  run_variants(cfg, wl, &d, &k, have_te, hl, &chk);
+
+  hl_free(hl[0]);
+  hl_free(hl[1]);
+  if (have_te)
+    tb_free(&k);
+done:
+  bench_free(d.in);
+  bench_free(d.w);
+  bench_free(d.out);
+  free(ref);
+  free(scale);
+}

@@ -1,0 +1,15 @@
+/* peak.h — what this machine can do at best: AVX-512 FMA throughput and memory bandwidth,
+ * measured (not taken from a data sheet), so every result can be given as a fraction of them. */
+#ifndef TE_BENCH_PEAK_H
+#define TE_BENCH_PEAK_H
+
+/* GFLOP/s of fused multiply-adds on zmm registers (16 independent chains; 2 flops per lane per
+   FMA) with the given number of threads running at once. 0 when AVX-512 is missing. */
+double peak_fma_gflops(int threads, int quick);
+
+/* Memory bandwidth in GB/s over arrays far larger than the caches, with the given number of
+   threads: copy (a = b, 8 bytes per element) and triad (a = b + s*c, 12 bytes per element),
+   counted as STREAM does (no write-allocate traffic). Best of a few repetitions. */
+void peak_bandwidth_gbs(int threads, int quick, double *copy_gbs, double *triad_gbs);
+
+#endif

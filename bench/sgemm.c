@@ -1,0 +1,242 @@
+/* sgemm.c — SGEMM f32, row-major, C = A * B with M = N = K = n: te vs OpenBLAS vs Halide 14 vs
+ * naive C, at 1 and 2 threads (naive C: 1).
+ *
+ * te's schedule (the best this bench can express with te's primitives; GotoBLAS-like):
+ *   - B packed into panels Bp[j / 32][k][j % 32] (an extra compute stage, parallel, vectorized),
+ *     so the micro-kernel reads B contiguously (TB_EXTRA);
+ *   - i split 64 then 8, j split 32, k split 256; loops ordered
+ *       i.o(64 rows, parallel)  k.o  j.o  i.m  k.i  i.i(8, unrolled)  j.i(32, vectorized)
+ *     so the 8 x 32 register tile of C (16 zmm accumulators) stays in registers over k.i,
+ *     a 64 x 256 block of A stays in L2 and a 256 x 32 panel of B in L1.
+ * TE_BENCH_SGEMM="MC,MR,NR,KC" in the environment replaces 64, 8, 32, 256 (for tuning by hand).
+ * The fallbacks (te_util.h) drop packing, threads, vectorizing or unrolling as te refuses them.
+ * Checks: 9 full rows of C against a double reference, error scaled by sum_k |A[i,k] B[k,j]|.
+ */
+#include "bench.h"
+#include "halide_bench.h"
+#include "report.h"
+#include "te_util.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CHECK_ROWS = 9 };
+
+typedef struct sgemm_params {
+  int n;
+  int mc, mr, nr, kc; /* rows per parallel block, register tile rows, columns, k block */
+} sgemm_params;
+
+/* The tile sizes: 64, 8, 32, 256 unless TE_BENCH_SGEMM="MC,MR,NR,KC" says otherwise. */
+static sgemm_params sgemm_tiles(int n) {
+  sgemm_params p = {n, 64, 8, 32, 256};
+  const char *env = getenv("TE_BENCH_SGEMM");
+  sgemm_params q = p;
+  if (env && sscanf(env, "%d,%d,%d,%d", &q.mc, &q.mr, &q.nr, &q.kc) == 4 && q.mc > 0 && q.mr > 0 &&
+      q.nr > 0 && q.kc > 0)
+    p = q;
+  if (p.kc > n)
+    p.kc = n;
+  return p;
+}
+
+static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
+  const sgemm_params *p = params;
+  int n = p->n;
+  te_expr *N = te_int(ctx, n), *nr = te_int(ctx, p->nr);
+  te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
+  te_expr *k = te_reduce_axis(ctx, "k", te_int(ctx, 0), N);
+  te_tensor *A = te_placeholder(ctx, "A", TE_F32, 2, TE_EXPRS(N, N));
+  te_tensor *B = te_placeholder(ctx, "B", TE_F32, 2, TE_EXPRS(N, N));
+  te_tensor *Bp = NULL;
+  te_expr *b_kj = TE_AT(B, k, j);
+  if ((flags & TB_EXTRA) && n % p->nr == 0) {
+    te_expr *pj = te_var(ctx, "pj"), *pk = te_var(ctx, "pk"), *pl = te_var(ctx, "pl");
+    Bp = te_compute(ctx, "Bp", 3, TE_EXPRS(te_int(ctx, n / p->nr), N, nr), TE_EXPRS(pj, pk, pl),
+                    TE_AT(B, pk, te_add(te_mul(pj, nr), pl)));
+    b_kj = TE_AT(Bp, te_floordiv(j, nr), k, te_floormod(j, nr));
+  }
+  te_tensor *C = te_compute(ctx, "C", 2, TE_EXPRS(N, N), TE_EXPRS(i, j),
+                            TE_SUM(te_mul(TE_AT(A, i, k), b_kj), k));
+  out->s = te_schedule_new(ctx, 1, &C);
+  out->ntensors = 3;
+  out->tensors[0] = A;
+  out->tensors[1] = B;
+  out->tensors[2] = C;
+  if (!out->s || !(flags & TB_TILE))
+    return;
+
+  te_stage *st = te_stage_of(out->s, C);
+  te_iter *io = NULL, *i1 = NULL, *im = NULL, *ii = NULL, *jo = NULL, *ji = NULL, *ko = NULL,
+          *ki = NULL;
+  te_split(st, te_axis(st, 0), p->mc, &io, &i1);
+  te_split(st, i1, p->mr, &im, &ii);
+  te_split(st, te_axis(st, 1), p->nr, &jo, &ji);
+  te_split(st, te_reduce_iter(st, 0), p->kc, &ko, &ki);
+  te_reorder(st, 7, (te_iter *const[]){io, ko, jo, im, ki, ii, ji});
+  if (flags & TB_VEC)
+    te_vectorize(st, ji);
+  if (flags & TB_UNROLL)
+    te_unroll(st, ii);
+  if (flags & TB_PAR)
+    te_parallel(st, io);
+  if (Bp) {
+    te_stage *ps = te_stage_of(out->s, Bp);
+    if (flags & TB_VEC)
+      te_vectorize(ps, te_axis(ps, 2));
+    if (flags & TB_PAR)
+      te_parallel(ps, te_axis(ps, 0));
+  }
+}
+
+/* i-k-j order, so the inner loop streams rows of B and C (gcc vectorizes it at -O3). */
+static void naive_sgemm(int n, const float *restrict a, const float *restrict b,
+                        float *restrict c) {
+  for (int i = 0; i < n; i++) {
+    float *restrict crow = c + (size_t)i * n;
+    for (int j = 0; j < n; j++)
+      crow[j] = 0;
+    for (int k = 0; k < n; k++) {
+      float aik = a[(size_t)i * n + k];
+      const float *restrict brow = b + (size_t)k * n;
+      for (int j = 0; j < n; j++)
+        crow[j] += aik * brow[j];
+    }
+  }
+}
+
+typedef struct sgemm_data {
+  int n, threads;
+  float *a, *b, *c;
+} sgemm_data;
+
+static int run_naive(void *arg) {
+  sgemm_data *d = arg;
+  naive_sgemm(d->n, d->a, d->b, d->c);
+  return 0;
+}
+
+static int run_openblas(void *arg) {
+  sgemm_data *d = arg;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d->n, d->n, d->n, 1.0f, d->a, d->n, d->b,
+              d->n, 0.0f, d->c, d->n);
+  return 0;
+}
+
+/* The reference: CHECK_ROWS rows of C spread over [0, n), in double (k outer, so B streams). */
+static void make_reference(const sgemm_data *d, size_t *idx, double *ref, double *scale) {
+  int n = d->n;
+  for (int r = 0; r < CHECK_ROWS; r++) {
+    int i = (int)((long)r * (n - 1) / (CHECK_ROWS - 1));
+    double *s = ref + (size_t)r * n, *sa = scale + (size_t)r * n;
+    for (int j = 0; j < n; j++) {
+      s[j] = sa[j] = 0;
+      idx[(size_t)r * n + j] = (size_t)i * n + j;
+    }
+    for (int k = 0; k < n; k++) {
+      double aik = d->a[(size_t)i * n + k];
+      const float *brow = d->b + (size_t)k * n;
+      for (int j = 0; j < n; j++) {
+        double p = aik * brow[j];
+        s[j] += p;
+        sa[j] += fabs(p);
+      }
+    }
+  }
+}
+
+static void sgemm_size(const bench_cfg *cfg, int n) {
+  char wl[48], cwl[48], err[512];
+  snprintf(wl, sizeof wl, "sgemm %d", n);
+  snprintf(cwl, sizeof cwl, "compile sgemm %d", n);
+  fprintf(stderr, "%s\n", wl);
+  size_t nn = (size_t)n * n, npts = (size_t)CHECK_ROWS * n;
+  sgemm_data d = {n, 1, bench_alloc_f32(nn), bench_alloc_f32(nn), bench_alloc_f32(nn)};
+  size_t *idx = malloc(sizeof *idx * npts);
+  double *ref = malloc(sizeof *ref * npts), *scale = malloc(sizeof *scale * npts);
+  if (!d.a || !d.b || !d.c || !idx || !ref || !scale) {
+    bench_add_failed(wl, "all", 1, "out of memory");
+    goto done;
+  }
+  bench_fill_nonzero(d.a, nn, 1);
+  bench_fill_nonzero(d.b, nn, 2);
+  make_reference(&d, idx, ref, scale);
+  bench_ref check = {idx, ref, scale, 0, npts, 2e-4};
+  double flops = 2.0 * n * n * n;
+
+  unsigned ladder[TB_MAX_LADDER];
+  int nl = tb_ladder(TB_EXTRA, ladder);
+  tb_kernel k;
+  sgemm_params p = sgemm_tiles(n);
+  int have_te = tb_build(wl, "sgemm", sgemm_define, &p, ladder, nl,
+                         (const char *const[2]){"packB", NULL}, &k);
+  if (have_te) {
+    size_t len = strlen(k.note);
+    snprintf(k.note + len, sizeof k.note - len, " [tiles %d,%d,%d,%d]", p.mc, p.mr, p.nr, p.kc);
+    char note[160];
+    snprintf(note, sizeof note, "lower %.1f + llvm %.1f + jit %.1f ms", k.times.lower_s * 1e3,
+             k.times.llvm_s * 1e3, k.times.jit_s * 1e3);
+    bench_add_compile(cwl, "te", k.times.lower_s + k.times.llvm_s + k.times.jit_s, note);
+  }
+  hl_pipe *hl[3] = {NULL, NULL, NULL};
+  for (int par = 1; par >= 0; par--)
+    if (!(hl[par] = hl_sgemm_new(n, d.a, d.b, d.c, par, err, sizeof err)))
+      fprintf(stderr, "  %s: Halide failed: %s\n", wl, err);
+  if (hl[1])
+    bench_add_compile(cwl, "halide", hl_compile_s(hl[1]), "compile_jit, parallel schedule");
+
+  DLTensor ta, tb, tc;
+  int64_t sa[8], sb[8], sc[8], shape[2] = {n, n};
+  tb_tensor(&ta, sa, d.a, 2, shape);
+  tb_tensor(&tb, sb, d.b, 2, shape);
+  tb_tensor(&tc, sc, d.c, 2, shape);
+  tb_args targs = {&k, {&ta, &tb, &tc}};
+
+  int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
+  for (int ti = 0; ti < nthreads; ti++) {
+    int t = threads[ti];
+    if (!have_te)
+      bench_add_failed(wl, "te", t, k.note);
+    else if (t > 1 && !(k.flags & TB_PAR))
+      bench_add_copy(wl, "te", 1, t, "no parallel loop: same kernel as 1 thread");
+    else {
+      tb_set_threads(t);
+      bench_run_variant(cfg, wl, "te", t, ROW_FLOPS, flops, tb_run, &targs, d.c, nn, &check,
+                        k.note);
+    }
+    openblas_set_num_threads(t);
+    bench_run_variant(cfg, wl, "openblas", t, ROW_FLOPS, flops, run_openblas, &d, d.c, nn, &check,
+                      openblas_get_corename());
+    hl_pipe *h = hl[t > 1 ? 1 : 0];
+    if (h)
+      bench_run_variant(cfg, wl, "halide", t, ROW_FLOPS, flops, hl_run, h, d.c, nn, &check,
+                        t > 1 ? "parallel schedule" : "schedule without parallel");
+    else
+      bench_add_failed(wl, "halide", t, "pipeline did not compile");
+    if (t == 1)
+      bench_run_variant(cfg, wl, "naive-c", 1, ROW_FLOPS, flops, run_naive, &d, d.c, nn, &check,
+                        "i-k-j, gcc -O3 -march=native");
+  }
+  if (have_te)
+    tb_free(&k);
+  hl_free(hl[0]);
+  hl_free(hl[1]);
+done:
+  bench_free(d.a);
+  bench_free(d.b);
+  bench_free(d.c);
+  free(idx);
+  free(ref);
+  free(scale);
+}
+
+void wl_sgemm(const bench_cfg *cfg) {
+  static const int full[] = {256, 512, 1024, 2048}, quick[] = {128, 256};
+  const int *sizes = cfg->quick ? quick : full;
+  int count = cfg->quick ? 2 : 4;
+  for (int s = 0; s < count; s++)
+    sgemm_size(cfg, sizes[s]);
+}
