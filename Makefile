@@ -4,6 +4,8 @@
 #   make build          configure build/ (RelWithDebInfo) and build
 #   make test-sanitize  only the ASan+UBSan suite, in build-asan/ (Debug)
 #   make clean          remove both build folders
+#   make bench          build bench/ in build-bench/ (Release) and run it against OpenBLAS, oneDNN,
+#                       Halide 14 and C (BENCH_ARGS="--quick" or "--only sgemm" to narrow it)
 BUILD_DIR  ?= build
 ASAN_DIR   ?= build-asan
 BUILD_TYPE ?= RelWithDebInfo
@@ -11,8 +13,10 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_JOBS ?= 2
 CMAKE      ?= cmake
 CTEST      ?= ctest
+BENCH_DIR  ?= build-bench
+BENCH_ARGS ?=
 
-.PHONY: all setup build demo test test-sanitize clean
+.PHONY: all setup build demo test test-sanitize bench clean
 
 all: build
 
@@ -34,6 +38,14 @@ test-sanitize: setup
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DTE_SANITIZE=ON
 	$(CMAKE) --build $(ASAN_DIR) -j$(JOBS)
 	$(CTEST) --test-dir $(ASAN_DIR) --output-on-failure -j$(CTEST_JOBS)
+
+# OpenBLAS picks its kernel from OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE when set: unset them for this
+# run only, so it uses the best kernel for this CPU.
+bench:
+	scripts/setup-bench.sh
+	$(CMAKE) -S bench -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release
+	$(CMAKE) --build $(BENCH_DIR) -j$(JOBS) --target te-bench
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BENCH_DIR)/te-bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR)
