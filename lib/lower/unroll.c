@@ -5,6 +5,9 @@
  * Guarantees: no FOR of kind IR_FOR_UNROLLED is left. A loop over [min, min + extent) becomes
  * the sequence body[var := min], body[var := min + 1], ... (inner loops first).
  *
+ * te_pragma(stage, loop, "unroll_max_step", n) also unrolls, inside that loop, every serial loop
+ * nest of constant extents with at most n iterations in all (innermost first).
+ *
  * Extents that are not constants (a tail whose length depends on a symbolic size): the loop is
  * unrolled up to a constant upper bound of its extent, found by the analyzer from the enclosing
  * loops and the sizes, with each copy guarded by `if (k < extent)` (as Halide does). Without a
@@ -14,6 +17,8 @@
  * TE_ERR_SCHEDULE: it would only make a huge kernel.
  */
 #include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "lower.h"
 
@@ -22,7 +27,25 @@
 typedef struct unroll {
   lw_pass_ctx *p;
   ir_analyzer *an;
+  int64_t max_step; /* te_pragma unroll_max_step in effect (0: none) */
 } unroll;
+
+/* The iterations of the loops left in s (product of constant extents; INT64_MAX when one is
+   not constant): what unroll_max_step compares with. */
+static int64_t steps_of(ir_stmt *s) {
+  if (!s) return 1;
+  if (s->kind == IR_S_FOR) {
+    int64_t e, inner = steps_of(IR_FOR_BODY(s));
+    if (!ir_is_const_int(IR_FOR_EXTENT(s), &e) || inner == INT64_MAX) return INT64_MAX;
+    return e > 0 && inner > INT64_MAX / e ? INT64_MAX : e * inner;
+  }
+  int64_t worst = 1;
+  for (uint32_t i = 0; i < s->nstmts; i++) {
+    int64_t k = steps_of(s->stmts[i]);
+    if (k > worst) worst = k;
+  }
+  return worst;
+}
 
 static te_expr *iter_value(te_ctx *ctx, te_expr *min, int64_t k) {
   int64_t m;
@@ -87,9 +110,27 @@ static ir_stmt *unroll_for(ir_mutator *m, ir_stmt *s) {
     return NULL; /* failure, or an empty body: no loop either way */
   if (s->u.loop.kind == IR_FOR_UNROLLED)
     return unroll_loop(u, s, body);
+  /* under te_pragma(..., "unroll_max_step", n): a serial loop nest of at most n iterations
+     with constant extents is unrolled too (TVM's auto_unroll_max_step) */
+  int64_t e;
+  if (u->max_step > 0 && s->u.loop.kind == IR_FOR_SERIAL && ir_is_const_int(IR_FOR_EXTENT(s), &e) &&
+      steps_of(body) != INT64_MAX && e * steps_of(body) <= u->max_step)
+    return unroll_loop(u, s, body);
   if (body == IR_FOR_BODY(s))
     return s;
   return ir_for(var, IR_FOR_MIN(s), IR_FOR_EXTENT(s), s->u.loop.kind, s->u.loop.tag, body);
+}
+
+static ir_stmt *unroll_attr(ir_mutator *m, ir_stmt *s) {
+  unroll *u = m->data;
+  int64_t v;
+  if (strcmp(s->u.attr.key, "pragma_unroll_max_step") != 0 || !ir_is_const_int(s->exprs[0], &v))
+    return ir_mutate_stmt_children(m, s);
+  int64_t outer = u->max_step;
+  u->max_step = v;
+  ir_stmt *r = ir_mutate_stmt_children(m, s);
+  u->max_step = outer;
+  return r;
 }
 
 static ir_stmt *unroll_let(ir_mutator *m, ir_stmt *s) {
@@ -107,5 +148,6 @@ ir_stmt *lw_unroll(lw_pass_ctx *p, ir_stmt *s) {
   ir_mutator m = {.ctx = p->ctx, .data = &u};
   m.stmt[IR_S_FOR] = unroll_for;
   m.stmt[IR_S_LET_STMT] = unroll_let;
+  m.stmt[IR_S_ATTR] = unroll_attr;
   return ir_mutate_stmt(&m, s);
 }
