@@ -1,0 +1,187 @@
+"""Tensors: placeholders (inputs) and computes (element-wise definitions).
+
+    A = te.placeholder((M, K), name="A")                 # float32 by default
+    k = te.reduce_axis((0, K), name="k")
+    C = te.compute((M, N), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+
+``compute`` calls the Python function once, with one fresh index variable per dimension named
+after the function's parameters, and passes the expression it returns to te_compute. A function
+that returns a tuple makes a multi-output compute (te_compute_multi): one tensor per value.
+"""
+import inspect
+import re
+
+from . import _lib
+from . import errors
+from .context import pick
+from .dtype import dtype as _dtype, from_c
+from .expr import Expr, Reduction, as_expr, const, var
+
+L = _lib.lib
+_INT = re.compile(r"^-?\d+$")
+
+
+class Tensor:
+    """A tensor of a computation (a te_tensor). ``A[i, j]`` reads it; ``shape`` has Python ints
+    for constant extents and Exprs for symbolic ones."""
+
+    __slots__ = ("ctx", "_p", "kind", "_nreduce", "__weakref__")
+
+    def __init__(self, ctx, p, kind, nreduce=None):
+        self.ctx, self._p, self.kind, self._nreduce = ctx, p, kind, nreduce
+
+    @property
+    def handle(self):
+        return self._p
+
+    @property
+    def name(self):
+        return L.te_tensor_name(self._p).decode()
+
+    @property
+    def dtype(self):
+        return from_c(L.te_tensor_dtype(self._p))
+
+    @property
+    def ndim(self):
+        return L.te_tensor_ndim(self._p)
+
+    @property
+    def shape(self):
+        out = []
+        for i in range(self.ndim):
+            e = Expr(self.ctx, L.te_tensor_dim(self._p, i))
+            text = str(e)
+            out.append(int(text) if _INT.match(text) else e)
+        return tuple(out)
+
+    @property
+    def op(self):
+        """TVM-style access to the root axes: ``s[C].split(C.op.axis[0], 8)``."""
+        return _Op(self)
+
+    def __getitem__(self, idx):
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        es = [as_expr(x, self.ctx) for x in idx]
+        p = L.te_at(self._p, len(es), _lib.ptr_array([e.handle for e in es]))
+        return Expr(self.ctx, errors.check_ptr(self.ctx, p, "te_at"))
+
+    def __eq__(self, other):
+        return isinstance(other, Tensor) and other._p == self._p
+
+    def __hash__(self):
+        return hash(self._p)
+
+    def __repr__(self):
+        shape = ", ".join(str(d) for d in self.shape)
+        return "<te.Tensor %s[%s]: %s (%s)>" % (self.name, shape, self.dtype, self.kind)
+
+
+class AxisRef:
+    """A root axis of a tensor's stage, named before any schedule exists (``C.op.axis[0]``,
+    ``C.op.reduce_axis[0]``); schedule primitives resolve it in the tensor's stage."""
+
+    __slots__ = ("tensor", "reduce", "index")
+
+    def __init__(self, tensor, reduce, index):
+        self.tensor, self.reduce, self.index = tensor, reduce, index
+
+    def __repr__(self):
+        return "<te.AxisRef %s.op.%s[%d]>" % (self.tensor.name,
+                                              "reduce_axis" if self.reduce else "axis", self.index)
+
+
+class _Op:
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    @property
+    def axis(self):
+        t = self.tensor
+        if t.kind == "placeholder":
+            return []
+        return [AxisRef(t, False, i) for i in range(t.ndim)]
+
+    @property
+    def reduce_axis(self):
+        t = self.tensor
+        if t.kind == "placeholder":
+            return []
+        if t._nreduce is None:
+            t._nreduce = _count_reduce_axes(t)
+        return [AxisRef(t, True, i) for i in range(t._nreduce)]
+
+    @property
+    def name(self):
+        return self.tensor.name
+
+
+def _count_reduce_axes(t):
+    """The number of reduce axes of a compute, read from a throwaway schedule of it."""
+    from .schedule import create_schedule
+    s = create_schedule(t)
+    return len(s[t].reduce_axis)
+
+
+def _shape_exprs(shape, ctx):
+    if not isinstance(shape, (list, tuple)):
+        shape = (shape,)
+    return [as_expr(d, ctx) for d in shape]
+
+
+def placeholder(shape, dtype="float32", name="placeholder", ctx=None):
+    """An input tensor. Extents are ints or symbolic sizes (te.var)."""
+    c = pick(ctx, shape if isinstance(shape, (list, tuple)) else [shape])
+    dims = _shape_exprs(shape, c)
+    p = L.te_placeholder(c._ptr, _lib.encode(name), _dtype(dtype).c, len(dims),
+                         _lib.ptr_array([d.handle for d in dims]))
+    return Tensor(c, errors.check_ptr(c, p, "te_placeholder"), "placeholder")
+
+
+def _index_names(fcompute, ndim):
+    try:
+        sig = inspect.signature(fcompute)
+    except (TypeError, ValueError):
+        return ["i%d" % i for i in range(ndim)]
+    names, varargs = [], False
+    for prm in sig.parameters.values():
+        if prm.kind in (prm.POSITIONAL_ONLY, prm.POSITIONAL_OR_KEYWORD):
+            names.append(prm.name)
+        elif prm.kind == prm.VAR_POSITIONAL:
+            varargs = True
+    if varargs and len(names) <= ndim:
+        names += ["i%d" % i for i in range(len(names), ndim)]
+    if len(names) != ndim:
+        raise errors.InvalidArgError(
+            "te.compute: the function takes %d index argument(s) but the shape has %d dimension(s)"
+            % (len(names), ndim))
+    return names
+
+
+def compute(shape, fcompute, name="compute", ctx=None):
+    """A computed tensor: element [i, j, ...] = fcompute(i, j, ...). When fcompute returns a
+    tuple, a multi-output compute: a tuple of tensors named NAME_v0, NAME_v1, ..."""
+    c = pick(ctx, shape if isinstance(shape, (list, tuple)) else [shape])
+    dims = _shape_exprs(shape, c)
+    vs = [var(n, ctx=c) for n in _index_names(fcompute, len(dims))]
+    body = fcompute(*vs)
+    harr = _lib.ptr_array([d.handle for d in dims])
+    varr = _lib.ptr_array([v.handle for v in vs])
+    if isinstance(body, (list, tuple)):
+        bodies = [as_expr(b, c) for b in body]
+        outs = (_lib.ctypes.c_void_p * max(len(bodies), 1))()
+        errors.check(c, L.te_compute_multi(c._ptr, _lib.encode(name), len(dims), harr, varr,
+                                           len(bodies), _lib.ptr_array([b.handle for b in bodies]),
+                                           outs), "te_compute_multi")
+        nred = len(bodies[0].axes) if isinstance(bodies[0], Reduction) else 0
+        return tuple(Tensor(c, outs[i], "compute", nred) for i in range(len(bodies)))
+    e = as_expr(body, c) if not isinstance(body, Expr) else body
+    nred = len(e.axes) if isinstance(e, Reduction) else 0
+    p = L.te_compute(c._ptr, _lib.encode(name), len(dims), harr, varr, e.handle)
+    return Tensor(c, errors.check_ptr(c, p, "te_compute"), "compute", nred)
+
+
+__all__ = ["Tensor", "AxisRef", "placeholder", "compute", "const"]

@@ -1,0 +1,159 @@
+"""Autotuning (te/tune.h): search a schedule, keep every measurement in a tuning log, apply the
+best one later.
+
+    summary = te.tune(C, target="llvm", log_path="matmul.jsonl", trials=64)
+    s = te.create_schedule(C)
+    te.apply_best(s, "matmul.jsonl", target="llvm")     # te.NotFoundError when no record
+
+Present only when the loaded libte has te_tune (``te.HAS_TUNE``); otherwise the functions
+raise te.UnsupportedError.
+"""
+import ctypes
+from collections import namedtuple
+
+from . import _lib
+from . import errors
+from .build import Target, _target_in
+from .schedule import Schedule
+from .tensor import Tensor
+
+L = _lib.lib
+
+
+class te_tune_progress(ctypes.Structure):
+    _fields_ = [("trials_done", ctypes.c_int), ("trials_total", ctypes.c_int),
+                ("best_gflops", ctypes.c_double), ("best_cost_s", ctypes.c_double),
+                ("last_gflops", ctypes.c_double), ("last_status", ctypes.c_int),
+                ("last_error", ctypes.c_char_p), ("elapsed_s", ctypes.c_double),
+                ("eta_s", ctypes.c_double), ("round", ctypes.c_int)]
+
+
+class te_tune_summary(ctypes.Structure):
+    _fields_ = [("trials_done", ctypes.c_int), ("measured", ctypes.c_int),
+                ("errors", ctypes.c_int), ("best_cost_s", ctypes.c_double),
+                ("best_gflops", ctypes.c_double), ("key", ctypes.c_char * 17)]
+
+
+PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.POINTER(te_tune_progress), ctypes.c_void_p)
+
+
+class te_tune_options(ctypes.Structure):
+    _fields_ = [("trials", ctypes.c_int), ("time_budget_s", ctypes.c_double),
+                ("early_stop", ctypes.c_int), ("jobs", ctypes.c_int),
+                ("seed", ctypes.c_uint64), ("log_path", ctypes.c_char_p),
+                ("resume", ctypes.c_int), ("batch", ctypes.c_int),
+                ("population", ctypes.c_int), ("generations", ctypes.c_int),
+                ("epsilon", ctypes.c_double), ("no_model", ctypes.c_int),
+                ("min_repeat_s", ctypes.c_double), ("min_repeats", ctypes.c_int),
+                ("max_repeats", ctypes.c_int), ("timeout_s", ctypes.c_double),
+                ("threads", ctypes.c_int), ("check", ctypes.c_int),
+                ("description", ctypes.c_char_p), ("progress", PROGRESS_FN),
+                ("progress_user", ctypes.c_void_p),
+                ("summary", ctypes.POINTER(te_tune_summary))]
+
+
+_lib.declare({
+    "te_tune": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, _lib.PP, ctypes.c_void_p,
+                               ctypes.POINTER(te_tune_options)]),
+    "te_apply_best": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]),
+    "te_tune_workload": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_int, _lib.PP,
+                                           ctypes.c_char_p]),
+})
+
+HAS_TUNE = _lib.has("te_tune") and _lib.has("te_apply_best")
+
+TuneSummary = namedtuple("TuneSummary", "trials_done measured errors best_cost_s best_gflops key")
+TuneProgress = namedtuple("TuneProgress", "trials_done trials_total best_gflops best_cost_s "
+                          "last_gflops last_status last_error elapsed_s eta_s round")
+
+_OPTION_NAMES = ("trials", "time_budget_s", "early_stop", "jobs", "seed", "resume", "batch",
+                 "population", "generations", "epsilon", "no_model", "min_repeat_s",
+                 "min_repeats", "max_repeats", "timeout_s", "threads", "check")
+
+
+def _need(name):
+    if not _lib.has(name):
+        raise errors.UnsupportedError("%s: this libte (%s) was built without autotuning"
+                                      % (name, _lib.path))
+
+
+def _outs(outs):
+    if isinstance(outs, Tensor):
+        outs = [outs]
+    outs = list(outs)
+    if not outs or not all(isinstance(t, Tensor) for t in outs):
+        raise errors.InvalidArgError("expected output te.Tensor(s)")
+    return outs
+
+
+def tune(outs, target="llvm", log_path=None, description=None, progress=None, **options):
+    """Tunes the computation of outs for target, appending one record per measured candidate
+    to log_path. options are te_tune_options' fields (trials=64, time_budget_s, early_stop,
+    jobs, seed, resume, batch, population, generations, epsilon, no_model, min_repeat_s,
+    min_repeats, max_repeats, timeout_s, threads, check). progress, when given, is called with
+    a TuneProgress after every measured trial. Returns a TuneSummary."""
+    outs = _outs(outs)
+    ctx = outs[0].ctx
+    if log_path is None:
+        raise errors.InvalidArgError("te.tune: log_path is required")
+    unknown = set(options) - set(_OPTION_NAMES)
+    if unknown:
+        raise errors.InvalidArgError("te.tune: unknown option(s) %s" % ", ".join(sorted(unknown)))
+    _need("te_tune")
+    tgt = _target_in(ctx, target)
+    opts = te_tune_options()
+    for k, v in options.items():
+        setattr(opts, k, int(v) if isinstance(v, bool) else v)
+    import os
+    opts.log_path = _lib.encode(os.fspath(log_path))
+    opts.description = _lib.encode(description)
+    summary = te_tune_summary()
+    opts.summary = ctypes.pointer(summary)
+    failure = []
+    if progress is not None:
+        def cb(p, _user):
+            if failure:
+                return
+            try:
+                v = p.contents
+                progress(TuneProgress(v.trials_done, v.trials_total, v.best_gflops, v.best_cost_s,
+                                      v.last_gflops, v.last_status,
+                                      (v.last_error or b"").decode("utf-8", "replace"),
+                                      v.elapsed_s, v.eta_s, v.round))
+            except BaseException as e:     # raised again after te_tune returns
+                failure.append(e)
+        opts.progress = PROGRESS_FN(cb)
+    st = L.te_tune(ctx._ptr, len(outs), _lib.ptr_array([t._p for t in outs]), tgt._p,
+                   ctypes.byref(opts))
+    errors.check(ctx, st, "te_tune")
+    if failure:
+        raise failure[0]
+    return TuneSummary(summary.trials_done, summary.measured, summary.errors,
+                       summary.best_cost_s, summary.best_gflops, summary.key.decode())
+
+
+def apply_best(s, log_path, target="llvm"):
+    """Replays on schedule s the best record of log_path for s's computation and target
+    (te.NotFoundError when there is none: s is left unchanged)."""
+    _need("te_apply_best")
+    if not isinstance(s, Schedule):
+        raise errors.InvalidArgError("te.apply_best: expected a te.Schedule")
+    import os
+    tgt = target if isinstance(target, Target) else _target_in(s.ctx, target)
+    errors.check(s.ctx, L.te_apply_best(s._p, _lib.encode(os.fspath(log_path)), tgt._p),
+                 "te_apply_best")
+
+
+def tune_workload(outs):
+    """(text, key): the canonical text of the computation and its key, as tuning logs store."""
+    _need("te_tune_workload")
+    outs = _outs(outs)
+    ctx = outs[0].ctx
+    key = ctypes.create_string_buffer(17)
+    p = L.te_tune_workload(ctx._ptr, len(outs), _lib.ptr_array([t._p for t in outs]), key)
+    if not p:
+        errors.raise_last(ctx, "te_tune_workload")
+    return _lib.take_string(p), key.value.decode()
+
+
+__all__ = ["tune", "apply_best", "tune_workload", "TuneSummary", "TuneProgress", "HAS_TUNE"]
