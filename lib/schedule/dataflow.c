@@ -121,6 +121,9 @@ te_status te_cache_read(te_schedule *s, te_tensor *t, te_scope scope, int nreade
     int idx = sch_stage_index(s, r);
     if (idx < first) first = idx;
   }
+  /* the trace names the tensor by its stage when it has a single-output one (stage names are
+     unique), else by the tensor's own name */
+  const char *tname = producer && producer->op->nout == 1 ? producer->name : t->name;
   char name[160];
   snprintf(name, sizeof name, "%s_%s", t->name, scope_names[scope]);
   sch_op *op = op_new(ctx, name, t->ndim, t->shape, default_axis_names(ctx, t->ndim));
@@ -143,7 +146,7 @@ te_status te_cache_read(te_schedule *s, te_tensor *t, te_scope scope, int nreade
   st->scope = scope;
   if (cache) *cache = ct;
   char buf[2048];
-  size_t k = (size_t)snprintf(buf, sizeof buf, "cache_read %s %s", t->name, scope_names[scope]);
+  size_t k = (size_t)snprintf(buf, sizeof buf, "cache_read %s %s", tname, scope_names[scope]);
   for (int i = 0; i < nreaders && k < sizeof buf; i++)
     k += (size_t)snprintf(buf + k, sizeof buf - k, " %s", readers[i]->name);
   sch_trace_add(s, "%s", buf);
@@ -151,6 +154,15 @@ te_status te_cache_read(te_schedule *s, te_tensor *t, te_scope scope, int nreade
 }
 
 /* ---------------------------------------------------------------- cache_write */
+
+/* A stage computed at one of st's loops (NULL when none): rewriting st would orphan it. */
+te_stage *sch_attached_at(te_stage *st) {
+  for (int i = 0; i < st->sch->nstage; i++) {
+    te_stage *o = st->sch->stages[i];
+    if (o->attach == SCH_ATTACH_AT && o->attach_stage == st) return o;
+  }
+  return NULL;
+}
 
 static bool scheduled(const te_stage *st) {
   if (st->nrel > 0 || st->attach != SCH_ATTACH_ROOT) return true;
@@ -174,6 +186,17 @@ te_status te_cache_write(te_schedule *s, te_tensor *t, te_scope scope, te_tensor
                     "%s: stage '%s' was already scheduled; call te_cache_write before other "
                     "primitives on it",
                     fn, st->name);
+  if (st->op->nout > 1)
+    return ir_error(ctx, TE_ERR_UNSUPPORTED,
+                    "%s: stage '%s' has %d outputs; caching a multi-output stage is not supported "
+                    "by this version",
+                    fn, st->name, st->op->nout);
+  te_stage *inner = sch_attached_at(st);
+  if (inner)
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s' is computed at a loop of '%s'; cache '%s' before placing "
+                    "other stages in it",
+                    fn, inner->name, st->name, st->name);
   sch_op *orig = st->op;
   char name[160];
   snprintf(name, sizeof name, "%s_%s", t->name, scope_names[scope]);
@@ -190,6 +213,6 @@ te_status te_cache_write(te_schedule *s, te_tensor *t, te_scope scope, te_tensor
   if (!cst || !sch_stage_reset(st, copy)) return te_last_status(ctx);
   cst->scope = scope;
   if (cache) *cache = cw->outputs[0];
-  sch_trace_add(s, "cache_write %s %s", t->name, scope_names[scope]);
+  sch_trace_add(s, "cache_write %s %s", st->name, scope_names[scope]);
   return TE_OK;
 }

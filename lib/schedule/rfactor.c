@@ -33,6 +33,12 @@ static te_status check(const char *fn, te_schedule *s, te_tensor *t, te_iter *it
     return ir_error(ctx, TE_ERR_SCHEDULE,
                     "%s: stage '%s': iter '%s' is data-parallel; rfactor takes a reduction axis", fn,
                     st->name, it->name);
+  te_stage *inner = sch_attached_at(st);
+  if (inner)
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s' is computed at a loop of '%s'; rfactor '%s' before placing "
+                    "other stages in it",
+                    fn, inner->name, st->name, st->name);
   if (axis < 0 || axis > st->op->ndim)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': factor axis must be in [0, %d] (got %d)",
                     fn, st->name, st->op->ndim, axis);
@@ -109,7 +115,10 @@ te_status te_rfactor(te_schedule *s, te_tensor *t, te_iter *it, int axis, te_ten
   te_expr *cond = red->u.reduce->cond ? ir_substitute(ctx, red->u.reduce->cond, n, from, to) : NULL;
   te_expr **guards;
   int ng = sch_split_guards(st, an, values, true, &guards);
-  for (int g = 0; g < ng; g++) cond = cond ? ir_and(cond, guards[g]) : guards[g];
+  for (int g = 0; g < ng; g++) { /* likely(): loop partitioning peels the tail */
+    te_expr *lg = ir_call(ctx, IR_INTRIN_LIKELY, TE_BOOL, 1, &guards[g]);
+    cond = cond ? ir_and(cond, lg) : lg;
+  }
   /* step 2: leaves -> it becomes the new data axis, other reduce leaves new reduce axes */
   int m = 0, nr = 0;
   for (int j = 0; j < st->nleaf; j++) {
@@ -170,6 +179,6 @@ te_status te_rfactor(te_schedule *s, te_tensor *t, te_iter *it, int axis, te_ten
   snprintf(itname, sizeof itname, "%s", it->name);
   if (!sch_stage_insert(s, pos, rop) || !sch_stage_reset(st, cop)) return te_last_status(ctx);
   if (rf) *rf = rop->outputs[0];
-  sch_trace_add(s, "rfactor %s %s %d", t->name, itname, axis);
+  sch_trace_add(s, "rfactor %s %s %d", st->name, itname, axis);
   return TE_OK;
 }

@@ -152,6 +152,9 @@ te_expr *sch_subst_roots(te_stage *, ir_map *values, te_expr *e);
 /* The identity of a built-in reducer for dtype t (0, 1, lowest, highest). */
 te_expr *sch_reduce_identity(te_ctx *, ir_reducer_kind, te_dtype t);
 
+/* A stage computed at one of st's loops, or NULL. */
+te_stage *sch_attached_at(te_stage *st);
+
 /* The first stage reading p that runs outside c's leaf at (position), or NULL. */
 te_stage *sch_reader_outside(te_stage *p, te_stage *c, int at);
 

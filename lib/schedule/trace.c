@@ -11,6 +11,8 @@
  * are deterministic: replaying the same steps on a fresh schedule of the same computation makes
  * the same names and so the same loop nest.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,20 +70,31 @@ static te_iter *iter_word(step *p, te_stage *st, int i) {
   return it;
 }
 
-/* A tensor by name: a stage's output or a placeholder some stage reads. */
+/* A tensor by name: the output of a single-output stage of that (unique) stage name, else the
+   one tensor of that name among multi-output stages and placeholders (two: ambiguous). */
 static te_tensor *tensor_word(step *p, int i) {
   te_schedule *s = p->s;
+  te_stage *st = sch_stage_by_name(s, p->w[i]);
+  if (st && st->op->nout == 1) return st->op->outputs[0];
+  te_tensor *found = NULL;
   for (int k = 0; k < s->nstage; k++) {
     sch_op *op = s->stages[k]->op;
-    for (int o = 0; o < op->nout; o++)
-      if (!strcmp(op->outputs[o]->name, p->w[i])) return op->outputs[o];
     te_tensor **in;
     int n = sch_op_inputs(op, &in);
-    for (int j = 0; j < n; j++)
-      if (!strcmp(in[j]->name, p->w[i])) return in[j];
+    for (int j = -op->nout; j < n; j++) {
+      te_tensor *t = j < 0 ? op->outputs[-j - 1] : in[j];
+      if ((j < 0 && op->nout == 1) || (j >= 0 && t->op->kind != SCH_OP_PLACEHOLDER) ||
+          strcmp(t->name, p->w[i]) != 0 || t == found)
+        continue;
+      if (found) {
+        bad(p, TE_ERR_NOT_FOUND, "two tensors are named", p->w[i]);
+        return NULL;
+      }
+      found = t;
+    }
   }
-  bad(p, TE_ERR_NOT_FOUND, "no tensor named", p->w[i]);
-  return NULL;
+  if (!found) bad(p, TE_ERR_NOT_FOUND, "no tensor named", p->w[i]);
+  return found;
 }
 
 static int scope_word(const char *w) {
@@ -93,8 +106,9 @@ static int scope_word(const char *w) {
 
 static bool int_word(step *p, int i, int64_t *v) {
   char *end;
+  errno = 0;
   long long x = strtoll(p->w[i], &end, 10);
-  if (*p->w[i] == '\0' || *end != '\0') {
+  if (*p->w[i] == '\0' || *end != '\0' || errno == ERANGE) {
     bad(p, TE_ERR_PARSE, "expected an integer, got", p->w[i]);
     return false;
   }
@@ -190,6 +204,7 @@ static te_status run_step(step *p) {
     st = sch_stage_of_tensor(p->s, t);
     if (!st) return bad(p, TE_ERR_NOT_FOUND, "no stage computes", p->w[1]);
     ITER(a, 2); INT(x, 3);
+    if (x < 0 || x > INT_MAX) return bad(p, TE_ERR_PARSE, "axis out of range:", p->w[3]);
     return te_rfactor(p->s, t, a, (int)x, NULL);
   }
   if (!strcmp(verb, "set_tail")) {
