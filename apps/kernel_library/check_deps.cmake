@@ -1,0 +1,43 @@
+# check_deps.cmake — the kernel_library app runs without te and without LLVM.
+#   cmake -DAPP=<executable> -P check_deps.cmake
+# ldd: no libLLVM and no libte.so among the shared libraries it loads (libte_runtime is expected).
+# nm:  the kernels are defined in the executable; no symbol of LLVM or of libte's compiler API
+#      (te_build, te_ctx_new, ...) is defined or needed.
+if(NOT APP OR NOT EXISTS "${APP}")
+  message(FATAL_ERROR "check_deps: APP='${APP}' does not exist")
+endif()
+
+execute_process(COMMAND ldd "${APP}" OUTPUT_VARIABLE ldd_out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "check_deps: ldd failed (${rc})")
+endif()
+message(STATUS "ldd ${APP}:\n${ldd_out}")
+if(ldd_out MATCHES "libLLVM")
+  message(FATAL_ERROR "check_deps: the app loads LLVM")
+endif()
+if(ldd_out MATCHES "libte\\.so")
+  message(FATAL_ERROR "check_deps: the app loads libte")
+endif()
+if(NOT ldd_out MATCHES "libte_runtime")
+  message(FATAL_ERROR "check_deps: the app does not load libte_runtime (expected, shared)")
+endif()
+
+execute_process(COMMAND nm "${APP}" OUTPUT_VARIABLE nm_out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "check_deps: nm failed (${rc})")
+endif()
+foreach(kernel kl_saxpy kl_matmul kl_relu kl_bias_relu)
+  if(NOT nm_out MATCHES "[0-9a-f]+ T ${kernel}\n")
+    message(FATAL_ERROR "check_deps: kernel ${kernel} is not defined in the app")
+  endif()
+endforeach()
+if(nm_out MATCHES "[ \n](LLVM[A-Za-z_]*|te_build|te_ctx_new|te_module_call|te_module_save)\n")
+  message(FATAL_ERROR "check_deps: the app refers to LLVM or libte: ${CMAKE_MATCH_1}")
+endif()
+if(nm_out MATCHES "[0-9a-f]+ [Tt] (kl_[a-z_]*_impl)\n")
+  message(STATUS "internal helper ${CMAKE_MATCH_1} is local, as it should be")
+endif()
+if(nm_out MATCHES "[0-9a-f]+ T (kl_[a-z_]*_(impl|par[0-9]+))\n")
+  message(FATAL_ERROR "check_deps: internal helper ${CMAKE_MATCH_1} is a global symbol")
+endif()
+message(STATUS "check_deps: kernels defined; no libte, no LLVM")
