@@ -1,0 +1,77 @@
+/* ptx_math.c — math calls in CUDA kernels.
+ *
+ * LLVM's NVPTX back end has instructions for sqrt, floor, ceil, round, trunc, fma, fabs, min and
+ * max, but lowers llvm.exp, llvm.log, llvm.sin, llvm.pow, ... only to libcalls, which do not
+ * exist on the device (the code would need NVIDIA's libdevice) — and LLVM aborts the process on
+ * them. So, in kernels:
+ *   supported: exp, log, tanh, sigmoid (the inline polynomials of llvm_vmath.c, f32 and f64),
+ *              exp2(x) = exp(x * ln 2), log2(x) = log(x) / ln 2, log10(x) = log(x) / ln 10,
+ *              sqrt, rsqrt, floor, ceil, round, trunc, fma, abs (and likely);
+ *   refused with TE_ERR_UNSUPPORTED naming the function: sin, cos, tan, pow, erf.
+ * Vector code (a vectorized loop inside a kernel) is refused too: bind the loop to threads.
+ */
+#include "ptx.h"
+
+static const double pm_ln2 = 0.693147180559945309417232121458176568;
+static const double pm_ln10 = 2.302585092994045684017991454684364208;
+
+typedef struct pm {
+  const char *kernel;
+  bool failed;
+} pm;
+
+static te_expr *pm_refuse(ir_mutator *m, const char *what, const char *name) {
+  pm *st = m->data;
+  if (!st->failed)
+    ir_error(m->ctx, TE_ERR_UNSUPPORTED,
+             "te_build: kernel '%s': %s '%s' has no CUDA code in this version (no libdevice; "
+             "supported: exp, exp2, log, log2, log10, tanh, sigmoid, sqrt, rsqrt, floor, ceil, "
+             "round, trunc, fma, abs)",
+             st->kernel, what, name);
+  st->failed = true;
+  return NULL;
+}
+
+static te_expr *pm_call(ir_mutator *m, te_expr *e) {
+  te_expr *c = ir_mutate_expr_children(m, e);
+  if (!c)
+    return NULL;
+  te_dtype t = c->dtype;
+  switch (c->u.call) {
+  case IR_INTRIN_SIN:
+  case IR_INTRIN_COS:
+  case IR_INTRIN_TAN:
+  case IR_INTRIN_POW:
+  case IR_INTRIN_ERF:
+    return pm_refuse(m, "the function", ir_intrin_table[c->u.call].name);
+  case IR_INTRIN_EXP2: {
+    te_expr *x = ir_binary(IR_MUL, c->args[0], ir_float(m->ctx, t, pm_ln2));
+    return ir_call(m->ctx, IR_INTRIN_EXP, t, 1, &x);
+  }
+  case IR_INTRIN_LOG2:
+  case IR_INTRIN_LOG10: {
+    te_expr *l = ir_call(m->ctx, IR_INTRIN_LOG, t, 1, c->args);
+    double k = c->u.call == IR_INTRIN_LOG2 ? 1.0 / pm_ln2 : 1.0 / pm_ln10;
+    return l ? ir_binary(IR_MUL, l, ir_float(m->ctx, t, k)) : NULL;
+  }
+  default:
+    return c;
+  }
+}
+
+static te_expr *pm_vector(ir_mutator *m, te_expr *e) {
+  if (e->dtype.lanes > 1)
+    return pm_refuse(m, "vector code", ir_expr_kind_name[e->kind]);
+  return ir_mutate_expr_children(m, e);
+}
+
+ir_stmt *cg_ptx_legalize(te_ctx *ctx, const char *kernel, ir_stmt *body) {
+  pm st = {kernel, false};
+  ir_mutator m = {.ctx = ctx, .data = &st};
+  m.expr[IR_CALL] = pm_call;
+  m.expr[IR_RAMP] = pm_vector;
+  m.expr[IR_BROADCAST] = pm_vector;
+  m.expr[IR_LOAD] = pm_vector;
+  ir_stmt *r = ir_mutate_stmt(&m, body);
+  return st.failed ? NULL : r;
+}

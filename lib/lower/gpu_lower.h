@@ -1,0 +1,55 @@
+/* gpu_lower.h — internals shared by the GPU lowering passes (lib/lower/gpu_*.c).
+ *
+ * For a GPU target the pipeline ends (before simplify_final, which then only sees the host
+ * statement) with two passes:
+ *   gpu_split     (gpu_split.c)   the host/device split: each outermost thread-bound loop
+ *                                 becomes a kernel (gpu_kernel.c: launch extents and limits;
+ *                                 gpu_rewrite.c: the body of one thread); fills lw_func::gpu
+ *   gpu_barriers  (gpu_barrier.c) barriers where threads of a block share a buffer
+ * For CPU targets both return their statement unchanged. The result (codegen/gpu.h) is what the
+ * PTX and SPIR-V back ends compile.
+ */
+#ifndef TE_LOWER_GPU_H
+#define TE_LOWER_GPU_H
+
+#include "../codegen/codegen.h"
+#include "../codegen/gpu.h"
+#include "lower.h"
+
+/* True when lowering for a cuda or vulkan target. */
+bool lw_gpu_target(const lw_pass_ctx *);
+/* "blockIdx.x" ... "threadIdx.z". */
+const char *lw_gpu_tag_name(te_thread_tag);
+/* True when s contains a loop bound to a block or thread index. */
+bool lw_gpu_has_thread_loop(ir_stmt *s);
+
+/* What the host part knows while kernels are made: the host temporaries (global buffers
+   allocated around kernels, in order) and the names of stages for messages. */
+typedef struct lw_gpu_host {
+  lw_pass_ctx *p;
+  cg_gpu_module *mod;
+  int ntemps, cap_temps;
+  ir_buffer **temps;
+  int cap_kernels, cap_steps;
+  const char *stage; /* the innermost `produce` around the current statement */
+} lw_gpu_host;
+
+/* gpu_kernel.c: makes kernel number index of h->mod from root, an outermost thread-bound loop
+   (launch extents, the checks against the target's limits, the body, the parameters). */
+te_status lw_gpu_make_kernel(lw_gpu_host *h, ir_stmt *root, cg_gpu_kernel *k);
+
+/* gpu_rewrite.c: the body of one thread of k: thread-bound loops become index variables
+   (guarded where a loop has fewer iterations than the launch), shared and local allocations are
+   hoisted into k (global-scope ones inside a kernel get shared or local scope), stores outside
+   every threadIdx loop are guarded to run in one thread. ext[tag] are the launch extents. */
+ir_stmt *lw_gpu_rewrite_body(lw_gpu_host *h, cg_gpu_kernel *k, ir_stmt *root,
+                             te_expr *const ext[CG_GPU_NIDX]);
+
+/* True when cond is the single-thread guard gpu_rewrite.c makes (threadIdx.x == 0 && ...). */
+bool lw_gpu_is_single_guard(const cg_gpu_kernel *k, te_expr *cond);
+
+/* The passes (registered in pipeline.c). */
+ir_stmt *lw_gpu_split(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_gpu_barriers(lw_pass_ctx *, ir_stmt *);
+
+#endif

@@ -1,0 +1,124 @@
+/* gpu_cases.c — the GPU schedules of the test suite (see gpu_cases.h), public API only. */
+#include "gpu_cases.h"
+
+#include <te/ops.h>
+
+#define E(...) TE_EXPRS(__VA_ARGS__)
+
+static bool ok_all(te_status const st[], int n) {
+  for (int i = 0; i < n; i++)
+    if (st[i] != TE_OK)
+      return false;
+  return true;
+}
+
+static bool finish(gpu_case *c, const char *name, te_schedule *s, int n, te_tensor *const t[]) {
+  c->name = name;
+  c->sch = s;
+  c->ntensors = n;
+  c->nscalars = 0;
+  for (int i = 0; i < n; i++) {
+    c->tensors[i] = t[i];
+    if (!t[i])
+      return false;
+  }
+  return s != NULL;
+}
+
+bool gpu_case_elementwise(te_ctx *ctx, gpu_case *c) {
+  te_expr *n = te_var(ctx, "n"), *i = te_var(ctx, "i");
+  te_tensor *a = te_placeholder(ctx, "A", TE_F32, 1, E(n));
+  te_tensor *b = te_placeholder(ctx, "B", TE_F32, 1, E(n));
+  te_tensor *out = te_compute(ctx, "C", 1, E(n), E(i),
+                              te_add(te_mul(TE_AT(a, i), te_float(ctx, TE_F32, 2.0)), TE_AT(b, i)));
+  te_schedule *s = out ? te_schedule_new(ctx, 1, (te_tensor *const[]){out}) : NULL;
+  te_stage *st = s ? te_stage_of(s, out) : NULL;
+  te_iter *bx = NULL, *tx = NULL;
+  te_status r[3] = {te_split(st, te_axis(st, 0), 64, &bx, &tx), te_bind(st, bx, TE_BLOCK_X),
+                    te_bind(st, tx, TE_THREAD_X)};
+  return ok_all(r, 3) && finish(c, "gpu_add", s, 3, (te_tensor *const[]){a, b, out});
+}
+
+bool gpu_case_reduce(te_ctx *ctx, gpu_case *c) {
+  te_expr *i = te_var(ctx, "i");
+  te_expr *k = te_reduce_axis(ctx, "k", te_int(ctx, 0), te_int(ctx, 1024));
+  te_tensor *a = te_placeholder(ctx, "A", TE_F32, 2, E(te_int(ctx, 64), te_int(ctx, 1024)));
+  te_tensor *b = te_compute(ctx, "B", 1, E(te_int(ctx, 64)), E(i), TE_SUM(TE_AT(a, i, k), k));
+  te_schedule *s = b ? te_schedule_new(ctx, 1, (te_tensor *const[]){b}) : NULL;
+  te_stage *sb = s ? te_stage_of(s, b) : NULL;
+  te_iter *ko = NULL, *ki = NULL;
+  te_tensor *rf = NULL;
+  te_status r[2] = {te_split(sb, te_reduce_iter(sb, 0), 64, &ko, &ki),
+                    te_rfactor(s, b, ki, 0, &rf)};
+  if (!ok_all(r, 2))
+    return false;
+  te_stage *srf = te_stage_of(s, rf);
+  te_status r2[3] = {te_bind(sb, te_axis(sb, 0), TE_BLOCK_X),
+                     te_compute_at(srf, sb, te_axis(sb, 0)),
+                     te_bind(srf, te_axis(srf, 0), TE_THREAD_X)};
+  return ok_all(r2, 3) && finish(c, "gpu_rowsum", s, 2, (te_tensor *const[]){a, b});
+}
+
+/* A cooperative load: the cache stage's two axes fused and split over ty x tx threads. */
+static bool coop_load(te_stage *st, int64_t tx) {
+  te_iter *f = NULL, *o = NULL, *in = NULL;
+  te_status r[4] = {te_fuse(st, te_axis(st, 0), te_axis(st, 1), &f), te_split(st, f, tx, &o, &in),
+                    te_bind(st, o, TE_THREAD_Y), te_bind(st, in, TE_THREAD_X)};
+  return ok_all(r, 4);
+}
+
+bool gpu_case_matmul(te_ctx *ctx, gpu_case *c) {
+  te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j"), *N = te_int(ctx, 128);
+  te_expr *k = te_reduce_axis(ctx, "k", te_int(ctx, 0), N);
+  te_tensor *a = te_placeholder(ctx, "A", TE_F32, 2, E(N, N));
+  te_tensor *b = te_placeholder(ctx, "B", TE_F32, 2, E(N, N));
+  te_tensor *out =
+      te_compute(ctx, "C", 2, E(N, N), E(i, j), TE_SUM(te_mul(TE_AT(a, i, k), TE_AT(b, k, j)), k));
+  te_schedule *s = out ? te_schedule_new(ctx, 1, (te_tensor *const[]){out}) : NULL;
+  te_stage *sc = s ? te_stage_of(s, out) : NULL;
+  te_iter *io = NULL, *jo = NULL, *ii = NULL, *ji = NULL, *ko = NULL, *ki = NULL;
+  te_tensor *as = NULL, *bs = NULL;
+  te_status r[10] = {te_tile(sc, te_axis(sc, 0), te_axis(sc, 1), 16, 16, &io, &jo, &ii, &ji),
+                     te_split(sc, te_reduce_iter(sc, 0), 16, &ko, &ki),
+                     te_reorder(sc, 6, (te_iter *const[]){io, jo, ii, ji, ko, ki}),
+                     te_bind(sc, io, TE_BLOCK_Y),
+                     te_bind(sc, jo, TE_BLOCK_X),
+                     te_bind(sc, ii, TE_THREAD_Y),
+                     te_bind(sc, ji, TE_THREAD_X),
+                     te_cache_read(s, a, TE_SCOPE_SHARED, 1, (te_stage *const[]){sc}, &as),
+                     te_cache_read(s, b, TE_SCOPE_SHARED, 1, (te_stage *const[]){sc}, &bs),
+                     TE_OK};
+  if (!ok_all(r, 10))
+    return false;
+  te_stage *sa = te_stage_of(s, as), *sbs = te_stage_of(s, bs);
+  te_status r2[2] = {te_compute_at(sa, sc, ko), te_compute_at(sbs, sc, ko)};
+  if (!ok_all(r2, 2) || !coop_load(sa, 16) || !coop_load(sbs, 16))
+    return false;
+  return finish(c, "gpu_matmul", s, 3, (te_tensor *const[]){a, b, out});
+}
+
+bool gpu_case_softmax(te_ctx *ctx, gpu_case *c) {
+  te_tensor *x = te_placeholder(ctx, "x", TE_F32, 2, E(te_int(ctx, 32), te_int(ctx, 256)));
+  te_tensor *sm = te_op_softmax(ctx, x, "softmax");
+  te_schedule *s = sm ? te_schedule_new(ctx, 1, (te_tensor *const[]){sm}) : NULL;
+  te_stage *so = s ? te_stage_of(s, sm) : NULL;
+  if (!so)
+    return false;
+  static const char *const inner[] = {"sum", "exp", "max"}; /* readers first */
+  for (int i = 0; i < 3; i++)
+    if (te_compute_at(te_stage_of(s, te_op_stage(sm, inner[i])), so, te_axis(so, 0)) != TE_OK)
+      return false;
+  te_stage *se = te_stage_of(s, te_op_stage(sm, "exp"));
+  te_status r[3] = {te_bind(so, te_axis(so, 0), TE_BLOCK_X),
+                    te_bind(so, te_axis(so, 1), TE_THREAD_X),
+                    te_bind(se, te_axis(se, 1), TE_THREAD_X)};
+  return ok_all(r, 3) && finish(c, "gpu_softmax", s, 2, (te_tensor *const[]){x, sm});
+}
+
+const gpu_case_entry gpu_cases[] = {
+    {"elementwise", gpu_case_elementwise},
+    {"reduce", gpu_case_reduce},
+    {"matmul", gpu_case_matmul},
+    {"softmax", gpu_case_softmax},
+};
+const int gpu_ncases = (int)(sizeof gpu_cases / sizeof gpu_cases[0]);

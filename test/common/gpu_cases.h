@@ -1,0 +1,50 @@
+/* gpu_cases.h — the GPU schedules the test suite compiles (public API only), shared by the
+ * lowering golden tests, the PTX tests and the SPIR-V tests, so every back end is tested on the
+ * same kernels:
+ *
+ *   elementwise  C[i] = A[i] * 2 + B[i], n symbolic; i split by 64, blockIdx.x / threadIdx.x
+ *   reduce       B[i] = sum_k A[i, k], A 64 x 1024; k split by 64 and rfactored: 64 threads a
+ *                row each sum 16 values into a shared buffer, then one thread adds the 64
+ *                partial sums after a barrier (blockIdx.x = i)
+ *   matmul       C = A x B, 128 x 128 x 128; 16 x 16 tiles of C a block (blockIdx.y/x), one
+ *                element a thread (threadIdx.y/x); k split by 16; A and B tiles cached in shared
+ *                memory at k.o, loaded cooperatively (each copy loop fused and split over the
+ *                16 x 16 threads), barriers around the use
+ *   softmax      te_op_softmax over x[32, 256]: a row a block; max and sum by one thread, exp
+ *                and the division by 256 threads (threadIdx.x), intermediates in shared memory
+ *
+ * Each builder fills a gpu_case and returns false when a call failed (the message is on the
+ * context).
+ */
+#ifndef TE_GPU_CASES_H
+#define TE_GPU_CASES_H
+
+#include <stdbool.h>
+
+#include <te/te.h>
+
+typedef struct gpu_case {
+  const char *name; /* the kernel's name */
+  te_schedule *sch;
+  int ntensors;
+  te_tensor *tensors[8]; /* inputs first, the output last */
+  int nscalars;
+  te_expr *scalars[4];
+} gpu_case;
+
+typedef bool (*gpu_case_builder)(te_ctx *, gpu_case *);
+
+bool gpu_case_elementwise(te_ctx *, gpu_case *);
+bool gpu_case_reduce(te_ctx *, gpu_case *);
+bool gpu_case_matmul(te_ctx *, gpu_case *);
+bool gpu_case_softmax(te_ctx *, gpu_case *);
+
+/* All of them, by name. */
+typedef struct gpu_case_entry {
+  const char *name;
+  gpu_case_builder build;
+} gpu_case_entry;
+extern const gpu_case_entry gpu_cases[];
+extern const int gpu_ncases;
+
+#endif

@@ -1,0 +1,361 @@
+/* test_vulkan.c — the "vulkan" target end to end: every GPU kernel of the suite (gpu_cases.h,
+ * plus conv2d and element-wise maps over many operators and dtypes) is built to SPIR-V, RUN on
+ * the machine's Vulkan device (Mesa's lavapipe on CPU-only machines) and compared with a plain C
+ * reference or with the same computation built for the CPU ("llvm").
+ *
+ * Without a Vulkan driver a call fails with TE_ERR_RUNTIME "no Vulkan driver": the test prints
+ * a SKIP line and is reported as skipped (ctest passes).
+ */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "../common/gpu_cases.h"
+#include "../common/te_test.h"
+
+TestSuite(vulkan, .init = tt_setup, .fini = tt_teardown);
+
+static te_module *vk_build(te_schedule *s, const char *name, int nt, te_tensor *const ts[], int ns,
+                           te_expr *const sc[]) {
+  te_target *t = TT_NN(te_target_parse(tt_ctx, "vulkan"));
+  te_module *m = NULL;
+  TT_OK(te_build(s, name, nt, ts, ns, sc, t, &m));
+  return m;
+}
+
+/* Calls a vulkan kernel on poisoned outputs; skips the test when there is no Vulkan driver. */
+static void vk_call(te_module *m, const char *name, int nt, tt_buf *const bufs[], int ns,
+                    const void *const sc[]) {
+  DLTensor *dl[16];
+  tt_dl(nt, bufs, dl);
+  te_status st = te_module_call(m, name, nt, dl, ns, sc);
+  if (st == TE_ERR_RUNTIME && strstr(te_last_error(tt_ctx), "no Vulkan driver")) {
+    printf("SKIP %s: %s\n", name, te_last_error(tt_ctx));
+    fflush(stdout);
+    cr_skip_test("no Vulkan driver");
+  }
+  TT_OK(st);
+}
+
+static void vk_case(gpu_case_builder build, gpu_case *c) {
+  cr_assert(build(tt_ctx, c), "building the case failed: %s", te_last_error(tt_ctx));
+}
+
+Test(vulkan, elementwise_symbolic_n) {
+  gpu_case c;
+  vk_case(gpu_case_elementwise, &c);
+  te_module *m = vk_build(c.sch, c.name, c.ntensors, c.tensors, 0, NULL);
+  static const int64_t sizes[] = {1000, 1, 64, 4097}; /* tails, one element, exact, growth */
+  for (int t = 0; t < 4; t++) {
+    int64_t n = sizes[t];
+    tt_note("n = %lld", (long long)n);
+    tt_buf *a = TT_ALLOC(TE_F32, n), *b = TT_ALLOC(TE_F32, n);
+    tt_buf *got = TT_ALLOC(TE_F32, n), *ref = TT_ALLOC(TE_F32, n);
+    tt_fill(a, 1 + (uint64_t)t);
+    tt_fill(b, 7 + (uint64_t)t);
+    for (int64_t i = 0; i < n; i++)
+      tt_set(ref, i, (double)((float)tt_get(a, i) * 2.0f + (float)tt_get(b, i)));
+    vk_call(m, c.name, 3, TT_BUFS(a, b, got), 0, NULL);
+    tt_assert_close(got, ref, 1);
+  }
+}
+
+Test(vulkan, reduce_shared_memory_and_barrier) {
+  gpu_case c;
+  vk_case(gpu_case_reduce, &c);
+  te_module *m = vk_build(c.sch, c.name, c.ntensors, c.tensors, 0, NULL);
+  const char *dis = TT_NN((void *)te_module_source(m, "spirv-dis"));
+  cr_expect(strstr(dis, "OpControlBarrier") && strstr(dis, "Workgroup"), "%s", dis);
+  tt_buf *a = TT_ALLOC(TE_F32, 64, 1024), *got = TT_ALLOC(TE_F32, 64), *ref = TT_ALLOC(TE_F32, 64);
+  tt_fill(a, 3);
+  for (int i = 0; i < 64; i++) {
+    double s = 0;
+    for (int k = 0; k < 1024; k++)
+      s += tt_get(a, i * 1024 + k);
+    tt_set(ref, i, s);
+  }
+  vk_call(m, c.name, 2, TT_BUFS(a, got), 0, NULL);
+  tt_assert_close(got, ref, 1024);
+}
+
+Test(vulkan, matmul_shared_tiles) {
+  enum { N = 128 };
+  gpu_case c;
+  vk_case(gpu_case_matmul, &c);
+  te_module *m = vk_build(c.sch, c.name, c.ntensors, c.tensors, 0, NULL);
+  tt_buf *a = TT_ALLOC(TE_F32, N, N), *b = TT_ALLOC(TE_F32, N, N);
+  tt_buf *got = TT_ALLOC(TE_F32, N, N), *ref = TT_ALLOC(TE_F32, N, N);
+  tt_fill(a, 4);
+  tt_fill(b, 5);
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      double s = 0;
+      for (int k = 0; k < N; k++)
+        s += tt_get(a, i * N + k) * tt_get(b, k * N + j);
+      tt_set(ref, i * N + j, s);
+    }
+  vk_call(m, c.name, 3, TT_BUFS(a, b, got), 0, NULL);
+  tt_assert_close(got, ref, N);
+}
+
+Test(vulkan, softmax_rows) {
+  enum { R = 32, L = 256 };
+  gpu_case c;
+  vk_case(gpu_case_softmax, &c);
+  te_module *m = vk_build(c.sch, c.name, c.ntensors, c.tensors, 0, NULL);
+  tt_buf *x = TT_ALLOC(TE_F32, R, L), *got = TT_ALLOC(TE_F32, R, L), *ref = TT_ALLOC(TE_F32, R, L);
+  tt_fill(x, 6);
+  for (int r = 0; r < R; r++) {
+    double mx = -INFINITY, s = 0;
+    for (int k = 0; k < L; k++)
+      mx = fmax(mx, tt_get(x, r * L + k));
+    for (int k = 0; k < L; k++)
+      s += exp(tt_get(x, r * L + k) - mx);
+    for (int k = 0; k < L; k++)
+      tt_set(ref, r * L + k, exp(tt_get(x, r * L + k) - mx) / s);
+  }
+  vk_call(m, c.name, 2, TT_BUFS(x, got), 0, NULL);
+  tt_assert_close(got, ref, L);
+}
+
+/* conv2d NCHW, 3x3, padding 1 (the padding inlined: a select that must not read out of
+   bounds): a 16-channel output pixel a thread, 4 x 16 workgroups. */
+Test(vulkan, conv2d_padded) {
+  enum { C = 8, H = 16, W = 16, O = 16, K = 3 };
+  te_tensor *data = tt_placeholder("data", TE_F32, 4, TT_SHAPE(1, C, H, W));
+  te_tensor *kern = tt_placeholder("kern", TE_F32, 4, TT_SHAPE(O, C, K, K));
+  te_conv2d_params p = {.pad_h = 1, .pad_w = 1};
+  te_tensor *out = TT_NN(te_op_conv2d_nchw(tt_ctx, data, kern, &p, "conv"));
+  te_schedule *s = tt_schedule1(out);
+  te_stage *so = tt_stage(s, out);
+  TT_OK(te_compute_inline(tt_stage(s, TT_NN(te_op_stage(out, "pad")))));
+  te_iter *no = NULL, *yx = NULL, *bx = NULL, *tx = NULL;
+  TT_OK(te_fuse(so, te_axis(so, 0), te_axis(so, 1), &no));
+  TT_OK(te_fuse(so, te_axis(so, 2), te_axis(so, 3), &yx));
+  TT_OK(te_split(so, yx, 64, &bx, &tx));
+  TT_OK(te_bind(so, no, TE_BLOCK_Y));
+  TT_OK(te_bind(so, bx, TE_BLOCK_X));
+  TT_OK(te_bind(so, tx, TE_THREAD_X));
+  te_module *m = vk_build(s, "conv", 3, TT_TENSORS(data, kern, out), 0, NULL);
+  tt_buf *d = TT_ALLOC(TE_F32, 1, C, H, W), *k = TT_ALLOC(TE_F32, O, C, K, K);
+  tt_buf *got = TT_ALLOC(TE_F32, 1, O, H, W), *ref = TT_ALLOC(TE_F32, 1, O, H, W);
+  tt_fill(d, 8);
+  tt_fill(k, 9);
+  for (int o = 0; o < O; o++)
+    for (int y = 0; y < H; y++)
+      for (int x = 0; x < W; x++) {
+        double acc = 0;
+        for (int c = 0; c < C; c++)
+          for (int ry = 0; ry < K; ry++)
+            for (int rx = 0; rx < K; rx++) {
+              int iy = y + ry - 1, ix = x + rx - 1;
+              if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                acc +=
+                    tt_get(d, (c * H + iy) * W + ix) * tt_get(k, ((o * C + c) * K + ry) * K + rx);
+            }
+        tt_set(ref, (o * H + y) * W + x, acc);
+      }
+  vk_call(m, "conv", 3, TT_BUFS(d, k, got), 0, NULL);
+  tt_assert_close(got, ref, C * K * K);
+}
+
+/* ---- element-wise maps: the same expression on the CPU ("llvm") and on Vulkan ---- */
+
+typedef struct vk_map {
+  const char *name;
+  te_dtype in[2], out;
+  double lo, hi; /* input range (lo == hi: tt_fill) */
+  te_expr *(*body)(te_expr *a, te_expr *b);
+} vk_map;
+
+static te_expr *m_math(te_expr *a, te_expr *b) {
+  te_ctx *c = tt_ctx;
+  te_expr *e = te_add(te_call(c, "exp", 1, TE_EXPRS(te_mul(a, te_float(c, TE_F32, 0.5)))),
+                      te_call(c, "log", 1, TE_EXPRS(te_call(c, "abs", 1, TE_EXPRS(b)))));
+  e = te_add(e, te_call(c, "tanh", 1, TE_EXPRS(te_mul(a, b))));
+  e = te_add(e, te_call(c, "sigmoid", 1, TE_EXPRS(b)));
+  e = te_add(e, te_call(c, "erf", 1, TE_EXPRS(a)));
+  e = te_add(e, te_call(c, "sqrt", 1, TE_EXPRS(te_call(c, "abs", 1, TE_EXPRS(a)))));
+  e = te_add(e, te_call(c, "floor", 1, TE_EXPRS(te_mul(a, te_float(c, TE_F32, 3)))));
+  e = te_add(e, te_call(c, "round", 1, TE_EXPRS(te_mul(b, te_float(c, TE_F32, 2)))));
+  e = te_add(e, te_call(c, "pow", 2, TE_EXPRS(a, te_float(c, TE_F32, 3))));
+  e = te_add(e, te_max(te_min(a, b), te_float(c, TE_F32, -0.5)));
+  return te_add(e, te_call(c, "log10", 1, TE_EXPRS(te_call(c, "exp2", 1, TE_EXPRS(b)))));
+}
+static te_expr *m_select(te_expr *a, te_expr *b) {
+  return te_select(te_and(te_lt(a, b), te_not(te_eq(a, te_float(tt_ctx, TE_F32, 0)))), te_sub(a, b),
+                   te_div(a, b));
+}
+static te_expr *m_intdiv(te_expr *a, te_expr *b) {
+  return te_add(te_mul(te_floordiv(a, b), te_int(tt_ctx, 100)), te_floormod(a, b));
+}
+static te_expr *m_i64(te_expr *a, te_expr *b) {
+  /* 64-bit data: values beyond 32 bits */
+  te_expr *big = te_mul(a, te_cast(TE_I64, te_int(tt_ctx, 3000000000LL)));
+  return te_add(big, te_floordiv(b, te_cast(TE_I64, te_int(tt_ctx, 4))));
+}
+static te_expr *m_casts(te_expr *a, te_expr *b) {
+  te_expr *i = te_cast(TE_I32, te_mul(a, te_float(tt_ctx, TE_F32, 10)));
+  te_expr *u = te_cast(TE_U32, te_add(te_cast(TE_I32, b), te_int(tt_ctx, 100)));
+  te_expr *bl = te_cast(TE_F32, te_gt(a, b));
+  return te_add(te_add(te_cast(TE_F32, i), te_cast(TE_F32, u)), bl);
+}
+static te_expr *m_f64(te_expr *a, te_expr *b) {
+  te_ctx *c = tt_ctx;
+  return te_add(te_call(c, "fma", 3, TE_EXPRS(a, b, te_float(c, TE_F64, 0.25))),
+                te_call(c, "sqrt", 1, TE_EXPRS(te_mul(a, a))));
+}
+
+static const vk_map vk_maps[] = {
+    {"math_f32", {TE_F32, TE_F32}, TE_F32, -1.5, 1.5, m_math},
+    {"select_f32", {TE_F32, TE_F32}, TE_F32, 0, 0, m_select},
+    {"floordiv_i32", {TE_I32, TE_I32}, TE_I32, -50, 50, m_intdiv},
+    {"floordiv_i64", {TE_I64, TE_I64}, TE_I64, -50, 50, m_intdiv},
+    {"data_i64", {TE_I64, TE_I64}, TE_I64, -1000, 1000, m_i64},
+    {"casts", {TE_F32, TE_F32}, TE_F32, -3, 3, m_casts},
+    {"f64", {TE_F64, TE_F64}, TE_F64, 0, 0, m_f64},
+};
+
+static void vk_run_map(const vk_map *mp, int64_t n) {
+  tt_note("map %s, n = %lld", mp->name, (long long)n);
+  te_expr *nv = te_var(tt_ctx, "n"), *i = te_var(tt_ctx, "i");
+  te_tensor *A = TT_NN(te_placeholder(tt_ctx, "A", mp->in[0], 1, TE_EXPRS(nv)));
+  te_tensor *B = TT_NN(te_placeholder(tt_ctx, "B", mp->in[1], 1, TE_EXPRS(nv)));
+  te_tensor *C = TT_NN(
+      te_compute(tt_ctx, "C", 1, TE_EXPRS(nv), TE_EXPRS(i), mp->body(tt_at1(A, i), tt_at1(B, i))));
+  tt_buf *a = TT_ALLOC(mp->in[0], n), *b = TT_ALLOC(mp->in[1], n);
+  tt_buf *got = TT_ALLOC(mp->out, n), *ref = TT_ALLOC(mp->out, n);
+  if (mp->lo == mp->hi) {
+    tt_fill(a, 11), tt_fill(b, 12);
+  } else {
+    tt_fill_range(a, 11, mp->lo, mp->hi), tt_fill_range(b, 12, mp->lo, mp->hi);
+  }
+  te_module *cpu = tt_build(tt_schedule1(C), "cpu", 3, TT_TENSORS(A, B, C), 0, NULL);
+  tt_poison(ref);
+  tt_call(cpu, "cpu", 3, TT_BUFS(a, b, ref), 0, NULL);
+
+  te_schedule *s = tt_schedule1(C);
+  te_stage *st = tt_stage(s, C);
+  te_iter *bx = NULL, *tx = NULL;
+  TT_OK(te_split(st, te_axis(st, 0), 32, &bx, &tx));
+  TT_OK(te_bind(st, bx, TE_BLOCK_X));
+  TT_OK(te_bind(st, tx, TE_THREAD_X));
+  te_module *m = vk_build(s, "gpu", 3, TT_TENSORS(A, B, C), 0, NULL);
+  tt_poison(got);
+  vk_call(m, "gpu", 3, TT_BUFS(a, b, got), 0, NULL);
+  tt_assert_close(got, ref, 4);
+}
+
+Test(vulkan, maps_against_cpu) {
+  for (size_t k = 0; k < sizeof vk_maps / sizeof vk_maps[0]; k++)
+    vk_run_map(&vk_maps[k], 333);
+}
+
+/* Scalar parameters travel as push constants: f32 alpha, i32 shift, i64 offset. */
+Test(vulkan, scalar_params) {
+  enum { L = 100 };
+  te_expr *alpha = TT_NN(te_param(tt_ctx, "alpha", TE_F32));
+  te_expr *shift = TT_NN(te_param(tt_ctx, "shift", TE_I32));
+  te_expr *off = TT_NN(te_param(tt_ctx, "off", TE_I64));
+  te_expr *i = te_var(tt_ctx, "i");
+  te_tensor *A = tt_placeholder("A", TE_F32, 1, TT_SHAPE(L));
+  te_expr *idx = te_floormod(te_add(i, off), te_int(tt_ctx, L)); /* a wide index, narrowed */
+  te_expr *body = te_add(te_mul(alpha, tt_at1(A, idx)), te_cast(TE_F32, shift));
+  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 1, TE_EXPRS(te_int(tt_ctx, L)), TE_EXPRS(i), body));
+  te_schedule *s = tt_schedule1(C);
+  te_stage *st = tt_stage(s, C);
+  te_iter *bx = NULL, *tx = NULL;
+  TT_OK(te_split(st, te_axis(st, 0), 16, &bx, &tx));
+  TT_OK(te_bind(st, bx, TE_BLOCK_X));
+  TT_OK(te_bind(st, tx, TE_THREAD_X));
+  te_module *m = vk_build(s, "axpb", 2, TT_TENSORS(A, C), 3, TE_EXPRS(alpha, shift, off));
+  tt_buf *a = TT_ALLOC(TE_F32, L), *got = TT_ALLOC(TE_F32, L), *ref = TT_ALLOC(TE_F32, L);
+  tt_fill(a, 13);
+  float al = -1.25f;
+  int32_t sh = 7;
+  int64_t of = 3000000007LL; /* beyond 32 bits: the index is computed in 64 bits, then narrowed */
+  for (int p = 0; p < L; p++)
+    tt_set(ref, p, (double)(al * (float)tt_get(a, (p + of) % L) + (float)sh));
+  tt_poison(got);
+  vk_call(m, "axpb", 2, TT_BUFS(a, got), 3, (const void *const[]){&al, &sh, &of});
+  tt_assert_close(got, ref, 1);
+}
+
+/* The module's SPIR-V text: one entry point per device kernel, with its workgroup size. */
+Test(vulkan, spirv_disassembly) {
+  gpu_case c;
+  vk_case(gpu_case_matmul, &c);
+  te_module *m = vk_build(c.sch, c.name, c.ntensors, c.tensors, 0, NULL);
+  const char *dis = TT_NN((void *)te_module_source(m, "spirv-dis"));
+  cr_expect(strstr(dis, "OpEntryPoint GLCompute") != NULL, "%s", dis);
+  cr_expect(strstr(dis, "LocalSize 16 16 1") != NULL, "%s", dis);
+  cr_expect(strstr(dis, "OpLoopMerge") != NULL, "%s", dis);
+  cr_expect(strstr(dis, "DescriptorSet 0") != NULL, "%s", dis);
+  cr_expect(strstr(dis, "Int64") == NULL, "an f32 matmul needs no 64-bit integers:\n%s", dis);
+}
+
+/* TE_SAVE_SPIRV writes each device kernel's SPIR-V binary: "name.spv" for one kernel. */
+Test(vulkan, save_spirv) {
+  gpu_case c;
+  vk_case(gpu_case_reduce, &c);
+  te_module *m = vk_build(c.sch, c.name, c.ntensors, c.tensors, 0, NULL);
+  char dir[] = "/tmp/te_spv_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char prefix[64], path[80];
+  snprintf(prefix, sizeof prefix, "%s/rowsum", dir);
+  TT_OK(te_module_save(m, prefix, TE_SAVE_SPIRV));
+  snprintf(path, sizeof path, "%s.spv", prefix);
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "%s was not written", path);
+  uint32_t head[5] = {0};
+  cr_assert_eq(fread(head, 4, 5, f), 5u);
+  fclose(f);
+  cr_expect_eq(head[0], 0x07230203u, "SPIR-V magic number");
+  cr_expect_eq(head[1], 0x00010300u, "SPIR-V 1.3");
+  char cmd[200];
+  snprintf(cmd, sizeof cmd,
+           "! command -v spirv-val >/dev/null || spirv-val --target-env vulkan1.1 %s", path);
+  cr_expect_eq(system(cmd), 0, "spirv-val rejected %s", path);
+  remove(path);
+  rmdir(dir);
+  cr_assert_eq(te_module_save(m, prefix, TE_SAVE_PTX), TE_ERR_TARGET);
+}
+
+/* Two stages bound separately: two device kernels, the intermediate T a device temporary that
+   lives between the launches (allocated by the host steps, n symbolic). */
+Test(vulkan, two_kernels_with_temporary) {
+  te_expr *n = te_var(tt_ctx, "n"), *i = te_var(tt_ctx, "i");
+  te_tensor *A = TT_NN(te_placeholder(tt_ctx, "A", TE_F32, 1, TE_EXPRS(n)));
+  te_tensor *T = TT_NN(te_compute(tt_ctx, "T", 1, TE_EXPRS(n), TE_EXPRS(i),
+                                  te_mul(tt_at1(A, i), te_float(tt_ctx, TE_F32, 3))));
+  te_tensor *C = TT_NN(
+      te_compute(tt_ctx, "C", 1, TE_EXPRS(n), TE_EXPRS(i),
+                 te_add(tt_at1(T, i), tt_at1(T, te_floormod(te_add(i, te_int(tt_ctx, 1)), n)))));
+  te_schedule *s = tt_schedule1(C);
+  te_tensor *stages[2] = {T, C};
+  for (int k = 0; k < 2; k++) {
+    te_stage *st = tt_stage(s, stages[k]);
+    te_iter *bx = NULL, *tx = NULL;
+    TT_OK(te_split(st, te_axis(st, 0), k ? 32 : 64, &bx, &tx));
+    TT_OK(te_bind(st, bx, TE_BLOCK_X));
+    TT_OK(te_bind(st, tx, TE_THREAD_X));
+  }
+  te_module *m = vk_build(s, "two", 2, TT_TENSORS(A, C), 0, NULL);
+  const char *dis = TT_NN((void *)te_module_source(m, "spirv-dis"));
+  cr_expect(strstr(dis, "two_kernel0") && strstr(dis, "two_kernel1"), "%s", dis);
+  static const int64_t sizes[] = {100, 1000};
+  for (int t = 0; t < 2; t++) {
+    int64_t len = sizes[t];
+    tt_buf *a = TT_ALLOC(TE_F32, len), *got = TT_ALLOC(TE_F32, len), *ref = TT_ALLOC(TE_F32, len);
+    tt_fill(a, 20 + (uint64_t)t);
+    for (int64_t q = 0; q < len; q++)
+      tt_set(ref, q, 3 * tt_get(a, q) + 3 * tt_get(a, (q + 1) % len));
+    vk_call(m, "two", 2, TT_BUFS(a, got), 0, NULL);
+    tt_assert_close(got, ref, 2);
+  }
+}

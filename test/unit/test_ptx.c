@@ -1,0 +1,226 @@
+/* test_ptx.c — the CUDA back end without a GPU: every PTX this file produces is checked for
+ * `.entry` kernels and, where NVIDIA's ptxas is installed (PATH or /usr/local/cuda/bin), assembled
+ * with `ptxas -arch=sm_90` (and the PTX made for sm_80 with -arch=sm_80). Without ptxas the
+ * assembly step prints a skip line and the textual checks still run.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpu_cases.h"
+#include "te/te.h"
+
+static const char *ptxas_path(void) {
+  static char found[700];
+  static int done;
+  if (done)
+    return found[0] ? found : NULL;
+  done = 1;
+  const char *env = getenv("PTXAS");
+  if (env && access(env, X_OK) == 0) {
+    snprintf(found, sizeof found, "%s", env);
+    return found;
+  }
+  const char *path = getenv("PATH");
+  char *copy = strdup(path ? path : "");
+  for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir;
+       dir = strtok_r(NULL, ":", &save)) {
+    char cand[600];
+    snprintf(cand, sizeof cand, "%s/ptxas", dir);
+    if (access(cand, X_OK) == 0) {
+      snprintf(found, sizeof found, "%s", cand);
+      break;
+    }
+  }
+  free(copy);
+  if (!found[0] && access("/usr/local/cuda/bin/ptxas", X_OK) == 0)
+    snprintf(found, sizeof found, "/usr/local/cuda/bin/ptxas");
+  return found[0] ? found : NULL;
+}
+
+/* Assembles ptx for arch with ptxas (when installed); the log on failure. */
+static void assemble(const char *what, const char *ptx, const char *arch) {
+  const char *ptxas = ptxas_path();
+  if (!ptxas) {
+    printf("SKIP ptxas %s: ptxas not installed (textual checks only)\n", what);
+    return;
+  }
+  char dir[] = "/tmp/te_ptx_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char src[600], out[600], log[600], cmd[2400];
+  snprintf(src, sizeof src, "%s/k.ptx", dir);
+  snprintf(out, sizeof out, "%s/k.cubin", dir);
+  snprintf(log, sizeof log, "%s/log", dir);
+  FILE *f = fopen(src, "w");
+  cr_assert_not_null(f);
+  fputs(ptx, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "'%s' -arch=%s '%s' -o '%s' > '%s' 2>&1", ptxas, arch, src, out, log);
+  int rc = system(cmd);
+  FILE *lf = fopen(log, "r");
+  char text[2000] = "";
+  if (lf) {
+    size_t n = fread(text, 1, sizeof text - 1, lf);
+    text[n] = '\0';
+    fclose(lf);
+  }
+  struct stat sb;
+  cr_expect(rc == 0 && stat(out, &sb) == 0 && sb.st_size > 0,
+            "ptxas -arch=%s failed on %s:\n%s\n%s", arch, what, text, ptx);
+  if (rc == 0)
+    printf("ptxas -arch=%s %s: ok\n", arch, what);
+  unlink(src), unlink(out), unlink(log), rmdir(dir);
+}
+
+static te_module *build_case(te_ctx *ctx, gpu_case_builder b, const char *target, gpu_case *c) {
+  cr_assert(b(ctx, c), "%s", te_last_error(ctx));
+  te_target *t = te_target_parse(ctx, target);
+  cr_assert_not_null(t, "%s", te_last_error(ctx));
+  te_module *m = NULL;
+  cr_assert_eq(te_build(c->sch, c->name, c->ntensors, c->tensors, c->nscalars, c->scalars, t, &m),
+               TE_OK, "%s: %s", c->name, te_last_error(ctx));
+  return m;
+}
+
+static void check_case(const char *name, gpu_case_builder b, bool barrier) {
+  const char *archs[2][2] = {{"cuda", "sm_80"}, {"cuda -arch=sm_90", "sm_90"}};
+  for (int a = 0; a < 2; a++) {
+    te_ctx *ctx = te_ctx_new();
+    gpu_case c;
+    te_module *m = build_case(ctx, b, archs[a][0], &c);
+    const char *ptx = te_module_source(m, "ptx");
+    cr_assert_not_null(ptx, "%s", te_last_error(ctx));
+    char entry[200], target[64];
+    snprintf(entry, sizeof entry, ".entry %s_kernel0(", c.name);
+    snprintf(target, sizeof target, ".target %s", archs[a][1]);
+    cr_expect(strstr(ptx, entry), "%s: no '%s' in\n%s", name, entry, ptx);
+    cr_expect(strstr(ptx, target), "%s: no '%s'", name, target);
+    cr_expect(strstr(ptx, ".func") == NULL, "%s: a kernel came out as .func", name);
+    cr_expect(!barrier || strstr(ptx, "bar.sync"), "%s: no barrier in\n%s", name, ptx);
+    cr_expect(!barrier || strstr(ptx, ".shared"), "%s: no shared memory", name);
+    cr_expect_str_eq(te_module_source(m, "asm"), ptx);
+    const char *ll = te_module_source(m, "ll");
+    cr_expect(ll && strstr(ll, "ptx_kernel"), "%s: the kernel has not the PTX_Kernel convention",
+              name);
+    char what[100];
+    snprintf(what, sizeof what, "%s (%s)", name, archs[a][1]);
+    assemble(what, ptx, archs[a][1]);
+    te_ctx_free(ctx);
+  }
+}
+
+Test(ptx, elementwise) { check_case("elementwise", gpu_case_elementwise, false); }
+Test(ptx, reduce) { check_case("reduce", gpu_case_reduce, true); }
+Test(ptx, matmul) { check_case("matmul", gpu_case_matmul, true); }
+Test(ptx, softmax) { check_case("softmax", gpu_case_softmax, true); }
+
+/* y = f(x) for one math function over x[256] (f32 or f64), 64 threads a block. */
+static te_module *math_kernel(te_ctx *ctx, const char *fn, te_dtype dt) {
+  te_expr *i = te_var(ctx, "i"), *n = te_int(ctx, 256);
+  te_tensor *x = te_placeholder(ctx, "x", dt, 1, TE_EXPRS(n));
+  te_expr *v = TE_AT(x, i);
+  te_expr *body = !strcmp(fn, "fma")   ? te_call(ctx, fn, 3, TE_EXPRS(v, v, v))
+                  : !strcmp(fn, "pow") ? te_call(ctx, fn, 2, TE_EXPRS(v, v))
+                                       : te_call(ctx, fn, 1, TE_EXPRS(v));
+  te_tensor *y = te_compute(ctx, "y", 1, TE_EXPRS(n), TE_EXPRS(i), body);
+  te_schedule *s = te_schedule_new(ctx, 1, (te_tensor *const[]){y});
+  te_stage *st = te_stage_of(s, y);
+  te_iter *o, *in;
+  cr_assert_eq(te_split(st, te_axis(st, 0), 64, &o, &in), TE_OK, "%s", te_last_error(ctx));
+  te_bind(st, o, TE_BLOCK_X);
+  te_bind(st, in, TE_THREAD_X);
+  te_module *m = NULL;
+  te_build(s, "math", 2, (te_tensor *const[]){x, y}, 0, NULL,
+           te_target_parse(ctx, "cuda -arch=sm_90"), &m);
+  return m;
+}
+
+Test(ptx, supported_math) {
+  static const char *const fns[] = {"exp",  "exp2",    "log",   "log2",  "log10",
+                                    "tanh", "sigmoid", "sqrt",  "rsqrt", "floor",
+                                    "ceil", "round",   "trunc", "abs",   "fma"};
+  for (int d = 0; d < 2; d++)
+    for (size_t k = 0; k < sizeof fns / sizeof fns[0]; k++) {
+      te_ctx *ctx = te_ctx_new();
+      te_module *m = math_kernel(ctx, fns[k], d ? TE_F64 : TE_F32);
+      cr_assert_not_null(m, "%s: %s", fns[k], te_last_error(ctx));
+      const char *ptx = te_module_source(m, "ptx");
+      cr_expect(strstr(ptx, ".entry math_kernel0("));
+      cr_expect(strstr(ptx, "call") == NULL, "%s: a call in the PTX:\n%s", fns[k], ptx);
+      char what[64];
+      snprintf(what, sizeof what, "%s %s", fns[k], d ? "f64" : "f32");
+      assemble(what, ptx, "sm_90");
+      te_ctx_free(ctx);
+    }
+}
+
+Test(ptx, unsupported_math_is_refused) {
+  static const char *const fns[] = {"sin", "cos", "tan", "pow", "erf"};
+  for (size_t k = 0; k < sizeof fns / sizeof fns[0]; k++) {
+    te_ctx *ctx = te_ctx_new();
+    cr_expect_null(math_kernel(ctx, fns[k], TE_F32));
+    cr_expect_eq(te_last_status(ctx), TE_ERR_UNSUPPORTED);
+    char quoted[32];
+    snprintf(quoted, sizeof quoted, "'%s'", fns[k]);
+    cr_expect(strstr(te_last_error(ctx), quoted), "%s", te_last_error(ctx));
+    te_ctx_free(ctx);
+  }
+}
+
+Test(ptx, save_ptx) {
+  te_ctx *ctx = te_ctx_new();
+  gpu_case c;
+  te_module *m = build_case(ctx, gpu_case_matmul, "cuda -arch=sm_90", &c);
+  char dir[] = "/tmp/te_save_ptx_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char prefix[600], path[700];
+  snprintf(prefix, sizeof prefix, "%s/mm", dir);
+  snprintf(path, sizeof path, "%s.ptx", prefix);
+  cr_assert_eq(te_module_save(m, prefix, TE_SAVE_PTX), TE_OK, "%s", te_last_error(ctx));
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f);
+  char head[4096] = "";
+  size_t n = fread(head, 1, sizeof head - 1, f);
+  head[n] = '\0';
+  fclose(f);
+  cr_expect(strstr(head, ".entry gpu_matmul_kernel0("));
+  unlink(path);
+  cr_expect_eq(te_module_save(m, prefix, TE_SAVE_OBJECT), TE_ERR_TARGET);
+  rmdir(dir);
+  te_ctx_free(ctx);
+}
+
+Test(ptx, target_strings) {
+  te_ctx *ctx = te_ctx_new();
+  te_target *t = te_target_parse(ctx, "cuda");
+  cr_assert_not_null(t, "%s", te_last_error(ctx));
+  cr_expect_str_eq(
+      te_target_str(t),
+      "cuda -arch=sm_80 -max_threads_per_block=1024 -max_shared_memory_per_block=49152");
+  t = te_target_parse(ctx, "nvptx -arch=sm_90 -max_threads_per_block=512");
+  cr_assert_not_null(t, "%s", te_last_error(ctx));
+  cr_expect_str_eq(
+      te_target_str(t),
+      "cuda -arch=sm_90 -max_threads_per_block=512 -max_shared_memory_per_block=49152");
+  cr_expect_str_eq(te_target_str(te_target_parse(ctx, te_target_str(t))), te_target_str(t));
+  t = te_target_parse(ctx, "vulkan");
+  cr_assert_not_null(t, "%s", te_last_error(ctx));
+  cr_expect_str_eq(te_target_str(t),
+                   "vulkan -max_threads_per_block=256 -max_shared_memory_per_block=32768");
+  cr_expect_null(te_target_parse(ctx, "cuda -arch=sm_7"));
+  cr_expect_eq(te_last_status(ctx), TE_ERR_TARGET);
+  te_clear_error(ctx);
+  cr_expect_null(te_target_parse(ctx, "cuda -arch=sm_90 -arch=sm_80"));
+  cr_expect_eq(te_last_status(ctx), TE_ERR_PARSE);
+  te_clear_error(ctx);
+  cr_expect_null(te_target_parse(ctx, "vulkan -arch=sm_90"));
+  cr_expect_eq(te_last_status(ctx), TE_ERR_TARGET);
+  te_clear_error(ctx);
+  cr_expect_null(te_target_parse(ctx, "cuda -max_threads_per_block=2048"));
+  cr_expect_eq(te_last_status(ctx), TE_ERR_TARGET);
+  te_ctx_free(ctx);
+}
