@@ -39,6 +39,23 @@ TE_RT_API int te_rt_num_threads(void);
 TE_RT_API void *te_rt_alloc(int64_t bytes);
 TE_RT_API void te_rt_free(void *);
 
+/* CUDA launches (lib/runtime/cuda.c), called by the host entry of a module built for a "cuda"
+   target; the driver is loaded with dlopen on first use (te/device.h). A module holds PTX text
+   and its kernels' names; it is loaded into the device on the first launch. */
+typedef struct te_rt_cuda_module te_rt_cuda_module;
+/* A module of nkernels kernels from PTX text (both copied); NULL when out of memory. */
+TE_RT_API te_rt_cuda_module *te_rt_cuda_module_new(const char *ptx, int nkernels,
+                                                   const char *const names[]);
+TE_RT_API void te_rt_cuda_module_free(te_rt_cuda_module *);
+/* Launches kernel number `kernel` with dims = {grid x, y, z, block x, y, z} and args as
+   cuLaunchKernel takes them (an array of pointers to the argument values). Asynchronous: returns
+   0 once queued, or a te_status code with the message recorded (te_rt_last_error). */
+TE_RT_API int32_t te_rt_cuda_launch(te_rt_cuda_module *, int32_t kernel, const int64_t dims[6],
+                                    void **args);
+/* bytes of device memory (a CUdeviceptr as a pointer), or NULL with the message recorded. */
+TE_RT_API void *te_rt_cuda_alloc(int64_t bytes);
+TE_RT_API void te_rt_cuda_free(void *);
+
 #ifdef __cplusplus
 }
 #endif

@@ -61,7 +61,15 @@ TE_API te_status te_fuse(te_stage *, te_iter *outer, te_iter *inner, te_iter **f
 /* Reorder: the given leaves take, in the given order, the positions they occupied. */
 TE_API te_status te_reorder(te_stage *, int n, te_iter *const order[]);
 
-/* Loop annotations (code generation in the fast-CPU issue). */
+/* Loop annotations.
+   te_vectorize: the loop becomes straight-line vector code of L lanes, L its extent (a split's
+   constant factor; the natural choice is te_target_vector_bits / the element's bits). A tail
+   whose extent is bounded by the factor becomes masked vector code. Refused at te_build with
+   TE_ERR_SCHEDULE, naming the loop: a loop with no constant extent or bound ("split it by a
+   constant first"), more than 1024 lanes, a store all lanes would make to one element, an inner
+   loop whose extent depends on the loop without a constant bound. A reduction axis is refused
+   here (use te_rfactor). A vectorized loop holding another vectorized loop is unrolled around
+   the inner vector code. */
 TE_API te_status te_vectorize(te_stage *, te_iter *);
 TE_API te_status te_unroll(te_stage *, te_iter *);
 TE_API te_status te_parallel(te_stage *, te_iter *);

@@ -9,5 +9,7 @@
 #include "build.h"
 #include "runtime.h"
 #include "ops.h"
+#include "parse.h"
+#include "tune.h"
 
 #endif

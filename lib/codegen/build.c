@@ -32,6 +32,11 @@ static te_status cg_check_build(te_ctx *ctx, te_schedule *sch, const char *name,
   if (!cg_is_identifier(name))
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_build: kernel name '%s' is not a C identifier",
                     name);
+  if (cg_is_reserved_symbol(name))
+    return ir_error(ctx, TE_ERR_INVALID_ARG,
+                    "te_build: kernel name '%s' is the name of a function kernels call (libm, "
+                    "libc or te's runtime); choose another name",
+                    name);
   if (strlen(name) > 200)
     return ir_error(ctx, TE_ERR_INVALID_ARG,
                     "te_build: kernel name '%.20s...' is too long "
@@ -40,7 +45,7 @@ static te_status cg_check_build(te_ctx *ctx, te_schedule *sch, const char *name,
   if (t->ctx != ctx)
     return ir_error(ctx, TE_ERR_INVALID_ARG,
                     "te_build: kernel '%s': the target belongs to another context", name);
-  if (t->kind != CG_TARGET_LLVM)
+  if (t->kind != CG_TARGET_LLVM && t->kind != CG_TARGET_VULKAN && t->kind != CG_TARGET_CUDA)
     return ir_error(ctx, TE_ERR_TARGET,
                     "te_build: kernel '%s': target '%s' cannot be built by "
                     "this version",
@@ -68,7 +73,9 @@ te_status te_build(te_schedule *sch, const char *name, int ntensors, te_tensor *
   st = lw_lower(sch, name, ntensors, tensors, nscalars, scalars, target, &f);
   m->times.lower_s = cg_now() - t0;
   if (st == TE_OK)
-    st = cg_llvm_compile(m, f);
+    st = target->kind == CG_TARGET_VULKAN ? cg_vulkan_compile(m, f)
+         : target->kind == CG_TARGET_CUDA ? cg_cuda_compile(m, f)
+                                          : cg_llvm_compile(m, f);
   if (m->kernels)
     m->kernels[0].func = NULL; /* it lived in the scratch arena */
   ir_scratch_end(ctx);

@@ -1,10 +1,12 @@
 /* llvm_call.c — math calls (IR_CALL) as LLVM intrinsics or libm calls.
  *
- * Most calls map to LLVM's overloaded intrinsics (llvm.exp.f32, llvm.sqrt.v16f32, ...), which the
- * optimizer understands and which work on vectors. tan, tanh and erf call libm (tanf/tan,
- * tanhf/tanh, erff/erf), declared in the module and bound into the JIT by absolute symbols
- * (llvm_jit.c); on vectors they are called lane by lane (issue 4 brings vector versions).
- * Derived calls: sigmoid(x) = 1 / (1 + exp(-x)), rsqrt(x) = 1 / sqrt(x). round rounds half away
+ * exp, log, tanh and sigmoid of f32/f64 are inline polynomial code (llvm_vmath.c): vectors stay
+ * vectors, where LLVM would call expf once a lane. Most other calls map to LLVM's overloaded
+ * intrinsics (llvm.sqrt.v16f32, ...), which the optimizer understands and which work on
+ * vectors (those LLVM has no instruction for, such as llvm.sin, become libm calls per lane).
+ * tan and erf call libm (tanf/tan, erff/erf), declared in the module and bound into the JIT by
+ * absolute symbols (llvm_jit.c); on vectors lane by lane.
+ * Derived calls: rsqrt(x) = 1 / sqrt(x). round rounds half away
  * from zero (C's round), abs is fabs on floats, llvm.abs on signed integers and the identity on
  * unsigned ones. likely(c) is a hint for loop partitioning and codegen reads through it.
  */
@@ -119,6 +121,20 @@ LLVMValueRef cg_call(cg_llvm *cg, te_expr *e) {
       return NULL;
   te_dtype t = e->dtype;
   LLVMTypeRef ty = n > 0 ? LLVMTypeOf(args[0]) : NULL;
+  if (ir_is_float(t) && (t.bits == 32 || t.bits == 64)) {
+    switch (id) {
+    case IR_INTRIN_EXP:
+      return cg_vm_exp(cg, t, args[0]);
+    case IR_INTRIN_LOG:
+      return cg_vm_log(cg, t, args[0]);
+    case IR_INTRIN_TANH:
+      return cg_vm_tanh(cg, t, args[0]);
+    case IR_INTRIN_SIGMOID:
+      return cg_vm_sigmoid(cg, t, args[0]);
+    default:
+      break;
+    }
+  }
   const char *intr = cg_intrinsic_name(id);
   if (intr)
     return cg_intrinsic(cg, intr, ty, n, args);
@@ -129,21 +145,11 @@ LLVMValueRef cg_call(cg_llvm *cg, te_expr *e) {
     return cg_abs(cg, t, args[0]);
   case IR_INTRIN_TAN:
     return cg_libm1(cg, "tanf", "tan", t, args[0]);
-  case IR_INTRIN_TANH:
-    return cg_libm1(cg, "tanhf", "tanh", t, args[0]);
   case IR_INTRIN_ERF:
     return cg_libm1(cg, "erff", "erf", t, args[0]);
   case IR_INTRIN_RSQRT: {
     LLVMValueRef s = cg_intrinsic(cg, "llvm.sqrt", ty, 1, args);
     return s ? LLVMBuildFDiv(cg->b, cg_const_float(cg, t, 1.0), s, "rsqrt") : NULL;
-  }
-  case IR_INTRIN_SIGMOID: {
-    LLVMValueRef neg = LLVMBuildFNeg(cg->b, args[0], "");
-    LLVMValueRef ex = cg_intrinsic(cg, "llvm.exp", ty, 1, &neg);
-    if (!ex)
-      return NULL;
-    LLVMValueRef one = cg_const_float(cg, t, 1.0);
-    return LLVMBuildFDiv(cg->b, one, LLVMBuildFAdd(cg->b, one, ex, ""), "sigmoid");
   }
   default:
     break;

@@ -7,6 +7,7 @@
  *   llvm_types.c     dtypes -> LLVM types and constants
  *   llvm_expr.c      expressions (arithmetic, comparisons, casts, vectors, let)
  *   llvm_call.c      math calls (LLVM intrinsics and libm)
+ *   llvm_vmath.c     exp, log, tanh, sigmoid as inline polynomials (scalars and vectors)
  *   llvm_mem.c       loads and stores (bool is i1 in registers, i8 in memory)
  *   llvm_stmt.c      statements; early returns that free live heap allocations
  *   llvm_parallel.c  parallel loops outlined into closures for te_rt_parallel_for
@@ -14,6 +15,7 @@
  *   llvm_module.c    module setup, verification, O3, the compile driver
  *   llvm_jit.c       ORC LLJIT, absolute symbols, asm emission, disposal
  *   llvm_rt.c        calls into libte_runtime (te/runtime.h)
+ *   save_object.c    modules linked into one and written as an object, asm or IR (save.h)
  * and, outside the LLVM state: target.c (te_target_parse; CPU names from cpus.def), build.c
  * (te_build), module.c (te_module_call through libffi, texts, times).
  *
@@ -30,6 +32,17 @@
 #include <llvm-c/TargetMachine.h>
 
 #include "codegen.h"
+
+struct cg_llvm;
+/* The host part of a GPU module (ptx_host.c): the entry point checks its DLTensors as a CPU
+   kernel's does, but for device memory, and its body launches kernels instead of running loops.
+   impl writes NAME_impl with the signature cg_impl gives it (data pointers, scalars, sizes). */
+typedef struct cg_host_hooks {
+  LLVMValueRef (*impl)(struct cg_llvm *, lw_func *, void *data);
+  int device_type; /* the DLDeviceType every tensor argument must have (kDLCUDA) */
+  const char *device_name; /* "kDLCUDA = 2", for the message */
+  void *data;
+} cg_host_hooks;
 
 /* The function being written. */
 typedef struct cg_fn {
@@ -53,6 +66,11 @@ typedef struct cg_llvm {
   ir_map *bufs;           /* ir_buffer* -> LLVMValueRef pointer to element 0 */
   cg_fn fn;
   int nclosures;
+  LLVMValueRef mask; /* inside `attr vector_mask`: the live lanes (vector loads and stores are
+                        masked with it); NULL elsewhere */
+  ir_analyzer *an;   /* modular facts on indices, for the alignment of accesses (llvm_mem.c) */
+  const cg_host_hooks *host;          /* GPU modules' host entry (llvm_entry.c); NULL for CPUs */
+  bool (*barrier)(struct cg_llvm *);  /* device code: writes IR_S_BARRIER (llvm_stmt.c) */
 } cg_llvm;
 
 /* llvm_types.c */
@@ -73,6 +91,13 @@ LLVMValueRef cg_bind(cg_llvm *, te_expr *var, LLVMValueRef value);
 
 /* llvm_call.c */
 LLVMValueRef cg_call(cg_llvm *, te_expr *);
+
+/* llvm_vmath.c: exp, log, tanh and sigmoid of f32/f64 scalars and vectors as inline polynomial
+   code (no libm call, so vectors stay vectors). t is the dtype of x (lanes included). */
+LLVMValueRef cg_vm_exp(cg_llvm *, te_dtype t, LLVMValueRef x);
+LLVMValueRef cg_vm_log(cg_llvm *, te_dtype t, LLVMValueRef x);
+LLVMValueRef cg_vm_tanh(cg_llvm *, te_dtype t, LLVMValueRef x);
+LLVMValueRef cg_vm_sigmoid(cg_llvm *, te_dtype t, LLVMValueRef x);
 /* A call to a function declared once per module (created on first use). */
 LLVMValueRef cg_call_fn(cg_llvm *, const char *name, LLVMTypeRef ret, int n,
                         LLVMTypeRef const params[], LLVMValueRef const args[]);
@@ -111,6 +136,11 @@ LLVMValueRef cg_entry(cg_llvm *, lw_func *);
 void cg_llvm_init_targets(void);
 LLVMTargetMachineRef cg_target_machine(te_ctx *, const te_target *, bool for_jit);
 
+/* llvm_module.c: cg_llvm_compile for the host part of a GPU module: the entry NAME is compiled
+   for the CPU target host (and JIT'd) with hooks writing its body; the module keeps its own
+   (GPU) target. */
+te_status cg_llvm_compile_host(te_module *, lw_func *, te_target *host, const cg_host_hooks *);
+
 /* llvm_jit.c: the module's LLVM state (te_module.llvm). */
 typedef struct cg_llvm_module {
   LLVMContextRef lctx; /* owned here until handed to the JIT's thread-safe context */
@@ -125,7 +155,31 @@ te_status cg_jit_add(te_module *, cg_llvm_module *, LLVMModuleRef);
 char *cg_emit_asm(te_module *);             /* malloc'd asm text, NULL with the error recorded */
 void cg_llvm_module_free(cg_llvm_module *); /* NULL is allowed */
 
+/* save_object.c (see save.h): the kernels of several modules as one LLVM module, in a fresh
+   LLVM context. */
+typedef struct cg_blob cg_blob; /* save.h */
+typedef struct cg_linked {
+  LLVMContextRef lctx;
+  LLVMModuleRef mod;
+  LLVMTargetMachineRef tm;
+} cg_linked;
+
+/* Links the optimized code of mods (same target, distinct kernel names: checked by the caller)
+   into one module named name. */
+te_status cg_link_modules(te_ctx *, int n, te_module *const mods[], const char *name,
+                          cg_linked *out);
+/* The linked module as an object file or asm text (LLVMObjectFile / LLVMAssemblyFile). */
+te_status cg_emit(te_ctx *, cg_linked *, LLVMCodeGenFileType, cg_blob *out);
+/* The linked module as LLVM IR text. */
+te_status cg_emit_ll(te_ctx *, cg_linked *, cg_blob *out);
+/* The global symbols the object defines (the kernels), malloc'd array of malloc'd names. */
+int cg_exported_symbols(cg_linked *, char ***out);
+void cg_linked_free(cg_linked *);
+
 /* Seconds since an arbitrary point (CLOCK_MONOTONIC). */
 double cg_now(void);
+
+/* True for names generated code calls (libm, libc, te_rt_*): a kernel may not take them. */
+bool cg_is_reserved_symbol(const char *name);
 
 #endif

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpu.h"
 #include "llvm_cg.h"
 
 typedef struct cg_targ {
@@ -99,11 +100,18 @@ static void cg_check_basic(cg_llvm *cg, cg_targ *a) {
   snprintf(what, sizeof what, "%s is NULL", a->what);
   cg_fail_if(cg, LLVMBuildIsNull(cg->b, a->dl, ""), TE_ERR_INVALID_ARG, what);
   LLVMValueRef dev = cg_dl_field(cg, a->dl, 1, 0, cg->t_i32);
-  snprintf(what, sizeof what, "%s device_type (kDLCPU = 1; kDLCUDAHost = 3 is accepted too)",
-           a->what);
-  cg_fail_arg_if(cg, LLVMBuildAnd(cg->b, cg_ne(cg, dev, kDLCPU), cg_ne(cg, dev, kDLCUDAHost), ""),
-                 TE_ERR_INVALID_ARG, what, LLVMConstInt(cg->t_i64, kDLCPU, 0),
-                 LLVMBuildSExt(cg->b, dev, cg->t_i64, ""));
+  if (cg->host) { /* a GPU module's host entry: device memory */
+    snprintf(what, sizeof what, "%s device_type (%s)", a->what, cg->host->device_name);
+    cg_fail_arg_if(cg, cg_ne(cg, dev, (unsigned)cg->host->device_type), TE_ERR_INVALID_ARG, what,
+                   LLVMConstInt(cg->t_i64, (unsigned)cg->host->device_type, 0),
+                   LLVMBuildSExt(cg->b, dev, cg->t_i64, ""));
+  } else {
+    snprintf(what, sizeof what, "%s device_type (kDLCPU = 1; kDLCUDAHost = 3 is accepted too)",
+             a->what);
+    cg_fail_arg_if(cg, LLVMBuildAnd(cg->b, cg_ne(cg, dev, kDLCPU), cg_ne(cg, dev, kDLCUDAHost), ""),
+                   TE_ERR_INVALID_ARG, what, LLVMConstInt(cg->t_i64, kDLCPU, 0),
+                   LLVMBuildSExt(cg->b, dev, cg->t_i64, ""));
+  }
   LLVMValueRef ndim = cg_dl_field(cg, a->dl, 2, -1, cg->t_i32);
   snprintf(what, sizeof what, "%s ndim", a->what);
   cg_fail_arg_if(cg, cg_ne(cg, ndim, (unsigned)a->buf->ndim), TE_ERR_SHAPE, what,
@@ -198,6 +206,10 @@ static void cg_check_overlap(cg_llvm *cg, lw_func *f, cg_targ *targs, LLVMValueR
   ir_visitor v = {.data = written};
   v.stmt[IR_S_STORE] = cg_find_written;
   ir_visit_stmt(&v, f->body);
+  for (int k = 0; f->gpu && k < f->gpu->nkernels; k++) /* a GPU module: what its kernels write */
+    for (int i = 0; i < f->gpu->kernels[k].nparams; i++)
+      if (f->gpu->kernels[k].params[i].written)
+        ir_map_put(written, f->gpu->kernels[k].params[i].buffer, f->gpu->kernels[k].params[i].buffer);
   for (int i = 0; i < f->nargs; i++) {
     for (int j = i + 1; j < f->nargs; j++) {
       if (!f->args[i].is_buffer || !f->args[j].is_buffer)
@@ -304,7 +316,7 @@ static LLVMValueRef cg_entry_fn(cg_llvm *cg, lw_func *f, int *param_of_arg) {
 }
 
 LLVMValueRef cg_entry(cg_llvm *cg, lw_func *f) {
-  LLVMValueRef impl = cg_impl(cg, f);
+  LLVMValueRef impl = cg->host ? cg->host->impl(cg, f, cg->host->data) : cg_impl(cg, f);
   int *param_of_arg = ir_alloc(cg->ctx, sizeof(int) * (size_t)(f->nargs + 1));
   cg_targ *targs = ir_alloc(cg->ctx, sizeof *targs * (size_t)(f->nargs + 1));
   LLVMValueRef *sizes = ir_alloc(cg->ctx, sizeof *sizes * (size_t)(f->nsizes + 1));

@@ -9,7 +9,11 @@
  *     on unsigned integers they are udiv/urem; TRUNCDIV/TRUNCMOD are sdiv/srem (udiv/urem);
  *   - float comparisons are ordered, except != which is unordered (true for NaN, as in C);
  *   - float min/max are fcmp + select;
- *   - float -> int casts truncate (fptosi/fptoui), bool -> anything is a zero extension.
+ *   - float -> int casts truncate (fptosi/fptoui), bool -> anything is a zero extension;
+ *   - fadd, fsub and fmul carry the `contract` fast-math flag (ir.h allows contracting a*b+c
+ *     into an fma, and nothing else), so LLVM fuses sums of products on FMA targets;
+ *   - inside masked vector code the divisor of an integer vector division is 1 in the lanes
+ *     that are off (their operands may come from masked loads: 0), so they cannot trap.
  * LET binds its variable for its body only (the previous binding is restored).
  */
 #include "llvm_cg.h"
@@ -48,10 +52,19 @@ static LLVMValueRef cg_floor_divmod(cg_llvm *cg, bool is_mod, LLVMValueRef a, LL
   return LLVMBuildSelect(B, adjust, LLVMBuildSub(B, q, one, ""), q, "fdiv");
 }
 
+/* b, or 1 in the lanes the current vector mask has off. */
+static LLVMValueRef cg_safe_divisor(cg_llvm *cg, te_dtype t, LLVMValueRef b) {
+  if (t.lanes == 1 || !cg->mask || LLVMGetVectorSize(LLVMTypeOf(cg->mask)) != t.lanes)
+    return b;
+  return LLVMBuildSelect(cg->b, cg->mask, b, cg_const_int(cg, t, 1), "");
+}
+
 static LLVMValueRef cg_int_binary(cg_llvm *cg, ir_expr_kind k, te_dtype t, LLVMValueRef a,
                                   LLVMValueRef b) {
   LLVMBuilderRef B = cg->b;
   bool s = ir_is_int(t);
+  if (k == IR_DIV || (k >= IR_FLOORDIV && k <= IR_TRUNCMOD))
+    b = cg_safe_divisor(cg, t, b);
   switch (k) {
   case IR_ADD:
     return LLVMBuildAdd(B, a, b, "");
@@ -93,15 +106,22 @@ static LLVMValueRef cg_int_binary(cg_llvm *cg, ir_expr_kind k, te_dtype t, LLVMV
   }
 }
 
+/* v with the `contract` flag when it is an instruction (constants fold). */
+static LLVMValueRef cg_contract(LLVMValueRef v) {
+  if (v && LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
+    LLVMSetFastMathFlags(v, LLVMFastMathAllowContract);
+  return v;
+}
+
 static LLVMValueRef cg_float_binary(cg_llvm *cg, ir_expr_kind k, LLVMValueRef a, LLVMValueRef b) {
   LLVMBuilderRef B = cg->b;
   switch (k) {
   case IR_ADD:
-    return LLVMBuildFAdd(B, a, b, "");
+    return cg_contract(LLVMBuildFAdd(B, a, b, ""));
   case IR_SUB:
-    return LLVMBuildFSub(B, a, b, "");
+    return cg_contract(LLVMBuildFSub(B, a, b, ""));
   case IR_MUL:
-    return LLVMBuildFMul(B, a, b, "");
+    return cg_contract(LLVMBuildFMul(B, a, b, ""));
   case IR_DIV:
     return LLVMBuildFDiv(B, a, b, "");
   case IR_MIN:

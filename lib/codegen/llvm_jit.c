@@ -37,6 +37,9 @@ static const cg_symbol cg_symbols[] = {
     CG_SYM(te_rt_num_threads),
     CG_SYM(te_rt_alloc),
     CG_SYM(te_rt_free),
+    CG_SYM(te_rt_cuda_launch),
+    CG_SYM(te_rt_cuda_alloc),
+    CG_SYM(te_rt_cuda_free),
     CG_SYM(expf),
     CG_SYM(exp),
     CG_SYM(exp2f),
@@ -95,6 +98,12 @@ static const cg_symbol cg_symbols[] = {
 };
 enum { CG_NSYMBOLS = sizeof cg_symbols / sizeof cg_symbols[0] };
 
+bool cg_is_reserved_symbol(const char *name) {
+  for (int i = 0; i < CG_NSYMBOLS; i++)
+    if (strcmp(cg_symbols[i].name, name) == 0) return true;
+  return strncmp(name, "te_rt_", 6) == 0;
+}
+
 static te_status cg_jit_error(te_module *m, const char *what, LLVMErrorRef err) {
   char *msg = LLVMGetErrorMessage(err);
   te_status st = ir_error(m->ctx, TE_ERR_CODEGEN, "te_build: kernel '%s': %s: %s",
@@ -145,10 +154,9 @@ te_status cg_jit_add(te_module *m, cg_llvm_module *lm, LLVMModuleRef mod) {
   lm->tsctx = tsctx;
   lm->lctx = NULL; /* owned by the thread-safe context now */
   LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsctx);
-  if ((err = LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm))) {
-    LLVMOrcDisposeThreadSafeModule(tsm);
+  /* the JIT owns tsm from here on, even when it refuses it: never dispose of it */
+  if ((err = LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm)))
     return cg_jit_error(m, "the JIT refused the module", err);
-  }
   for (int i = 0; i < m->nkernels; i++) {
     LLVMOrcExecutorAddress addr = 0;
     if ((err = LLVMOrcLLJITLookup(jit, &addr, m->kernels[i].name)))

@@ -1,13 +1,29 @@
 /* llvm_mem.c — buffer loads and stores.
  *
  * A flat buffer is a pointer to its element 0 (cg->bufs); element i is at ptr + i elements
- * (an inbounds GEP on the element's memory type). A vector access whose index is a ramp of
- * stride 1 is one vector load/store of the element type; any other vector index is done lane
- * by lane (a gather/scatter; issue 4 makes these masked gathers where it pays). Accesses carry
- * the element's natural alignment — nothing stronger is known yet. Bools are i8 in memory:
- * loads compare with zero, stores zero-extend.
+ * (an inbounds GEP on the element's memory type). Vector accesses (lanes > 1):
+ *   - an index that is a ramp of stride 1 is one contiguous vector load/store;
+ *   - any other vector index is a gather/scatter (llvm.masked.gather/scatter of a vector of
+ *     element pointers): AVX-512 and AVX2 have instructions for them, other targets get them
+ *     scalarized by LLVM;
+ *   - inside a vector_mask region (cg->mask, made by the vectorize pass for tails and for
+ *     conditions that vary by lane) every vector access is masked: llvm.masked.load/store or a
+ *     gather/scatter with that mask. Lanes whose mask is false touch no memory; masked loads give
+ *     zero there.
+ * Alignment: each access carries the alignment the analysis proves. The buffer's base is
+ * 64-byte aligned for allocations (allocas are made 64-aligned, te_rt_alloc returns 64-aligned
+ * blocks) and element-aligned for arguments (the entry checks only that: requiring more would
+ * refuse ordinary arrays); the offset's alignment comes from ir_modular_of of the (base) index
+ * times the element size. So a dense access at `i.o*16` of an f32 allocation is 64-byte
+ * aligned, one at `i.o*16 + 1` is 4-byte aligned. (On current x86 an aligned vmovups costs the
+ * same as vmovaps; the facts mostly help LLVM combine accesses.)
+ * Bools are i8 in memory: loads compare with zero, stores zero-extend.
  */
+#include <string.h>
+
 #include "llvm_cg.h"
+
+enum { CG_ALLOC_ALIGN = 64 };
 
 static LLVMValueRef cg_buffer_ptr(cg_llvm *cg, ir_buffer *buf) {
   LLVMValueRef p = buf ? ir_map_get(cg->bufs, buf) : NULL;
@@ -25,56 +41,142 @@ static te_expr *cg_dense_base(te_expr *idx) {
   return NULL;
 }
 
+static uint64_t cg_gcd(uint64_t a, uint64_t b) {
+  while (b) {
+    uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* The alignment of &buf[at] (at scalar: the element index, or a dense ramp's base). */
+static unsigned cg_access_align(cg_llvm *cg, ir_buffer *buf, te_expr *at) {
+  unsigned elem = (unsigned)ir_dtype_bytes(buf->dtype);
+  unsigned base = buf->arg_index >= 0 ? elem : CG_ALLOC_ALIGN;
+  if (at->dtype.lanes != 1 || base <= elem)
+    return elem;
+  if (!cg->an && !(cg->an = ir_analyzer_new(cg->ctx)))
+    return elem;
+  ir_modular m = ir_modular_of(cg->an, at);
+  uint64_t c = (uint64_t)(m.coeff < 0 ? -m.coeff : m.coeff) * elem;
+  uint64_t b = (uint64_t)(m.base < 0 ? -m.base : m.base) * elem;
+  uint64_t g = cg_gcd(c, b); /* the offset in bytes is a multiple of g (0: it is 0) */
+  unsigned align = base;
+  while (g != 0 && g % align != 0)
+    align /= 2;
+  return align < elem ? elem : align;
+}
+
 static LLVMValueRef cg_elem_ptr(cg_llvm *cg, LLVMTypeRef elem, LLVMValueRef base,
                                 LLVMValueRef index, te_dtype index_t) {
-  LLVMValueRef i = cg_to_i64(cg, index, ir_elem(index_t));
+  LLVMValueRef i = index;
+  if (index_t.lanes == 1) {
+    i = cg_to_i64(cg, index, index_t);
+  } else if (index_t.bits < 64) {
+    LLVMTypeRef t = LLVMVectorType(cg->t_i64, index_t.lanes);
+    i = index_t.code == kDLInt ? LLVMBuildSExt(cg->b, index, t, "") : LLVMBuildZExt(cg->b, index, t, "");
+  }
   return LLVMBuildInBoundsGEP2(cg->b, elem, base, &i, 1, "");
 }
 
-static LLVMValueRef cg_load_at(cg_llvm *cg, LLVMTypeRef t, LLVMValueRef p, unsigned align) {
-  LLVMValueRef v = LLVMBuildLoad2(cg->b, t, p, "");
-  LLVMSetAlignment(v, align);
-  return v;
+/* A call of an llvm.masked.* intrinsic overloaded on (data type, pointer type), with the
+   alignment as the attribute of its pointer operand (LLVM 22: no alignment operand). */
+static LLVMValueRef cg_masked_call(cg_llvm *cg, const char *name, LLVMTypeRef data_t,
+                                   LLVMTypeRef ptr_t, LLVMValueRef *args, unsigned nargs,
+                                   unsigned ptr_arg, unsigned align) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMTypeRef over[2] = {data_t, ptr_t};
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, over, 2);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(cg->lctx, id, over, 2);
+  LLVMValueRef call = LLVMBuildCall2(cg->b, fty, fn, args, nargs, "");
+  unsigned kind = LLVMGetEnumAttributeKindForName("align", 5);
+  LLVMAddCallSiteAttribute(call, ptr_arg + 1, LLVMCreateEnumAttribute(cg->lctx, kind, align));
+  return call;
 }
 
-static void cg_store_at(cg_llvm *cg, LLVMValueRef v, LLVMValueRef p, unsigned align) {
-  LLVMValueRef s = LLVMBuildStore(cg->b, v, p);
-  LLVMSetAlignment(s, align);
+static LLVMValueRef cg_all_lanes(cg_llvm *cg, unsigned lanes) {
+  return cg_splat(cg, LLVMConstInt(cg->t_i1, 1, 0), (int)lanes);
+}
+
+/* The mask of a vector access of `lanes` lanes: the region's, or all lanes. */
+static LLVMValueRef cg_access_mask(cg_llvm *cg, unsigned lanes) {
+  if (cg->mask && LLVMGetVectorSize(LLVMTypeOf(cg->mask)) == lanes)
+    return cg->mask;
+  return NULL;
+}
+
+static LLVMValueRef cg_vector_load(cg_llvm *cg, te_expr *e, LLVMValueRef base, LLVMTypeRef elem,
+                                   LLVMTypeRef vt) {
+  te_expr *idx = e->args[0], *dense = cg_dense_base(idx);
+  unsigned lanes = e->dtype.lanes;
+  LLVMValueRef mask = cg_access_mask(cg, lanes);
+  LLVMValueRef i = cg_expr(cg, dense ? dense : idx);
+  if (!i)
+    return NULL;
+  LLVMValueRef p = cg_elem_ptr(cg, elem, base, i, (dense ? dense : idx)->dtype);
+  LLVMValueRef zero = LLVMConstNull(vt);
+  if (dense) {
+    unsigned align = cg_access_align(cg, e->u.buffer, dense);
+    if (!mask) {
+      LLVMValueRef v = LLVMBuildLoad2(cg->b, vt, p, "");
+      LLVMSetAlignment(v, align);
+      return v;
+    }
+    LLVMValueRef args[3] = {p, mask, zero};
+    return cg_masked_call(cg, "llvm.masked.load", vt, cg->t_ptr, args, 3, 0, align);
+  }
+  LLVMValueRef args[3] = {p, mask ? mask : cg_all_lanes(cg, lanes), zero};
+  return cg_masked_call(cg, "llvm.masked.gather", vt, LLVMTypeOf(p), args, 3, 0,
+                        (unsigned)ir_dtype_bytes(e->dtype));
 }
 
 LLVMValueRef cg_load(cg_llvm *cg, te_expr *e) {
   ir_buffer *buf = e->u.buffer;
   te_dtype t = e->dtype;
-  te_expr *idx = e->args[0];
   LLVMValueRef base = cg_buffer_ptr(cg, buf);
   LLVMTypeRef elem = cg_mem_type(cg, ir_elem(t));
   LLVMTypeRef vt = cg_mem_type(cg, t);
   if (!base || !elem || !vt)
     return NULL;
-  unsigned align = (unsigned)ir_dtype_bytes(t);
-  te_expr *dense = t.lanes > 1 ? cg_dense_base(idx) : NULL;
   LLVMValueRef v;
-  if (t.lanes == 1 || dense) {
-    te_expr *at = dense ? dense : idx;
-    LLVMValueRef i = cg_expr(cg, at);
+  if (t.lanes > 1) {
+    v = cg_vector_load(cg, e, base, elem, vt);
+  } else {
+    LLVMValueRef i = cg_expr(cg, e->args[0]);
     if (!i)
       return NULL;
-    v = cg_load_at(cg, vt, cg_elem_ptr(cg, elem, base, i, at->dtype), align);
-  } else {
-    LLVMValueRef iv = cg_expr(cg, idx);
-    if (!iv)
-      return NULL;
-    v = LLVMGetPoison(vt);
-    for (unsigned l = 0; l < t.lanes; l++) {
-      LLVMValueRef li = LLVMConstInt(cg->t_i32, l, 0);
-      LLVMValueRef il = LLVMBuildExtractElement(cg->b, iv, li, "");
-      LLVMValueRef x = cg_load_at(cg, elem, cg_elem_ptr(cg, elem, base, il, idx->dtype), align);
-      v = LLVMBuildInsertElement(cg->b, v, x, li, "");
-    }
+    v = LLVMBuildLoad2(cg->b, vt, cg_elem_ptr(cg, elem, base, i, e->args[0]->dtype), "");
+    LLVMSetAlignment(v, cg_access_align(cg, buf, e->args[0]));
   }
-  if (ir_is_bool(t))
+  if (v && ir_is_bool(t))
     v = LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstNull(vt), "");
   return v;
+}
+
+static bool cg_vector_store(cg_llvm *cg, ir_stmt *s, LLVMValueRef v, LLVMValueRef base,
+                            LLVMTypeRef elem) {
+  te_expr *idx = s->exprs[1], *dense = cg_dense_base(idx);
+  unsigned lanes = s->exprs[0]->dtype.lanes;
+  LLVMValueRef mask = cg_access_mask(cg, lanes);
+  LLVMValueRef i = cg_expr(cg, dense ? dense : idx);
+  if (!i)
+    return false;
+  LLVMValueRef p = cg_elem_ptr(cg, elem, base, i, (dense ? dense : idx)->dtype);
+  if (dense) {
+    unsigned align = cg_access_align(cg, s->u.buffer, dense);
+    if (!mask) {
+      LLVMSetAlignment(LLVMBuildStore(cg->b, v, p), align);
+      return true;
+    }
+    LLVMValueRef args[3] = {v, p, mask};
+    cg_masked_call(cg, "llvm.masked.store", LLVMTypeOf(v), cg->t_ptr, args, 3, 1, align);
+    return true;
+  }
+  LLVMValueRef args[3] = {v, p, mask ? mask : cg_all_lanes(cg, lanes)};
+  cg_masked_call(cg, "llvm.masked.scatter", LLVMTypeOf(v), LLVMTypeOf(p), args, 3, 1,
+                 (unsigned)ir_dtype_bytes(s->exprs[0]->dtype));
+  return true;
 }
 
 bool cg_store(cg_llvm *cg, ir_stmt *s) {
@@ -89,24 +191,12 @@ bool cg_store(cg_llvm *cg, ir_stmt *s) {
     return false;
   if (ir_is_bool(t))
     v = LLVMBuildZExt(cg->b, v, vt, "");
-  unsigned align = (unsigned)ir_dtype_bytes(t);
-  te_expr *dense = t.lanes > 1 ? cg_dense_base(idx) : NULL;
-  if (t.lanes == 1 || dense) {
-    te_expr *at = dense ? dense : idx;
-    LLVMValueRef i = cg_expr(cg, at);
-    if (!i)
-      return false;
-    cg_store_at(cg, v, cg_elem_ptr(cg, elem, base, i, at->dtype), align);
-    return true;
-  }
-  LLVMValueRef iv = cg_expr(cg, idx);
-  if (!iv)
+  if (t.lanes > 1)
+    return cg_vector_store(cg, s, v, base, elem);
+  LLVMValueRef i = cg_expr(cg, idx);
+  if (!i)
     return false;
-  for (unsigned l = 0; l < t.lanes; l++) {
-    LLVMValueRef li = LLVMConstInt(cg->t_i32, l, 0);
-    LLVMValueRef il = LLVMBuildExtractElement(cg->b, iv, li, "");
-    LLVMValueRef x = LLVMBuildExtractElement(cg->b, v, li, "");
-    cg_store_at(cg, x, cg_elem_ptr(cg, elem, base, il, idx->dtype), align);
-  }
+  LLVMValueRef st = LLVMBuildStore(cg->b, v, cg_elem_ptr(cg, elem, base, i, idx->dtype));
+  LLVMSetAlignment(st, cg_access_align(cg, buf, idx));
   return true;
 }

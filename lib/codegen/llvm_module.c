@@ -3,8 +3,8 @@
  * cg_llvm_compile sets up one LLVM context and module for the te_module (triple and data layout
  * from the target machine, so the optimizer sees the real target), writes the entry point and
  * the loops (llvm_entry.c), verifies the module, runs the new pass manager's default<O3>, keeps
- * the optimized IR as text and an optimized clone (for asm now, objects in issue 5), and hands
- * the module to the JIT when the target is the host.
+ * the optimized IR as text and an optimized clone (for asm, and for the objects, libraries and
+ * headers of save*.c), and hands the module to the JIT when the target is the host.
  *
  * LLVMVerifyModule runs in every build type, not only debug ones: it costs a small fraction of
  * O3 and turns a te bug that produced bad IR into TE_ERR_CODEGEN instead of a crash inside LLVM.
@@ -79,7 +79,7 @@ static te_status cg_kernel_record(te_module *m, lw_func *f) {
   k->func = f;
   m->kernels = k;
   m->nkernels = 1;
-  return TE_OK;
+  return cg_kernel_meta(ctx, k, f);
 }
 
 static te_status cg_llvm_error(te_ctx *ctx, const char *kernel, const char *what, char *msg) {
@@ -128,7 +128,21 @@ static te_status cg_check_module(te_module *m, lw_func *f) {
   return TE_OK;
 }
 
-te_status cg_llvm_compile(te_module *m, lw_func *f) {
+static te_status cg_compile(te_module *m, lw_func *f, const cg_host_hooks *host);
+
+te_status cg_llvm_compile(te_module *m, lw_func *f) { return cg_compile(m, f, NULL); }
+
+te_status cg_llvm_compile_host(te_module *m, lw_func *f, te_target *host,
+                               const cg_host_hooks *hooks) {
+  /* the host code is compiled (and JIT'd) for the CPU: the module holds that target meanwhile */
+  te_target *gpu = m->target;
+  m->target = host;
+  te_status st = cg_compile(m, f, hooks);
+  m->target = gpu;
+  return st;
+}
+
+static te_status cg_compile(te_module *m, lw_func *f, const cg_host_hooks *host) {
   te_status st = cg_check_module(m, f);
   if (st != TE_OK)
     return st;
@@ -144,6 +158,7 @@ te_status cg_llvm_compile(te_module *m, lw_func *f) {
   }
   cg_llvm cg = {0};
   cg_setup(&cg, m, f, tm);
+  cg.host = host;
   lm->lctx = cg.lctx;
   lm->tm = tm;
   lm->mod = cg.mod;

@@ -12,7 +12,9 @@
  * variables defined inside the body are not bound yet, so they are not captured). Failures in
  * the body (asserts, allocations) return their code from the closure; the runtime passes the
  * first one back, with its message, and the enclosing function returns it. Nested parallel
- * loops are outlined again; the runtime runs them serially inside the outer one.
+ * loops are outlined again; the runtime runs them serially inside the outer one. A parallel loop
+ * inside masked vector code gets the mask again inside its body (vectorize.c puts a
+ * vector_mask attribute there): the outlined function cannot use the enclosing one's value.
  */
 #include <stdio.h>
 
@@ -166,7 +168,7 @@ bool cg_parallel_for(cg_llvm *cg, ir_stmt *s) {
   for (int k = 0; k < c.n; k++)
     fields[k + 1] = LLVMTypeOf(cg_captured_value(cg, &c, k));
   LLVMTypeRef st = LLVMStructTypeInContext(cg->lctx, fields, (unsigned)c.n + 1, 0);
-  LLVMValueRef cl = cg_alloca(cg, st, "closure", 8);
+  LLVMValueRef cl = cg_alloca(cg, st, "closure", 64); /* vector captures need their alignment */
   LLVMBuildStore(cg->b, min, LLVMBuildStructGEP2(cg->b, st, cl, 0, ""));
   for (int k = 0; k < c.n; k++)
     LLVMBuildStore(cg->b, cg_captured_value(cg, &c, k),
@@ -174,10 +176,12 @@ bool cg_parallel_for(cg_llvm *cg, ir_stmt *s) {
 
   cg_fn saved_fn = cg->fn;
   ir_map *saved_vars = cg->vars, *saved_bufs = cg->bufs;
+  LLVMValueRef saved_mask = cg->mask; /* a value of this function: the body makes its own */
+  cg->mask = NULL;
   LLVMBasicBlockRef saved_block = LLVMGetInsertBlock(cg->b);
   LLVMValueRef fn = cg_closure_fn(cg);
   bool ok = cg_closure_body(cg, s, fn, st, &c, LLVMTypeOf(min));
-  cg->fn = saved_fn, cg->vars = saved_vars, cg->bufs = saved_bufs;
+  cg->fn = saved_fn, cg->vars = saved_vars, cg->bufs = saved_bufs, cg->mask = saved_mask;
   LLVMPositionBuilderAtEnd(cg->b, saved_block);
   if (!ok)
     return false;

@@ -1,9 +1,12 @@
 /* llvm_stmt.c — statements of the lowered IR as LLVM control flow.
  *
- * Loops are header/body/latch blocks with an i64 (the loop variable's type) phi; serial,
- * vectorized and unrolled loops that reach this point are emitted as serial loops (the lowering
- * passes turn the last two into vector code or copies first; issue 4). Parallel loops are
+ * Loops are header/body/latch blocks with an i64 (the loop variable's type) phi. The lowering
+ * passes leave no vectorized loop (vectorize.c turns them into vector code; one reaching this
+ * point is an internal error, never a silent serial loop) and no unrolled one (a hand-made
+ * unrolled loop is emitted as a serial loop: unrolling is only a hint). Parallel loops are
  * outlined (llvm_parallel.c). Thread-bound loops and barriers need a GPU target.
+ * `attr vector_mask = m { body }` (vectorize.c) makes m, ANDed with the enclosing mask, the
+ * mask of every vector load and store in body (llvm_mem.c).
  *
  * Allocations of a constant size up to CG_STACK_MAX bytes are allocas in the function's entry
  * block (so LLVM can promote them to registers); larger or symbolic ones come from te_rt_alloc
@@ -12,6 +15,7 @@
  * first: the function keeps them on a stack (cg_fn.live) while it writes their scopes.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "llvm_cg.h"
 
@@ -98,6 +102,12 @@ static bool cg_for(cg_llvm *cg, ir_stmt *s) {
   switch (s->u.loop.kind) {
   case IR_FOR_PARALLEL:
     return cg_parallel_for(cg, s);
+  case IR_FOR_VECTORIZED:
+    ir_error(cg->ctx, TE_ERR_INTERNAL,
+             "internal: codegen: kernel '%s': loop '%s' is still marked vectorized (the "
+             "vectorize pass must run first)",
+             cg->kernel, IR_FOR_VAR(s)->u.var.name);
+    return false;
   case IR_FOR_THREAD:
     ir_error(cg->ctx, TE_ERR_TARGET,
              "te_build: kernel '%s': loop '%s' is bound to a GPU thread index; that needs a GPU "
@@ -190,6 +200,26 @@ static bool cg_assert(cg_llvm *cg, ir_stmt *s) {
   return s->nstmts == 0 || cg_stmt(cg, s->stmts[0]);
 }
 
+/* attr vector_mask = m { body }: body with m (and the enclosing mask) as the live lanes. */
+static bool cg_mask_attr(cg_llvm *cg, ir_stmt *s) {
+  te_expr *me = s->exprs[0];
+  LLVMValueRef m = cg_expr(cg, me);
+  if (!m)
+    return false;
+  if (me->dtype.lanes == 1 || !ir_is_bool(me->dtype)) {
+    ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': a vector mask must be a "
+             "vector of bools", cg->kernel);
+    return false;
+  }
+  LLVMValueRef saved = cg->mask;
+  if (saved && LLVMGetVectorSize(LLVMTypeOf(saved)) == me->dtype.lanes)
+    m = LLVMBuildAnd(cg->b, saved, m, "mask");
+  cg->mask = m;
+  bool ok = s->nstmts == 0 || cg_stmt(cg, s->stmts[0]);
+  cg->mask = saved;
+  return ok;
+}
+
 static bool cg_let_stmt(cg_llvm *cg, ir_stmt *s) {
   LLVMValueRef v = cg_expr(cg, s->exprs[1]);
   if (!v)
@@ -222,10 +252,14 @@ bool cg_stmt(cg_llvm *cg, ir_stmt *s) {
   case IR_S_EVALUATE:
     return cg_expr(cg, s->exprs[0]) != NULL;
   case IR_S_ATTR:
+    if (strcmp(s->u.attr.key, "vector_mask") == 0)
+      return cg_mask_attr(cg, s);
     return s->nstmts == 0 || cg_stmt(cg, s->stmts[0]);
   case IR_S_ASSERT:
     return cg_assert(cg, s);
   case IR_S_BARRIER:
+    if (cg->barrier) /* device code (ptx_kernel.c) */
+      return cg->barrier(cg);
     ir_error(cg->ctx, TE_ERR_TARGET,
              "te_build: kernel '%s': a thread barrier needs a GPU target, not '%s'", cg->kernel,
              cg->target->str);

@@ -1,4 +1,5 @@
-/* module.c — te_module: calling kernels (libffi), their code as text, build times, saving.
+/* module.c — te_module: calling kernels (libffi), their code as text, build times.
+ * (Saving objects, libraries and headers: save.c.)
  *
  * A module is malloc'd (not in the context's arena) and freed by a destructor registered with
  * the context, together with its LLVM state (JIT, target machine, modules) and its texts; its
@@ -26,6 +27,7 @@ static void cg_module_free(void *p) {
   cg_llvm_module_free(m->llvm);
   free(m->ll_text);
   free(m->asm_text);
+  free(m->ptx_text);
   free(m);
 }
 
@@ -62,7 +64,7 @@ static void *cg_kernel_entry(te_module *m, cg_kernel *k, const char *fn) {
   if (!m->target->is_host)
     ir_error(m->ctx, TE_ERR_TARGET,
              "%s: kernel '%s' was compiled for '%s', not for this host, so it cannot run in "
-             "this process (writing it to a library comes with te_module_save, issue 5)",
+             "this process (te_module_save writes it to an object or a static library)",
              fn, k->name, m->target->str);
   else
     ir_error(m->ctx, TE_ERR_INVALID_ARG, "%s: kernel '%s' has no code (its build failed)", fn,
@@ -140,6 +142,10 @@ te_status te_module_call(te_module *m, const char *name, int ntensors, DLTensor 
   cg_kernel *k = cg_find_kernel(m, "te_module_call", name);
   if (!k)
     return name ? TE_ERR_NOT_FOUND : TE_ERR_INVALID_ARG;
+  if (m->target->kind == CG_TARGET_VULKAN) { /* launched through libte_runtime's Vulkan */
+    te_status vst = cg_check_call(m, k, ntensors, tensors, nscalars, scalars);
+    return vst != TE_OK ? vst : cg_vulkan_call(m, k, tensors, scalars);
+  }
   void *entry = cg_kernel_entry(m, k, "te_module_call");
   if (!entry)
     return m->target->is_host ? TE_ERR_INVALID_ARG : TE_ERR_TARGET;
@@ -190,27 +196,22 @@ const char *te_module_source(te_module *m, const char *kind) {
   }
   if (!strcmp(kind, "ll") && m->ll_text)
     return m->ll_text;
+  if ((!strcmp(kind, "ptx") || !strcmp(kind, "asm")) && m->ptx_text) /* cuda: the device code */
+    return m->ptx_text;
+  if (!strcmp(kind, "spirv-dis") && m->vk)
+    return cg_vulkan_source(m);
   if (!strcmp(kind, "asm") && m->llvm) {
     if (!m->asm_text)
       m->asm_text = cg_emit_asm(m);
     return m->asm_text;
   }
   ir_error(m->ctx, TE_ERR_NOT_FOUND,
-           "te_module_source: no '%s' text in this module (an LLVM module has 'll' and 'asm')",
+           "te_module_source: no '%s' text in this module (an LLVM module has 'll' and 'asm', "
+           "a vulkan module 'spirv-dis')",
            kind);
   return NULL;
 }
 
 te_build_times te_module_build_times(const te_module *m) {
   return m ? m->times : (te_build_times){0, 0, 0};
-}
-
-te_status te_module_save(te_module *m, const char *path_prefix, unsigned what) {
-  (void)path_prefix;
-  (void)what;
-  if (!m)
-    return TE_ERR_INVALID_ARG;
-  return ir_error(m->ctx, TE_ERR_UNSUPPORTED,
-                  "te_module_save: not supported yet (objects, static libraries and headers "
-                  "come in issue 5)");
 }

@@ -3,7 +3,7 @@
  *   "llvm"                         the host: its triple, CPU and features (as -mcpu=native)
  *   "llvm -mcpu=native"            the same, said explicitly
  *   "llvm -mtriple=T -mcpu=C -mattr=+a,-b"   any CPU of the X86 or AArch64 back ends
- *   "cuda ..." / "nvptx" / "vulkan"          recognised, TE_ERR_UNSUPPORTED in this version
+ *   "cuda ..." / "nvptx ..." / "vulkan ..."  GPU targets: parsed in target_gpu.c
  *
  * A target is resolved once, here: the triple is normalised, "native" becomes the host's CPU
  * name and feature list (LLVMGetHostCPUName/Features), and the canonical string written back
@@ -129,16 +129,9 @@ static te_status cg_parse(te_ctx *ctx, char *s, const char **kind, cg_opts *o) {
   if (!tok)
     return ir_error(ctx, TE_ERR_PARSE, "te_target_parse: empty target string");
   *kind = tok;
-  if (!strcmp(tok, "cuda") || !strcmp(tok, "nvptx") || !strcmp(tok, "vulkan"))
-    return ir_error(ctx, TE_ERR_UNSUPPORTED,
-                    "te_target_parse: target '%s': GPU targets come in a later version of te "
-                    "(this one compiles for CPUs: \"llvm\")",
-                    tok);
   if (strcmp(tok, "llvm"))
     return ir_error(ctx, TE_ERR_TARGET,
-                    "te_target_parse: unknown target kind '%s' (known: llvm; cuda and vulkan "
-                    "come later)",
-                    tok);
+                    "te_target_parse: unknown target kind '%s' (known: llvm, cuda, vulkan)", tok);
   while ((tok = strtok_r(NULL, sep, &save))) {
     te_status st = cg_parse_option(ctx, tok, o);
     if (st != TE_OK)
@@ -353,6 +346,10 @@ te_target *te_target_parse(te_ctx *ctx, const char *s) {
     ir_error(ctx, TE_ERR_NOMEM, "te_target_parse: out of memory");
     return NULL;
   }
+  if (cg_target_is_gpu(s)) {
+    free(copy);
+    return cg_gpu_target_parse(ctx, s, t) == TE_OK ? t : NULL;
+  }
   const char *kind = NULL;
   cg_opts o = {0};
   te_status st = cg_parse(ctx, copy, &kind, &o);
@@ -384,3 +381,5 @@ te_target *te_target_parse(te_ctx *ctx, const char *s) {
 }
 
 const char *te_target_str(const te_target *t) { return t ? t->str : NULL; }
+
+int te_target_vector_bits(const te_target *t) { return t ? t->vector_bits : 0; }

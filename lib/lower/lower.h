@@ -30,6 +30,9 @@ typedef struct lw_func {
   int *size_arg, *size_dim; /* where each size var is read from */
   ir_stmt *body;
   const char *trace; /* the schedule trace, for headers and logs */
+  /* GPU targets: the host/device split made by the last pass (lib/codegen/gpu.h); NULL for
+     CPU targets and before that pass. */
+  struct cg_gpu_module *gpu;
 } lw_func;
 
 typedef struct lw_pass_ctx {
@@ -70,6 +73,12 @@ char *lw_lower_text(te_schedule *, const char *api, const char *name, int ntenso
                     te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
                     const char *stop_after);
 
+/* lw_lower_text for a target (NULL: the CPU pipeline as te_lower_text prints it; a GPU target
+   prints the kernels and the host steps). */
+char *lw_lower_text_for(te_schedule *, const struct te_target *, const char *api,
+                        const char *name, int ntensors, te_tensor *const tensors[], int nscalars,
+                        te_expr *const scalars[], const char *stop_after);
+
 /* The printed lowered function (signature line, then the body). malloc'd. */
 char *lw_func_to_string(const lw_func *);
 
@@ -97,6 +106,7 @@ ir_stmt *lw_schedule_to_loops(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_storage_flatten(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_simplify(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_loop_partition(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_vectorize(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_unroll(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_remove_likely(lw_pass_ctx *, ir_stmt *);
 

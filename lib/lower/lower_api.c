@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../codegen/codegen.h"
+#include "../codegen/gpu.h"
 #include "lower.h"
 
 static void print_arg(ir_str *s, const lw_arg *a) {
@@ -33,6 +35,8 @@ static void print_arg(ir_str *s, const lw_arg *a) {
 char *lw_func_to_string(const lw_func *f) {
   if (!f)
     return NULL;
+  if (f->gpu) /* a GPU target: the host steps and the kernels */
+    return cg_gpu_module_to_string(f, f->gpu);
   ir_str s = {0};
   ir_str_printf(&s, "func %s(", f->name);
   for (int i = 0; i < f->nargs; i++) {
@@ -54,13 +58,20 @@ char *lw_func_to_string(const lw_func *f) {
 char *lw_lower_text(te_schedule *sch, const char *api, const char *name, int ntensors,
                     te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
                     const char *stop_after) {
+  return lw_lower_text_for(sch, NULL, api, name, ntensors, tensors, nscalars, scalars,
+                           stop_after);
+}
+
+char *lw_lower_text_for(te_schedule *sch, const struct te_target *target, const char *api,
+                        const char *name, int ntensors, te_tensor *const tensors[], int nscalars,
+                        te_expr *const scalars[], const char *stop_after) {
   if (!sch)
     return NULL;
   te_ctx *ctx = sch->ctx;
   ir_scratch_begin(ctx);
   lw_func *f = NULL;
   char *text = NULL;
-  if (lw_lower_until(sch, api, name, ntensors, tensors, nscalars, scalars, NULL, stop_after, &f) ==
+  if (lw_lower_until(sch, api, name, ntensors, tensors, nscalars, scalars, target, stop_after, &f) ==
       TE_OK) {
     text = lw_func_to_string(f);
     if (!text)
@@ -76,4 +87,17 @@ char *te_lower_text(te_schedule *sch, int ntensors, te_tensor *const tensors[], 
   if (stop && !*stop)
     stop = NULL;
   return lw_lower_text(sch, "te_lower_text", "main", ntensors, tensors, nscalars, scalars, stop);
+}
+
+char *te_lower_text_for(te_schedule *sch, te_target *target, int ntensors,
+                        te_tensor *const tensors[], int nscalars, te_expr *const scalars[]) {
+  if (sch && target && target->ctx != sch->ctx) {
+    ir_error(sch->ctx, TE_ERR_INVALID_ARG, "te_lower_text_for: the target belongs to another context");
+    return NULL;
+  }
+  const char *stop = getenv("TE_STOP_AFTER");
+  if (stop && !*stop)
+    stop = NULL;
+  return lw_lower_text_for(sch, target, "te_lower_text", "main", ntensors, tensors, nscalars,
+                           scalars, stop);
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu_lower.h"
 #include "lower.h"
 
 const lw_pass lw_pipeline[] = {
@@ -28,8 +29,11 @@ const lw_pass lw_pipeline[] = {
     {"storage_flatten", lw_storage_flatten, LW_PASS_FLATTENED},
     {"simplify", lw_simplify, 0},
     {"loop_partition", lw_loop_partition, 0},
+    {"vectorize", lw_vectorize, 0},
     {"unroll", lw_unroll, 0},
     {"remove_likely", lw_remove_likely, 0},
+    {"gpu_split", lw_gpu_split, 0},       /* GPU targets only (no-op otherwise): gpu_split.c */
+    {"gpu_barriers", lw_gpu_barriers, 0}, /* GPU targets only: gpu_barrier.c */
     {"simplify_final", lw_simplify, 0},
 };
 const int lw_pipeline_count = (int)(sizeof lw_pipeline / sizeof lw_pipeline[0]);

@@ -59,8 +59,8 @@ Test(err_sticky, clear_resets) {
   cr_assert_eq(te_last_status(tt_ctx), TE_OK);
   cr_assert_str_eq(te_last_error(tt_ctx), "");
   /* and the next error is recorded */
-  cr_assert_null(te_target_parse(tt_ctx, "cuda"));
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "cuda");
+  cr_assert_null(te_target_parse(tt_ctx, "cuda -arch=sm_1"));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_TARGET, "sm_1");
 }
 
 Test(err_sticky, contexts_are_independent) {

@@ -89,8 +89,8 @@ Test(target, bad_strings) {
   parse_bad("llvm -mtriple=aarch64-linux-gnu -mcpu=native", TE_ERR_TARGET,
             "-mcpu=native needs the host's triple");
   parse_bad("opencl", TE_ERR_TARGET, "unknown target kind 'opencl'");
-  parse_bad("cuda -arch=sm_90", TE_ERR_UNSUPPORTED, "GPU targets come in a later version");
-  parse_bad("vulkan", TE_ERR_UNSUPPORTED, "target 'vulkan'");
+  parse_bad("cuda -arch=sm_9", TE_ERR_TARGET, "unknown CUDA architecture 'sm_9'");
+  parse_bad("vulkan -mcpu=x", TE_ERR_TARGET, "unknown option '-mcpu' for a vulkan target");
   cr_expect_null(te_target_parse(NULL, "llvm"));
   cr_expect_null(te_target_str(NULL));
 }

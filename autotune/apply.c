@@ -1,0 +1,268 @@
+/* apply.c — a candidate (sketch + knob values) applied as te_* primitives to a fresh schedule.
+ *
+ * Going through the public primitives (not writing trace text) means te itself checks every
+ * step and writes the trace, so what the log stores is exactly what te_schedule_replay expects.
+ * The structures are described in sketch.c; loop levels are named S0..S3 (space) and R0, R1
+ * (reduction), outermost first.
+ */
+#include <string.h>
+
+#include "at.h"
+
+typedef struct applier {
+  const at_task *t;
+  const at_sketch *sk;
+  const at_cand *c;
+  te_schedule *s;
+  te_iter *row[AT_MAX_STAGES]; /* a simple stage's parallel row loop (compute_at target) */
+} applier;
+
+#define TRY(x)                                                                                     \
+  do {                                                                                             \
+    te_status st_ = (x);                                                                           \
+    if (st_ != TE_OK)                                                                              \
+      return st_;                                                                                  \
+  } while (0)
+
+static const int64_t *knob_vals(const applier *a, at_knob_role role, int stage, int axis) {
+  for (int k = 0; k < a->sk->nknob; k++) {
+    const at_knob *kn = &a->sk->knob[k];
+    if (kn->role == role && (stage < 0 || kn->stage == stage) && kn->axis == axis)
+      return a->c->v + kn->offset;
+  }
+  return NULL;
+}
+
+static int64_t choice(const applier *a, at_knob_role role, int stage, int64_t dflt) {
+  const int64_t *v = knob_vals(a, role, stage, 0);
+  return v ? v[0] : dflt;
+}
+
+static bool vec_on(const applier *a) { return choice(a, AT_ROLE_VECTORIZE, -1, 0) != 0; }
+
+static te_stage *stage_named(const applier *a, int idx) {
+  te_stage *st = sch_stage_by_name(a->s, a->t->stage[idx].name);
+  if (!st)
+    ir_error(a->s->ctx, TE_ERR_NOT_FOUND, "te_tune: no stage '%s'", a->t->stage[idx].name);
+  return st;
+}
+
+/* Fuses n adjacent leaves (outermost first) into *out. */
+static te_status fuse_all(te_stage *st, int n, te_iter *const its[], te_iter **out) {
+  te_iter *f = its[0];
+  for (int i = 1; i < n; i++)
+    TRY(te_fuse(st, f, its[i], &f));
+  *out = f;
+  return TE_OK;
+}
+
+/* ---------------------------------------------------------------- the tiled stage */
+
+/* Multi-level tiling at root: S0 S1 R0 S2 R1 S3. */
+static te_status tile_root(applier *a, te_stage *st) {
+  const at_stage_info *si = &a->t->stage[a->t->tiled];
+  int n = si->nspace, m = si->nreduce;
+  te_iter *S[4][AT_MAX_AXES], *R[2][AT_MAX_AXES], *x, *y;
+  for (int i = 0; i < n; i++) {
+    const int64_t *f = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
+    TRY(te_split(st, te_axis(st, i), f[3], &x, &S[3][i]));
+    TRY(te_split(st, x, f[2], &y, &S[2][i]));
+    TRY(te_split(st, y, f[1], &S[0][i], &S[1][i]));
+  }
+  for (int i = 0; i < m; i++) {
+    const int64_t *g = knob_vals(a, AT_ROLE_REDUCE_TILE, a->t->tiled, i);
+    TRY(te_split(st, te_reduce_iter(st, i), g[1], &R[0][i], &R[1][i]));
+  }
+  te_iter *order[6 * AT_MAX_AXES];
+  int no = 0;
+  for (int l = 0; l < 2; l++)
+    for (int i = 0; i < n; i++)
+      order[no++] = S[l][i];
+  for (int i = 0; i < m; i++)
+    order[no++] = R[0][i];
+  for (int i = 0; i < n; i++)
+    order[no++] = S[2][i];
+  for (int i = 0; i < m; i++)
+    order[no++] = R[1][i];
+  for (int i = 0; i < n; i++)
+    order[no++] = S[3][i];
+  TRY(te_reorder(st, no, order));
+  te_iter *f;
+  int depth = (int)choice(a, AT_ROLE_PARALLEL_DEPTH, a->t->tiled, 0);
+  TRY(fuse_all(st, depth ? 2 * n : n, order, &f));
+  TRY(te_parallel(st, f));
+  const int64_t *last = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, n - 1);
+  if (vec_on(a) && last[3] > 1)
+    TRY(te_vectorize(st, S[3][n - 1]));
+  if (choice(a, AT_ROLE_UNROLL, a->t->tiled, 0))
+    for (int i = 0; i < n - 1; i++) {
+      const int64_t *fi = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
+      if (fi[3] > 1 && fi[3] <= 16)
+        TRY(te_unroll(st, S[3][i]));
+    }
+  return TE_OK;
+}
+
+/* The outer part of a two-stage tiling (the cache_write copy or the fused consumer):
+   S0 S1 (S2*S3), the last axis' rest split for the vector. *attach: where the inner stage goes. */
+static te_status tile_outer(applier *a, te_stage *st, te_iter **attach) {
+  const at_stage_info *si = &a->t->stage[a->t->tiled];
+  int n = si->nspace;
+  te_iter *S0[AT_MAX_AXES], *S1[AT_MAX_AXES], *rest[AT_MAX_AXES], *x, *vi = NULL;
+  for (int i = 0; i < n; i++) {
+    const int64_t *f = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
+    TRY(te_split(st, te_axis(st, i), f[2] * f[3], &x, &rest[i]));
+    TRY(te_split(st, x, f[1], &S0[i], &S1[i]));
+  }
+  te_iter *order[3 * AT_MAX_AXES + 1];
+  int no = 0;
+  for (int i = 0; i < n; i++)
+    order[no++] = S0[i];
+  for (int i = 0; i < n; i++)
+    order[no++] = S1[i];
+  for (int i = 0; i < n; i++)
+    order[no++] = rest[i];
+  TRY(te_reorder(st, no, order));
+  const int64_t *last = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, n - 1);
+  if (vec_on(a) && last[3] > 1) {
+    if (last[2] > 1)
+      TRY(te_split(st, rest[n - 1], last[3], &x, &vi));
+    else
+      vi = rest[n - 1];
+    TRY(te_vectorize(st, vi));
+  }
+  te_iter *f;
+  int depth = (int)choice(a, AT_ROLE_PARALLEL_DEPTH, a->t->tiled, 0);
+  TRY(fuse_all(st, depth ? 2 * n : n, order, &f));
+  TRY(te_parallel(st, f));
+  *attach = depth ? f : S1[n - 1];
+  return TE_OK;
+}
+
+/* The inner part, computed at a tile: R0 S2 R1 S3. */
+static te_status tile_inner(applier *a, te_stage *st) {
+  const at_stage_info *si = &a->t->stage[a->t->tiled];
+  int n = si->nspace, m = si->nreduce;
+  te_iter *S2[AT_MAX_AXES], *S3[AT_MAX_AXES], *R0[AT_MAX_AXES], *R1[AT_MAX_AXES];
+  for (int i = 0; i < n; i++) {
+    const int64_t *f = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
+    TRY(te_split(st, te_axis(st, i), f[3], &S2[i], &S3[i]));
+  }
+  for (int i = 0; i < m; i++) {
+    const int64_t *g = knob_vals(a, AT_ROLE_REDUCE_TILE, a->t->tiled, i);
+    TRY(te_split(st, te_reduce_iter(st, i), g[1], &R0[i], &R1[i]));
+  }
+  te_iter *order[4 * AT_MAX_AXES];
+  int no = 0;
+  for (int i = 0; i < m; i++)
+    order[no++] = R0[i];
+  for (int i = 0; i < n; i++)
+    order[no++] = S2[i];
+  for (int i = 0; i < m; i++)
+    order[no++] = R1[i];
+  for (int i = 0; i < n; i++)
+    order[no++] = S3[i];
+  TRY(te_reorder(st, no, order));
+  const int64_t *last = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, n - 1);
+  if (vec_on(a) && last[3] > 1)
+    TRY(te_vectorize(st, S3[n - 1]));
+  if (choice(a, AT_ROLE_UNROLL, a->t->tiled, 0))
+    for (int i = 0; i < n - 1; i++) {
+      const int64_t *fi = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
+      if (fi[3] > 1 && fi[3] <= 16)
+        TRY(te_unroll(st, S3[i]));
+    }
+  return TE_OK;
+}
+
+static te_status apply_tiled(applier *a) {
+  te_stage *st = stage_named(a, a->t->tiled);
+  if (!st)
+    return te_last_status(a->s->ctx);
+  te_iter *at;
+  switch (a->sk->kind) {
+  case AT_SK_TILE: return tile_root(a, st);
+  case AT_SK_TILE_CACHE: {
+    te_tensor *local;
+    TRY(te_cache_write(a->s, st->op->outputs[0], TE_SCOPE_LOCAL, &local));
+    te_stage *ls = te_stage_of(a->s, local);
+    TRY(tile_outer(a, st, &at));
+    TRY(te_compute_at(ls, st, at));
+    return tile_inner(a, ls);
+  }
+  case AT_SK_TILE_FUSE: {
+    te_stage *cs = stage_named(a, a->t->fuse_consumer);
+    if (!cs)
+      return te_last_status(a->s->ctx);
+    TRY(tile_outer(a, cs, &at));
+    TRY(te_compute_at(st, cs, at));
+    return tile_inner(a, st);
+  }
+  default: return TE_OK;
+  }
+}
+
+/* ---------------------------------------------------------------- simple stages */
+
+static bool is_simple(const applier *a, int i) {
+  const at_stage_info *s = &a->t->stage[i];
+  if (s->placeholder || (s->injective && !s->output) || s->nspace == 0)
+    return false;
+  if (a->sk->kind != AT_SK_SIMPLE && i == a->t->tiled)
+    return false;
+  return !(a->sk->kind == AT_SK_TILE_FUSE && i == a->t->fuse_consumer);
+}
+
+static te_status apply_simple(applier *a, int i) {
+  const at_stage_info *si = &a->t->stage[i];
+  te_stage *st = stage_named(a, i);
+  if (!st)
+    return te_last_status(a->s->ctx);
+  int o = at_task_row_consumer(a->t, i);
+  if (choice(a, AT_ROLE_AT_CONSUMER, -1, 0) && o >= 0 && a->row[o]) {
+    te_stage *os = stage_named(a, o);
+    return os ? te_compute_at(st, os, a->row[o]) : te_last_status(a->s->ctx);
+  }
+  int n = si->nspace;
+  te_iter *axes[AT_MAX_AXES], *outer = NULL, *lo = NULL, *li = NULL;
+  for (int k = 0; k < n; k++)
+    axes[k] = te_axis(st, k);
+  int64_t outer_ext = 1;
+  for (int k = 0; k + 1 < n; k++)
+    outer_ext *= si->space_ext[k];
+  if (n >= 2)
+    TRY(fuse_all(st, n - 1, axes, &outer));
+  const int64_t *v = knob_vals(a, AT_ROLE_SIMPLE_VEC, i, n - 1);
+  if (v && v[1] > 1) {
+    TRY(te_split(st, axes[n - 1], v[1], &lo, &li));
+    if (vec_on(a))
+      TRY(te_vectorize(st, li));
+  }
+  if (n == 1) {
+    outer = lo ? lo : axes[0];
+    outer_ext = lo ? v[0] : si->space_ext[0];
+  }
+  if (outer && outer_ext > 1)
+    TRY(te_parallel(st, outer));
+  a->row[i] = outer;
+  return TE_OK;
+}
+
+te_status at_cand_apply(const at_task *t, const at_cand *c, te_schedule *s) {
+  applier a = {t, &t->sketch[c->sketch], c, s, {0}};
+  if (a.sk->kind == AT_SK_DEFAULT)
+    return TE_OK;
+  for (int i = 0; i < t->nstage; i++) { /* inline injective intermediates */
+    const at_stage_info *si = &t->stage[i];
+    if (!si->placeholder && si->injective && !si->output) {
+      te_stage *st = stage_named(&a, i);
+      TRY(st ? te_compute_inline(st) : te_last_status(s->ctx));
+    }
+  }
+  if (a.sk->kind != AT_SK_SIMPLE && t->tiled >= 0)
+    TRY(apply_tiled(&a));
+  for (int i = t->nstage - 1; i >= 0; i--) /* consumers first: row loops exist for producers */
+    if (is_simple(&a, i))
+      TRY(apply_simple(&a, i));
+  return TE_OK;
+}

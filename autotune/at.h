@@ -1,0 +1,361 @@
+/* at.h — the autotuner's internals (prefix at_), shared by the files of autotune/ and its CLI.
+ *
+ * Data flow of one tuning run (tune.c):
+ *   workload (workload.c: the computation, clonable into any context, with a canonical text and
+ *   a key) -> task (sketch.c: the stages analysed and the sketches that apply) -> candidates
+ *   (space.c: a sketch plus sampled knob values; applied as te_* primitives, which gives the
+ *   schedule trace) -> features of the lowered loop nest (features.c) -> cost model (model.c,
+ *   XGBoost) -> evolutionary search (search.c) -> compiled in parallel (compile.c) -> measured in
+ *   child processes (measure.c) -> one JSON line per result (log.c).
+ *
+ * Contexts: a schedule lives in its context until the context dies, so every round of the search
+ * and every compile thread works in a fresh context holding a clone of the workload, freed when
+ * the round ends. Nothing here is global except the test hooks.
+ */
+#ifndef TE_AT_H
+#define TE_AT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ir/ir.h"
+#include "schedule/sch.h"
+#include "te/tune.h"
+
+/* ---------------------------------------------------------------- random numbers (rng.c) */
+
+/* xoshiro256** seeded through splitmix64: the same seed gives the same stream everywhere. */
+typedef struct at_rng {
+  uint64_t s[4];
+} at_rng;
+void at_rng_seed(at_rng *, uint64_t seed);
+uint64_t at_rng_next(at_rng *);
+int at_rng_int(at_rng *, int n); /* uniform in [0, n); 0 when n <= 0 */
+double at_rng_unit(at_rng *);    /* uniform in [0, 1) */
+/* FNV-1a, 64 bits: the hash of workload texts and traces. */
+uint64_t at_hash64(const char *);
+/* 16 lowercase hex digits and a NUL. */
+void at_hex64(uint64_t, char out[17]);
+
+/* ---------------------------------------------------------------- workloads (workload.c) */
+
+/* A computation to tune: its outputs, and its placeholders (first-use order). The kernel's
+   arguments are the inputs then the outputs. Arrays live in ctx's arena. */
+typedef struct at_workload {
+  te_ctx *ctx;
+  int nout, nin, nargs;
+  te_tensor **outs, **ins, **args;
+  int nops;
+  sch_op **ops; /* every operation, producers first (placeholders included) */
+} at_workload;
+
+/* Checks that the computation can be tuned (constant shapes, no scalar parameters, at most
+   TE_MAX_DIMS dims) and fills wl. Errors on ctx, messages naming api. */
+te_status at_workload_make(te_ctx *, int nout, te_tensor *const outs[], const char *api,
+                           at_workload *wl);
+/* The same computation rebuilt in another context (same names, so traces apply unchanged).
+   Only reads src: several threads may clone one workload at once. */
+te_status at_workload_clone(const at_workload *src, te_ctx *dst, at_workload *out);
+/* The canonical text of the computation (malloc'd): te_workload_text's (te/parse.h), or a
+   fallback form of workload_text.c where that printer cannot express the computation. Equal
+   computations give equal texts. */
+char *at_workload_text(const at_workload *);
+/* Floating-point operations of one evaluation (arithmetic nodes of float type, reductions
+   counted once per point of their domain); 0 for computations without float arithmetic. */
+double at_workload_flops(const at_workload *);
+/* The key of a workload text: the hex FNV-1a hash. */
+void at_workload_key(const char *text, char out[17]);
+
+/* ---------------------------------------------------------------- sketches (sketch.c) */
+
+enum { AT_MAX_STAGES = 24, AT_MAX_AXES = 8, AT_MAX_KNOBS = 48, AT_MAX_VALS = 96,
+       AT_MAX_SKETCHES = 6 };
+
+typedef struct at_stage_info {
+  char name[96];
+  bool output, injective, placeholder;
+  bool reuse;      /* a reduction whose inputs are read with reuse across its space axes */
+  int nspace, nreduce;
+  int64_t space_ext[AT_MAX_AXES], reduce_ext[AT_MAX_AXES];
+  int nconsumers;
+  int consumer;    /* the single consumer stage (index), or -1 */
+} at_stage_info;
+
+typedef enum at_sketch_kind {
+  AT_SK_TILE,       /* multi-level tiling of the heavy reduction at root */
+  AT_SK_TILE_CACHE, /* the same, accumulating in a local cache_write stage computed at a tile */
+  AT_SK_TILE_FUSE,  /* the reduction computed at a tile of its element-wise consumer */
+  AT_SK_SIMPLE,     /* no heavy reduction: parallel outer loops, vectorized inner loops */
+  AT_SK_DEFAULT     /* nothing applies: the default schedule, no knobs */
+} at_sketch_kind;
+
+typedef enum at_knob_kind {
+  AT_KNOB_TILE,  /* factors of one axis over nlevels loops, outermost first, product = extent */
+  AT_KNOB_CHOICE /* one value in [0, nchoices) */
+} at_knob_kind;
+
+/* What a knob decides (for apply and for humans). */
+typedef enum at_knob_role {
+  AT_ROLE_SPACE_TILE, AT_ROLE_REDUCE_TILE, /* of the tiled stage */
+  AT_ROLE_PARALLEL_DEPTH,                  /* 0: S0 levels parallel, 1: S0 and S1 */
+  AT_ROLE_UNROLL,                          /* 0: none, 1: unroll S3 of non-vector axes */
+  AT_ROLE_VECTORIZE,                       /* 0: no te_vectorize, 1: vectorize (every stage) */
+  AT_ROLE_SIMPLE_VEC,                      /* a simple stage's vector factor (a tile) */
+  AT_ROLE_AT_CONSUMER                      /* row reductions (all): 0 root, 1 at their output's
+                                              row loop */
+} at_knob_role;
+
+typedef struct at_knob {
+  at_knob_kind kind;
+  at_knob_role role;
+  int stage;    /* index in the task's stages */
+  int axis;     /* space or reduce axis index */
+  int nlevels;  /* AT_KNOB_TILE */
+  int64_t extent;
+  int nchoices; /* AT_KNOB_CHOICE */
+  int offset;   /* first value in at_cand.v */
+} at_knob;
+
+typedef struct at_sketch {
+  at_sketch_kind kind;
+  char name[32]; /* "tile", "tile+cache", "tile+fuse", "simple" */
+  int nknob, nvals;
+  at_knob knob[AT_MAX_KNOBS];
+} at_sketch;
+
+/* The analysed workload: stages (in the schedule's order) and the sketches that apply. */
+typedef struct at_task {
+  int nstage;
+  at_stage_info stage[AT_MAX_STAGES];
+  int tiled;         /* the stage tiled on several levels, -1 when none */
+  int fuse_consumer; /* its element-wise output consumer when it has one, else -1 */
+  int nsketch;
+  at_sketch sketch[AT_MAX_SKETCHES];
+  bool vectorize_ok; /* te_vectorize works on this computation (probed once) */
+} at_task;
+
+te_status at_task_analyze(const at_workload *, at_task *);
+/* For a reduction that is not an output: the output stage one dimension larger whose leading
+   extents are its own (softmax's max and sum, layer norm's mean and var), where it may be
+   computed row by row; -1 when none (or several). */
+int at_task_row_consumer(const at_task *, int stage);
+/* The sketch called name, -1 when none. */
+int at_task_sketch_index(const at_task *, const char *name);
+
+/* ---------------------------------------------------------------- candidates (space.c) */
+
+typedef struct at_cand {
+  int sketch;
+  int nvals;
+  int64_t v[AT_MAX_VALS];
+} at_cand;
+
+void at_cand_sample(const at_task *, int sketch, at_rng *, at_cand *);
+/* A copy of c with one knob changed (a tile factor moved between levels, or a choice redrawn). */
+void at_cand_mutate(const at_task *, const at_cand *c, at_rng *, at_cand *out);
+/* Knob-wise uniform crossover of two candidates of the same sketch (else a copy of a). */
+void at_cand_crossover(const at_task *, const at_cand *a, const at_cand *b, at_rng *,
+                       at_cand *out);
+/* True when the values are a valid point of the sketch (products, ranges). */
+bool at_cand_valid(const at_task *, const at_cand *);
+/* Applies the candidate's primitives to a fresh schedule of the workload. */
+te_status at_cand_apply(const at_task *, const at_cand *, te_schedule *);
+/* The candidate's values as text "v0 v1 ..." (malloc'd) and back (false on mismatch). */
+char *at_cand_params_str(const at_cand *);
+bool at_cand_from_params(const at_task *, int sketch, const char *params, at_cand *);
+
+/* ---------------------------------------------------------------- features (features.c) */
+
+enum { AT_FEAT_PER_STORE = 32, AT_FEAT_STORES = 3, AT_FEAT_GLOBAL = 8,
+       AT_NFEAT = AT_FEAT_PER_STORE * AT_FEAT_STORES + AT_FEAT_GLOBAL };
+/* Features of the schedule's lowered loop nest (log-scaled), AT_NFEAT floats. Lowers inside a
+   scratch arena of the schedule's context. */
+te_status at_features(const at_workload *, te_schedule *, const te_target *, float *out);
+
+/* ---------------------------------------------------------------- cost model (model.c) */
+
+typedef struct at_model at_model;
+at_model *at_model_new(uint64_t seed);
+void at_model_free(at_model *);
+/* One measured sample: its features and throughput (0 for failures). */
+bool at_model_add(at_model *, const float *feat, double throughput);
+int at_model_count(const at_model *);
+/* Retrains from every sample (regression of throughput / best throughput). */
+bool at_model_train(at_model *);
+bool at_model_ready(const at_model *);
+/* Scores (higher is better) of n feature rows; false when the model cannot predict. */
+bool at_model_predict(at_model *, int n, const float *feats, float *out);
+
+/* ---------------------------------------------------------------- compiling (compile.c) */
+
+typedef struct at_job {
+  const char *trace;  /* in */
+  te_module *mod;     /* out: lives in the batch's contexts */
+  void *entry;
+  te_status status;
+  char message[512];
+  double build_s;
+} at_job;
+
+typedef struct at_compiled at_compiled; /* the contexts holding a batch's modules */
+/* Builds every job's trace on the workload in nthreads threads (one context each); kernels are
+   named "at_kernel". Failures are per job. Returns NULL only when no context could be made. */
+at_compiled *at_compile_batch(const at_workload *, const char *target, int njobs, at_job *jobs,
+                              int nthreads);
+void at_compiled_free(at_compiled *);
+
+/* ---------------------------------------------------------------- measuring (measure.c) */
+
+typedef struct at_measure_opts {
+  double min_repeat_s; /* repeat until the runs add up to this */
+  int min_repeats, max_repeats, warmup;
+  double timeout_s;    /* per candidate: the child is killed after it */
+  int threads;         /* te_set_num_threads in the child (0: default) */
+} at_measure_opts;
+
+typedef struct at_result {
+  te_status status;
+  char kind[16];     /* "", "build", "run", "crash", "timeout", "wrong" */
+  char message[512];
+  int ncosts;
+  double costs[256]; /* seconds, every timed run */
+} at_result;
+
+typedef struct at_bench at_bench; /* inputs (random, non-zero), shared outputs, reference */
+at_bench *at_bench_new(const at_workload *, uint64_t seed);
+void at_bench_free(at_bench *);
+/* Runs entry in a child process: warm-up, then timed runs; with check, also compares the outputs
+   with the reference (which must be set). */
+void at_bench_run(at_bench *, void *entry, bool check, const at_measure_opts *, at_result *);
+/* Runs entry once in a child and keeps its outputs as the reference. */
+void at_bench_set_reference(at_bench *, void *entry, double timeout_s, at_result *);
+bool at_bench_has_reference(const at_bench *);
+
+/* Test hooks: the n-th call (0-based, counted per process from this call) of at_bench_run
+   crashes (SIGSEGV in the child), hangs, or returns a wrong output; -1 disables. Only tests set
+   them. */
+void at_test_plant(int crash_at, int hang_at, int wrong_at);
+
+/* ---------------------------------------------------------------- the log (log.c) */
+
+enum { AT_LOG_VERSION = 1 };
+
+typedef struct at_record {
+  int version;
+  char *key, *wl_text, *wl_desc, *target, *trace, *sketch, *params;
+  int ncosts;
+  double *costs;
+  int error;                    /* te_status */
+  char *error_kind, *message;
+  char *timestamp, *te_version;
+  uint64_t seed;
+  int trial;
+  double elapsed_s, flops;
+  double load1; /* 1-minute load average when written (-1: unknown) */
+  at_measure_opts measure;
+} at_record;
+
+/* Median of the costs; INFINITY for a failed or cost-less record. */
+double at_record_cost(const at_record *);
+/* GFLOP/s of a record (0 for failures or unknown flops). */
+double at_record_gflops(const at_record *);
+void at_record_free(at_record *);
+
+/* Opens path for appending records (created when missing). When the file does not end with a
+   newline (a record cut by a kill), one is written first, so the next record starts a line. */
+FILE *at_log_open(const char *path);
+/* Appends one record as a JSON line and flushes it. */
+bool at_log_append(FILE *, const at_record *);
+
+typedef struct at_log {
+  int n, cap;
+  at_record *rec;
+  int skipped; /* malformed or truncated lines */
+} at_log;
+/* Reads every well-formed record; a malformed line is skipped with a warning on warn (when not
+   NULL). A missing file is an empty log when missing_ok, else TE_ERR_IO. Errors on ctx (may be
+   NULL: then only the status). */
+te_status at_log_read(te_ctx *, const char *path, bool missing_ok, FILE *warn, at_log *);
+void at_log_free(at_log *);
+/* The index of the best (lowest cost) successful record of key (and target when not NULL),
+   -1 when none. */
+int at_log_best(const at_log *, const char *key, const char *target);
+/* The current time as ISO 8601 UTC (buf of 32). */
+void at_timestamp(char *buf);
+
+/* ---------------------------------------------------------------- search (search.c) */
+
+typedef struct at_search at_search;
+typedef struct at_proposal {
+  at_cand cand;
+  char *trace; /* malloc'd */
+  float feat[AT_NFEAT];
+  bool random; /* drawn at random (epsilon), not by the model */
+} at_proposal;
+
+typedef struct at_search_opts {
+  uint64_t seed;
+  int population, generations;
+  double epsilon;  /* fraction of random candidates in a batch */
+  bool use_model;
+} at_search_opts;
+
+at_search *at_search_new(const at_task *, const at_search_opts *);
+void at_search_free(at_search *);
+/* Records a measured candidate (throughput 0 for failures): it is never proposed again, feeds
+   the model, and seeds mutation when good. trace is copied; cand may be NULL (a record whose
+   knobs are unknown). feat may be NULL (computed later by the caller, or never). */
+void at_search_observe(at_search *, const at_cand *, const char *trace, const float *feat,
+                       double throughput);
+/* True when trace was already measured (or proposed and pending). */
+bool at_search_seen(const at_search *, const char *trace);
+/* Retrains the model on everything observed. */
+void at_search_retrain(at_search *);
+/* Proposes up to n new candidates for the workload (ctx: a fresh context the caller frees after
+   using the proposals; their traces are malloc'd). Returns how many. */
+int at_search_propose(at_search *, const at_workload *, const te_target *, int n,
+                      at_proposal *out);
+void at_proposal_free(at_proposal *);
+
+/* ---------------------------------------------------------------- C code (show_c.c) */
+
+/* A C program (malloc'd) that builds the workload (workload_c: statements declaring `out`,
+   variables t_<name> for the tensors in names, and args/nargs, see at_op_spec_c), applies trace as te_* calls (one call a step,
+   the step as a comment above it), and prints the lowered IR (or, with --trace, the trace it
+   made) and builds the kernel for target. NULL with a message in err when a step cannot be
+   translated. comment goes into the header comment. */
+char *at_trace_to_c(const char *trace, const char *workload_c, const char *const names[],
+                    int nnames, const char *out_name, const char *target, const char *comment,
+                    char *err, size_t errsize);
+
+/* ---------------------------------------------------------------- built-in operators (ops_spec.c) */
+
+/* An operator of ops.h with its parameters, as te-tune takes it on the command line:
+   "matmul M=512 N=512 K=512" with --dtype f32. */
+typedef struct at_op_spec {
+  char op[32];
+  int nparams;
+  char pname[16][16];
+  int64_t pval[16];
+  te_dtype dtype;
+} at_op_spec;
+
+/* Parses "OP K=V ..." words (argv style). Errors in err (returns false). */
+bool at_op_spec_parse(int argc, char *const argv[], const char *dtype, at_op_spec *,
+                      char *err, size_t errsize);
+/* Canonical description: "matmul M=512 N=512 K=512 dtype=f32" (parameters in the op's order,
+   defaults filled in). */
+void at_op_spec_desc(const at_op_spec *, char *buf, size_t size);
+/* Parses a description made by at_op_spec_desc back. */
+bool at_op_spec_from_desc(const char *desc, at_op_spec *, char *err, size_t errsize);
+/* Builds the operator in ctx (placeholders then the op). */
+te_status at_op_spec_build(const at_op_spec *, te_ctx *, int *nout, te_tensor **outs);
+/* C statements (malloc'd) that build it with ops.h in a te_ctx *ctx: the output in `out`, other
+   tensors in variables t_<name>, whose names are stored in names (at most 8, static strings),
+   and the kernel's arguments in `te_tensor *args[]` and `int nargs`. */
+char *at_op_spec_c(const at_op_spec *, const char **names, int *nnames);
+/* The list of operators and their parameters, for --help. */
+void at_op_spec_help(FILE *);
+
+#endif

@@ -1,0 +1,77 @@
+/* cli.h — te-tune's subcommands and what they share (option parsing, workloads, the log).
+ *
+ * Exit codes (documented in `te-tune --help` and README.md):
+ *   0 success; 1 te failed (tuning could not run, a schedule or build failed);
+ *   2 usage error; 3 no record for the workload and target; 4 I/O error (log, output files).
+ */
+#ifndef TE_TUNE_CLI_H
+#define TE_TUNE_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "at.h"
+
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_NOT_FOUND = 3, CLI_IO = 4 };
+
+#define CLI_DEFAULT_LOG "tuning.jsonl"
+#define CLI_DEFAULT_TARGET "llvm -mcpu=native"
+
+int cmd_tune(int argc, char **argv);
+int cmd_best(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+
+/* "--name value" or "--name=value" at argv[*i]: true and *val set (and *i advanced) when it
+   matches; a missing value is reported and sets *bad. */
+bool cli_opt(int argc, char **argv, int *i, const char *name, const char **val, bool *bad);
+bool cli_flag(char **argv, int i, const char *name);
+bool cli_int(const char *s, long long min, long long *out);
+bool cli_double(const char *s, double *out);
+
+/* Options every record-reading command takes, and the workload they select. */
+typedef struct cli_select {
+  const char *log, *target, *key, *dtype;
+  int npos;
+  char *pos[32]; /* workload words: an operator with K=V parameters, or one workload text */
+} cli_select;
+
+/* Parses the options shared by best/show/export/plot (and the workload words) at argv[*i];
+   false when argv[*i] is not one of them. */
+bool cli_select_arg(cli_select *, int argc, char **argv, int *i, bool *bad);
+
+/* A workload built in a context: from an operator spec, a workload text (te_parse), or a
+   record's description or canonical text. */
+typedef struct cli_workload {
+  te_ctx *ctx;
+  at_workload wl;
+  bool is_op;
+  at_op_spec spec;
+  char desc[256]; /* the operator description, "" for a text workload */
+  char *text;     /* canonical text (malloc'd) */
+  char key[17];
+} cli_workload;
+
+/* Builds the workload named by words (operator + parameters, or a workload text). Prints the
+   problem and returns an exit code other than CLI_OK on failure. */
+int cli_workload_from_words(int n, char **words, const char *dtype, cli_workload *);
+/* Builds the workload of a plugin (te_tune_plugin_fn in te/tune.h): symbol NULL is the default
+   name. */
+int cli_workload_from_plugin(const char *path, const char *symbol, cli_workload *);
+/* Builds the workload of a log record (its description, else its canonical text). */
+int cli_workload_from_record(const at_record *, cli_workload *);
+void cli_workload_free(cli_workload *);
+
+/* Reads the log, resolves the target and the workload of sel, finds the best record.
+   On success *best is its index in log, w the workload (built), tstr the target string. */
+int cli_find_best(const cli_select *, at_log *log, cli_workload *w, char *tstr, size_t tsize,
+                  int *best);
+
+/* The resolved target string of a target description (its canonical te_target_str). */
+int cli_target_str(const char *target, char *out, size_t size);
+
+/* The CPU of a target string ("rocketlake"), for short listings. */
+const char *cli_target_cpu(const char *target, char *buf, size_t size);
+
+#endif

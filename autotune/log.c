@@ -1,0 +1,260 @@
+/* log.c — the tuning log: one JSON object a line (docs/tuning-log.md is the reference).
+ *
+ * Writing: each record is serialized whole, written with one fputs plus a newline and flushed,
+ * so a tuner killed at any moment leaves at most one partial line (the one being written). When
+ * a log is opened for appending and does not end with a newline, one is added first, so a cut
+ * line never swallows the next record.
+ * Reading: a line that does not parse, is not an object, or misses a required field is skipped
+ * with a warning naming the file and line; every other record is kept.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "at.h"
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double at_record_cost(const at_record *r) {
+  if (r->error != TE_OK || r->ncosts <= 0)
+    return INFINITY;
+  double tmp[256];
+  int n = r->ncosts < 256 ? r->ncosts : 256;
+  memcpy(tmp, r->costs, sizeof(double) * (size_t)n);
+  qsort(tmp, (size_t)n, sizeof tmp[0], cmp_double);
+  return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+}
+
+double at_record_gflops(const at_record *r) {
+  double c = at_record_cost(r);
+  return isfinite(c) && c > 0 && r->flops > 0 ? r->flops / c * 1e-9 : 0;
+}
+
+void at_record_free(at_record *r) {
+  char **s[] = {&r->key, &r->wl_text, &r->wl_desc, &r->target, &r->trace, &r->sketch,
+                &r->params, &r->error_kind, &r->message, &r->timestamp, &r->te_version};
+  for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+    free(*s[i]);
+    *s[i] = NULL;
+  }
+  free(r->costs);
+  r->costs = NULL;
+}
+
+void at_timestamp(char *buf) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  struct tm tm;
+  gmtime_r(&ts.tv_sec, &tm);
+  char tmp[96];
+  snprintf(tmp, sizeof tmp, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+           tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+  snprintf(buf, 32, "%.31s", tmp);
+}
+
+/* ---------------------------------------------------------------- writing */
+
+FILE *at_log_open(const char *path) {
+  FILE *f = fopen(path, "a+");
+  if (!f)
+    return NULL;
+  if (fseek(f, -1, SEEK_END) == 0) {
+    int c = fgetc(f);
+    fseek(f, 0, SEEK_END);
+    if (c != '\n' && c != EOF) {
+      fputc('\n', f);
+      fflush(f);
+    }
+  }
+  return f;
+}
+
+static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
+
+static json_t *record_json(const at_record *r) {
+  json_t *costs = json_array();
+  for (int i = 0; i < r->ncosts; i++)
+    json_array_append_new(costs, json_real(r->costs[i]));
+  json_t *wl = json_pack("{s:s?, s:s?, s:o}", "key", r->key, "text", r->wl_text, "desc",
+                         str_or_null(r->wl_desc));
+  json_t *res = json_pack("{s:o, s:i, s:s, s:s?, s:s?}", "costs", costs, "error", r->error,
+                          "error_name", te_status_str((te_status)r->error), "error_kind",
+                          r->error_kind ? r->error_kind : "", "message",
+                          r->message ? r->message : "");
+  json_t *meas = json_pack("{s:f, s:i, s:i, s:i, s:f, s:i}", "min_repeat_s", r->measure.min_repeat_s,
+                           "min_repeats", r->measure.min_repeats, "max_repeats",
+                           r->measure.max_repeats, "warmup", r->measure.warmup, "timeout_s",
+                           r->measure.timeout_s, "threads", r->measure.threads);
+  char seed[32];
+  snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
+  json_t *tuner = json_pack("{s:s, s:i, s:f, s:f, s:o, s:s?, s:s?}", "seed", seed, "trial",
+                            r->trial, "elapsed_s", r->elapsed_s, "load1", r->load1, "measure",
+                            meas, "sketch", r->sketch, "params", r->params);
+  return json_pack("{s:i, s:o, s:s?, s:s?, s:f, s:o, s:s?, s:s?, s:o}", "version", r->version,
+                   "workload", wl, "target", r->target, "trace", r->trace, "flops", r->flops,
+                   "result", res, "timestamp", r->timestamp, "te_version", r->te_version,
+                   "tuner", tuner);
+}
+
+bool at_log_append(FILE *f, const at_record *r) {
+  json_t *j = record_json(r);
+  if (!j)
+    return false;
+  char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(j);
+  if (!text)
+    return false;
+  bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF && fflush(f) == 0;
+  free(text);
+  return ok;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+static char *dup_str(json_t *o, const char *key) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return s ? strdup(s) : NULL;
+}
+
+static bool parse_costs(json_t *arr, at_record *r) {
+  if (!json_is_array(arr))
+    return false;
+  size_t n = json_array_size(arr);
+  r->costs = calloc(n ? n : 1, sizeof(double));
+  if (!r->costs)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    json_t *v = json_array_get(arr, i);
+    if (!json_is_number(v))
+      return false;
+    r->costs[r->ncosts++] = json_number_value(v);
+  }
+  return true;
+}
+
+static void parse_tuner(json_t *t, at_record *r) {
+  const char *seed = json_string_value(json_object_get(t, "seed"));
+  r->seed = seed ? strtoull(seed, NULL, 10) : 0;
+  r->trial = (int)json_integer_value(json_object_get(t, "trial"));
+  r->elapsed_s = json_number_value(json_object_get(t, "elapsed_s"));
+  json_t *load = json_object_get(t, "load1");
+  r->load1 = json_is_number(load) ? json_number_value(load) : -1;
+  r->sketch = dup_str(t, "sketch");
+  r->params = dup_str(t, "params");
+  json_t *m = json_object_get(t, "measure");
+  r->measure.min_repeat_s = json_number_value(json_object_get(m, "min_repeat_s"));
+  r->measure.min_repeats = (int)json_integer_value(json_object_get(m, "min_repeats"));
+  r->measure.max_repeats = (int)json_integer_value(json_object_get(m, "max_repeats"));
+  r->measure.warmup = (int)json_integer_value(json_object_get(m, "warmup"));
+  r->measure.timeout_s = json_number_value(json_object_get(m, "timeout_s"));
+  r->measure.threads = (int)json_integer_value(json_object_get(m, "threads"));
+}
+
+/* Fills r from one parsed line; false (r freed) when a required field is missing. */
+static bool parse_record(json_t *j, at_record *r) {
+  memset(r, 0, sizeof *r);
+  json_t *wl = json_object_get(j, "workload"), *res = json_object_get(j, "result");
+  if (!json_is_object(j) || !json_is_integer(json_object_get(j, "version")) || !json_is_object(wl) ||
+      !json_is_object(res))
+    return false;
+  r->version = (int)json_integer_value(json_object_get(j, "version"));
+  r->key = dup_str(wl, "key");
+  r->wl_text = dup_str(wl, "text");
+  r->wl_desc = dup_str(wl, "desc");
+  r->target = dup_str(j, "target");
+  r->trace = dup_str(j, "trace");
+  r->flops = json_number_value(json_object_get(j, "flops"));
+  r->timestamp = dup_str(j, "timestamp");
+  r->te_version = dup_str(j, "te_version");
+  json_t *err = json_object_get(res, "error");
+  r->error = (int)json_integer_value(err);
+  r->error_kind = dup_str(res, "error_kind");
+  r->message = dup_str(res, "message");
+  bool ok = r->key && r->target && r->trace && json_is_integer(err) &&
+            parse_costs(json_object_get(res, "costs"), r) && r->version <= AT_LOG_VERSION;
+  parse_tuner(json_object_get(j, "tuner"), r);
+  if (!ok)
+    at_record_free(r);
+  return ok;
+}
+
+static bool push(at_log *l, const at_record *r) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 64;
+    at_record *p = realloc(l->rec, sizeof *p * (size_t)cap);
+    if (!p)
+      return false;
+    l->rec = p;
+    l->cap = cap;
+  }
+  l->rec[l->n++] = *r;
+  return true;
+}
+
+te_status at_log_read(te_ctx *ctx, const char *path, bool missing_ok, FILE *warn, at_log *l) {
+  memset(l, 0, sizeof *l);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    if (missing_ok && errno == ENOENT)
+      return TE_OK;
+    return ctx ? ir_error(ctx, TE_ERR_IO, "cannot read tuning log '%s': %s", path, strerror(errno))
+               : TE_ERR_IO;
+  }
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int lineno = 0;
+  while ((len = getline(&line, &cap, f)) >= 0) {
+    lineno++;
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+      line[--len] = 0;
+    if (len == 0)
+      continue;
+    json_error_t je;
+    json_t *j = json_loads(line, 0, &je);
+    at_record r;
+    if (j && parse_record(j, &r) && push(l, &r)) {
+      json_decref(j);
+      continue;
+    }
+    json_decref(j);
+    l->skipped++;
+    if (warn)
+      fprintf(warn, "te-tune: warning: %s:%d: skipping a malformed record (%s)\n", path, lineno,
+              j ? "missing or bad fields" : je.text);
+  }
+  free(line);
+  fclose(f);
+  return TE_OK;
+}
+
+void at_log_free(at_log *l) {
+  for (int i = 0; i < l->n; i++)
+    at_record_free(&l->rec[i]);
+  free(l->rec);
+  memset(l, 0, sizeof *l);
+}
+
+int at_log_best(const at_log *l, const char *key, const char *target) {
+  int best = -1;
+  double bc = INFINITY;
+  for (int i = 0; i < l->n; i++) {
+    const at_record *r = &l->rec[i];
+    if (strcmp(r->key, key) != 0 || (target && strcmp(r->target, target) != 0))
+      continue;
+    double c = at_record_cost(r);
+    if (c < bc) {
+      bc = c;
+      best = i;
+    }
+  }
+  return best;
+}

@@ -1,0 +1,388 @@
+/* measure.c — running candidates in child processes: warm-up, timed repeats, timeout, checks.
+ *
+ * The parent allocates the kernel's buffers once: inputs with random non-zero values, outputs in
+ * shared memory (MAP_SHARED) so that it sees what a child wrote. Each measurement forks: the
+ * child calls the JIT-compiled entry (the code is in the copied address space), times it and
+ * writes the costs through a pipe; the parent waits at most timeout_s, then kills it. So a
+ * candidate that crashes (a signal), hangs (the timeout), fails (a kernel error status) or
+ * computes the wrong values (compared with the reference outputs, which the default schedule
+ * computed) costs one error result and nothing else. The parent never runs a kernel itself: it
+ * starts no OpenMP threads, so every child forks from a single-threaded OpenMP state.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "at.h"
+
+enum { MAX_ARGS = 12, MAX_COSTS = 256 };
+
+struct at_bench {
+  int nargs, nin;
+  DLTensor t[MAX_ARGS];
+  int64_t shape[MAX_ARGS][TE_MAX_DIMS];
+  size_t bytes[MAX_ARGS];
+  void *ref[MAX_ARGS];
+  bool has_ref;
+  char names[MAX_ARGS][64];
+};
+
+typedef struct child_msg {
+  int32_t status, n;
+  char text[400];
+  double costs[MAX_COSTS];
+} child_msg;
+
+static int plant_crash = -1, plant_hang = -1, plant_wrong = -1, bench_calls;
+
+void at_test_plant(int crash_at, int hang_at, int wrong_at) {
+  plant_crash = crash_at;
+  plant_hang = hang_at;
+  plant_wrong = wrong_at;
+  bench_calls = 0;
+}
+
+/* ---------------------------------------------------------------- buffers */
+
+static uint64_t mix(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+static void fill_random(DLTensor *t, size_t count, uint64_t *seed) {
+  for (size_t i = 0; i < count; i++) {
+    uint64_t r = mix(seed);
+    double u = 0.1 + 0.9 * (double)(r >> 11) * 0x1.0p-53, v = (r & 1) ? u : -u;
+    int64_t iv = (int64_t)(r % 15) - 7;
+    switch (t->dtype.code * 100 + t->dtype.bits) {
+    case kDLFloat * 100 + 32: ((float *)t->data)[i] = (float)v; break;
+    case kDLFloat * 100 + 64: ((double *)t->data)[i] = v; break;
+    case kDLInt * 100 + 8: ((int8_t *)t->data)[i] = (int8_t)iv; break;
+    case kDLInt * 100 + 16: ((int16_t *)t->data)[i] = (int16_t)iv; break;
+    case kDLInt * 100 + 32: ((int32_t *)t->data)[i] = (int32_t)iv; break;
+    case kDLInt * 100 + 64: ((int64_t *)t->data)[i] = iv; break;
+    default: ((uint8_t *)t->data)[i * (size_t)(t->dtype.bits > 8 ? t->dtype.bits / 8 : 1)] =
+                 (uint8_t)(r % 7 + 1);
+    }
+  }
+}
+
+at_bench *at_bench_new(const at_workload *wl, uint64_t seed) {
+  if (wl->nargs > MAX_ARGS)
+    return NULL;
+  at_bench *b = calloc(1, sizeof *b);
+  if (!b)
+    return NULL;
+  b->nargs = wl->nargs;
+  b->nin = wl->nin;
+  uint64_t s = seed * 2654435761u + 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < wl->nargs; i++) {
+    te_tensor *tt = wl->args[i];
+    DLTensor *t = &b->t[i];
+    size_t count = 1;
+    for (int d = 0; d < tt->ndim; d++) {
+      ir_is_const_int(tt->shape[d], &b->shape[i][d]);
+      count *= (size_t)b->shape[i][d];
+    }
+    snprintf(b->names[i], sizeof b->names[i], "%s", tt->name);
+    b->bytes[i] = count * (size_t)ir_dtype_bytes(tt->dtype);
+    size_t alloc = b->bytes[i] ? b->bytes[i] : 1;
+    void *p = NULL;
+    if (i < wl->nin) {
+      if (posix_memalign(&p, 64, alloc) != 0)
+        p = NULL;
+    } else {
+      p = mmap(NULL, alloc, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+      p = p == MAP_FAILED ? NULL : p;
+      b->ref[i] = p ? calloc(1, alloc) : NULL;
+    }
+    t->data = p;
+    if (!p || (i >= wl->nin && !b->ref[i])) {
+      b->nargs = i + 1;
+      at_bench_free(b);
+      return NULL;
+    }
+    *t = (DLTensor){p, {kDLCPU, 0}, tt->ndim, tt->dtype, b->shape[i], NULL, 0};
+    if (i < wl->nin)
+      fill_random(t, count, &s);
+  }
+  return b;
+}
+
+void at_bench_free(at_bench *b) {
+  if (!b)
+    return;
+  for (int i = 0; i < b->nargs; i++) {
+    if (i < b->nin)
+      free(b->t[i].data);
+    else if (b->t[i].data)
+      munmap(b->t[i].data, b->bytes[i] ? b->bytes[i] : 1);
+    free(b->ref[i]);
+  }
+  free(b);
+}
+
+bool at_bench_has_reference(const at_bench *b) { return b->has_ref; }
+
+/* ---------------------------------------------------------------- the child */
+
+/* The entry point has one DLTensor * parameter per argument. */
+#define D DLTensor *
+typedef int32_t (*fn1)(D);
+typedef int32_t (*fn2)(D, D);
+typedef int32_t (*fn3)(D, D, D);
+typedef int32_t (*fn4)(D, D, D, D);
+typedef int32_t (*fn5)(D, D, D, D, D);
+typedef int32_t (*fn6)(D, D, D, D, D, D);
+typedef int32_t (*fn7)(D, D, D, D, D, D, D);
+typedef int32_t (*fn8)(D, D, D, D, D, D, D, D);
+typedef int32_t (*fn9)(D, D, D, D, D, D, D, D, D);
+typedef int32_t (*fn10)(D, D, D, D, D, D, D, D, D, D);
+typedef int32_t (*fn11)(D, D, D, D, D, D, D, D, D, D, D);
+typedef int32_t (*fn12)(D, D, D, D, D, D, D, D, D, D, D, D);
+#undef D
+
+static int32_t call_entry(void *e, at_bench *b) {
+  DLTensor *a[MAX_ARGS];
+  for (int i = 0; i < b->nargs; i++)
+    a[i] = &b->t[i];
+  switch (b->nargs) {
+  case 1: return ((fn1)e)(a[0]);
+  case 2: return ((fn2)e)(a[0], a[1]);
+  case 3: return ((fn3)e)(a[0], a[1], a[2]);
+  case 4: return ((fn4)e)(a[0], a[1], a[2], a[3]);
+  case 5: return ((fn5)e)(a[0], a[1], a[2], a[3], a[4]);
+  case 6: return ((fn6)e)(a[0], a[1], a[2], a[3], a[4], a[5]);
+  case 7: return ((fn7)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+  case 8: return ((fn8)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+  case 9: return ((fn9)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+  case 10: return ((fn10)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+  case 11: return ((fn11)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+  default:
+    return ((fn12)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+  }
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void poison(at_bench *b) {
+  for (int i = b->nin; i < b->nargs; i++) {
+    DLTensor *t = &b->t[i];
+    if (t->dtype.code == kDLFloat)
+      memset(t->data, 0xff, b->bytes[i]); /* all ones: a NaN in f32 and f64 */
+    else
+      memset(t->data, 0x5a, b->bytes[i]);
+  }
+}
+
+static void child_send(int fd, child_msg *m) {
+  const char *p = (const char *)m;
+  size_t left = sizeof *m;
+  while (left > 0) {
+    ssize_t w = write(fd, p, left);
+    if (w <= 0 && errno != EINTR)
+      break;
+    if (w > 0)
+      p += w, left -= (size_t)w;
+  }
+}
+
+static void child_main(at_bench *b, void *entry, int nrun, const at_measure_opts *o, int fd,
+                       int planted) {
+  static child_msg m;
+  memset(&m, 0, sizeof m);
+  if (planted == 1)
+    raise(SIGSEGV);
+  while (planted == 2)
+    pause();
+  if (o && o->threads > 0)
+    te_set_num_threads(o->threads);
+  poison(b);
+  int warm = o && o->warmup > 0 ? o->warmup : 1;
+  for (int i = 0; i < warm; i++)
+    if ((m.status = call_entry(entry, b)) != 0)
+      break;
+  if (m.status == 0 && nrun > 0) {
+    int maxn = o->max_repeats > 0 && o->max_repeats < MAX_COSTS ? o->max_repeats : MAX_COSTS;
+    double total = 0;
+    while (m.n < maxn && (m.n < o->min_repeats || total < o->min_repeat_s)) {
+      double t0 = now_s();
+      if ((m.status = call_entry(entry, b)) != 0)
+        break;
+      m.costs[m.n] = now_s() - t0;
+      total += m.costs[m.n++];
+    }
+  }
+  if (m.status != 0)
+    snprintf(m.text, sizeof m.text, "%s", te_rt_last_error());
+  if (planted == 3 && b->nargs > b->nin) /* a planted wrong answer: the first output byte flipped */
+    ((unsigned char *)b->t[b->nin].data)[b->bytes[b->nin] > 3 ? 3 : 0] ^= 0x40;
+  child_send(fd, &m);
+  _exit(0);
+}
+
+/* ---------------------------------------------------------------- the parent */
+
+static void set_error(at_result *r, te_status st, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void set_error(at_result *r, te_status st, const char *kind, const char *fmt, ...) {
+  r->status = st;
+  snprintf(r->kind, sizeof r->kind, "%s", kind);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->message, sizeof r->message, fmt, ap);
+  va_end(ap);
+}
+
+/* Reads the child's message within the time left; 1 read, 0 EOF/short, -1 timeout. */
+static int read_msg(int fd, child_msg *m, double deadline) {
+  char *p = (char *)m;
+  size_t got = 0;
+  while (got < sizeof *m) {
+    double left = deadline - now_s();
+    if (left <= 0)
+      return -1;
+    struct pollfd pfd = {fd, POLLIN, 0};
+    int pr = poll(&pfd, 1, (int)(left * 1000) + 1);
+    if (pr < 0 && errno == EINTR)
+      continue;
+    if (pr == 0)
+      return -1;
+    ssize_t n = read(fd, p + got, sizeof *m - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return 0;
+    got += (size_t)n;
+  }
+  return 1;
+}
+
+/* Forks a child that runs the entry; fills r (status, costs) from what it reports. */
+static void run_child(at_bench *b, void *entry, int nrun, const at_measure_opts *o,
+                      double timeout_s, at_result *r) {
+  memset(r, 0, sizeof *r);
+  int planted = nrun == 0                   ? 0
+                : bench_calls == plant_crash ? 1
+                : bench_calls == plant_hang  ? 2
+                : bench_calls == plant_wrong ? 3
+                                             : 0;
+  if (nrun > 0)
+    bench_calls++;
+  int fds[2];
+  if (pipe(fds) != 0)
+    return set_error(r, TE_ERR_IO, "run", "pipe: %s", strerror(errno));
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]), close(fds[1]);
+    return set_error(r, TE_ERR_RUNTIME, "run", "fork: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    child_main(b, entry, nrun, o, fds[1], planted);
+  }
+  close(fds[1]);
+  static child_msg m;
+  int got = read_msg(fds[0], &m, now_s() + timeout_s);
+  close(fds[0]);
+  int ws = 0;
+  if (got < 0)
+    kill(pid, SIGKILL);
+  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+  }
+  if (got < 0)
+    return set_error(r, TE_ERR_RUNTIME, "timeout", "killed after %.3g s (timeout)", timeout_s);
+  if (WIFSIGNALED(ws))
+    return set_error(r, TE_ERR_RUNTIME, "crash", "the kernel crashed: signal %d (%s)",
+                     WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+  if (got == 0)
+    return set_error(r, TE_ERR_RUNTIME, "crash", "the child exited (status %d) without a result",
+                     WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+  if (m.status != 0)
+    return set_error(r, m.status > 0 && m.status <= TE_ERR_INTERNAL ? (te_status)m.status
+                                                                    : TE_ERR_RUNTIME,
+                     "run", "kernel returned %d: %s", m.status, m.text);
+  r->status = TE_OK;
+  r->ncosts = m.n;
+  memcpy(r->costs, m.costs, sizeof(double) * (size_t)m.n);
+}
+
+/* ---------------------------------------------------------------- checking */
+
+static double elem(const DLTensor *t, size_t i) {
+  switch (t->dtype.code * 100 + t->dtype.bits) {
+  case kDLFloat * 100 + 32: return ((const float *)t->data)[i];
+  case kDLFloat * 100 + 64: return ((const double *)t->data)[i];
+  case kDLInt * 100 + 8: return ((const int8_t *)t->data)[i];
+  case kDLInt * 100 + 16: return ((const int16_t *)t->data)[i];
+  case kDLInt * 100 + 32: return ((const int32_t *)t->data)[i];
+  case kDLInt * 100 + 64: return (double)((const int64_t *)t->data)[i];
+  case kDLUInt * 100 + 16: return ((const uint16_t *)t->data)[i];
+  case kDLUInt * 100 + 32: return ((const uint32_t *)t->data)[i];
+  case kDLUInt * 100 + 64: return (double)((const uint64_t *)t->data)[i];
+  default: return ((const uint8_t *)t->data)[i];
+  }
+}
+
+/* Compares output i with the reference: floats within a tolerance that scales with the largest
+   reference value (reductions may be reordered), others exactly. */
+static bool compare(at_bench *b, int i, at_result *r) {
+  DLTensor *t = &b->t[i], ref = *t;
+  ref.data = b->ref[i];
+  size_t n = b->bytes[i] / (size_t)ir_dtype_bytes(t->dtype);
+  bool fl = t->dtype.code == kDLFloat;
+  double rtol = t->dtype.bits == 64 ? 1e-9 : 1e-3, scale = 0;
+  for (size_t k = 0; fl && k < n; k++)
+    scale = fmax(scale, fabs(elem(&ref, k)));
+  for (size_t k = 0; k < n; k++) {
+    double got = elem(t, k), want = elem(&ref, k);
+    bool ok = fl ? (isnan(want) ? isnan(got) : fabs(got - want) <= rtol * (fabs(want) + 0.1 * scale))
+                 : got == want;
+    if (!ok) {
+      set_error(r, TE_ERR_RUNTIME, "wrong",
+                "wrong result: %s[%zu] = %.9g, the default schedule gives %.9g", b->names[i], k,
+                got, want);
+      return false;
+    }
+  }
+  return true;
+}
+
+void at_bench_run(at_bench *b, void *entry, bool check, const at_measure_opts *o, at_result *r) {
+  run_child(b, entry, 1, o, o->timeout_s > 0 ? o->timeout_s : 10, r);
+  if (r->status != TE_OK || !check || !b->has_ref)
+    return;
+  for (int i = b->nin; i < b->nargs; i++)
+    if (!compare(b, i, r)) {
+      r->ncosts = 0;
+      return;
+    }
+}
+
+void at_bench_set_reference(at_bench *b, void *entry, double timeout_s, at_result *r) {
+  at_measure_opts o = {0};
+  o.warmup = 1;
+  run_child(b, entry, 0, &o, timeout_s, r);
+  if (r->status != TE_OK)
+    return;
+  for (int i = b->nin; i < b->nargs; i++)
+    memcpy(b->ref[i], b->t[i].data, b->bytes[i]);
+  b->has_ref = true;
+}

@@ -1,0 +1,299 @@
+/* search.c — evolutionary search guided by the cost model.
+ *
+ * Each round (at_search_propose): a population is drawn (mutants of the best measured
+ * candidates and fresh samples of every sketch), then for a few generations parents picked by
+ * tournament on the model's score make children (mutation, sometimes crossover first) and the
+ * best of parents and children survive. The batch is the best-scored candidates never measured,
+ * plus a fraction epsilon of fresh random ones (exploration, and what keeps a wrong model from
+ * locking the search in). Until the model has data (or with use_model off) the whole batch is
+ * random. Everything random comes from one seeded generator and the order of the work never
+ * depends on timing, so the same seed and the same measurements give the same candidates.
+ * Candidates are deduplicated by their trace: two knob settings that give the same schedule are
+ * one candidate.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "at.h"
+
+enum { MAX_ELITE = 32 };
+
+typedef struct elite {
+  at_cand c;
+  double thr;
+} elite;
+
+struct at_search {
+  at_task task;
+  at_search_opts o;
+  at_rng rng;
+  at_model *model;
+  uint64_t *seen; /* open addressing set of trace hashes (0 = empty) */
+  size_t nseen, cap;
+  elite el[MAX_ELITE];
+  int nel;
+};
+
+/* One evaluated individual of a round. */
+typedef struct ind {
+  at_cand c;
+  char *trace;
+  uint64_t h;
+  float feat[AT_NFEAT];
+  float score;
+} ind;
+
+/* ---------------------------------------------------------------- the seen set */
+
+static uint64_t trace_hash(const char *t) {
+  uint64_t h = at_hash64(t);
+  return h ? h : 1;
+}
+
+static bool set_has(const at_search *s, uint64_t h) {
+  if (!s->cap)
+    return false;
+  for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+    if (s->seen[i] == h)
+      return true;
+    if (!s->seen[i])
+      return false;
+  }
+}
+
+static void set_add(at_search *s, uint64_t h) {
+  if (set_has(s, h))
+    return;
+  if (2 * (s->nseen + 1) > s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 1024;
+    uint64_t *n = calloc(cap, sizeof *n), *old = s->seen;
+    if (!n)
+      return;
+    size_t oldcap = s->cap;
+    s->seen = n;
+    s->cap = cap;
+    s->nseen = 0;
+    for (size_t i = 0; i < oldcap; i++)
+      if (old[i])
+        set_add(s, old[i]);
+    free(old);
+  }
+  size_t i = h & (s->cap - 1);
+  while (s->seen[i])
+    i = (i + 1) & (s->cap - 1);
+  s->seen[i] = h;
+  s->nseen++;
+}
+
+/* ---------------------------------------------------------------- life cycle */
+
+at_search *at_search_new(const at_task *t, const at_search_opts *o) {
+  at_search *s = calloc(1, sizeof *s);
+  if (!s)
+    return NULL;
+  s->task = *t;
+  s->o = *o;
+  at_rng_seed(&s->rng, o->seed);
+  s->model = o->use_model ? at_model_new(o->seed) : NULL;
+  return s;
+}
+
+void at_search_free(at_search *s) {
+  if (!s)
+    return;
+  at_model_free(s->model);
+  free(s->seen);
+  free(s);
+}
+
+bool at_search_seen(const at_search *s, const char *trace) { return set_has(s, trace_hash(trace)); }
+
+void at_search_observe(at_search *s, const at_cand *c, const char *trace, const float *feat,
+                       double thr) {
+  set_add(s, trace_hash(trace));
+  if (feat && s->model)
+    at_model_add(s->model, feat, thr);
+  if (!c || !(thr > 0) || !at_cand_valid(&s->task, c))
+    return;
+  int pos = s->nel < MAX_ELITE ? s->nel++ : MAX_ELITE - 1;
+  if (pos == MAX_ELITE - 1 && s->nel == MAX_ELITE && s->el[pos].thr >= thr)
+    return;
+  while (pos > 0 && s->el[pos - 1].thr < thr) {
+    s->el[pos] = s->el[pos - 1];
+    pos--;
+  }
+  s->el[pos] = (elite){*c, thr};
+}
+
+void at_search_retrain(at_search *s) {
+  if (s->model)
+    at_model_train(s->model);
+}
+
+void at_proposal_free(at_proposal *p) {
+  free(p->trace);
+  p->trace = NULL;
+}
+
+/* ---------------------------------------------------------------- evaluation */
+
+static bool evaluate(const at_search *s, const at_workload *wl, const te_target *tgt, ind *x) {
+  te_schedule *sch = te_schedule_new(wl->ctx, wl->nout, wl->outs);
+  bool ok = sch && at_cand_apply(&s->task, &x->c, sch) == TE_OK;
+  x->trace = ok ? te_schedule_trace(sch) : NULL;
+  ok = x->trace && at_features(wl, sch, tgt, x->feat) == TE_OK;
+  te_clear_error(wl->ctx);
+  if (!ok) {
+    te_free(x->trace);
+    x->trace = NULL;
+    return false;
+  }
+  x->h = trace_hash(x->trace);
+  x->score = 0;
+  return true;
+}
+
+static void ind_free(ind *x) {
+  te_free(x->trace);
+  x->trace = NULL;
+}
+
+static bool in_list(const ind *xs, int n, uint64_t h) {
+  for (int i = 0; i < n; i++)
+    if (xs[i].h == h)
+      return true;
+  return false;
+}
+
+static void sample(at_search *s, at_cand *c) {
+  at_cand_sample(&s->task, at_rng_int(&s->rng, s->task.nsketch), &s->rng, c);
+}
+
+/* Fresh random individuals, unseen and not in avoid[0..navoid), appended to out. */
+static int random_fill(at_search *s, const at_workload *wl, const te_target *tgt, int want,
+                       ind *out, int n, const ind *avoid, int navoid) {
+  for (int tries = 0; n < want && tries < 20 * want + 50; tries++) {
+    ind x = {0};
+    sample(s, &x.c);
+    if (!evaluate(s, wl, tgt, &x))
+      continue;
+    if (set_has(s, x.h) || in_list(out, n, x.h) || in_list(avoid, navoid, x.h)) {
+      ind_free(&x);
+      continue;
+    }
+    out[n++] = x;
+  }
+  return n;
+}
+
+static void score(at_search *s, ind *xs, int n) {
+  float *f = malloc(sizeof(float) * AT_NFEAT * (size_t)(n ? n : 1));
+  float *out = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  if (f && out) {
+    for (int i = 0; i < n; i++)
+      memcpy(f + (size_t)i * AT_NFEAT, xs[i].feat, sizeof xs[i].feat);
+    if (at_model_predict(s->model, n, f, out))
+      for (int i = 0; i < n; i++)
+        xs[i].score = out[i];
+  }
+  free(f);
+  free(out);
+}
+
+static int by_score(const void *a, const void *b) {
+  float x = ((const ind *)a)->score, y = ((const ind *)b)->score;
+  return (x < y) - (x > y);
+}
+
+/* ---------------------------------------------------------------- evolution */
+
+static int tournament(at_search *s, const ind *pop, int n) {
+  int a = at_rng_int(&s->rng, n), b = at_rng_int(&s->rng, n);
+  return pop[a].score >= pop[b].score ? a : b;
+}
+
+/* The initial population: mutants of the elite, then random samples. */
+static int initial(at_search *s, const at_workload *wl, const te_target *tgt, ind *pop, int size) {
+  int n = 0;
+  for (int tries = 0; s->nel > 0 && n < size / 2 && tries < size; tries++) {
+    ind x = {0};
+    at_cand_mutate(&s->task, &s->el[at_rng_int(&s->rng, s->nel)].c, &s->rng, &x.c);
+    if (!evaluate(s, wl, tgt, &x))
+      continue;
+    if (in_list(pop, n, x.h)) {
+      ind_free(&x);
+      continue;
+    }
+    pop[n++] = x;
+  }
+  return random_fill(s, wl, tgt, size, pop, n, NULL, 0);
+}
+
+/* One generation: children of tournament-picked parents; the best size of all survive. */
+static int generation(at_search *s, const at_workload *wl, const te_target *tgt, ind *pop, int n,
+                      int size) {
+  int m = n;
+  for (int tries = 0; m < 2 * size && tries < 2 * size && n > 0; tries++) {
+    ind x = {0};
+    const at_cand *p = &pop[tournament(s, pop, n)].c;
+    at_cand mixed;
+    if (at_rng_unit(&s->rng) < 0.2) {
+      at_cand_crossover(&s->task, p, &pop[tournament(s, pop, n)].c, &s->rng, &mixed);
+      p = &mixed;
+    }
+    at_cand_mutate(&s->task, p, &s->rng, &x.c);
+    if (!evaluate(s, wl, tgt, &x))
+      continue;
+    if (in_list(pop, m, x.h)) {
+      ind_free(&x);
+      continue;
+    }
+    pop[m++] = x;
+  }
+  score(s, pop + n, m - n);
+  qsort(pop, (size_t)m, sizeof *pop, by_score);
+  for (int i = size; i < m; i++)
+    ind_free(&pop[i]);
+  return m < size ? m : size;
+}
+
+static void to_proposal(ind *x, at_proposal *p, bool random) {
+  p->cand = x->c;
+  p->trace = x->trace;
+  x->trace = NULL;
+  memcpy(p->feat, x->feat, sizeof p->feat);
+  p->random = random;
+}
+
+int at_search_propose(at_search *s, const at_workload *wl, const te_target *tgt, int want,
+                      at_proposal *out) {
+  bool model = s->model && at_model_ready(s->model);
+  int size = s->o.population > want ? s->o.population : want;
+  ind *pop = calloc((size_t)(2 * size + want + 1), sizeof *pop);
+  if (!pop)
+    return 0;
+  int nrand = model ? (int)floor(want * s->o.epsilon + 0.5) : want, n = 0, got = 0;
+  if (model) {
+    n = initial(s, wl, tgt, pop, size);
+    score(s, pop, n);
+    qsort(pop, (size_t)n, sizeof *pop, by_score);
+    for (int g = 0; g < s->o.generations; g++)
+      n = generation(s, wl, tgt, pop, n, size);
+    for (int i = 0; i < n && got < want - nrand; i++)
+      if (!set_has(s, pop[i].h)) {
+        set_add(s, pop[i].h); /* pending: never proposed twice */
+        to_proposal(&pop[i], &out[got++], false);
+      }
+  }
+  ind *extra = pop + 2 * size;
+  int ne = random_fill(s, wl, tgt, want - got, extra, 0, pop, n);
+  for (int i = 0; i < ne; i++) {
+    set_add(s, extra[i].h);
+    to_proposal(&extra[i], &out[got++], true);
+  }
+  for (int i = 0; i < n; i++)
+    ind_free(&pop[i]);
+  free(pop);
+  return got;
+}

@@ -1,0 +1,303 @@
+/* sketch.c — from a computation to its search space: which stage is tiled, which are inlined,
+ * and the sketches (schedule structures) whose knobs the search fills in.
+ *
+ * The rules are Ansor's, for CPUs:
+ *   - an injective stage that is not an output is inlined into its readers (always);
+ *   - the heaviest reduction "with data reuse" (some input is read by fewer than all of its space
+ *     axes: matmul reads A[i, k] for every j) gets multi-level tiling, space axes on four levels
+ *     and reduce axes on two, ordered S0 S1 R0 S2 R1 S3 (sketch "tile"); when it is an output it
+ *     may accumulate in a local stage (te_cache_write) computed at its S1 tile (sketch
+ *     "tile+cache"); when its only reader is an element-wise output of its shape, it may be
+ *     computed at that reader's S1 tile (sketch "tile+fuse");
+ *   - every other stage is "simple": outer space axes fused and parallel, the last split for a
+ *     vector; a reduction feeding an output row by row (softmax, layer norm) may be computed at
+ *     that output's row loop.
+ * Knobs (see at.h) are tile factors and small choices (parallel depth, unroll, vectorize).
+ * Every sketch is probed once (a sample applied and lowered); a sketch whose vectorized form
+ * fails keeps vectorization off, one that fails anyway is dropped.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "at.h"
+
+/* ---------------------------------------------------------------- stage analysis */
+
+typedef struct reuse_scan {
+  int nspace;
+  te_expr **axes;
+  bool reuse;
+} reuse_scan;
+
+static int scan_access(ir_visitor *v, te_expr *e) {
+  reuse_scan *r = v->data;
+  for (int a = 0; a < r->nspace; a++) {
+    bool used = false;
+    for (int i = 0; i < e->nargs && !used; i++)
+      used = ir_expr_uses(e->args[i], r->axes[a]);
+    if (!used)
+      r->reuse = true;
+  }
+  return IR_CONTINUE;
+}
+
+static bool has_reuse(const sch_op *op) {
+  if (op->nreduce == 0 || op->ndim == 0)
+    return false;
+  reuse_scan r = {op->ndim, op->axes, false};
+  ir_visitor v = {0};
+  v.expr[IR_ACCESS] = scan_access;
+  v.data = &r;
+  for (int k = 0; k < op->nbody; k++)
+    ir_visit_expr(&v, op->body[k]);
+  return r.reuse;
+}
+
+static bool reads(sch_op *consumer, const sch_op *producer) {
+  te_tensor **in;
+  int n = sch_op_inputs(consumer, &in);
+  for (int i = 0; i < n; i++)
+    if (in[i]->op == producer)
+      return true;
+  return false;
+}
+
+static double stage_points(const at_stage_info *s) {
+  double p = 1;
+  for (int i = 0; i < s->nspace; i++)
+    p *= (double)s->space_ext[i];
+  for (int i = 0; i < s->nreduce; i++)
+    p *= (double)s->reduce_ext[i];
+  return p;
+}
+
+static te_status fill_stage(te_ctx *ctx, te_schedule *s, int idx, at_stage_info *si) {
+  te_stage *st = s->stages[idx];
+  const sch_op *op = st->op;
+  memset(si, 0, sizeof *si);
+  snprintf(si->name, sizeof si->name, "%s", st->name);
+  si->placeholder = op->kind == SCH_OP_PLACEHOLDER;
+  si->output = st->is_output;
+  si->injective = sch_op_is_injective(op);
+  if (op->ndim > AT_MAX_AXES || op->nreduce > AT_MAX_AXES)
+    return ir_error(ctx, TE_ERR_UNSUPPORTED, "te_tune: stage '%s' has too many axes", st->name);
+  si->nspace = op->ndim;
+  si->nreduce = op->nreduce;
+  for (int i = 0; i < op->ndim; i++)
+    ir_is_const_int(op->shape[i], &si->space_ext[i]);
+  for (int i = 0; i < op->nreduce; i++)
+    if (!ir_is_const_int(op->reduce_axes[i]->u.var.dom_extent, &si->reduce_ext[i]))
+      return ir_error(ctx, TE_ERR_UNSUPPORTED, "te_tune: stage '%s': symbolic reduction extent",
+                      st->name);
+  si->reuse = !si->placeholder && has_reuse(op);
+  si->consumer = -1;
+  for (int c = 0; c < s->nstage; c++)
+    if (c != idx && !si->placeholder && reads(s->stages[c]->op, op)) {
+      si->nconsumers++;
+      si->consumer = si->nconsumers == 1 ? c : -1;
+    }
+  return TE_OK;
+}
+
+static bool same_shape(const at_stage_info *a, const at_stage_info *b) {
+  if (a->nspace != b->nspace)
+    return false;
+  for (int i = 0; i < a->nspace; i++)
+    if (a->space_ext[i] != b->space_ext[i])
+      return false;
+  return true;
+}
+
+/* Picks the tiled stage and the element-wise consumer it may be fused into. */
+static void pick_tiled(at_task *t) {
+  t->tiled = t->fuse_consumer = -1;
+  double best = 0;
+  for (int i = 0; i < t->nstage; i++)
+    if (t->stage[i].reuse && stage_points(&t->stage[i]) > best) {
+      best = stage_points(&t->stage[i]);
+      t->tiled = i;
+    }
+  if (t->tiled < 0)
+    return;
+  const at_stage_info *ts = &t->stage[t->tiled];
+  int c = ts->consumer;
+  if (!ts->output && c >= 0 && t->stage[c].injective && t->stage[c].output &&
+      same_shape(ts, &t->stage[c]))
+    t->fuse_consumer = c;
+}
+
+/* ---------------------------------------------------------------- knobs */
+
+static void add_knob(at_sketch *sk, at_knob_kind kind, at_knob_role role, int stage, int axis,
+                     int nlevels, int64_t extent, int nchoices) {
+  if (sk->nknob >= AT_MAX_KNOBS)
+    return;
+  at_knob *k = &sk->knob[sk->nknob++];
+  k->kind = kind;
+  k->role = role;
+  k->stage = stage;
+  k->axis = axis;
+  k->nlevels = kind == AT_KNOB_TILE ? nlevels : 1;
+  k->extent = extent;
+  k->nchoices = nchoices;
+  k->offset = sk->nvals;
+  sk->nvals += k->nlevels;
+}
+
+/* Whether a simple stage may be computed at its output reader's row loop: it is a reduction
+   (not an output) whose shape is the reader's without the last axis. Returns the reader. */
+int at_task_row_consumer(const at_task *t, int i) {
+  const at_stage_info *s = &t->stage[i];
+  if (s->output || s->nreduce == 0 || s->nspace == 0)
+    return -1;
+  int found = -1;
+  for (int o = 0; o < t->nstage; o++) {
+    const at_stage_info *os = &t->stage[o];
+    if (!os->output || os->nspace != s->nspace + 1)
+      continue;
+    bool prefix = true;
+    for (int a = 0; a < s->nspace; a++)
+      prefix &= os->space_ext[a] == s->space_ext[a];
+    if (prefix) {
+      if (found >= 0)
+        return -1;
+      found = o;
+    }
+  }
+  return found;
+}
+
+static void simple_knobs(const at_task *t, at_sketch *sk, int i) {
+  const at_stage_info *s = &t->stage[i];
+  if (s->nspace == 0)
+    return;
+  if (s->nreduce == 0)
+    add_knob(sk, AT_KNOB_TILE, AT_ROLE_SIMPLE_VEC, i, s->nspace - 1, 2,
+             s->space_ext[s->nspace - 1], 0);
+  bool have = false; /* one knob for every row reduction: they read each other (softmax) */
+  for (int k = 0; k < sk->nknob; k++)
+    have |= sk->knob[k].role == AT_ROLE_AT_CONSUMER;
+  if (!have && at_task_row_consumer(t, i) >= 0)
+    add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_AT_CONSUMER, -1, 0, 1, 0, 2);
+}
+
+static void tile_knobs(const at_task *t, at_sketch *sk) {
+  const at_stage_info *s = &t->stage[t->tiled];
+  for (int a = 0; a < s->nspace; a++)
+    add_knob(sk, AT_KNOB_TILE, AT_ROLE_SPACE_TILE, t->tiled, a, 4, s->space_ext[a], 0);
+  for (int a = 0; a < s->nreduce; a++)
+    add_knob(sk, AT_KNOB_TILE, AT_ROLE_REDUCE_TILE, t->tiled, a, 2, s->reduce_ext[a], 0);
+  add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_PARALLEL_DEPTH, t->tiled, 0, 1, 0, 2);
+  add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_UNROLL, t->tiled, 0, 1, 0, 2);
+}
+
+/* Stages the sketch schedules with the simple rules. */
+static bool is_simple(const at_task *t, const at_sketch *sk, int i) {
+  const at_stage_info *s = &t->stage[i];
+  if (s->placeholder || (s->injective && !s->output))
+    return false; /* placeholders have no loops; injective intermediates are inlined */
+  if (sk->kind != AT_SK_SIMPLE && i == t->tiled)
+    return false;
+  if (sk->kind == AT_SK_TILE_FUSE && i == t->fuse_consumer)
+    return false;
+  return true;
+}
+
+static void make_sketch(at_task *t, at_sketch_kind kind, const char *name) {
+  at_sketch *sk = &t->sketch[t->nsketch++];
+  memset(sk, 0, sizeof *sk);
+  sk->kind = kind;
+  snprintf(sk->name, sizeof sk->name, "%s", name);
+  add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_VECTORIZE, -1, 0, 1, 0, 2);
+  if (kind != AT_SK_SIMPLE)
+    tile_knobs(t, sk);
+  for (int i = 0; i < t->nstage; i++)
+    if (is_simple(t, sk, i))
+      simple_knobs(t, sk, i);
+}
+
+/* ---------------------------------------------------------------- probing */
+
+/* Applies a sample of the sketch (vectorize knob forced to vec) and lowers it. */
+static bool probe(const at_workload *wl, const at_task *t, int sk, int vec) {
+  at_rng rng;
+  at_rng_seed(&rng, 12345);
+  at_cand c;
+  at_cand_sample(t, sk, &rng, &c);
+  const at_sketch *s = &t->sketch[sk];
+  for (int k = 0; k < s->nknob; k++)
+    if (s->knob[k].role == AT_ROLE_VECTORIZE)
+      c.v[s->knob[k].offset] = vec;
+  te_schedule *sch = te_schedule_new(wl->ctx, wl->nout, wl->outs);
+  bool ok = sch && at_cand_apply(t, &c, sch) == TE_OK;
+  if (ok) {
+    char *ir = te_lower_text(sch, wl->nargs, wl->args, 0, NULL);
+    ok = ir != NULL;
+    te_free(ir);
+  }
+  te_clear_error(wl->ctx);
+  return ok;
+}
+
+static void fix_vectorize_off(at_sketch *s) {
+  for (int k = 0; k < s->nknob; k++)
+    if (s->knob[k].role == AT_ROLE_VECTORIZE)
+      s->knob[k].nchoices = 1;
+}
+
+static void probe_sketches(const at_workload *wl, at_task *t) {
+  int kept = 0;
+  for (int i = 0; i < t->nsketch; i++) {
+    bool ok = probe(wl, t, i, 1);
+    if (!ok && probe(wl, t, i, 0)) {
+      fix_vectorize_off(&t->sketch[i]);
+      t->vectorize_ok = false;
+      ok = true;
+    }
+    if (ok)
+      t->sketch[kept++] = t->sketch[i];
+  }
+  t->nsketch = kept;
+}
+
+te_status at_task_analyze(const at_workload *wl, at_task *t) {
+  te_ctx *ctx = wl->ctx;
+  memset(t, 0, sizeof *t);
+  te_schedule *s = te_schedule_new(ctx, wl->nout, wl->outs);
+  if (!s)
+    return te_last_status(ctx);
+  if (s->nstage > AT_MAX_STAGES)
+    return ir_error(ctx, TE_ERR_UNSUPPORTED, "te_tune: more than %d stages", AT_MAX_STAGES);
+  t->nstage = s->nstage;
+  for (int i = 0; i < s->nstage; i++) {
+    te_status st = fill_stage(ctx, s, i, &t->stage[i]);
+    if (st != TE_OK)
+      return st;
+  }
+  pick_tiled(t);
+  t->vectorize_ok = true;
+  if (t->tiled >= 0) {
+    make_sketch(t, AT_SK_TILE, "tile");
+    if (t->stage[t->tiled].output)
+      make_sketch(t, AT_SK_TILE_CACHE, "tile+cache");
+    if (t->fuse_consumer >= 0)
+      make_sketch(t, AT_SK_TILE_FUSE, "tile+fuse");
+  } else {
+    make_sketch(t, AT_SK_SIMPLE, "simple");
+  }
+  probe_sketches(wl, t);
+  if (t->nsketch == 0) { /* nothing applies: the default schedule is the only candidate */
+    t->nsketch = 1;
+    memset(&t->sketch[0], 0, sizeof t->sketch[0]);
+    t->sketch[0].kind = AT_SK_DEFAULT;
+    snprintf(t->sketch[0].name, sizeof t->sketch[0].name, "default");
+  }
+  return TE_OK;
+}
+
+int at_task_sketch_index(const at_task *t, const char *name) {
+  for (int i = 0; i < t->nsketch; i++)
+    if (name && strcmp(t->sketch[i].name, name) == 0)
+      return i;
+  return -1;
+}

@@ -1,0 +1,185 @@
+/* space.c — points of a sketch's space: sampling, mutation, crossover, validity, and the
+ * values as text (the log's "params", so a resumed search can mutate logged candidates).
+ *
+ * A tile knob holds one factor per level, outermost first, whose product is the axis extent
+ * (perfect tiling: every factor divides). Innermost factors are bounded (inner_limit) as
+ * Ansor bounds its innermost split factor. Mutation moves one prime factor between two levels of a tile, or redraws
+ * a choice, so a mutant is always valid.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "at.h"
+
+enum { AT_MAX_VECTOR = 64, AT_MAX_ROWS = 16 };
+
+static const at_sketch *sketch_of(const at_task *t, const at_cand *c) { return &t->sketch[c->sketch]; }
+
+/* The largest factor the innermost level of this tile may take: the vector (last space axis)
+   at most AT_MAX_VECTOR lanes, the other space axes' innermost level (the rows of the register
+   tile, unrolled) at most AT_MAX_ROWS; reductions are free. */
+static int64_t inner_limit(const at_task *t, const at_knob *k) {
+  if (k->role == AT_ROLE_SIMPLE_VEC)
+    return AT_MAX_VECTOR;
+  if (k->role == AT_ROLE_SPACE_TILE)
+    return k->axis == t->stage[k->stage].nspace - 1 ? AT_MAX_VECTOR : AT_MAX_ROWS;
+  return INT64_MAX;
+}
+
+static int divisors(int64_t n, int64_t limit, int64_t *out, int cap) {
+  int m = 0;
+  for (int64_t d = 1; d <= n && d <= limit && m < cap; d++)
+    if (n % d == 0)
+      out[m++] = d;
+  return m;
+}
+
+static int64_t pick_divisor(at_rng *r, int64_t n, int64_t limit) {
+  int64_t d[512];
+  int m = divisors(n, limit, d, 512);
+  return m ? d[at_rng_int(r, m)] : 1;
+}
+
+static void sample_tile(const at_task *t, const at_knob *k, at_rng *r, int64_t *v) {
+  int64_t rest = k->extent > 0 ? k->extent : 1;
+  for (int l = k->nlevels - 1; l >= 1; l--) {
+    int64_t limit = l == k->nlevels - 1 ? inner_limit(t, k) : INT64_MAX;
+    v[l] = pick_divisor(r, rest, limit);
+    rest /= v[l];
+  }
+  v[0] = rest;
+}
+
+static void sample_knob(const at_task *t, const at_knob *k, at_rng *r, int64_t *v) {
+  if (k->kind == AT_KNOB_TILE) {
+    sample_tile(t, k, r, v + k->offset);
+  } else if (k->role == AT_ROLE_VECTORIZE && k->nchoices == 2) {
+    v[k->offset] = at_rng_unit(r) < 0.8; /* mostly vectorized */
+  } else {
+    v[k->offset] = at_rng_int(r, k->nchoices);
+  }
+}
+
+void at_cand_sample(const at_task *t, int sketch, at_rng *r, at_cand *c) {
+  memset(c, 0, sizeof *c);
+  c->sketch = sketch;
+  const at_sketch *sk = &t->sketch[sketch];
+  c->nvals = sk->nvals;
+  for (int k = 0; k < sk->nknob; k++)
+    sample_knob(t, &sk->knob[k], r, c->v);
+}
+
+static int64_t smallest_prime(int64_t n) {
+  for (int64_t p = 2; p * p <= n; p++)
+    if (n % p == 0)
+      return p;
+  return n;
+}
+
+/* Moves a prime factor from one level of the tile to another; false when nothing moved. */
+static bool mutate_tile(const at_task *t, const at_knob *k, at_rng *r, int64_t *v) {
+  for (int tries = 0; tries < 8; tries++) {
+    int from = at_rng_int(r, k->nlevels), to = at_rng_int(r, k->nlevels);
+    if (from == to || v[from] <= 1)
+      continue;
+    /* a random prime factor of v[from] */
+    int64_t x = v[from], primes[64];
+    int np = 0;
+    while (x > 1 && np < 64) {
+      int64_t p = smallest_prime(x);
+      primes[np++] = p;
+      x /= p;
+    }
+    int64_t p = primes[at_rng_int(r, np)];
+    if (to == k->nlevels - 1 && v[to] * p > inner_limit(t, k))
+      continue;
+    v[from] /= p;
+    v[to] *= p;
+    return true;
+  }
+  return false;
+}
+
+void at_cand_mutate(const at_task *t, const at_cand *c, at_rng *r, at_cand *out) {
+  *out = *c;
+  const at_sketch *sk = sketch_of(t, c);
+  if (sk->nknob == 0)
+    return;
+  for (int tries = 0; tries < 8; tries++) {
+    const at_knob *k = &sk->knob[at_rng_int(r, sk->nknob)];
+    if (k->kind == AT_KNOB_TILE) {
+      if (mutate_tile(t, k, r, out->v + k->offset))
+        return;
+    } else if (k->nchoices > 1) {
+      int64_t old = out->v[k->offset];
+      out->v[k->offset] = (old + 1 + at_rng_int(r, k->nchoices - 1)) % k->nchoices;
+      return;
+    }
+  }
+}
+
+void at_cand_crossover(const at_task *t, const at_cand *a, const at_cand *b, at_rng *r,
+                       at_cand *out) {
+  *out = *a;
+  if (a->sketch != b->sketch)
+    return;
+  const at_sketch *sk = sketch_of(t, a);
+  for (int k = 0; k < sk->nknob; k++) {
+    const at_knob *kn = &sk->knob[k];
+    if (at_rng_int(r, 2))
+      memcpy(out->v + kn->offset, b->v + kn->offset, sizeof(int64_t) * (size_t)kn->nlevels);
+  }
+}
+
+bool at_cand_valid(const at_task *t, const at_cand *c) {
+  if (c->sketch < 0 || c->sketch >= t->nsketch)
+    return false;
+  const at_sketch *sk = sketch_of(t, c);
+  if (c->nvals != sk->nvals)
+    return false;
+  for (int k = 0; k < sk->nknob; k++) {
+    const at_knob *kn = &sk->knob[k];
+    const int64_t *v = c->v + kn->offset;
+    if (kn->kind == AT_KNOB_CHOICE) {
+      if (v[0] < 0 || v[0] >= kn->nchoices)
+        return false;
+      continue;
+    }
+    int64_t prod = 1;
+    for (int l = 0; l < kn->nlevels; l++) {
+      if (v[l] < 1)
+        return false;
+      prod *= v[l];
+    }
+    if (prod != kn->extent || v[kn->nlevels - 1] > inner_limit(t, kn))
+      return false;
+  }
+  return true;
+}
+
+char *at_cand_params_str(const at_cand *c) {
+  ir_str s = {0};
+  for (int i = 0; i < c->nvals; i++)
+    ir_str_printf(&s, i ? " %lld" : "%lld", (long long)c->v[i]);
+  if (!s.buf)
+    ir_str_puts(&s, "");
+  return ir_str_take(&s);
+}
+
+bool at_cand_from_params(const at_task *t, int sketch, const char *params, at_cand *c) {
+  memset(c, 0, sizeof *c);
+  if (sketch < 0 || sketch >= t->nsketch || !params)
+    return false;
+  c->sketch = sketch;
+  const char *p = params;
+  while (*p && c->nvals < AT_MAX_VALS) {
+    char *end;
+    long long x = strtoll(p, &end, 10);
+    if (end == p)
+      break;
+    c->v[c->nvals++] = x;
+    p = end;
+  }
+  return at_cand_valid(t, c);
+}

@@ -1,0 +1,230 @@
+/* tune.c — te_tune: rounds of propose (search.c), compile (compile.c), measure (measure.c) and
+ * record (log.c), until the trials, the time budget or the patience (early stop) run out.
+ *
+ * Before the first round the default schedule is built and run once in a child: its outputs are
+ * the reference the first candidates of each sketch are checked against. A round's work happens
+ * in a context made for it (the search's schedules) and in the compile threads' contexts (the
+ * modules), all freed when the round ends, so memory does not grow with the number of trials.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune_session.h"
+
+static te_status check_options(te_ctx *ctx, const te_tune_options *in, te_tune_options *o) {
+  if (!in)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: options are NULL");
+  *o = *in;
+  if (!o->log_path || !*o->log_path)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: a log path is required");
+  if (o->trials < 0 || o->batch < 0 || o->jobs < 0 || o->time_budget_s < 0 ||
+      o->early_stop < 0 || o->population < 0 || o->generations < 0 || o->min_repeats < 0 ||
+      o->max_repeats < 0 || o->timeout_s < 0 || o->min_repeat_s < 0)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: counts and times must be >= 0");
+  if (o->max_repeats > 256)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: max_repeats must be <= 256 (got %d)",
+                    o->max_repeats);
+  o->trials = o->trials ? o->trials : 64;
+  o->batch = o->batch ? o->batch : 16;
+  o->jobs = o->jobs ? o->jobs : 1;
+  o->population = o->population ? o->population : 128;
+  o->generations = o->generations ? o->generations : 3;
+  o->epsilon = o->epsilon < 0 ? 0 : o->epsilon == 0 ? 0.15 : o->epsilon > 1 ? 1 : o->epsilon;
+  o->min_repeat_s = o->min_repeat_s ? o->min_repeat_s : 0.1;
+  o->min_repeats = o->min_repeats ? o->min_repeats : 3;
+  o->max_repeats = o->max_repeats ? o->max_repeats : 100;
+  o->timeout_s = o->timeout_s ? o->timeout_s : 10;
+  o->check = o->check ? (o->check < 0 ? 0 : o->check) : 2;
+  return TE_OK;
+}
+
+/* Builds the default schedule and keeps its outputs as the reference. */
+static te_status make_reference(at_session *s) {
+  at_job job = {.trace = ""};
+  at_compiled *c = at_compile_batch(&s->wl, s->target, 1, &job, 1);
+  if (!c)
+    return ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory");
+  te_status st = job.status;
+  if (st != TE_OK) {
+    ir_error(s->ctx, st, "te_tune: the default schedule does not build: %s", job.message);
+  } else {
+    at_result r;
+    double timeout = s->o.timeout_s * 10 > 60 ? s->o.timeout_s * 10 : 60;
+    at_bench_set_reference(s->bench, job.entry, timeout, &r);
+    if (r.status != TE_OK) /* no reference: candidates run unchecked */
+      fprintf(stderr, "te-tune: warning: the default schedule failed (%s): results are not "
+                      "checked\n", r.message);
+  }
+  at_compiled_free(c);
+  return st;
+}
+
+static bool stop_now(const at_session *s) {
+  if (s->done >= s->o.trials)
+    return true;
+  if (s->o.time_budget_s > 0 && at_now_s() - s->t0 >= s->o.time_budget_s)
+    return true;
+  return s->o.early_stop > 0 && isfinite(s->best_cost) && s->since_best >= s->o.early_stop;
+}
+
+static void report(at_session *s, const at_result *r, const at_job *j, double cost) {
+  if (!s->o.progress)
+    return;
+  te_tune_progress p = {0};
+  p.trials_done = s->done;
+  p.trials_total = s->o.trials;
+  p.best_cost_s = s->best_cost;
+  p.best_gflops = isfinite(s->best_cost) && s->flops > 0 ? s->flops / s->best_cost * 1e-9 : 0;
+  p.last_gflops = isfinite(cost) && s->flops > 0 ? s->flops / cost * 1e-9 : 0;
+  p.last_status = j->status != TE_OK ? j->status : r->status;
+  p.last_error = j->status != TE_OK ? j->message : r->message;
+  p.elapsed_s = at_now_s() - s->t0;
+  int left = s->o.trials - s->done;
+  p.eta_s = s->measured ? p.elapsed_s / s->measured * left : -1;
+  if (s->o.time_budget_s > 0 && (p.eta_s < 0 || p.eta_s > s->o.time_budget_s - p.elapsed_s))
+    p.eta_s = s->o.time_budget_s - p.elapsed_s;
+  p.round = s->round;
+  s->o.progress(&p, s->o.progress_user);
+}
+
+/* Measures one compiled proposal and writes its record. */
+static te_status measure_one(at_session *s, const at_proposal *p, const at_job *j) {
+  at_result r = {0};
+  int sk = p->cand.sketch;
+  if (j->status == TE_OK) {
+    bool check = s->checked[sk] < s->o.check && at_bench_has_reference(s->bench);
+    at_bench_run(s->bench, j->entry, check, &s->mo, &r);
+    if (check && r.status == TE_OK)
+      s->checked[sk]++;
+  }
+  double cost = INFINITY;
+  if (j->status == TE_OK && r.status == TE_OK) {
+    at_record tmp = {.ncosts = r.ncosts, .costs = r.costs};
+    cost = at_record_cost(&tmp);
+  }
+  te_status st = at_session_write(s, p, j, &r);
+  if (st != TE_OK)
+    return st;
+  s->done++;
+  s->measured++;
+  s->errors += !isfinite(cost);
+  at_search_observe(s->search, &p->cand, p->trace, p->feat,
+                    isfinite(cost) ? (s->flops > 0 ? s->flops : 1) / cost : 0);
+  if (cost < s->best_cost) {
+    s->best_cost = cost;
+    s->since_best = 0;
+  } else {
+    s->since_best++;
+  }
+  report(s, &r, j, cost);
+  return TE_OK;
+}
+
+/* One round: propose, compile, measure. *exhausted when the search has nothing new. */
+static te_status round_once(at_session *s, bool *exhausted) {
+  double t0 = at_now_s();
+  int want = s->o.batch < s->o.trials - s->done ? s->o.batch : s->o.trials - s->done;
+  te_ctx *rc = te_ctx_new();
+  at_workload wl;
+  te_target *tgt = NULL;
+  if (!rc || at_workload_clone(&s->wl, rc, &wl) != TE_OK || !(tgt = te_target_parse(rc, s->target))) {
+    te_ctx_free(rc);
+    return ir_error(s->ctx, TE_ERR_INTERNAL, "te_tune: cannot copy the workload for a round");
+  }
+  at_proposal *ps = calloc((size_t)want, sizeof *ps);
+  at_job *jobs = calloc((size_t)want, sizeof *jobs);
+  int n = ps && jobs ? at_search_propose(s->search, &wl, tgt, want, ps) : 0;
+  *exhausted = n == 0;
+  for (int i = 0; i < n; i++)
+    jobs[i].trace = ps[i].trace;
+  double t1 = at_now_s();
+  at_compiled *c = n ? at_compile_batch(&s->wl, s->target, n, jobs, s->o.jobs) : NULL;
+  double t2 = at_now_s();
+  te_status st = TE_OK;
+  for (int i = 0; c && i < n && st == TE_OK && !stop_now(s); i++)
+    st = measure_one(s, &ps[i], &jobs[i]);
+  if (getenv("TE_TUNE_DEBUG")) /* where a round's time goes */
+    fprintf(stderr, "te_tune: round %d: %d proposals in %.2f s, compiled in %.2f s, measured in "
+                    "%.2f s\n", s->round, n, t1 - t0, t2 - t1, at_now_s() - t2);
+  at_compiled_free(c);
+  for (int i = 0; i < n; i++)
+    at_proposal_free(&ps[i]);
+  free(ps);
+  free(jobs);
+  te_ctx_free(rc);
+  at_search_retrain(s->search);
+  s->round++;
+  return st;
+}
+
+static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_target *target) {
+  te_status st = at_workload_make(s->ctx, nout, outs, "te_tune", &s->wl);
+  if (st != TE_OK)
+    return st;
+  if (!(s->text = at_workload_text(&s->wl)))
+    return ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory");
+  at_workload_key(s->text, s->key);
+  s->target = te_target_str(target);
+  s->flops = at_workload_flops(&s->wl);
+  te_ctx *tmp = te_ctx_new();
+  at_workload wl;
+  st = tmp ? at_workload_clone(&s->wl, tmp, &wl) : TE_ERR_NOMEM;
+  if (st == TE_OK && (st = at_task_analyze(&wl, &s->task)) != TE_OK)
+    ir_error(s->ctx, st, "%s", te_last_error(tmp));
+  te_ctx_free(tmp);
+  if (st != TE_OK)
+    return st;
+  at_search_opts so = {s->o.seed, s->o.population, s->o.generations, s->o.epsilon, !s->o.no_model};
+  s->search = at_search_new(&s->task, &so);
+  s->bench = at_bench_new(&s->wl, s->o.seed);
+  if (!s->search || !s->bench)
+    return ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory (buffers)");
+  s->mo = (at_measure_opts){s->o.min_repeat_s, s->o.min_repeats, s->o.max_repeats, 1,
+                            s->o.timeout_s, s->o.threads};
+  if ((st = at_session_load_history(s)) != TE_OK)
+    return st;
+  if (!(s->log = at_log_open(s->o.log_path)))
+    return ir_error(s->ctx, TE_ERR_IO, "te_tune: cannot open the tuning log '%s' for appending",
+                    s->o.log_path);
+  return make_reference(s);
+}
+
+static void summarize(at_session *s) {
+  te_tune_summary *sum = s->o.summary;
+  if (!sum)
+    return;
+  memset(sum, 0, sizeof *sum);
+  sum->trials_done = s->done;
+  sum->measured = s->measured;
+  sum->errors = s->errors;
+  sum->best_cost_s = s->best_cost;
+  sum->best_gflops = isfinite(s->best_cost) && s->flops > 0 ? s->flops / s->best_cost * 1e-9 : 0;
+  memcpy(sum->key, s->key, sizeof sum->key);
+}
+
+te_status te_tune(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,
+                  const te_tune_options *opts) {
+  if (!ctx)
+    return TE_ERR_INVALID_ARG;
+  if (!target)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: target is NULL");
+  at_session s = {0};
+  s.ctx = ctx;
+  s.best_cost = INFINITY;
+  s.t0 = at_now_s();
+  te_status st = check_options(ctx, opts, &s.o);
+  if (st == TE_OK)
+    st = setup(&s, nout, outs, target);
+  bool exhausted = false;
+  while (st == TE_OK && !exhausted && !stop_now(&s))
+    st = round_once(&s, &exhausted);
+  summarize(&s);
+  if (s.log)
+    fclose(s.log);
+  at_search_free(s.search);
+  at_bench_free(s.bench);
+  free(s.text);
+  return st;
+}

@@ -1,0 +1,41 @@
+/* tune_session.h — the state of one te_tune call, shared by tune.c (the rounds) and
+ * tune_history.c (the log's past records: resume, warm start, records of this run).
+ */
+#ifndef TE_AT_TUNE_SESSION_H
+#define TE_AT_TUNE_SESSION_H
+
+#include "at.h"
+
+typedef struct at_session {
+  te_ctx *ctx;
+  te_tune_options o;
+  at_workload wl;
+  char *text;
+  char key[17];
+  const char *target;
+  double flops;
+  at_task task;
+  at_search *search;
+  at_bench *bench;
+  at_measure_opts mo;
+  FILE *log;
+  int done;          /* records of this workload and target (resumed ones included) */
+  int measured, errors;
+  double best_cost;  /* INFINITY until a success */
+  int since_best;    /* trials since the best improved */
+  double t0, elapsed_offset;
+  int checked[AT_MAX_SKETCHES];
+  int round;
+} at_session;
+
+/* Reads the log: records of this workload and target mark their traces seen, feed the cost
+   model (features recomputed from the trace) and the elite; with resume they count as trials
+   and give the best so far. */
+te_status at_session_load_history(at_session *);
+
+/* Appends the record of one measured (or failed) candidate; TE_ERR_IO when it cannot. */
+te_status at_session_write(at_session *, const at_proposal *, const at_job *, const at_result *);
+
+double at_now_s(void);
+
+#endif

@@ -1,0 +1,111 @@
+/* te/tune.h — autotuning: search a schedule for a computation, keep every measurement in a
+ * tuning log, apply the best one later.
+ *
+ * te_tune generates candidate schedules from the computation itself (multi-level tiling of
+ * the heavy reduction, a local accumulation stage computed at a tile, element-wise consumers
+ * fused, parallel outer loops, vectorized and unrolled inner loops), guides an evolutionary
+ * search with a learned cost model (XGBoost on features of the lowered loop nests), compiles
+ * each round's candidates in parallel and measures each one in a child process with a timeout.
+ * Every measured candidate becomes one JSON line of the log (docs/tuning-log.md): the workload
+ * (canonical text and its key), the target, the schedule as a trace (docs/schedule-trace.md),
+ * every measured cost and any error. te_apply_best replays the best trace of a log on a
+ * schedule.
+ *
+ * Workloads have constant shapes and no scalar parameters. Their key is the hash of a canonical
+ * text of the computation (tensor names, dtypes, shapes, bodies), so the same computation built
+ * again, by any program, finds its records.
+ */
+#ifndef TE_TUNE_H
+#define TE_TUNE_H
+#include "build.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Progress of a tuning run, given to te_tune_options.progress after every measured trial. */
+typedef struct te_tune_progress {
+  int trials_done;     /* measured so far in this workload's log (resumed ones included) */
+  int trials_total;    /* te_tune_options.trials */
+  double best_gflops;  /* best so far (0 until a candidate succeeds) */
+  double best_cost_s;  /* its median cost */
+  double last_gflops;  /* the trial just measured (0 when it failed) */
+  te_status last_status;
+  const char *last_error; /* its error kind and message ("" when none) */
+  double elapsed_s;    /* since te_tune started */
+  double eta_s;        /* estimated time left (-1 when unknown) */
+  int round;
+} te_tune_progress;
+
+typedef struct te_tune_options {
+  int trials;            /* candidates to measure in all (resumed ones count); 0: 64 */
+  double time_budget_s;  /* stop after this many seconds; 0: no limit */
+  int early_stop;        /* stop after this many trials without a better cost; 0: never */
+  int jobs;              /* compile threads; 0: 1 */
+  uint64_t seed;         /* same seed and same measurements: same candidates */
+  const char *log_path;  /* the tuning log (JSON lines); required */
+  int resume;            /* continue from the log's records of this workload and target: they
+                            count as trials, warm the cost model and are never measured again.
+                            Without resume, existing records still warm the model. */
+  int batch;             /* candidates measured per round; 0: 16 */
+  int population;        /* evolutionary search: population size (0: 128) */
+  int generations;       /* and generations per round (0: 3) */
+  double epsilon;        /* fraction of random candidates per round; < 0: 0; 0: 0.15 */
+  int no_model;          /* 1: random search (no cost model) */
+  double min_repeat_s;   /* measurement: repeat runs until they add up to this; 0: 0.1 s */
+  int min_repeats;       /* at least this many timed runs; 0: 3 */
+  int max_repeats;       /* at most (<= 256); 0: 100 */
+  double timeout_s;      /* a candidate's run is killed after this; 0: 10 s */
+  int threads;           /* threads of parallel loops while measuring; 0: te's default */
+  int check;             /* results compared with the default schedule's for the first this-many
+                            successful candidates of each sketch; 0: 2; < 0: never */
+  const char *description; /* stored with each record (e.g. "matmul M=1024 N=1024 K=1024
+                            dtype=f32"); NULL: none */
+  void (*progress)(const te_tune_progress *, void *user); /* NULL: silent */
+  void *progress_user;
+  struct te_tune_summary *summary; /* out: filled when not NULL */
+} te_tune_options;
+
+/* What a tuning run did (te_tune_options.summary). */
+typedef struct te_tune_summary {
+  int trials_done;     /* records of this workload and target in the log now */
+  int measured;        /* measured by this call */
+  int errors;          /* of those, how many failed (build, run, crash, timeout, wrong) */
+  double best_cost_s;  /* INFINITY when none succeeded */
+  double best_gflops;
+  char key[17];        /* the workload's key */
+} te_tune_summary;
+
+/* Tunes the computation that produces outs for target, appending to opts->log_path. Returns
+   TE_OK when the run finished (even if some or all candidates failed: those are error
+   records), TE_ERR_INVALID_ARG for bad options (no log path, negative counts), TE_ERR_IO when
+   the log cannot be written, TE_ERR_UNSUPPORTED for symbolic shapes or scalar parameters.
+   The context is used by this thread only while it runs; te_tune makes its
+   own contexts for the search and the compile threads. Each kernel runs in a child process
+   (fork), so a candidate that crashes or hangs costs one error record. */
+TE_API te_status te_tune(te_ctx *, int nout, te_tensor *const outs[], te_target *,
+                         const te_tune_options *);
+
+/* Replays on s (normally a fresh schedule of the computation) the trace of the log's best
+   successful record of s's computation for target. TE_ERR_NOT_FOUND, with a message naming the
+   workload key, when the log has no such record: s is left unchanged (the default schedule, or
+   whatever the caller applied), never silently replaced. TE_ERR_IO when the log cannot be read;
+   a replay failure returns its status (s unchanged: the trace is checked on a scratch schedule
+   first). Malformed lines are skipped. */
+TE_API te_status te_apply_best(te_schedule *s, const char *log_path, te_target *);
+
+/* A workload plugin for `te-tune tune --plugin lib.so`: a shared library exporting a function
+   of this type (by default named TE_TUNE_PLUGIN_SYMBOL) that builds the computation in ctx
+   through the C API and stores its outputs in outs (at most 16) and their count in *nout.
+   The library is built against te's headers and is not linked with libte: te-tune provides the
+   te_* functions (cc -shared -fPIC plugin.c -I<te>/include -o plugin.so). */
+typedef te_status (*te_tune_plugin_fn)(te_ctx *ctx, int *nout, te_tensor **outs);
+#define TE_TUNE_PLUGIN_SYMBOL "te_tune_workload_build"
+
+/* The canonical text of a computation and its key (16 hex digits) as the log stores them.
+   text: malloc'd, te_free() it; NULL on error (message on the context). key may be NULL. */
+TE_API char *te_tune_workload(te_ctx *, int nout, te_tensor *const outs[], char key[17]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,222 @@
+/* print_expr.c — expressions in the workload syntax (the inverse of build_expr.c).
+ *
+ * The text follows the IR printer (docs/ir-text.md) wherever the two languages share a
+ * construct: the fewest parentheses that keep the tree (a right operand of equal precedence
+ * and a comparison inside a comparison are parenthesized), spaces around + - and the
+ * comparisons but not around * / // %, literals with their dtype unless it is the default
+ * (5, i32(5), 1.5, 1.5f, f32(inf), true). Differences: names come from print.c (unique in the
+ * text), reductions read sum(body, k, l where cond) and R((v0, v1), k) for a declared reducer,
+ * the outer i64 cast of a tensor index is left out (te_at puts it back), and an element-wise
+ * min/max whose second operand is a reduce axis writes it as (k) (a bare axis name there means
+ * a reduction). Every literal reads back to the same node (shortest text for its width).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+
+enum { P_OR = 1, P_AND, P_CMP, P_ADD, P_MUL, P_UNARY, P_ATOM };
+
+static int prec(const te_expr *e) {
+  switch (e->kind) {
+    case IR_OR: return P_OR;
+    case IR_AND: return P_AND;
+    case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE: return P_CMP;
+    case IR_ADD: case IR_SUB: return P_ADD;
+    case IR_MUL: case IR_DIV: case IR_FLOORDIV: case IR_FLOORMOD: return P_MUL;
+    case IR_NOT: return P_UNARY;
+    case IR_INT:
+      return e->u.i < 0 && e->dtype.code == kDLInt && e->dtype.bits == 64 ? P_UNARY : P_ATOM;
+    case IR_FLOAT: /* -1.5 and -1.5f read as a minus and a number; f32(-inf) and nan do not */
+      if (isnan(e->u.f) || (isinf(e->u.f) && e->dtype.bits == 32)) return P_ATOM;
+      return signbit(e->u.f) ? P_UNARY : P_ATOM;
+    default: return P_ATOM;
+  }
+}
+
+void ps_print_float(ir_str *out, te_dtype t, double v) {
+  bool f32 = t.bits == 32;
+  char buf[48];
+  if (!isfinite(v)) {
+    const char *s = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
+    if (f32) ir_str_printf(out, "f32(%s)", s);
+    else ir_str_puts(out, s);
+    return;
+  }
+  for (int p = 1; p <= 17; p++) {
+    snprintf(buf, sizeof buf - 3, "%.*g", p, v);
+    double back = strtod(buf, NULL);
+    if (f32 ? (float)back == (float)v : back == v) break;
+  }
+  if (!strpbrk(buf, ".e")) strcat(buf, ".0");
+  ir_str_printf(out, "%s%s", buf, f32 ? "f" : "");
+}
+
+void ps_print_int(ir_str *out, te_dtype t, int64_t v) {
+  char name[24];
+  if (ir_is_bool(t)) ir_str_puts(out, v ? "true" : "false");
+  else if (t.code == kDLInt && t.bits == 64) ir_str_printf(out, "%lld", (long long)v);
+  else if (t.code == kDLUInt && t.bits == 64)
+    ir_str_printf(out, "u64(%llu)", (unsigned long long)v);
+  else ir_str_printf(out, "%s(%lld)", te_dtype_str(t, name, sizeof name), (long long)v);
+}
+
+typedef struct pctx {
+  ir_str *out;
+  const ps_names *names;
+  te_expr **bad;
+} pctx;
+
+static bool expr(pctx *c, te_expr *e);
+
+static bool sub(pctx *c, te_expr *e, bool parens) {
+  if (parens) ir_str_puts(c->out, "(");
+  bool ok = expr(c, e);
+  if (parens) ir_str_puts(c->out, ")");
+  return ok;
+}
+
+static bool unsupported(pctx *c, te_expr *e) {
+  if (!*c->bad) *c->bad = e;
+  return false;
+}
+
+/* An index or range bound: te_at and te_reduce_axis cast integers to i64 themselves. */
+static bool index_expr(pctx *c, te_expr *e) {
+  if (e->kind == IR_CAST && ir_dtype_eq(e->dtype, TE_I64) && ir_is_intlike(e->args[0]->dtype) &&
+      !ir_is_bool(e->args[0]->dtype))
+    e = e->args[0];
+  return expr(c, e);
+}
+
+static bool infix(pctx *c, te_expr *e) {
+  static const char *const ops[] = {[IR_ADD] = " + ", [IR_SUB] = " - ", [IR_EQ] = " == ",
+                                    [IR_NE] = " != ", [IR_LT] = " < ", [IR_LE] = " <= ",
+                                    [IR_GT] = " > ", [IR_GE] = " >= ", [IR_AND] = " && ",
+                                    [IR_OR] = " || ", [IR_MUL] = "*", [IR_DIV] = "/",
+                                    [IR_FLOORDIV] = "//", [IR_FLOORMOD] = "%"};
+  int pe = prec(e), pl = prec(e->args[0]), pr = prec(e->args[1]);
+  if (!sub(c, e->args[0], pl < pe || (pe == P_CMP && pl == P_CMP))) return false;
+  ir_str_puts(c->out, ops[e->kind]);
+  return sub(c, e->args[1], pr <= pe);
+}
+
+static bool call(pctx *c, const char *name, int n, te_expr *const args[]) {
+  ir_str_printf(c->out, "%s(", name);
+  for (int i = 0; i < n; i++) {
+    if (i) ir_str_puts(c->out, ", ");
+    if (!expr(c, args[i])) return false;
+  }
+  ir_str_puts(c->out, ")");
+  return true;
+}
+
+static bool minmax(pctx *c, te_expr *e) {
+  te_expr *b = e->args[1];
+  bool axis = b->kind == IR_VAR && ps_names_is_axis(c->names, b);
+  ir_str_printf(c->out, "%s(", e->kind == IR_MIN ? "min" : "max");
+  if (!expr(c, e->args[0])) return false;
+  ir_str_puts(c->out, ", ");
+  if (!sub(c, b, axis)) return false;
+  ir_str_puts(c->out, ")");
+  return true;
+}
+
+static bool access(pctx *c, te_expr *e) {
+  const char *name = ps_names_tensor(c->names, e->u.tensor);
+  if (!name) return unsupported(c, e);
+  ir_str_printf(c->out, "%s[", name);
+  for (int i = 0; i < e->nargs; i++) {
+    if (i) ir_str_puts(c->out, ", ");
+    if (!index_expr(c, e->args[i])) return false;
+  }
+  ir_str_puts(c->out, "]");
+  return true;
+}
+
+static bool reduce(pctx *c, te_expr *e) {
+  static const char *const builtin[] = {"sum", "prod", "min", "max"};
+  const ir_reduce *r = e->u.reduce;
+  const char *name = r->kind == IR_REDUCER_CUSTOM ? ps_names_reducer(c->names, r->custom)
+                                                  : builtin[r->kind];
+  if (!name) return unsupported(c, e);
+  ir_str_printf(c->out, "%s(", name);
+  if (e->nargs > 1) ir_str_puts(c->out, "(");
+  for (int i = 0; i < e->nargs; i++) {
+    if (i) ir_str_puts(c->out, ", ");
+    if (!expr(c, e->args[i])) return false;
+  }
+  if (e->nargs > 1) ir_str_puts(c->out, ")");
+  for (int i = 0; i < r->naxes; i++) {
+    const char *a = ps_names_var(c->names, r->axes[i]);
+    if (!a) return unsupported(c, r->axes[i]);
+    ir_str_printf(c->out, ", %s", a);
+  }
+  if (r->cond) {
+    ir_str_puts(c->out, " where ");
+    if (!expr(c, r->cond)) return false;
+  }
+  ir_str_puts(c->out, ")");
+  return true;
+}
+
+static bool expr(pctx *c, te_expr *e) {
+  char name[24];
+  switch ((ir_expr_kind)e->kind) {
+    case IR_INT: ps_print_int(c->out, e->dtype, e->u.i); return true;
+    case IR_FLOAT: ps_print_float(c->out, e->dtype, e->u.f); return true;
+    case IR_VAR: {
+      const char *n = ps_names_var(c->names, e);
+      if (!n) return unsupported(c, e);
+      ir_str_puts(c->out, n);
+      return true;
+    }
+    case IR_NOT:
+      ir_str_puts(c->out, "!");
+      return sub(c, e->args[0], prec(e->args[0]) < P_UNARY);
+    case IR_MIN: case IR_MAX: return minmax(c, e);
+    case IR_SELECT: return call(c, "select", 3, e->args);
+    case IR_CAST:
+      return call(c, te_dtype_str(e->dtype, name, sizeof name), 1, e->args);
+    case IR_CALL:
+      if (ir_intrin_table[e->u.call].flags & IR_INTRIN_INTERNAL) return unsupported(c, e);
+      return call(c, ir_intrin_table[e->u.call].name, e->nargs, e->args);
+    case IR_ACCESS: return access(c, e);
+    case IR_REDUCE: return reduce(c, e);
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_FLOORDIV: case IR_FLOORMOD:
+    case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE: case IR_AND:
+    case IR_OR:
+      return infix(c, e);
+    default: return unsupported(c, e); /* let, loads, ramps, truncating division, ... */
+  }
+}
+
+bool ps_print_expr(ir_str *out, const ps_names *names, te_expr *e, te_expr **bad) {
+  pctx c = {out, names, bad};
+  return expr(&c, e);
+}
+
+bool ps_print_index(ir_str *out, const ps_names *names, te_expr *e, te_expr **bad) {
+  pctx c = {out, names, bad};
+  return index_expr(&c, e);
+}
+
+bool ps_print_reduce(ir_str *out, const ps_names *names, te_expr *e, te_expr **bad) {
+  pctx c = {out, names, bad};
+  return reduce(&c, e);
+}
+
+/* lo + ext in a range, ext parenthesized as a right operand of + would be. */
+bool ps_print_range_end(ir_str *out, const ps_names *names, te_expr *lo, te_expr *ext,
+                        te_expr **bad) {
+  pctx c = {out, names, bad};
+  if (!index_expr(&c, lo)) return false;
+  ir_str_puts(out, " + ");
+  te_expr *x = ext;
+  if (x->kind == IR_CAST && ir_dtype_eq(x->dtype, TE_I64) && ir_is_intlike(x->args[0]->dtype) &&
+      !ir_is_bool(x->args[0]->dtype))
+    x = x->args[0];
+  return sub(&c, x, prec(x) <= P_ADD);
+}

@@ -1,0 +1,119 @@
+/* test_tune_api.c — te_tune and te_apply_best through the public API (shared libte): a matmul
+ * written by hand with te_compute is tuned for a few trials, the best schedule applied to a
+ * fresh schedule gives the same numbers as plain C, te_tune_workload's key is what the log
+ * holds, and a workload without records gets TE_ERR_NOT_FOUND with the schedule left as it was.
+ */
+#define _GNU_SOURCE /* mkdtemp */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <te/tune.h>
+
+#include "te_test.h"
+
+static char dir[256], logpath[300];
+
+static void setup(void) {
+  tt_setup();
+  const char *base = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/te_tune_api_XXXXXX", base && *base ? base : "/tmp");
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(logpath, sizeof logpath, "%s/log.jsonl", dir);
+}
+
+static void teardown(void) {
+  unlink(logpath);
+  rmdir(dir);
+  tt_teardown();
+}
+
+TestSuite(tune_api, .init = setup, .fini = teardown, .timeout = 240);
+
+enum { M = 24, N = 40, K = 12 };
+
+static te_tensor *matmul(te_ctx *ctx, te_tensor **a, te_tensor **b, int k_extent) {
+  te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
+  te_expr *k = te_reduce_axis(ctx, "k", te_int(ctx, 0), te_int(ctx, k_extent));
+  *a = te_placeholder(ctx, "A", TE_F32, 2, TE_EXPRS(te_int(ctx, M), te_int(ctx, k_extent)));
+  *b = te_placeholder(ctx, "B", TE_F32, 2, TE_EXPRS(te_int(ctx, k_extent), te_int(ctx, N)));
+  return te_compute(ctx, "C", 2, TE_EXPRS(te_int(ctx, M), te_int(ctx, N)), TE_EXPRS(i, j),
+                    TE_SUM(te_mul(TE_AT(*a, i, k), TE_AT(*b, k, j)), k));
+}
+
+static te_tune_options quick(int trials) {
+  te_tune_options o = {0};
+  o.trials = trials;
+  o.log_path = logpath;
+  o.seed = 11;
+  o.batch = 3;
+  o.population = 16;
+  o.generations = 1;
+  o.min_repeat_s = 0.001;
+  o.max_repeats = 3;
+  return o;
+}
+
+Test(tune_api, tune_apply_best_and_run) {
+  te_tensor *A, *B, *C = TT_NN(matmul(tt_ctx, &A, &B, K));
+  te_tune_summary sum;
+  te_tune_options o = quick(4);
+  o.summary = &sum;
+  TT_OK(te_tune(tt_ctx, 1, &C, tt_target(), &o));
+  cr_assert_eq(sum.measured, 4);
+  cr_assert_gt(sum.best_gflops, 0);
+  char key[17];
+  char *text = TT_NN(te_tune_workload(tt_ctx, 1, &C, key));
+  cr_assert_str_eq(key, sum.key);
+  te_free(text);
+
+  te_schedule *s = tt_schedule1(C);
+  TT_OK(te_apply_best(s, logpath, tt_target()));
+  char *trace = te_schedule_trace(s);
+  cr_assert_neq(strlen(trace), 0, "the best schedule has steps");
+  te_free(trace);
+  te_module *mod = tt_build(s, "mm", 3, TT_TENSORS(A, B, C), 0, NULL);
+  tt_buf *a = TT_ALLOC(TE_F32, M, K), *b = TT_ALLOC(TE_F32, K, N), *c = TT_ALLOC(TE_F32, M, N);
+  tt_buf *ref = TT_ALLOC(TE_F32, M, N);
+  tt_fill(a, 1);
+  tt_fill(b, 2);
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double acc = 0;
+      for (int k = 0; k < K; k++)
+        acc += tt_get(a, i * K + k) * tt_get(b, k * N + j);
+      tt_set(ref, i * N + j, acc);
+    }
+  tt_call(mod, "mm", 3, TT_BUFS(a, b, c), 0, NULL);
+  tt_assert_close(c, ref, K);
+}
+
+Test(tune_api, no_record_is_not_found) {
+  te_tensor *A, *B, *C = TT_NN(matmul(tt_ctx, &A, &B, K));
+  te_tune_options o = quick(2);
+  TT_OK(te_tune(tt_ctx, 1, &C, tt_target(), &o));
+  te_tensor *A2, *B2, *C2 = TT_NN(matmul(tt_ctx, &A2, &B2, K + 1)); /* another workload */
+  te_schedule *s = tt_schedule1(C2);
+  cr_assert_eq(te_apply_best(s, logpath, tt_target()), TE_ERR_NOT_FOUND);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_NOT_FOUND, "te_apply_best", "no successful record");
+  char *trace = te_schedule_trace(s);
+  cr_assert_str_eq(trace, "");
+  te_free(trace);
+}
+
+Test(tune_api, argument_errors) {
+  te_tensor *A, *B, *C = TT_NN(matmul(tt_ctx, &A, &B, K));
+  te_tune_options o = quick(2);
+  cr_assert_eq(te_tune(tt_ctx, 1, &C, NULL, &o), TE_ERR_INVALID_ARG);
+  te_clear_error(tt_ctx);
+  cr_assert_eq(te_tune(tt_ctx, 1, &C, tt_target(), NULL), TE_ERR_INVALID_ARG);
+  te_clear_error(tt_ctx);
+  cr_assert_eq(te_tune(tt_ctx, 1, &A, tt_target(), &o), TE_ERR_INVALID_ARG); /* a placeholder */
+  te_clear_error(tt_ctx);
+  cr_assert_eq(te_apply_best(NULL, logpath, tt_target()), TE_ERR_INVALID_ARG);
+  te_schedule *s = tt_schedule1(C);
+  cr_assert_eq(te_apply_best(s, NULL, tt_target()), TE_ERR_INVALID_ARG);
+}

@@ -1,0 +1,209 @@
+/* test_tune_run.c — short tuning runs (a few trials of small shapes): the log gets one record a
+ * trial and te_apply_best replays the best; a planted crashing, hanging or wrong candidate costs
+ * one error record and the run goes on; a tuner killed with SIGKILL and resumed loses at most the
+ * record being written and measures no trace twice; the same seed measures the same candidates.
+ */
+#include "tune_util.h" /* first: it defines _GNU_SOURCE */
+
+#include <math.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+
+TestSuite(tune_run, .init = tu_setup, .fini = tu_teardown, .timeout = 240);
+
+static te_status tune(te_ctx *c, te_tensor *out, te_tune_options *o) {
+  return te_tune(c, 1, &out, tu_target(c), o);
+}
+
+Test(tune_run, records_and_apply_best) {
+  const char *log = tu_path("log.jsonl");
+  te_tensor *out = tu_op(ctx, "matmul M=32 N=32 K=16 dtype=f32");
+  te_tune_summary sum;
+  te_tune_options o = tu_quick(log, 6, 1);
+  o.summary = &sum;
+  cr_assert_eq(tune(ctx, out, &o), TE_OK, "%s", te_last_error(ctx));
+  cr_assert_eq(sum.measured, 6);
+  cr_assert_eq(sum.trials_done, 6);
+  cr_assert_eq(sum.errors, 0, "%d errors", sum.errors);
+  cr_assert(isfinite(sum.best_cost_s) && sum.best_gflops > 0);
+  at_log l;
+  tu_read(log, &l);
+  cr_assert_eq(l.n, 6);
+  for (int i = 0; i < l.n; i++) {
+    cr_assert_str_eq(l.rec[i].key, sum.key);
+    cr_assert_eq(l.rec[i].trial, i);
+    cr_assert_geq(l.rec[i].ncosts, 1);
+    cr_assert_float_eq(l.rec[i].flops, 2.0 * 32 * 32 * 16, 1e-9);
+  }
+  int best = at_log_best(&l, sum.key, NULL);
+  cr_assert_float_eq(at_record_cost(&l.rec[best]), sum.best_cost_s, 1e-12);
+  /* te_apply_best in another context: the computation is rebuilt, the key found */
+  te_ctx *c2 = te_ctx_new();
+  te_tensor *o2 = tu_op(c2, "matmul M=32 N=32 K=16 dtype=f32");
+  te_schedule *s = te_schedule_new(c2, 1, &o2);
+  cr_assert_eq(te_apply_best(s, log, tu_target(c2)), TE_OK, "%s", te_last_error(c2));
+  char *trace = te_schedule_trace(s);
+  cr_assert_str_eq(trace, l.rec[best].trace);
+  te_free(trace);
+  te_ctx_free(c2);
+  at_log_free(&l);
+}
+
+Test(tune_run, apply_best_missing_workload) {
+  const char *log = tu_path("log.jsonl");
+  te_tensor *out = tu_op(ctx, "matmul M=16 N=16 K=16 dtype=f32");
+  te_tune_options o = tu_quick(log, 2, 1);
+  cr_assert_eq(tune(ctx, out, &o), TE_OK, "%s", te_last_error(ctx));
+  te_tensor *other = tu_op(ctx, "matmul M=16 N=16 K=8 dtype=f32");
+  te_schedule *s = te_schedule_new(ctx, 1, &other);
+  cr_assert_eq(te_apply_best(s, log, tu_target(ctx)), TE_ERR_NOT_FOUND);
+  char key[17];
+  char *text = te_tune_workload(ctx, 1, &other, key);
+  cr_assert(strstr(te_last_error(ctx), key), "message: %s", te_last_error(ctx));
+  te_free(text);
+  char *trace = te_schedule_trace(s);
+  cr_assert_str_eq(trace, ""); /* left as it was: the default schedule */
+  te_free(trace);
+  te_clear_error(ctx);
+  cr_assert_eq(te_apply_best(s, tu_path("missing.jsonl"), tu_target(ctx)), TE_ERR_IO);
+}
+
+/* Planted failures: the 2nd measurement crashes, the 4th hangs, the 5th answers wrong. */
+Test(tune_run, crash_hang_and_wrong_are_isolated) {
+  const char *log = tu_path("log.jsonl");
+  te_tensor *out = tu_op(ctx, "matmul M=16 N=16 K=16 dtype=f32");
+  te_tune_summary sum;
+  te_tune_options o = tu_quick(log, 6, 3);
+  o.timeout_s = 1;
+  o.check = 100; /* check every candidate */
+  o.summary = &sum;
+  at_test_plant(1, 3, 4);
+  te_status st = tune(ctx, out, &o);
+  at_test_plant(-1, -1, -1);
+  cr_assert_eq(st, TE_OK, "%s", te_last_error(ctx));
+  cr_assert_eq(sum.measured, 6);
+  cr_assert_eq(sum.errors, 3);
+  at_log l;
+  tu_read(log, &l);
+  cr_assert_eq(l.n, 6);
+  const char *kinds[6] = {"", "crash", "", "timeout", "wrong", ""};
+  for (int i = 0; i < 6; i++) {
+    cr_assert_str_eq(l.rec[i].error_kind, kinds[i], "trial %d: %s (%s)", i, l.rec[i].error_kind,
+                     l.rec[i].message);
+    cr_assert_eq(l.rec[i].error != TE_OK, *kinds[i] != 0);
+  }
+  cr_assert(strstr(l.rec[1].message, "signal"), "%s", l.rec[1].message);
+  at_log_free(&l);
+}
+
+static bool has_duplicates(const at_log *l) {
+  for (int i = 0; i < l->n; i++)
+    for (int j = 0; j < i; j++)
+      if (!strcmp(l->rec[i].trace, l->rec[j].trace))
+        return true;
+  return false;
+}
+
+Test(tune_run, kill_then_resume) {
+  const char *log = tu_path("log.jsonl");
+  fflush(NULL);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) { /* the tuner to kill: many trials, slowed by repeats */
+    te_ctx *c = te_ctx_new();
+    te_tune_options o = tu_quick(log, 200, 5);
+    o.batch = 2;
+    o.min_repeat_s = 0.02;
+    o.max_repeats = 200;
+    te_tune(c, 1, (te_tensor *[]){tu_op(c, "matmul M=32 N=32 K=32 dtype=f32")}, tu_target(c), &o);
+    _exit(0);
+  }
+  for (int waited = 0; tu_count_lines(log) < 5 && waited < 2000; waited++)
+    nanosleep(&(struct timespec){0, 20000000}, NULL);
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  at_log before;
+  tu_read(log, &before);
+  int lines = tu_count_lines(log);
+  cr_assert_geq(before.n, 5);
+  cr_assert_leq(lines - before.n, 1, "%d lines, %d records", lines, before.n); /* at most the last */
+  cr_assert_eq(before.skipped, lines - before.n);
+  /* resume to before.n + 4 trials */
+  te_tensor *out = tu_op(ctx, "matmul M=32 N=32 K=32 dtype=f32");
+  te_tune_summary sum;
+  te_tune_options o = tu_quick(log, before.n + 4, 5);
+  o.resume = 1;
+  o.summary = &sum;
+  cr_assert_eq(tune(ctx, out, &o), TE_OK, "%s", te_last_error(ctx));
+  cr_assert_eq(sum.measured, 4);
+  cr_assert_eq(sum.trials_done, before.n + 4);
+  at_log after;
+  tu_read(log, &after);
+  cr_assert_eq(after.n, before.n + 4);
+  cr_assert(!has_duplicates(&after), "a trace was measured twice");
+  for (int i = 0; i < before.n; i++) /* nothing written before the kill is lost */
+    cr_assert_str_eq(after.rec[i].trace, before.rec[i].trace);
+  for (int i = before.n; i < after.n; i++)
+    cr_assert_eq(after.rec[i].trial, i, "trial numbers continue");
+  at_log_free(&before);
+  at_log_free(&after);
+}
+
+/* Random search (no model: measurements do not steer it) with one seed measures the same
+   candidates in the same order; the model-guided search does for its first round. */
+Test(tune_run, same_seed_same_trials) {
+  const char *logs[2] = {tu_path("a.jsonl"), tu_path("b.jsonl")};
+  for (int k = 0; k < 2; k++) {
+    te_ctx *c = te_ctx_new();
+    te_tune_options o = tu_quick(logs[k], 6, 42);
+    o.no_model = 1;
+    o.batch = 3;
+    cr_assert_eq(tune(c, tu_op(c, "matmul M=16 N=32 K=8 dtype=f32"), &o), TE_OK);
+    te_ctx_free(c);
+  }
+  at_log a, b;
+  tu_read(logs[0], &a);
+  tu_read(logs[1], &b);
+  cr_assert_eq(a.n, 6);
+  cr_assert_eq(b.n, 6);
+  for (int i = 0; i < a.n; i++) {
+    cr_assert_str_eq(a.rec[i].trace, b.rec[i].trace, "trial %d differs", i);
+    cr_assert_str_eq(a.rec[i].params, b.rec[i].params);
+  }
+  at_log_free(&a);
+  at_log_free(&b);
+}
+
+Test(tune_run, conv2d_and_softmax_tune) {
+  const char *descs[] = {"conv2d C=4 H=8 W=8 O=8 pad=1 dtype=f32", "softmax N=8 D=64 dtype=f32",
+                         "matmul_relu M=16 N=16 K=16 dtype=f32"};
+  for (int k = 0; k < 3; k++) {
+    te_tensor *out = tu_op(ctx, descs[k]);
+    te_tune_summary sum;
+    te_tune_options o = tu_quick(tu_path("log.jsonl"), 4, 1);
+    o.check = 100;
+    o.summary = &sum;
+    cr_assert_eq(tune(ctx, out, &o), TE_OK, "%s: %s", descs[k], te_last_error(ctx));
+    cr_assert_eq(sum.errors, 0, "%s: %d errors", descs[k], sum.errors);
+    cr_assert_eq(sum.measured, 4);
+  }
+}
+
+Test(tune_run, bad_options) {
+  te_tensor *out = tu_op(ctx, "matmul M=8 N=8 K=8 dtype=f32");
+  te_tune_options o = tu_quick(NULL, 2, 1);
+  cr_assert_eq(tune(ctx, out, &o), TE_ERR_INVALID_ARG);
+  cr_assert(strstr(te_last_error(ctx), "log"));
+  te_clear_error(ctx);
+  o = tu_quick(tu_path("l.jsonl"), -1, 1);
+  cr_assert_eq(tune(ctx, out, &o), TE_ERR_INVALID_ARG);
+  te_clear_error(ctx);
+  te_expr *n = te_var(ctx, "n");
+  te_tensor *x = te_placeholder(ctx, "x", TE_F32, 1, TE_EXPRS(n));
+  te_tensor *y = te_op_relu(ctx, x, NULL);
+  o = tu_quick(tu_path("l.jsonl"), 2, 1);
+  cr_assert_eq(te_tune(ctx, 1, &y, tu_target(ctx), &o), TE_ERR_UNSUPPORTED);
+  cr_assert(strstr(te_last_error(ctx), "symbolic"), "%s", te_last_error(ctx));
+}

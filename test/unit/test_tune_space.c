@@ -1,0 +1,143 @@
+/* test_tune_space.c — the search space: the sketches each kind of workload gets, candidates that
+ * stay valid under sampling, mutation and crossover and apply to a schedule that lowers, knob
+ * values that round-trip through the log's text, features that are finite and tell schedules
+ * apart, a cost model that learns an ordering, and proposals that depend only on the seed.
+ */
+#include "tune_util.h" /* first: it defines _GNU_SOURCE */
+
+#include <math.h>
+
+
+TestSuite(tune_space, .init = tu_setup, .fini = tu_teardown);
+
+static at_workload workload(const char *desc) {
+  te_tensor *out = tu_op(ctx, desc);
+  at_workload wl;
+  cr_assert_eq(at_workload_make(ctx, 1, &out, "test", &wl), TE_OK, "%s", te_last_error(ctx));
+  return wl;
+}
+
+static void expect_sketches(const char *desc, const char *const names[], int n) {
+  at_workload wl = workload(desc);
+  at_task t;
+  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK, "%s", te_last_error(ctx));
+  cr_assert_eq(t.nsketch, n, "%s: %d sketches (first %s)", desc, t.nsketch, t.sketch[0].name);
+  for (int i = 0; i < n; i++)
+    cr_assert_geq(at_task_sketch_index(&t, names[i]), 0, "%s: no sketch %s", desc, names[i]);
+}
+
+Test(tune_space, sketches_by_workload) {
+  expect_sketches("matmul M=32 N=32 K=16 dtype=f32", (const char *const[]){"tile", "tile+cache"}, 2);
+  expect_sketches("matmul_relu M=32 N=32 K=16 dtype=f32",
+                  (const char *const[]){"tile", "tile+fuse"}, 2);
+  expect_sketches("conv2d C=4 H=8 W=8 O=8 pad=1 dtype=f32",
+                  (const char *const[]){"tile", "tile+cache"}, 2);
+  expect_sketches("softmax N=8 D=32 dtype=f32", (const char *const[]){"simple"}, 1);
+}
+
+/* Every sampled, mutated and crossed candidate is valid and applies; its schedule lowers. */
+static void check_space(const char *desc, int samples) {
+  at_workload wl = workload(desc);
+  at_task t;
+  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK);
+  at_rng rng;
+  at_rng_seed(&rng, 99);
+  for (int k = 0; k < samples; k++) {
+    at_cand a, b, m, x;
+    at_cand_sample(&t, k % t.nsketch, &rng, &a);
+    at_cand_sample(&t, k % t.nsketch, &rng, &b);
+    at_cand_mutate(&t, &a, &rng, &m);
+    at_cand_crossover(&t, &a, &b, &rng, &x);
+    const at_cand *all[] = {&a, &m, &x};
+    for (int i = 0; i < 3; i++) {
+      cr_assert(at_cand_valid(&t, all[i]), "%s: invalid candidate", desc);
+      te_schedule *s = te_schedule_new(ctx, wl.nout, wl.outs);
+      cr_assert_eq(at_cand_apply(&t, all[i], s), TE_OK, "%s: %s", desc, te_last_error(ctx));
+      char *ir = te_lower_text(s, wl.nargs, wl.args, 0, NULL);
+      cr_assert_not_null(ir, "%s: %s", desc, te_last_error(ctx));
+      te_free(ir);
+    }
+    char *p = at_cand_params_str(&m);
+    at_cand back;
+    cr_assert(at_cand_from_params(&t, m.sketch, p, &back));
+    cr_assert_eq(memcmp(back.v, m.v, sizeof(int64_t) * (size_t)m.nvals), 0);
+    free(p);
+  }
+}
+
+Test(tune_space, candidates_valid_matmul) { check_space("matmul M=48 N=64 K=24 dtype=f32", 12); }
+Test(tune_space, candidates_valid_conv2d) {
+  check_space("conv2d C=3 H=10 W=10 O=8 KH=3 KW=3 pad=1 dtype=f32", 6);
+}
+Test(tune_space, candidates_valid_softmax) { check_space("softmax N=6 D=40 dtype=f32", 8); }
+Test(tune_space, candidates_valid_fused) { check_space("matmul_relu M=16 N=32 K=8 dtype=f32", 8); }
+
+Test(tune_space, features_finite_and_distinct) {
+  at_workload wl = workload("matmul M=64 N=64 K=64 dtype=f32");
+  te_target *tgt = tu_target(ctx);
+  float f0[AT_NFEAT], f1[AT_NFEAT];
+  te_schedule *plain = te_schedule_new(ctx, 1, wl.outs), *tiled = te_schedule_new(ctx, 1, wl.outs);
+  cr_assert_eq(te_schedule_replay(tiled, "split matmul j 16\nvectorize matmul j.i\n"
+                                         "parallel matmul i\n"),
+               TE_OK, "%s", te_last_error(ctx));
+  cr_assert_eq(at_features(&wl, plain, tgt, f0), TE_OK, "%s", te_last_error(ctx));
+  cr_assert_eq(at_features(&wl, tiled, tgt, f1), TE_OK, "%s", te_last_error(ctx));
+  int differ = 0;
+  for (int i = 0; i < AT_NFEAT; i++) {
+    cr_assert(isfinite(f0[i]) && isfinite(f1[i]), "feature %d not finite", i);
+    differ += f0[i] != f1[i];
+  }
+  cr_assert_gt(differ, 2);
+  cr_assert_gt(f0[0], 10); /* log2 of the 64^3 trip count of the update */
+}
+
+Test(tune_space, model_learns_an_order) {
+  at_model *m = at_model_new(1);
+  float f[AT_NFEAT] = {0};
+  for (int i = 0; i < 40; i++) {
+    f[0] = (float)i;
+    f[5] = (float)(i % 3);
+    cr_assert(at_model_add(m, f, 1.0 + i)); /* throughput grows with f[0] */
+  }
+  cr_assert(at_model_train(m));
+  float q[2 * AT_NFEAT] = {0}, out[2];
+  q[0] = 5;
+  q[AT_NFEAT] = 35;
+  cr_assert(at_model_predict(m, 2, q, out));
+  cr_assert_lt(out[0], out[1]);
+  at_model_free(m);
+}
+
+/* Proposals of two searches with one seed are the same traces, in the same order. */
+static int propose(uint64_t seed, char **traces, int n) {
+  at_workload wl = workload("matmul M=32 N=32 K=32 dtype=f32");
+  at_task t;
+  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK);
+  at_search_opts o = {seed, 16, 1, 0.15, true};
+  at_search *s = at_search_new(&t, &o);
+  at_proposal ps[16];
+  int got = at_search_propose(s, &wl, tu_target(ctx), n, ps);
+  for (int i = 0; i < got; i++)
+    traces[i] = ps[i].trace;
+  at_search_free(s);
+  return got;
+}
+
+Test(tune_space, same_seed_same_candidates) {
+  char *a[16], *b[16], *c[16];
+  int na = propose(7, a, 8), nb = propose(7, b, 8), nc = propose(8, c, 8);
+  cr_assert_eq(na, 8);
+  cr_assert_eq(nb, 8);
+  int same_as_other_seed = 0;
+  for (int i = 0; i < na; i++) {
+    cr_assert_str_eq(a[i], b[i], "proposal %d differs", i);
+    for (int j = 0; j < i; j++)
+      cr_assert_str_neq(a[i], a[j], "proposal %d repeats %d", i, j);
+    same_as_other_seed += i < nc && strcmp(a[i], c[i]) == 0;
+  }
+  cr_assert_lt(same_as_other_seed, na, "another seed gave the same candidates");
+  for (int i = 0; i < na; i++)
+    free(a[i]), free(b[i]);
+  for (int i = 0; i < nc; i++)
+    free(c[i]);
+}

@@ -1,0 +1,100 @@
+/* tune_util.h — helpers for the autotuner's tests (test_tune*.c): a fresh temporary directory
+ * and context per test, small workloads, quick tuning options, and reading a log back.
+ * Everything is static; included by the test_tune*.c files only.
+ */
+#ifndef TE_TEST_TUNE_UTIL_H
+#define TE_TEST_TUNE_UTIL_H
+
+#define _GNU_SOURCE /* mkdtemp, nftw */
+#include <criterion/criterion.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../autotune/at.h" /* the autotuner's internals (at_*) */
+
+static te_ctx *ctx;
+static char tmpdir[256];
+
+static inline void tu_setup(void) {
+  ctx = te_ctx_new();
+  const char *base = getenv("TMPDIR");
+  snprintf(tmpdir, sizeof tmpdir, "%s/te_tune_XXXXXX", base && *base ? base : "/tmp");
+  cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp");
+}
+
+static int tu_rm(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+static inline void tu_teardown(void) {
+  te_ctx_free(ctx);
+  ctx = NULL;
+  nftw(tmpdir, tu_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* tmpdir/name in a static buffer (one of four, so a few can be live at once). */
+static inline const char *tu_path(const char *name) {
+  static char bufs[4][512];
+  static int next;
+  char *b = bufs[next++ % 4];
+  snprintf(b, 512, "%s/%s", tmpdir, name);
+  return b;
+}
+
+/* An operator workload built in c ("matmul M=16 N=16 K=16" style words). */
+static inline te_tensor *tu_op(te_ctx *c, const char *desc) {
+  at_op_spec sp;
+  char err[256];
+  cr_assert(at_op_spec_from_desc(desc, &sp, err, sizeof err), "%s", err);
+  te_tensor *outs[4];
+  int n;
+  cr_assert_eq(at_op_spec_build(&sp, c, &n, outs), TE_OK, "%s", te_last_error(c));
+  return outs[0];
+}
+
+static inline te_target *tu_target(te_ctx *c) {
+  te_target *t = te_target_parse(c, "llvm");
+  cr_assert_not_null(t, "%s", te_last_error(c));
+  return t;
+}
+
+/* Options for a quick run: tiny repeats, small population, short timeout. */
+static inline te_tune_options tu_quick(const char *log, int trials, uint64_t seed) {
+  te_tune_options o = {0};
+  o.trials = trials;
+  o.log_path = log;
+  o.seed = seed;
+  o.batch = 4;
+  o.population = 16;
+  o.generations = 1;
+  o.min_repeat_s = 0.0005;
+  o.min_repeats = 1;
+  o.max_repeats = 3;
+  o.timeout_s = 5;
+  o.threads = 1;
+  return o;
+}
+
+static inline void tu_read(const char *path, at_log *log) {
+  cr_assert_eq(at_log_read(NULL, path, false, NULL, log), TE_OK, "cannot read %s", path);
+}
+
+static inline int tu_count_lines(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  int n = 0, c, last = '\n';
+  while ((c = fgetc(f)) != EOF) {
+    n += c == '\n';
+    last = c;
+  }
+  fclose(f);
+  return n + (last != '\n');
+}
+
+#endif
