@@ -180,7 +180,7 @@ te_status te_tile(te_stage *st, te_iter *x, te_iter *y, int64_t fx, int64_t fy, 
   if (fx <= 0 || fy <= 0)
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': factors must be > 0 (got %lld, %lld)",
                     fn, st->name, (long long)fx, (long long)fy);
-  te_iter *a, *b, *c, *d;
+  te_iter *a = NULL, *b = NULL, *c = NULL, *d = NULL;
   te_status s = do_split(fn, st, x, fx, false, &a, &c);
   if (s == TE_OK) s = do_split(fn, st, y, fy, false, &b, &d);
   te_iter *order[4] = {a, b, c, d};

@@ -50,7 +50,9 @@ bool sch_check_shape(te_ctx *ctx, const char *fn, const char *name, int ndim,
       return false;
     }
     int64_t v;
-    if (ir_is_const_int(e, &v) && v <= 0) {
+    ir_analyzer *an = ir_analyzer_new(ctx); /* `1 - 12` is a constant extent too */
+    te_expr *simple = an ? ir_simplify(an, ir_cast(TE_I64, e)) : e;
+    if (ir_is_const_int(simple, &v) && v <= 0) {
       ir_error(ctx, TE_ERR_SHAPE, "%s: tensor '%s': extent %d must be > 0 (got %lld)", fn, name,
                i, (long long)v);
       return false;
