@@ -235,6 +235,15 @@ te_status sch_infer_bounds(te_schedule *s, ir_analyzer *an) {
     }
     te_status r = sch_propagate_domains(st, an);
     if (r != TE_OK) return r;
+    if (sch_stage_rounds_up(st)) { /* storage padded to what the rounded loops write */
+      for (int d = 0; d < st->op->ndim; d++) {
+        te_expr *cov = ir_simplify(an, sch_covered_extent(st, st->root[d]));
+        ir_const_bound b = ir_const_bound_of(an, cov);
+        st->root[d]->alloc_extent =
+            b.max != INT64_MAX ? ir_i64(ctx, b.max)
+                               : ir_simplify(an, ir_max(cov, st->root[d]->alloc_extent));
+      }
+    }
     /* producers computed inside this stage see its loop variables with their ranges */
     for (int j = 0; j < st->nleaf; j++)
       ir_analyzer_bind(an, st->leaf[j]->var, st->leaf[j]->dom_min, st->leaf[j]->dom_extent);

@@ -130,6 +130,7 @@ static ir_stmt *reduce_update(nest *n, te_stage *st, ir_map *values, te_expr *co
   te_expr *src[16];
   for (int k = 0; k < op->nbody && k < 16; k++) {
     src[k] = sch_subst_roots(st, values, sch_stage_source(st, k, NULL));
+    if (sch_stage_rounds_up(st)) src[k] = sch_clamp_reads(n->ctx, src[k]);
     if (!src[k]) return NULL;
   }
   if (red->u.reduce->kind != IR_REDUCER_CUSTOM) {
@@ -185,6 +186,13 @@ static ir_stmt *stage_nest(nest *n, te_stage *st) {
   }
   te_expr *idx[TE_MAX_DIMS];
   for (int d = 0; d < op->ndim; d++) idx[d] = ir_simplify(n->an, ir_map_get(values, st->root[d]));
+  if (sch_stage_rounds_up(st) && st->is_output) {
+    ir_error(ctx, TE_ERR_SCHEDULE,
+             "te_set_tail: stage '%s' is an output: rounding its loops up would write outside the "
+             "caller's buffer",
+             st->name);
+    return NULL;
+  }
   stage_parts p = {st, NULL, NULL, st->nleaf};
   if (op->body[0]->kind == IR_REDUCE) {
     te_expr *cond = NULL;
@@ -206,6 +214,7 @@ static ir_stmt *stage_nest(nest *n, te_stage *st) {
     ir_stmt *body = NULL;
     for (int k = op->nbody - 1; k >= 0; k--) {
       te_expr *src = sch_subst_roots(st, values, sch_stage_source(st, k, NULL));
+      if (sch_stage_rounds_up(st)) src = sch_clamp_reads(ctx, src);
       if (!src) return NULL;
       body = ir_seq2(ctx, ir_provide(op->outputs[k], src, op->ndim, idx), body);
     }
@@ -243,9 +252,12 @@ te_status sch_schedule_to_stmt(te_schedule *s, ir_stmt **out) {
   for (int i = s->nstage - 1; i >= 0; i--) {
     te_stage *st = s->stages[i];
     if (st->attach != SCH_ATTACH_ROOT || st->is_output) continue;
-    te_expr *mins[TE_MAX_DIMS];
-    for (int d = 0; d < st->op->ndim; d++) mins[d] = ir_i64(ctx, 0);
-    body = realize_outputs(st, mins, st->op->shape, body);
+    te_expr *mins[TE_MAX_DIMS], *exts[TE_MAX_DIMS];
+    for (int d = 0; d < st->op->ndim; d++) {
+      mins[d] = ir_i64(ctx, 0);
+      exts[d] = st->root[d]->alloc_extent; /* the shape, padded when loops are rounded up */
+    }
+    body = realize_outputs(st, mins, exts, body);
   }
   if (!body) return ir_failed(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
   *out = body;

@@ -265,19 +265,20 @@ te_status te_set_tail(te_stage *st, te_iter *it, te_tail tail) {
   if ((unsigned)tail > TE_TAIL_ROUND_UP)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': unknown tail strategy %d", fn,
                     st->name, (int)tail);
-  if (tail == TE_TAIL_ROUND_UP)
-    return ir_error(ctx, TE_ERR_UNSUPPORTED,
-                    "%s: stage '%s': TE_TAIL_ROUND_UP is not supported by this version (it would "
-                    "compute points outside the stage's inputs); use guard or shift_inwards",
-                    fn, st->name);
-  if (tail == TE_TAIL_SHIFT_INWARDS && it->type == SCH_ITER_REDUCE)
+  if (tail != TE_TAIL_GUARD && it->type == SCH_ITER_REDUCE)
     return ir_error(ctx, TE_ERR_SCHEDULE,
-                    "%s: stage '%s': iter '%s' is a reduction axis: shifting its last tile inwards "
-                    "would add some terms twice",
-                    fn, st->name, it->name);
+                    "%s: stage '%s': iter '%s' is a reduction axis: %s its last tile would add "
+                    "some terms %s",
+                    fn, st->name, it->name, tail == TE_TAIL_ROUND_UP ? "rounding up" : "shifting",
+                    tail == TE_TAIL_ROUND_UP ? "that are not in the domain" : "twice");
+  if (tail == TE_TAIL_ROUND_UP && st->is_output)
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s' is an output: rounding its loops up would write outside the "
+                    "caller's buffer (round up an intermediate stage, e.g. a te_cache_write stage)",
+                    fn, st->name);
+  static const char *const names[] = {"guard", "shift_inwards", "round_up"};
   it->tail = tail;
-  sch_trace_add(st->sch, "set_tail %s %s %s", st->name, it->name,
-                tail == TE_TAIL_GUARD ? "guard" : "shift_inwards");
+  sch_trace_add(st->sch, "set_tail %s %s %s", st->name, it->name, names[tail]);
   return TE_OK;
 }
 

@@ -148,6 +148,9 @@ ir_map *sch_iter_values(te_stage *, ir_analyzer *);
 bool sch_split_shifts(const sch_rel *, ir_analyzer *);
 int sch_split_guards(te_stage *, ir_analyzer *, ir_map *values, bool reduce, te_expr ***out);
 te_expr *sch_subst_roots(te_stage *, ir_map *values, te_expr *e);
+bool sch_stage_rounds_up(const te_stage *);
+te_expr *sch_covered_extent(te_stage *, te_iter *);
+te_expr *sch_clamp_reads(te_ctx *, te_expr *);
 
 /* The identity of a built-in reducer for dtype t (0, 1, lowest, highest). */
 te_expr *sch_reduce_identity(te_ctx *, ir_reducer_kind, te_dtype t);

@@ -148,7 +148,7 @@ int sch_split_guards(te_stage *st, ir_analyzer *an, ir_map *values, bool reduce,
   for (int i = 0; i < st->nrel; i++) {
     sch_rel *r = &st->rels[i];
     if (r->kind != SCH_REL_SPLIT || (r->parent->type == SCH_ITER_REDUCE) != reduce) continue;
-    if (sch_split_shifts(r, an)) continue;
+    if (sch_split_shifts(r, an) || r->parent->tail == TE_TAIL_ROUND_UP) continue;
     te_expr *covered = ir_mul(r->outer->dom_extent, r->inner->dom_extent);
     if (ir_can_prove(an, ir_binary(IR_EQ, covered, r->parent->dom_extent))) continue;
     te_expr *val = ir_map_get(values, r->parent);
@@ -157,6 +157,48 @@ int sch_split_guards(te_stage *st, ir_analyzer *an, ir_map *values, bool reduce,
   }
   *out = g;
   return n;
+}
+
+/* True when a split of the stage rounds its loops up (te_set_tail TE_TAIL_ROUND_UP). */
+bool sch_stage_rounds_up(const te_stage *st) {
+  for (int i = 0; i < st->nrel; i++)
+    if (st->rels[i].kind == SCH_REL_SPLIT && st->rels[i].parent->tail == TE_TAIL_ROUND_UP)
+      return true;
+  return false;
+}
+
+/* The extent the loops cover for iterator it: its domain for a leaf, outer * inner for a split
+   parent (more than the domain when the split does not divide and nothing guards it). */
+te_expr *sch_covered_extent(te_stage *st, te_iter *it) {
+  for (int i = 0; i < st->nrel; i++) {
+    sch_rel *r = &st->rels[i];
+    if (r->kind == SCH_REL_SPLIT && r->parent == it)
+      return ir_mul(sch_covered_extent(st, r->outer), sch_covered_extent(st, r->inner));
+  }
+  return it->dom_extent;
+}
+
+/* Reads of bounded tensors with every index clamped into the tensor's shape: a rounded-up stage
+   computes points outside its domain, whose values nobody reads, and those points must not read
+   outside the stage's inputs. */
+static te_expr *clamp_access(ir_mutator *m, te_expr *e) {
+  te_expr *x = ir_mutate_expr_children(m, e);
+  if (!x) return NULL;
+  te_tensor *t = x->u.tensor;
+  te_expr *idx[TE_MAX_DIMS];
+  for (int d = 0; d < x->nargs; d++) {
+    te_expr *last = ir_sub(t->shape[d], ir_i64(m->ctx, 1));
+    idx[d] = ir_max(ir_min(x->args[d], last), ir_i64(m->ctx, 0));
+  }
+  return ir_access(t, x->nargs, idx);
+}
+
+te_expr *sch_clamp_reads(te_ctx *ctx, te_expr *e) {
+  ir_mutator m = {0};
+  m.ctx = ctx;
+  m.expr[IR_ACCESS] = clamp_access;
+  m.memo = true;
+  return e ? ir_mutate_expr(&m, e) : NULL;
 }
 
 /* Substitutes the stage's root variables by their values. */

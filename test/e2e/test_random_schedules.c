@@ -3,7 +3,7 @@
  *
  * For several workloads (matmul, a producer feeding a reduction, a two-stage stencil, a sum over
  * two axes), random sequences of primitives are applied (split, split_nparts, fuse, reorder,
- * unroll, parallel, vectorize, shift-inwards tails, compute_inline, compute_at, compute_root,
+ * unroll, parallel, vectorize, shift-inwards and round-up tails, compute_inline, compute_at, compute_root,
  * cache_read, cache_write, rfactor) with random arguments. A primitive that refuses its arguments is skipped
  * (its error cleared): what remains is a legal schedule, which must build and give the default
  * schedule's numbers. Seeded and reproducible; a failure prints the seed and the schedule trace,
@@ -34,7 +34,7 @@ static void random_loop_steps(te_stage *st, int nsteps) {
     int n = te_leaf_count(st);
     te_iter *l = te_leaf(st, (int)rnd((uint32_t)n));
     switch (rnd(9)) {
-    case 0: step(te_set_tail(st, l, TE_TAIL_SHIFT_INWARDS));
+    case 0: step(te_set_tail(st, l, rnd(2) ? TE_TAIL_SHIFT_INWARDS : TE_TAIL_ROUND_UP));
       step(te_split(st, l, 1 + rnd(9), NULL, NULL));
       break;
     case 1: step(te_split(st, l, 1 + rnd(9), NULL, NULL)); break;
@@ -99,6 +99,8 @@ typedef struct workload {
 
 static void run_schedule(workload *w, te_schedule *s, uint64_t seed) {
   char *trace = te_schedule_trace(s);
+  if (getenv("TE_RANDOM_SCHEDULES_VERBOSE")) /* a crash loses the note: print before running */
+    fprintf(stderr, "%s seed %llu:\n%s", w->name, (unsigned long long)seed, trace ? trace : "?");
   tt_note("workload %s, seed %llu, trace:\n%s", w->name, (unsigned long long)seed, trace ? trace : "?");
   te_free(trace);
   tt_buf *got = w->b[w->nt - 1];
