@@ -103,4 +103,7 @@ const uint32_t *cg_vulkan_words(const te_module *, int i, size_t *nwords);
    lowered function into the context's memory (save_header.c). */
 te_status cg_kernel_meta(te_ctx *, cg_kernel *, const lw_func *);
 
+/* The record of the one kernel f in module m (name, argument kinds, header metadata). */
+te_status cg_kernel_record(te_module *m, lw_func *f);
+
 #endif

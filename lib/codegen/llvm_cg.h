@@ -182,4 +182,7 @@ double cg_now(void);
 /* True for names generated code calls (libm, libc, te_rt_*): a kernel may not take them. */
 bool cg_is_reserved_symbol(const char *name);
 
+void cg_llvm_setup(cg_llvm *cg, te_module *m, lw_func *f, LLVMTargetMachineRef tm,
+                   const char *triple);
+
 #endif

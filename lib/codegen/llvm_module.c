@@ -26,7 +26,10 @@ double cg_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void cg_setup(cg_llvm *cg, te_module *m, lw_func *f, LLVMTargetMachineRef tm) {
+/* A fresh LLVM context, module and builder for f, the common types, and the module's triple and
+   data layout from tm. Shared by the CPU and NVPTX back ends. */
+void cg_llvm_setup(cg_llvm *cg, te_module *m, lw_func *f, LLVMTargetMachineRef tm,
+                   const char *triple) {
   cg->ctx = m->ctx;
   cg->target = m->target;
   cg->kernel = f->name;
@@ -52,14 +55,14 @@ static void cg_setup(cg_llvm *cg, te_module *m, lw_func *f, LLVMTargetMachineRef
                            cg->t_ptr, cg->t_ptr,
                            cg->t_i64};
   cg->t_dltensor = LLVMStructTypeInContext(cg->lctx, fields, 7, 0);
-  LLVMSetTarget(cg->mod, m->target->triple);
+  LLVMSetTarget(cg->mod, triple);
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(cg->mod, dl);
   LLVMDisposeTargetData(dl);
 }
 
-/* The kernel's record in the module, in the context's memory. */
-static te_status cg_kernel_record(te_module *m, lw_func *f) {
+/* The kernel's record in the module, in the context's memory (every back end). */
+te_status cg_kernel_record(te_module *m, lw_func *f) {
   te_ctx *ctx = m->ctx;
   cg_kernel *k = ir_alloc_persistent(ctx, sizeof *k);
   if (!k)
@@ -157,7 +160,7 @@ static te_status cg_compile(te_module *m, lw_func *f, const cg_host_hooks *host)
     return ir_error(m->ctx, TE_ERR_NOMEM, "te_build: out of memory");
   }
   cg_llvm cg = {0};
-  cg_setup(&cg, m, f, tm);
+  cg_llvm_setup(&cg, m, f, tm, m->target->triple);
   cg.host = host;
   lm->lctx = cg.lctx;
   lm->tm = tm;

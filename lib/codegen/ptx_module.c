@@ -47,29 +47,6 @@ static LLVMTargetMachineRef ptx_target_machine(te_ctx *ctx, const te_target *t) 
   return tm;
 }
 
-static void ptx_setup(cg_llvm *cg, te_module *m, lw_func *f, LLVMTargetMachineRef tm) {
-  cg->ctx = m->ctx;
-  cg->target = m->target;
-  cg->kernel = f->name;
-  cg->tm = tm;
-  cg->lctx = LLVMContextCreate();
-  cg->mod = LLVMModuleCreateWithNameInContext(f->name, cg->lctx);
-  cg->b = LLVMCreateBuilderInContext(cg->lctx);
-  cg->t_void = LLVMVoidTypeInContext(cg->lctx);
-  cg->t_i1 = LLVMInt1TypeInContext(cg->lctx);
-  cg->t_i8 = LLVMInt8TypeInContext(cg->lctx);
-  cg->t_i16 = LLVMInt16TypeInContext(cg->lctx);
-  cg->t_i32 = LLVMInt32TypeInContext(cg->lctx);
-  cg->t_i64 = LLVMInt64TypeInContext(cg->lctx);
-  cg->t_f32 = LLVMFloatTypeInContext(cg->lctx);
-  cg->t_f64 = LLVMDoubleTypeInContext(cg->lctx);
-  cg->t_ptr = LLVMPointerTypeInContext(cg->lctx, 0);
-  LLVMSetTarget(cg->mod, "nvptx64-nvidia-cuda");
-  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
-  LLVMSetModuleDataLayout(cg->mod, dl);
-  LLVMDisposeTargetData(dl);
-}
-
 static char *ptx_copy(const char *s, size_t n) {
   char *r = malloc(n + 1);
   if (r) {
@@ -124,7 +101,7 @@ static te_status ptx_device(te_module *m, lw_func *f, char **ll, char **ptx) {
   if (!tm)
     return TE_ERR_TARGET;
   cg_llvm cg = {0};
-  ptx_setup(&cg, m, f, tm);
+  cg_llvm_setup(&cg, m, f, tm, "nvptx64-nvidia-cuda");
   te_status st = TE_OK;
   for (int i = 0; st == TE_OK && i < f->gpu->nkernels; i++)
     if (!cg_ptx_kernel(&cg, &f->gpu->kernels[i]))

@@ -26,30 +26,6 @@ static void vk_module_free(void *p) {
   free(vm->dis);
 }
 
-/* The module's kernel record (one te_build kernel; the device kernels are its parts). */
-static te_status vk_kernel_record(te_module *m, lw_func *f) {
-  te_ctx *ctx = m->ctx;
-  cg_kernel *k = ir_alloc_persistent(ctx, sizeof *k);
-  if (!k)
-    return TE_ERR_NOMEM;
-  k->name = ir_strdup_persistent(ctx, f->name);
-  k->trace = f->trace ? ir_strdup_persistent(ctx, f->trace) : NULL;
-  k->scalar_dtypes = ir_alloc_persistent(ctx, sizeof(te_dtype) * (size_t)(f->nargs + 1));
-  k->tensor_ndim = ir_alloc_persistent(ctx, sizeof(int) * (size_t)(f->nargs + 1));
-  if (!k->name || !k->scalar_dtypes || !k->tensor_ndim)
-    return TE_ERR_NOMEM;
-  for (int i = 0; i < f->nargs; i++) {
-    if (f->args[i].is_buffer)
-      k->tensor_ndim[k->ntensors++] = f->args[i].buffer->ndim;
-    else
-      k->scalar_dtypes[k->nscalars++] = f->args[i].var->dtype;
-  }
-  k->func = f;
-  m->kernels = k;
-  m->nkernels = 1;
-  return cg_kernel_meta(ctx, k, f);
-}
-
 /* Slots: sizes, then scalars; tensors with their extents as programs. */
 static te_status vk_signature(te_ctx *ctx, cg_vk_module *vm, lw_func *f, cg_vk_slots *slots) {
   int nt = 0, ns = 0;
@@ -228,7 +204,7 @@ te_status cg_vulkan_compile(te_module *m, lw_func *f) {
   if (st == TE_OK)
     st = vk_steps(ctx, vm, f, &slots);
   if (st == TE_OK)
-    st = vk_kernel_record(m, f);
+    st = cg_kernel_record(m, f); /* one te_build kernel; the device kernels are its parts */
   return st;
 }
 
