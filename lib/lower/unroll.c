@@ -30,8 +30,8 @@ typedef struct unroll {
   int64_t max_step; /* te_pragma unroll_max_step in effect (0: none) */
 } unroll;
 
-/* The iterations of the loops left in s (product of constant extents; INT64_MAX when one is
-   not constant): what unroll_max_step compares with. */
+/* The iterations of the loop nest s (product of constant extents, the largest over a sequence;
+   INT64_MAX when one is not constant): what unroll_max_step compares with. */
 static int64_t steps_of(ir_stmt *s) {
   if (!s) return 1;
   if (s->kind == IR_S_FOR) {
@@ -103,6 +103,9 @@ static ir_stmt *unroll_loop(unroll *u, ir_stmt *loop, ir_stmt *body) {
 static ir_stmt *unroll_for(ir_mutator *m, ir_stmt *s) {
   unroll *u = m->data;
   te_expr *var = IR_FOR_VAR(s);
+  /* iterations of the original nest (inner loops count whether or not they get unrolled, so
+     unroll_max_step bounds the total code size, as TVM's auto_unroll_max_step does) */
+  int64_t inner_steps = u->max_step > 0 ? steps_of(IR_FOR_BODY(s)) : INT64_MAX;
   ir_analyzer_bind(u->an, var, IR_FOR_MIN(s), IR_FOR_EXTENT(s));
   ir_stmt *body = ir_mutate_stmt(m, IR_FOR_BODY(s));
   ir_analyzer_unbind(u->an, var);
@@ -114,7 +117,7 @@ static ir_stmt *unroll_for(ir_mutator *m, ir_stmt *s) {
      with constant extents is unrolled too (TVM's auto_unroll_max_step) */
   int64_t e;
   if (u->max_step > 0 && s->u.loop.kind == IR_FOR_SERIAL && ir_is_const_int(IR_FOR_EXTENT(s), &e) &&
-      steps_of(body) != INT64_MAX && e * steps_of(body) <= u->max_step)
+      inner_steps != INT64_MAX && e > 0 && inner_steps <= u->max_step / e)
     return unroll_loop(u, s, body);
   if (body == IR_FOR_BODY(s))
     return s;
