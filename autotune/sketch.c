@@ -12,7 +12,9 @@
  *   - every other stage is "simple": outer space axes fused and parallel, the last split for a
  *     vector; a reduction feeding an output row by row (softmax, layer norm) may be computed at
  *     that output's row loop.
- * Knobs (see at.h) are tile factors and small choices (parallel depth, unroll, vectorize).
+ * Knobs (see at.h) are tile factors and small choices (parallel depth, te_unroll of the
+ * register tile's rows, vectorize). te_pragma unroll_max_step is not a knob: with it, te's unroll
+ * pass takes minutes on some matmul tiles (16 steps already), which would stall a tuning run.
  * Every sketch is probed once (a sample applied and lowered); a sketch whose vectorized form
  * fails keeps vectorization off, one that fails anyway is dropped.
  */
