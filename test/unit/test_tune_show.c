@@ -60,9 +60,12 @@ static void check_program(const at_op_spec *sp, const char *trace, const char *e
   free(c);
   char cmd[4096];
   const char *b = build_dir();
+  /* under the sanitizer build (its test environment sets ASAN_OPTIONS) libte needs the
+     sanitizer runtimes linked first */
+  const char *san = getenv("ASAN_OPTIONS") ? "-fsanitize=address,undefined" : "";
   snprintf(cmd, sizeof cmd,
-           "cc -std=c11 -Wall -Wextra -Werror -I%s/include %s -o %s -L%s -lte -Wl,-rpath,%s 2>&1",
-           TE_SOURCE_DIR, tu_path(src), tu_path(exe), b, b);
+           "cc -std=c11 -Wall -Wextra -Werror %s -I%s/include %s -o %s -L%s -lte -Wl,-rpath,%s 2>&1",
+           san, TE_SOURCE_DIR, tu_path(src), tu_path(exe), b, b);
   free(run(cmd));
   snprintf(cmd, sizeof cmd, "%s --trace", tu_path(exe));
   char *got = run(cmd);
