@@ -185,4 +185,6 @@ bool cg_is_reserved_symbol(const char *name);
 void cg_llvm_setup(cg_llvm *cg, te_module *m, lw_func *f, LLVMTargetMachineRef tm,
                    const char *triple);
 
+LLVMValueRef cg_impl_function(cg_llvm *cg, lw_func *f);
+
 #endif

@@ -246,8 +246,9 @@ static const char *cg_arg_name(const lw_arg *a) {
   return n ? n : "arg";
 }
 
-/* internal int32_t NAME_impl(T *noalias data..., scalars..., sizes...): the loops. */
-static LLVMValueRef cg_impl(cg_llvm *cg, lw_func *f) {
+/* The declaration of internal int32_t NAME_impl(T *data..., scalars..., sizes...), which the
+   CPU entry and the CUDA host code both call after checking the arguments. */
+LLVMValueRef cg_impl_function(cg_llvm *cg, lw_func *f) {
   int n = f->nargs + f->nsizes;
   LLVMTypeRef *params = ir_alloc(cg->ctx, sizeof *params * (size_t)(n + 1));
   if (!params)
@@ -264,6 +265,14 @@ static LLVMValueRef cg_impl(cg_llvm *cg, lw_func *f) {
       LLVMAddFunction(cg->mod, name, LLVMFunctionType(cg->t_i32, params, (unsigned)n, 0));
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   cg_fn_attrs(cg, fn);
+  return fn;
+}
+
+/* internal int32_t NAME_impl(T *noalias data..., scalars..., sizes...): the loops. */
+static LLVMValueRef cg_impl(cg_llvm *cg, lw_func *f) {
+  LLVMValueRef fn = cg_impl_function(cg, f);
+  if (!fn)
+    return NULL;
   cg->vars = ir_map_new(cg->ctx);
   cg->bufs = ir_map_new(cg->ctx);
   if (!cg->vars || !cg->bufs)

@@ -133,30 +133,9 @@ static bool ph_steps(ph *h, const cg_gpu_module *m) {
   return true;
 }
 
-/* The function and its parameters, as cg_impl (llvm_entry.c) makes them. */
-static LLVMValueRef ph_function(cg_llvm *cg, lw_func *f) {
-  int n = f->nargs + f->nsizes;
-  LLVMTypeRef *params = ir_alloc(cg->ctx, sizeof *params * (size_t)(n + 1));
-  if (!params)
-    return NULL;
-  for (int i = 0; i < f->nargs; i++)
-    if (!(params[i] = f->args[i].is_buffer ? cg->t_ptr : cg_type(cg, f->args[i].var->dtype)))
-      return NULL;
-  for (int k = 0; k < f->nsizes; k++)
-    if (!(params[f->nargs + k] = cg_type(cg, f->size_vars[k]->dtype)))
-      return NULL;
-  char name[300];
-  snprintf(name, sizeof name, "%s_impl", f->name);
-  LLVMValueRef fn =
-      LLVMAddFunction(cg->mod, name, LLVMFunctionType(cg->t_i32, params, (unsigned)n, 0));
-  LLVMSetLinkage(fn, LLVMInternalLinkage);
-  cg_fn_attrs(cg, fn);
-  return fn;
-}
-
 LLVMValueRef cg_cuda_host_impl(cg_llvm *cg, lw_func *f, void *rt_module) {
   const cg_gpu_module *m = f->gpu;
-  LLVMValueRef fn = m ? ph_function(cg, f) : NULL;
+  LLVMValueRef fn = m ? cg_impl_function(cg, f) : NULL;
   cg->vars = ir_map_new(cg->ctx);
   cg->bufs = ir_map_new(cg->ctx);
   ph h = {.cg = cg, .f = f, .slots = ir_map_new(cg->ctx)};
