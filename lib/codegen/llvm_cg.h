@@ -187,4 +187,6 @@ void cg_llvm_setup(cg_llvm *cg, te_module *m, lw_func *f, LLVMTargetMachineRef t
 
 LLVMValueRef cg_impl_function(cg_llvm *cg, lw_func *f);
 
+LLVMValueRef cg_prefetch(cg_llvm *cg, te_expr *load);
+
 #endif

@@ -279,7 +279,7 @@ LLVMValueRef cg_expr(cg_llvm *cg, te_expr *e) {
     return f ? LLVMBuildSelect(cg->b, c, t, f, "") : NULL;
   }
   case IR_CALL:
-    return cg_call(cg, e);
+    return e->u.call == IR_INTRIN_PREFETCH ? cg_prefetch(cg, e->args[0]) : cg_call(cg, e);
   case IR_LOAD:
     return cg_load(cg, e);
   case IR_RAMP:

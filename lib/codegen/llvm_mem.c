@@ -131,6 +131,22 @@ static LLVMValueRef cg_vector_load(cg_llvm *cg, te_expr *e, LLVMValueRef base, L
                         (unsigned)ir_dtype_bytes(e->dtype));
 }
 
+/* prefetch(B[i]): llvm.prefetch of &B[i] (read, high locality, data cache); never faults. */
+LLVMValueRef cg_prefetch(cg_llvm *cg, te_expr *load) {
+  ir_buffer *buf = load->u.buffer;
+  LLVMValueRef base = cg_buffer_ptr(cg, buf);
+  LLVMTypeRef elem = cg_mem_type(cg, ir_elem(load->dtype));
+  LLVMValueRef i = base && elem ? cg_expr(cg, load->args[0]) : NULL;
+  if (!i)
+    return NULL;
+  LLVMValueRef args[4] = {cg_elem_ptr(cg, elem, base, i, load->args[0]->dtype),
+                          LLVMConstInt(cg->t_i32, 0, 0), LLVMConstInt(cg->t_i32, 3, 0),
+                          LLVMConstInt(cg->t_i32, 1, 0)};
+  LLVMTypeRef params[4] = {cg->t_ptr, cg->t_i32, cg->t_i32, cg->t_i32};
+  cg_call_fn(cg, "llvm.prefetch.p0", cg->t_void, 4, params, args);
+  return LLVMGetUndef(cg_type(cg, load->dtype));
+}
+
 LLVMValueRef cg_load(cg_llvm *cg, te_expr *e) {
   ir_buffer *buf = e->u.buffer;
   te_dtype t = e->dtype;

@@ -28,6 +28,7 @@ const lw_pass lw_pipeline[] = {
     {"schedule_to_loops", lw_schedule_to_loops, 0},
     {"storage_flatten", lw_storage_flatten, LW_PASS_FLATTENED},
     {"simplify", lw_simplify, 0},
+    {"prefetch", lw_prefetch, 0},
     {"loop_partition", lw_loop_partition, 0},
     {"vectorize", lw_vectorize, 0},
     {"unroll", lw_unroll, 0},

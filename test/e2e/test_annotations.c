@@ -137,3 +137,38 @@ Test(annotations, parallel_fused_loop) {
   tt_note("parallel fused");
   tt_check(s, 2, TT_TENSORS(A, C), TT_BUFS(a, got), 0, NULL, NULL, got, ref, 1);
 }
+
+/* te_pragma prefetch: the loop's reads d iterations ahead are prefetched (visible in the IR and
+   as prefetch instructions), and the numbers do not change: a matmul with a tile tail. */
+Test(annotations, prefetch_pragma) {
+  enum { M = 21, N = 19, K = 37 };
+  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, K));
+  te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
+  te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
+  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(te_int(tt_ctx, M), te_int(tt_ctx, N)),
+                                  TE_EXPRS(i, j), TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k)));
+  tt_buf *a = TT_ALLOC(TE_F32, M, K), *b = TT_ALLOC(TE_F32, K, N), *got = TT_ALLOC(TE_F32, M, N);
+  tt_buf *ref = TT_ALLOC(TE_F32, M, N);
+  tt_fill(a, 7);
+  tt_fill(b, 8);
+  for (int x = 0; x < M; x++)
+    for (int y = 0; y < N; y++) {
+      double acc = 0;
+      for (int z = 0; z < K; z++) acc += tt_get(a, x * K + z) * tt_get(b, z * N + y);
+      tt_set(ref, x * N + y, acc);
+    }
+  te_schedule *s = tt_schedule1(C);
+  te_stage *st = tt_stage(s, C);
+  te_iter *ko, *ki;
+  TT_OK(te_split(st, te_reduce_iter(st, 0), 8, &ko, &ki));
+  TT_OK(te_pragma(st, ko, "prefetch", 2));
+  char *ir = TT_NN(te_lower_text(s, 3, TT_TENSORS(A, B, C), 0, NULL));
+  cr_assert(strstr(ir, "prefetch(A["), "%s", ir);
+  te_free(ir);
+  te_module *m = tt_build(s, "pf", 3, TT_TENSORS(A, B, C), 0, NULL);
+  const char *as = TT_NN((void *)te_module_source(m, "asm"));
+  cr_assert(strstr(as, "prefetch"), "no prefetch instruction in the asm");
+  tt_note("prefetch");
+  tt_check(s, 3, TT_TENSORS(A, B, C), TT_BUFS(a, b, got), 0, NULL, NULL, got, ref, K);
+}
