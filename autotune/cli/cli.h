@@ -68,6 +68,13 @@ void cli_workload_free(cli_workload *);
 int cli_find_best(const cli_select *, at_log *log, cli_workload *w, char *tstr, size_t tsize,
                   int *best);
 
+/* The shape of `export` and `plot`: parse --out and the workload selection (cmd and what_out name
+   them in messages), find the best record, then run action on it. Returns a CLI exit code. */
+typedef int (*cli_best_action)(const at_log *log, int best, cli_workload *w, const char *tstr,
+                               const char *out);
+int cli_run_on_best(int argc, char **argv, const char *cmd, const char *what_out,
+                    void (*help)(void), cli_best_action action);
+
 /* The resolved target string of a target description (its canonical te_target_str). */
 int cli_target_str(const char *target, char *out, size_t size);
 

@@ -39,27 +39,11 @@ static int export_best(const at_record *r, cli_workload *w, const char *tstr, co
   return CLI_OK;
 }
 
+static int export_action(const at_log *log, int best, cli_workload *w, const char *tstr,
+                         const char *out) {
+  return export_best(&log->rec[best], w, tstr, out);
+}
+
 int cmd_export(int argc, char **argv) {
-  cli_select sel = {CLI_DEFAULT_LOG, NULL, NULL, "f32", 0, {0}};
-  const char *out = NULL;
-  bool bad = false;
-  for (int i = 1; i < argc && !bad; i++) {
-    if (cli_flag(argv, i, "--help") || cli_flag(argv, i, "-h"))
-      return help(), CLI_OK;
-    if (!cli_opt(argc, argv, &i, "--out", &out, &bad) && !cli_select_arg(&sel, argc, argv, &i, &bad))
-      fprintf(stderr, "te-tune export: unknown option '%s'\n", argv[i]), bad = true;
-  }
-  if (!bad && !out)
-    fprintf(stderr, "te-tune export: --out DIR/NAME is required\n"), bad = true;
-  if (bad)
-    return CLI_USAGE;
-  at_log log;
-  cli_workload w;
-  char tstr[4096];
-  int best, rc = cli_find_best(&sel, &log, &w, tstr, sizeof tstr, &best);
-  if (rc == CLI_OK)
-    rc = export_best(&log.rec[best], &w, tstr, out);
-  cli_workload_free(&w);
-  at_log_free(&log);
-  return rc;
+  return cli_run_on_best(argc, argv, "export", "DIR/NAME", help, export_action);
 }

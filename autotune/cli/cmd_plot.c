@@ -126,27 +126,12 @@ static int plot(const at_log *log, const at_record *best, const char *tstr, cons
   return CLI_OK;
 }
 
+static int plot_action(const at_log *log, int best, cli_workload *w, const char *tstr,
+                       const char *out) {
+  (void)w;
+  return plot(log, &log->rec[best], tstr, out);
+}
+
 int cmd_plot(int argc, char **argv) {
-  cli_select sel = {CLI_DEFAULT_LOG, NULL, NULL, "f32", 0, {0}};
-  const char *out = NULL;
-  bool bad = false;
-  for (int i = 1; i < argc && !bad; i++) {
-    if (cli_flag(argv, i, "--help") || cli_flag(argv, i, "-h"))
-      return help(), CLI_OK;
-    if (!cli_opt(argc, argv, &i, "--out", &out, &bad) && !cli_select_arg(&sel, argc, argv, &i, &bad))
-      fprintf(stderr, "te-tune plot: unknown option '%s'\n", argv[i]), bad = true;
-  }
-  if (!bad && !out)
-    fprintf(stderr, "te-tune plot: --out PREFIX is required\n"), bad = true;
-  if (bad)
-    return CLI_USAGE;
-  at_log log;
-  cli_workload w;
-  char tstr[4096];
-  int best, rc = cli_find_best(&sel, &log, &w, tstr, sizeof tstr, &best);
-  if (rc == CLI_OK)
-    rc = plot(&log, &log.rec[best], tstr, out);
-  cli_workload_free(&w);
-  at_log_free(&log);
-  return rc;
+  return cli_run_on_best(argc, argv, "plot", "PREFIX", help, plot_action);
 }

@@ -251,3 +251,29 @@ int cli_find_best(const cli_select *sel, at_log *log, cli_workload *w, char *tst
     return cli_workload_from_record(&log->rec[*best], w);
   return CLI_OK;
 }
+
+int cli_run_on_best(int argc, char **argv, const char *cmd, const char *what_out,
+                    void (*help)(void), cli_best_action action) {
+  cli_select sel = {CLI_DEFAULT_LOG, NULL, NULL, "f32", 0, {0}};
+  const char *out = NULL;
+  bool bad = false;
+  for (int i = 1; i < argc && !bad; i++) {
+    if (cli_flag(argv, i, "--help") || cli_flag(argv, i, "-h"))
+      return help(), CLI_OK;
+    if (!cli_opt(argc, argv, &i, "--out", &out, &bad) && !cli_select_arg(&sel, argc, argv, &i, &bad))
+      fprintf(stderr, "te-tune %s: unknown option '%s'\n", cmd, argv[i]), bad = true;
+  }
+  if (!bad && !out)
+    fprintf(stderr, "te-tune %s: --out %s is required\n", cmd, what_out), bad = true;
+  if (bad)
+    return CLI_USAGE;
+  at_log log;
+  cli_workload w;
+  char tstr[4096];
+  int best, rc = cli_find_best(&sel, &log, &w, tstr, sizeof tstr, &best);
+  if (rc == CLI_OK)
+    rc = action(&log, best, &w, tstr, out);
+  cli_workload_free(&w);
+  at_log_free(&log);
+  return rc;
+}
