@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lower/lower.h"
+#include "lower_util.h"
 
 static te_ctx *ctx;
 
@@ -24,25 +25,7 @@ TestSuite(lower, .init = setup, .fini = teardown);
 #define E(...) TE_EXPRS(__VA_ARGS__)
 #define I(v) ir_i64(ctx, (v))
 
-/* A pass context over argument buffers made for the given tensors. */
-static lw_pass_ctx make_pass(int nt, te_tensor *const ts[], int nsizes, te_expr *const sizes[]) {
-  lw_func *f = ir_alloc(ctx, sizeof *f);
-  f->name = "k";
-  f->nargs = nt;
-  f->args = ir_alloc(ctx, sizeof(lw_arg) * (size_t)(nt + 1));
-  f->nsizes = nsizes;
-  f->size_vars = (te_expr **)sizes;
-  lw_pass_ctx p = {.ctx = ctx, .func = f, .tensor_buffers = ir_map_new(ctx), .api = "test"};
-  for (int i = 0; i < nt; i++) {
-    ir_buffer *b = ir_buffer_new(ctx, ts[i]->name, ts[i]->dtype, ts[i]->ndim, ts[i]->shape,
-                                 TE_SCOPE_GLOBAL, ts[i], i);
-    f->args[i].is_buffer = true;
-    f->args[i].buffer = b;
-    ir_map_put(p.tensor_buffers, ts[i], b);
-  }
-  p.an = lw_analyzer_new(&p);
-  return p;
-}
+#define make_pass(...) lu_make_pass(ctx, __VA_ARGS__)
 
 static ir_buffer *arg_buffer(lw_pass_ctx *p, te_tensor *t) {
   return ir_map_get(p->tensor_buffers, t);
