@@ -1,7 +1,8 @@
 /* conv2d.c — the ResNet-50 3x3 layer (N=1, C=64, 56x56, K=64, pad 1, stride 1, f32, NCHW):
  * te vs oneDNN vs Halide 14 vs naive C, at 1 and 2 threads (naive C: 1).
  *
- * te: two stages. Pad[n,c,y,x] (58x58, zero border; the input index is clamped so that both
+ * te, best schedule: the blocked form below (conv_define_blocked). The plain form, a fallback:
+ * two stages. Pad[n,c,y,x] (58x58, zero border; the input index is clamped so that both
  * sides of the select are in bounds) is computed at root, parallel over channels. The
  * convolution Out[n,k,y,x] = sum_{rc,ry,rx} Pad[n,rc,y+ry,x+rx] * W[k,rc,ry,rx] is cut into
  * register tiles of 8 output channels x 2 rows x 16 columns (16 zmm accumulators: k.i and y.i
@@ -64,7 +65,92 @@ static void conv_schedule(te_stage *st, unsigned flags, const conv_shape *s) {
     te_parallel(st, ko);
 }
 
+/* The blocked form (TB_EXTRA2, "kblock"): output channels in blocks of 16, the vector lanes, as
+ * oneDNN's nChw16c kernels do, so no lane is wasted on 56 columns. Three extra stages:
+ *   Wp[kb, rc, ry, rx, kk]   = W[kb*16 + kk, rc, ry, rx]          (packed weights, root)
+ *   OB[n, kb, y, x, kk]      = sum Pad[n, rc, y+ry, x+rx] * Wp[kb, rc, ry, rx, kk]
+ *   Out[n, k, y, x]          = OB[n, k / 16, y, x, k % 16]        (back to NCHW)
+ * OB is computed per output row (compute_at Out's y, 14 KB in L1) with a register tile of
+ * KT blocks x XT columns x 16 lanes (2 x 8 = 16 zmm accumulators, 8 broadcasts and 2 loads of
+ * packed weights per step: larger tiles such as 2 x 14 or 4 x 7 run out of the 32 zmm registers
+ * and spill), the reduction (rc, ry, rx) between the tile loops and the tile:
+ *     Out: n  y(parallel)  [OB: kb.o  x.o  rc  ry  rx  kb.i(2)  x.i(8)  kk(16, vectorized)]  k  x
+ * Out's rows are parallel. */
+enum { KB = 16 };
+static int KT = 2, XT = 8; /* TE_BENCH_CONV="KT,XT" replaces them (tuning by hand) */
+
+static void conv_define_blocked(te_ctx *ctx, unsigned flags, const conv_shape *s, tb_def *out) {
+  const char *env = getenv("TE_BENCH_CONV");
+  if (env)
+    sscanf(env, "%d,%d", &KT, &XT);
+  te_tensor *in = te_placeholder(
+      ctx, "In", TE_F32, 4,
+      TE_EXPRS(te_int(ctx, s->n), te_int(ctx, s->c), te_int(ctx, s->h), te_int(ctx, s->w)));
+  te_tensor *w = te_placeholder(
+      ctx, "W", TE_F32, 4,
+      TE_EXPRS(te_int(ctx, s->k), te_int(ctx, s->c), te_int(ctx, 3), te_int(ctx, 3)));
+  te_tensor *pad = define_pad(ctx, s, in);
+  te_expr *kb16 = te_int(ctx, KB);
+  te_expr *wb = te_var(ctx, "kb"), *wc = te_var(ctx, "c"), *wy = te_var(ctx, "ry"),
+          *wx = te_var(ctx, "rx"), *wk = te_var(ctx, "kk");
+  te_tensor *wp = te_compute(ctx, "Wp", 5,
+                             TE_EXPRS(te_int(ctx, s->k / KB), te_int(ctx, s->c), te_int(ctx, 3),
+                                      te_int(ctx, 3), kb16),
+                             TE_EXPRS(wb, wc, wy, wx, wk),
+                             TE_AT(w, te_add(te_mul(wb, kb16), wk), wc, wy, wx));
+  te_expr *n = te_var(ctx, "n"), *b = te_var(ctx, "kb"), *y = te_var(ctx, "y"),
+          *x = te_var(ctx, "x"), *kk = te_var(ctx, "kk");
+  te_expr *rc = te_reduce_axis(ctx, "rc", te_int(ctx, 0), te_int(ctx, s->c));
+  te_expr *ry = te_reduce_axis(ctx, "ry", te_int(ctx, 0), te_int(ctx, 3));
+  te_expr *rx = te_reduce_axis(ctx, "rx", te_int(ctx, 0), te_int(ctx, 3));
+  te_expr *body =
+      te_mul(TE_AT(pad, n, rc, te_add(y, ry), te_add(x, rx)), TE_AT(wp, b, rc, ry, rx, kk));
+  te_tensor *ob = te_compute(ctx, "OB", 5,
+                             TE_EXPRS(te_int(ctx, s->n), te_int(ctx, s->k / KB), te_int(ctx, s->h),
+                                      te_int(ctx, s->w), kb16),
+                             TE_EXPRS(n, b, y, x, kk), te_sum(body, 3, TE_EXPRS(rc, ry, rx)));
+  te_expr *on = te_var(ctx, "n"), *ok = te_var(ctx, "k"), *oy = te_var(ctx, "y"),
+          *ox = te_var(ctx, "x");
+  te_tensor *o = te_compute(
+      ctx, "Out", 4,
+      TE_EXPRS(te_int(ctx, s->n), te_int(ctx, s->k), te_int(ctx, s->h), te_int(ctx, s->w)),
+      TE_EXPRS(on, ok, oy, ox), TE_AT(ob, on, te_floordiv(ok, kb16), oy, ox, te_floormod(ok, kb16)));
+  out->s = te_schedule_new(ctx, 1, &o);
+  out->ntensors = 3;
+  out->tensors[0] = in;
+  out->tensors[1] = w;
+  out->tensors[2] = o;
+  if (!out->s)
+    return;
+  te_stage *os = te_stage_of(out->s, o), *bs = te_stage_of(out->s, ob);
+  te_reorder(os, 4, (te_iter *const[]){te_axis(os, 0), te_axis(os, 2), te_axis(os, 1),
+                                       te_axis(os, 3)});
+  te_compute_at(bs, os, te_axis(os, 2));
+  te_iter *bo = NULL, *bi = NULL, *xo = NULL, *xi = NULL;
+  te_split(bs, te_axis(bs, 1), KT, &bo, &bi);
+  te_split(bs, te_axis(bs, 3), XT, &xo, &xi);
+  te_reorder(bs, 10,
+             (te_iter *const[]){te_axis(bs, 0), te_axis(bs, 2), bo, xo, te_reduce_iter(bs, 0),
+                                te_reduce_iter(bs, 1), te_reduce_iter(bs, 2), bi, xi,
+                                te_axis(bs, 4)});
+  if (flags & TB_VEC)
+    te_vectorize(bs, te_axis(bs, 4));
+  if (flags & TB_UNROLL) {
+    te_unroll(bs, bi);
+    te_unroll(bs, xi);
+  }
+  if (flags & TB_PAR) {
+    te_parallel(os, te_axis(os, 2));
+    te_stage *ps = te_stage_of(out->s, pad);
+    te_parallel(ps, te_axis(ps, 1));
+  }
+}
+
 static void conv_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
+  if ((flags & TB_EXTRA2) && (flags & TB_TILE) && ((const conv_shape *)params)->k % KB == 0) {
+    conv_define_blocked(ctx, flags, params, out);
+    return;
+  }
   const conv_shape *s = params;
   te_tensor *in = te_placeholder(
       ctx, "In", TE_F32, 4,
@@ -245,10 +331,10 @@ void wl_conv2d(const bench_cfg *cfg) {
   bench_ref chk = {NULL, ref, scale, 0, nout, 2e-4};
 
   unsigned ladder[TB_MAX_LADDER];
-  int nl = tb_ladder(TB_EXTRA, ladder);
+  int nl = tb_ladder(TB_EXTRA | TB_EXTRA2, ladder);
   tb_kernel k;
   int have_te = tb_build(wl, "conv2d", conv_define, s, ladder, nl,
-                         (const char *const[2]){"x16tail", NULL}, &k);
+                         (const char *const[2]){"x16tail", "kblock"}, &k);
   if (have_te) {
     char note[160];
     snprintf(note, sizeof note, "lower %.1f + llvm %.1f + jit %.1f ms", k.times.lower_s * 1e3,

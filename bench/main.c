@@ -1,6 +1,6 @@
 /* main.c — te-bench: te against OpenBLAS, oneDNN, Halide 14 and plain C (issue 4).
  *
- *   te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir]
+ *   te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir] [--asm]
  *
  * Measures the machine first (FMA peak, memory bandwidth, 1 and N threads), then runs the
  * workloads (sgemm, conv2d, blur, softmax, layernorm; --only picks one, or "peak" for the machine
@@ -41,7 +41,7 @@ static const workload workloads[] = {
 enum { NWORKLOADS = sizeof workloads / sizeof workloads[0] };
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir]\n"
+  fprintf(f, "usage: te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir] [--asm]\n"
              "  --quick       small sizes and short timing (a smoke run)\n"
              "  --only W      one workload: peak");
   for (int i = 0; i < NWORKLOADS; i++)
@@ -49,7 +49,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "\n  --out PATH    JSON results (default %s)\n"
           "  --threads N   the multi-thread count (default 2); 1 and N are measured\n"
-          "  --ir          print the lowered IR of every te kernel (stderr)\n",
+          "  --ir          print the lowered IR of every te kernel (stderr)\n"
+          "  --asm         and its assembly\n",
           TE_BENCH_DEFAULT_OUT);
 }
 
@@ -62,6 +63,8 @@ static int parse_args(int argc, char **argv, bench_cfg *cfg, const char **out) {
       cfg->only = argv[++i];
     else if (strcmp(a, "--ir") == 0)
       tb_show_ir = 1;
+    else if (strcmp(a, "--asm") == 0)
+      tb_show_ir = 2;
     else if (strcmp(a, "--out") == 0 && i + 1 < argc)
       *out = argv[++i];
     else if (strcmp(a, "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&

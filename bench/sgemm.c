@@ -2,13 +2,17 @@
  * naive C, at 1 and 2 threads (naive C: 1).
  *
  * te's schedule (the best this bench can express with te's primitives; GotoBLAS-like):
- *   - B packed into panels Bp[j / 32][k][j % 32] (an extra compute stage, parallel, vectorized),
- *     so the micro-kernel reads B contiguously (TB_EXTRA);
- *   - i split 64 then 8, j split 32, k split 256; loops ordered
- *       i.o(64 rows, parallel)  k.o  j.o  i.m  k.i  i.i(8, unrolled)  j.i(32, vectorized)
- *     so the 8 x 32 register tile of C (16 zmm accumulators) stays in registers over k.i,
- *     a 64 x 256 block of A stays in L2 and a 256 x 32 panel of B in L1.
- * TE_BENCH_SGEMM="MC,MR,NR,KC" in the environment replaces 64, 8, 32, 256 (for tuning by hand).
+ *   - B packed into panels Bp[j / 32][k][j % 32] (an extra compute stage at root, parallel,
+ *     vectorized), so the micro-kernel reads B contiguously (TB_EXTRA, "packB");
+ *   - A packed per block of 128 rows into Ap[i / 8][k][i % 8], computed at C's row block, so
+ *     the 8 broadcasts of a k step come from one 32-byte run (TB_EXTRA2, "packA");
+ *   - C tiled 128 x 32 (i.o parallel, j.o); each tile accumulates in a local 128 x 32 block CL
+ *     (te_cache_write, computed at j.o) with loops
+ *       k.o(256)  i.m  k.i  i.i(8, unrolled)  j(32, vectorized)
+ *     so the 8 x 32 register tile (16 zmm accumulators) stays in registers over k.i, a
+ *     256 x 32 panel of B stays in L1 over the i.m loop and the packed A block in L2;
+ *     then the block is copied to C.
+ * TE_BENCH_SGEMM="MC,MR,NR,KC" in the environment replaces 128, 8, 32, 256 (tuning by hand).
  * The fallbacks (te_util.h) drop packing, threads, vectorizing or unrolling as te refuses them.
  * Checks: 9 full rows of C against a double reference, error scaled by sum_k |A[i,k] B[k,j]|.
  */
@@ -30,9 +34,9 @@ typedef struct sgemm_params {
   int mc, mr, nr, kc; /* rows per parallel block, register tile rows, columns, k block */
 } sgemm_params;
 
-/* The tile sizes: 64, 8, 32, 256 unless TE_BENCH_SGEMM="MC,MR,NR,KC" says otherwise. */
+/* The tile sizes: 128, 8, 32, 256 unless TE_BENCH_SGEMM="MC,MR,NR,KC" says otherwise. */
 static sgemm_params sgemm_tiles(int n) {
-  sgemm_params p = {n, 64, 8, 32, 256};
+  sgemm_params p = {n, 128, 8, 32, 256};
   const char *env = getenv("TE_BENCH_SGEMM");
   sgemm_params q = p;
   if (env && sscanf(env, "%d,%d,%d,%d", &q.mc, &q.mr, &q.nr, &q.kc) == 4 && q.mc > 0 && q.mr > 0 &&
@@ -59,8 +63,17 @@ static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def
                     TE_AT(B, pk, te_add(te_mul(pj, nr), pl)));
     b_kj = TE_AT(Bp, te_floordiv(j, nr), k, te_floormod(j, nr));
   }
+  te_tensor *Ap = NULL;
+  te_expr *a_ik = TE_AT(A, i, k);
+  if ((flags & TB_EXTRA2) && n % p->mr == 0) {
+    te_expr *mr = te_int(ctx, p->mr);
+    te_expr *qi = te_var(ctx, "qi"), *qk = te_var(ctx, "qk"), *ql = te_var(ctx, "ql");
+    Ap = te_compute(ctx, "Ap", 3, TE_EXPRS(te_int(ctx, n / p->mr), N, mr), TE_EXPRS(qi, qk, ql),
+                    TE_AT(A, te_add(te_mul(qi, mr), ql), qk));
+    a_ik = TE_AT(Ap, te_floordiv(i, mr), k, te_floormod(i, mr));
+  }
   te_tensor *C = te_compute(ctx, "C", 2, TE_EXPRS(N, N), TE_EXPRS(i, j),
-                            TE_SUM(te_mul(TE_AT(A, i, k), b_kj), k));
+                            TE_SUM(te_mul(a_ik, b_kj), k));
   out->s = te_schedule_new(ctx, 1, &C);
   out->ntensors = 3;
   out->tensors[0] = A;
@@ -69,20 +82,37 @@ static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def
   if (!out->s || !(flags & TB_TILE))
     return;
 
-  te_stage *st = te_stage_of(out->s, C);
-  te_iter *io = NULL, *i1 = NULL, *im = NULL, *ii = NULL, *jo = NULL, *ji = NULL, *ko = NULL,
-          *ki = NULL;
-  te_split(st, te_axis(st, 0), p->mc, &io, &i1);
-  te_split(st, i1, p->mr, &im, &ii);
-  te_split(st, te_axis(st, 1), p->nr, &jo, &ji);
-  te_split(st, te_reduce_iter(st, 0), p->kc, &ko, &ki);
-  te_reorder(st, 7, (te_iter *const[]){io, ko, jo, im, ki, ii, ji});
-  if (flags & TB_VEC)
-    te_vectorize(st, ji);
+  /* C accumulates in a local block CL (te_cache_write) computed at C's j.o tile: the 8 x 32
+     register tile then lives in a contiguous 4 KB buffer, not in rows of C 4 n bytes apart,
+     whose addresses alias in L1 sets (and 4K-alias between the tile's stores and the next
+     tile's loads) once n reaches 1024. */
+  te_tensor *CL = NULL;
+  te_cache_write(out->s, C, TE_SCOPE_LOCAL, &CL);
+  if (!CL)
+    return;
+  te_stage *cs = te_stage_of(out->s, C), *ls = te_stage_of(out->s, CL);
+  te_iter *io = NULL, *ii = NULL, *jo = NULL, *ji = NULL;
+  te_tile(cs, te_axis(cs, 0), te_axis(cs, 1), p->mc, p->nr, &io, &jo, &ii, &ji);
+  te_compute_at(ls, cs, jo);
+  te_iter *lm = NULL, *li = NULL, *ko = NULL, *ki = NULL;
+  te_split(ls, te_axis(ls, 0), p->mr, &lm, &li);
+  te_split(ls, te_reduce_iter(ls, 0), p->kc, &ko, &ki);
+  te_reorder(ls, 5, (te_iter *const[]){ko, lm, ki, li, te_axis(ls, 1)});
+  if (flags & TB_VEC) {
+    te_vectorize(ls, te_axis(ls, 1));
+    te_vectorize(cs, ji);
+  }
   if (flags & TB_UNROLL)
-    te_unroll(st, ii);
+    te_unroll(ls, li);
   if (flags & TB_PAR)
-    te_parallel(st, io);
+    te_parallel(cs, io);
+  if (Ap) {
+    /* Packed once per block of MC rows (which then stays in L2), in Ap's own order: reading
+       8 rows of A at once costs no more than reading each row along k and scattering it
+       (measured: within noise, and LLVM turns the latter into scatters). */
+    te_stage *as = te_stage_of(out->s, Ap);
+    te_compute_at(as, cs, io);
+  }
   if (Bp) {
     te_stage *ps = te_stage_of(out->s, Bp);
     if (flags & TB_VEC)
@@ -168,11 +198,11 @@ static void sgemm_size(const bench_cfg *cfg, int n) {
   double flops = 2.0 * n * n * n;
 
   unsigned ladder[TB_MAX_LADDER];
-  int nl = tb_ladder(TB_EXTRA, ladder);
+  int nl = tb_ladder(TB_EXTRA | TB_EXTRA2, ladder);
   tb_kernel k;
   sgemm_params p = sgemm_tiles(n);
   int have_te = tb_build(wl, "sgemm", sgemm_define, &p, ladder, nl,
-                         (const char *const[2]){"packB", NULL}, &k);
+                         (const char *const[2]){"packB", "packA"}, &k);
   if (have_te) {
     size_t len = strlen(k.note);
     snprintf(k.note + len, sizeof k.note - len, " [tiles %d,%d,%d,%d]", p.mc, p.mr, p.nr, p.kc);

@@ -75,6 +75,10 @@ static int attempt(tb_define_fn define, const void *params, unsigned flags, cons
     fprintf(stderr, "---- lowered IR of %s ----\n%s\n", name, ir ? ir : te_last_error(ctx));
     te_free(ir);
   }
+  if (tb_show_ir > 1) {
+    const char *as = te_module_source(mod, "asm");
+    fprintf(stderr, "---- assembly of %s ----\n%s\n", name, as ? as : te_last_error(ctx));
+  }
   k->ctx = ctx;
   k->mod = mod;
   k->entry = entry;
