@@ -250,6 +250,8 @@ static te_status apply_simple(applier *a, int i) {
 
 te_status at_cand_apply(const at_task *t, const at_cand *c, te_schedule *s) {
   applier a = {t, &t->sketch[c->sketch], c, s, {0}};
+  if (a.sk->kind == AT_SK_USER)
+    return at_user_apply(t, c, s);
   if (a.sk->kind == AT_SK_DEFAULT)
     return TE_OK;
   for (int i = 0; i < t->nstage; i++) { /* inline injective intermediates */

@@ -8,6 +8,9 @@
  *   XGBoost) -> evolutionary search (search.c) -> compiled in parallel (compile.c) -> measured in
  *   child processes (measure.c) -> one JSON line per result (log.c).
  *
+ * With a schedule template (te_tune_options.template_fn, knobs.c) the task has one sketch,
+ * "user", instead: the template's knobs are the search space and the template applies them.
+ *
  * Contexts: a schedule lives in its context until the context dies, so every round of the search
  * and every compile thread works in a fresh context holding a clone of the workload, freed when
  * the round ends. Nothing here is global except the test hooks.
@@ -87,7 +90,8 @@ typedef enum at_sketch_kind {
   AT_SK_TILE_CACHE, /* the same, accumulating in a local cache_write stage computed at a tile */
   AT_SK_TILE_FUSE,  /* the reduction computed at a tile of its element-wise consumer */
   AT_SK_SIMPLE,     /* no heavy reduction: parallel outer loops, vectorized inner loops */
-  AT_SK_DEFAULT     /* nothing applies: the default schedule, no knobs */
+  AT_SK_DEFAULT,    /* nothing applies: the default schedule, no knobs */
+  AT_SK_USER        /* a schedule template's knobs (knobs.c) */
 } at_sketch_kind;
 
 typedef enum at_knob_kind {
@@ -102,8 +106,10 @@ typedef enum at_knob_role {
   AT_ROLE_UNROLL,                          /* 0: none, 1: unroll S3 of non-vector axes */
   AT_ROLE_VECTORIZE,                       /* 0: no te_vectorize, 1: vectorize (every stage) */
   AT_ROLE_SIMPLE_VEC,                      /* a simple stage's vector factor (a tile) */
-  AT_ROLE_AT_CONSUMER                      /* row reductions (all): 0 root, 1 at their output's
+  AT_ROLE_AT_CONSUMER,                     /* row reductions (all): 0 root, 1 at their output's
                                               row loop */
+  AT_ROLE_USER                             /* a template's knob k (at_task.uknob[k]): the index of
+                                              its chosen candidate */
 } at_knob_role;
 
 typedef struct at_knob {
@@ -119,10 +125,20 @@ typedef struct at_knob {
 
 typedef struct at_sketch {
   at_sketch_kind kind;
-  char name[32]; /* "tile", "tile+cache", "tile+fuse", "simple" */
+  char name[32]; /* "tile", "tile+cache", "tile+fuse", "simple", "default", "user" */
   int nknob, nvals;
   at_knob knob[AT_MAX_KNOBS];
 } at_sketch;
+
+/* A knob of a schedule template, as its first run registered it (te_knob_* in knobs.c). */
+typedef enum at_uknob_kind { AT_UK_CHOICE, AT_UK_INT, AT_UK_SPLIT, AT_UK_REORDER } at_uknob_kind;
+typedef struct at_uknob {
+  char name[TE_TUNE_MAX_KNOB_NAME + 1];
+  at_uknob_kind kind;
+  int n;                                /* candidates (choices, values, orders) */
+  int width;                            /* AT_UK_REORDER: loops per order */
+  int64_t vals[TE_TUNE_MAX_KNOB_CANDS]; /* AT_UK_INT, AT_UK_SPLIT: the candidates */
+} at_uknob;
 
 /* The analysed workload: stages (in the schedule's order) and the sketches that apply. */
 typedef struct at_task {
@@ -133,6 +149,11 @@ typedef struct at_task {
   int nsketch;
   at_sketch sketch[AT_MAX_SKETCHES];
   bool vectorize_ok; /* te_vectorize works on this computation (probed once) */
+  /* A schedule template: no stages analysed, one sketch AT_SK_USER whose knob k is a choice
+     among uknob[k]'s candidates. */
+  te_tune_template_fn tmpl;
+  void *tmpl_user;
+  at_uknob uknob[TE_TUNE_MAX_KNOBS];
 } at_task;
 
 te_status at_task_analyze(const at_workload *, at_task *);
@@ -142,6 +163,11 @@ te_status at_task_analyze(const at_workload *, at_task *);
 int at_task_row_consumer(const at_task *, int stage);
 /* The sketch called name, -1 when none. */
 int at_task_sketch_index(const at_task *, const char *name);
+
+/* The task of a schedule template (knobs.c): runs it once on a schedule of the workload, with
+   the first candidate of every knob, which registers its knobs as the one sketch "user". The
+   template's failure is returned, with a message on wl->ctx. */
+te_status at_task_from_template(const at_workload *, te_tune_template_fn, void *user, at_task *);
 
 /* ---------------------------------------------------------------- candidates (space.c) */
 
@@ -161,8 +187,13 @@ void at_cand_crossover(const at_task *, const at_cand *a, const at_cand *b, at_r
 bool at_cand_valid(const at_task *, const at_cand *);
 /* Applies the candidate's primitives to a fresh schedule of the workload. */
 te_status at_cand_apply(const at_task *, const at_cand *, te_schedule *);
-/* The candidate's values as text "v0 v1 ..." (malloc'd) and back (false on mismatch). */
-char *at_cand_params_str(const at_cand *);
+/* The "user" sketch's at_cand_apply (knobs.c): the template run with c's knob values. A knob
+   rule broken or an error the run leaves on s's context fails it too. */
+te_status at_user_apply(const at_task *, const at_cand *, te_schedule *);
+/* The candidate's values as text (malloc'd) and back (false on mismatch): "v0 v1 ...", or for
+   the "user" sketch "name=value ..." with a value knob's value and a choice's or an order's
+   index. */
+char *at_cand_params_str(const at_task *, const at_cand *);
 bool at_cand_from_params(const at_task *, int sketch, const char *params, at_cand *);
 
 /* ---------------------------------------------------------------- features (features.c) */

@@ -12,6 +12,7 @@
  * one candidate.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,7 @@ struct at_search {
   size_t nseen, cap;
   elite el[MAX_ELITE];
   int nel;
+  bool warned; /* a schedule template failed for a candidate (said once) */
 };
 
 /* One evaluated individual of a round. */
@@ -138,9 +140,26 @@ void at_proposal_free(at_proposal *p) {
 
 /* ---------------------------------------------------------------- evaluation */
 
-static bool evaluate(const at_search *s, const at_workload *wl, const te_target *tgt, ind *x) {
+/* A template that fails for a candidate makes it invalid; the first failure is said, since a
+   template that breaks a knob rule only for some values fails nowhere else. */
+static void warn_template(at_search *s, const at_workload *wl, const at_cand *c, te_status st) {
+  if (s->warned || s->task.sketch[c->sketch].kind != AT_SK_USER)
+    return;
+  s->warned = true;
+  char *p = at_cand_params_str(&s->task, c);
+  fprintf(stderr,
+          "te-tune: warning: the schedule template failed for the candidate '%s' (such "
+          "candidates are skipped): %s\n",
+          p ? p : "?", te_last_error(wl->ctx)[0] ? te_last_error(wl->ctx) : te_status_str(st));
+  free(p);
+}
+
+static bool evaluate(at_search *s, const at_workload *wl, const te_target *tgt, ind *x) {
   te_schedule *sch = te_schedule_new(wl->ctx, wl->nout, wl->outs);
-  bool ok = sch && at_cand_apply(&s->task, &x->c, sch) == TE_OK;
+  te_status ast = sch ? at_cand_apply(&s->task, &x->c, sch) : TE_ERR_NOMEM;
+  bool ok = ast == TE_OK;
+  if (sch && !ok)
+    warn_template(s, wl, &x->c, ast);
   x->trace = ok ? te_schedule_trace(sch) : NULL;
   ok = x->trace && at_features(wl, sch, tgt, x->feat) == TE_OK;
   te_clear_error(wl->ctx);

@@ -158,13 +158,62 @@ bool at_cand_valid(const at_task *t, const at_cand *c) {
   return true;
 }
 
-char *at_cand_params_str(const at_cand *c) {
+/* A template's knob as the log shows it: a value knob's value, a choice's or an order's index. */
+static int64_t user_shown(const at_uknob *u, int64_t idx) {
+  bool value = (u->kind == AT_UK_INT || u->kind == AT_UK_SPLIT) && idx >= 0 && idx < u->n;
+  return value ? u->vals[idx] : idx;
+}
+
+char *at_cand_params_str(const at_task *t, const at_cand *c) {
   ir_str s = {0};
+  bool user = c->sketch >= 0 && c->sketch < t->nsketch && sketch_of(t, c)->kind == AT_SK_USER;
   for (int i = 0; i < c->nvals; i++)
-    ir_str_printf(&s, i ? " %lld" : "%lld", (long long)c->v[i]);
+    if (user)
+      ir_str_printf(&s, i ? " %s=%lld" : "%s=%lld", t->uknob[i].name,
+                    (long long)user_shown(&t->uknob[i], c->v[i]));
+    else
+      ir_str_printf(&s, i ? " %lld" : "%lld", (long long)c->v[i]);
   if (!s.buf)
     ir_str_puts(&s, "");
   return ir_str_take(&s);
+}
+
+/* "name=value ..." of the user sketch: every knob named once, values among its candidates. */
+static bool user_from_params(const at_task *t, const char *params, at_cand *c) {
+  const at_sketch *sk = sketch_of(t, c);
+  c->nvals = sk->nvals;
+  bool seen[AT_MAX_KNOBS] = {0};
+  for (const char *p = params; *p;) {
+    while (*p == ' ')
+      p++;
+    const char *eq = strchr(p, '=');
+    if (!*p)
+      break;
+    if (!eq)
+      return false;
+    int k = 0;
+    while (k < sk->nknob &&
+           !(strncmp(t->uknob[k].name, p, (size_t)(eq - p)) == 0 && t->uknob[k].name[eq - p] == 0))
+      k++;
+    char *end;
+    long long x = strtoll(eq + 1, &end, 10);
+    if (k == sk->nknob || seen[k] || end == eq + 1 || (*end && *end != ' '))
+      return false;
+    const at_uknob *u = &t->uknob[k];
+    int idx = -1;
+    for (int i = 0; i < u->n && idx < 0; i++)
+      if (user_shown(u, i) == x)
+        idx = i;
+    if (idx < 0)
+      return false;
+    c->v[sk->knob[k].offset] = idx;
+    seen[k] = true;
+    p = end;
+  }
+  for (int k = 0; k < sk->nknob; k++)
+    if (!seen[k])
+      return false;
+  return at_cand_valid(t, c);
 }
 
 bool at_cand_from_params(const at_task *t, int sketch, const char *params, at_cand *c) {
@@ -172,6 +221,8 @@ bool at_cand_from_params(const at_task *t, int sketch, const char *params, at_ca
   if (sketch < 0 || sketch >= t->nsketch || !params)
     return false;
   c->sketch = sketch;
+  if (t->sketch[sketch].kind == AT_SK_USER)
+    return user_from_params(t, params, c);
   const char *p = params;
   while (*p && c->nvals < AT_MAX_VALS) {
     char *end;

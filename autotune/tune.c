@@ -171,7 +171,11 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
   te_ctx *tmp = te_ctx_new();
   at_workload wl;
   st = tmp ? at_workload_clone(&s->wl, tmp, &wl) : TE_ERR_NOMEM;
-  if (st == TE_OK && (st = at_task_analyze(&wl, &s->task)) != TE_OK)
+  if (st == TE_OK)
+    st = s->o.template_fn
+             ? at_task_from_template(&wl, s->o.template_fn, s->o.template_user, &s->task)
+             : at_task_analyze(&wl, &s->task);
+  if (st != TE_OK && tmp)
     ir_error(s->ctx, st, "%s", te_last_error(tmp));
   te_ctx_free(tmp);
   if (st != TE_OK)

@@ -90,7 +90,7 @@ te_status at_session_write(at_session *s, const at_proposal *p, const at_job *j,
   r.target = (char *)s->target;
   r.trace = p->trace;
   r.sketch = s->task.sketch[p->cand.sketch].name;
-  r.params = at_cand_params_str(&p->cand);
+  r.params = at_cand_params_str(&s->task, &p->cand);
   bool built = j->status == TE_OK;
   r.ncosts = built ? res->ncosts : 0;
   r.costs = built ? (double *)res->costs : NULL;

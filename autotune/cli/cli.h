@@ -51,13 +51,14 @@ typedef struct cli_workload {
   char desc[256]; /* the operator description, "" for a text workload */
   char *text;     /* canonical text (malloc'd) */
   char key[17];
+  te_tune_template_fn tmpl; /* a plugin's schedule template (TE_TUNE_TEMPLATE_SYMBOL), or NULL */
 } cli_workload;
 
 /* Builds the workload named by words (operator + parameters, or a workload text). Prints the
    problem and returns an exit code other than CLI_OK on failure. */
 int cli_workload_from_words(int n, char **words, const char *dtype, cli_workload *);
 /* Builds the workload of a plugin (te_tune_plugin_fn in te/tune.h): symbol NULL is the default
-   name. */
+   name. A schedule template the plugin exports (TE_TUNE_TEMPLATE_SYMBOL) goes to w->tmpl. */
 int cli_workload_from_plugin(const char *path, const char *symbol, cli_workload *);
 /* Builds the workload of a log record (its description, else its canonical text). */
 int cli_workload_from_record(const at_record *, cli_workload *);

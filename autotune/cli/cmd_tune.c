@@ -20,7 +20,8 @@ static void help(void) {
          "candidate to the log (docs/tuning-log.md). WORKLOAD is an operator with its parameters\n"
          "(below; --dtype sets the element type) or a workload text in one argument; a plugin is\n"
          "a shared library whose function (default " TE_TUNE_PLUGIN_SYMBOL ", see te/tune.h)\n"
-         "builds the computation through the C API.\n"
+         "builds the computation through the C API; when it also exports a schedule template\n"
+         "(" TE_TUNE_TEMPLATE_SYMBOL "), the template's knobs are the search space.\n"
          "\n"
          "options:\n"
          "  --dtype T          element type: f32 (default), f64, i8, i16, i32, i64, u8\n"
@@ -136,6 +137,7 @@ static int run(te_tune_options *o, const char *target, cli_workload *w, progress
   o->description = w->is_op ? w->desc : NULL;
   o->progress = on_progress;
   o->progress_user = pr;
+  o->template_fn = w->tmpl;
   te_status st = te_tune(w->ctx, w->wl.nout, w->wl.outs, t, o);
   if (pr->tty && !pr->quiet)
     fputc('\n', stderr);

@@ -153,6 +153,7 @@ int cli_workload_from_plugin(const char *path, const char *symbol, cli_workload 
     fprintf(stderr, "te-tune: the plugin '%s' has no function '%s'\n", path, name);
     return CLI_USAGE;
   }
+  *(void **)&w->tmpl = dlsym(lib, TE_TUNE_TEMPLATE_SYMBOL); /* optional */
   te_tensor *outs[16] = {0};
   int nout = 0;
   te_status st = fn(w->ctx, &nout, outs);

@@ -11,6 +11,10 @@
  * every measured cost and any error. te_apply_best replays the best trace of a log on a
  * schedule.
  *
+ * Instead of the generated candidates, a program may give a schedule template: a C function
+ * that applies primitives with some values left open as knobs (a split with candidate factors,
+ * a choice between loop orders, ...); te_tune then searches the knobs' product the same way.
+ *
  * Workloads have constant shapes and no scalar parameters. Their key is the hash of a canonical
  * text of the computation (tensor names, dtypes, shapes, bodies), so the same computation built
  * again, by any program, finds its records.
@@ -21,6 +25,35 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The knobs of a schedule template (below): opaque, made by te_tune for each run of the
+   template and valid only during that run. */
+typedef struct te_knobs te_knobs;
+
+/* A schedule template: applies primitives to s (a fresh schedule of the tuned computation, in a
+   context te_tune owns: find stages and tensors by name with te_tune_stage / te_tune_tensor),
+   taking the values it tunes from knobs (te_knob_*), and returns TE_OK or the status of the
+   first failure. With te_tune_options.template_fn set, te_tune searches the product of the
+   template's knobs (sketch "user" in the log) with its usual evolutionary search, cost model,
+   measurement and log: a candidate is one value per knob; a mutation redraws one knob, a
+   crossover mixes two candidates knob by knob, a random candidate draws every knob uniformly.
+   Candidates that give the same trace are one candidate.
+   The template is first run once with the first candidate of every knob: that run registers
+   the knobs (a knob is registered by the first call naming it) and must succeed, else te_tune
+   returns its status and message. It then runs once per candidate the search looks at (many
+   more than are measured), always on the thread that called te_tune. A run that fails, or
+   leaves an error on s's context, makes that candidate invalid: it is skipped and never
+   measured (te_tune prints one warning for the first such failure). Rules: knob names are
+   unique within a run; the set of knobs (names, kinds, candidate lists) must not depend on knob
+   values, so every run makes the same knob calls as the first (in any order). A knob call that
+   breaks a rule returns TE_ERR_INVALID_ARG with a message naming the knob and the rule. */
+typedef te_status (*te_tune_template_fn)(te_schedule *s, te_knobs *knobs, void *user);
+
+/* Limits of a template: knobs per template, candidates (values, choices, orders) per knob,
+   characters of a knob's name (letters, digits, '_', '.', '-'). */
+#define TE_TUNE_MAX_KNOBS 48
+#define TE_TUNE_MAX_KNOB_CANDS 64
+#define TE_TUNE_MAX_KNOB_NAME 31
 
 /* Progress of a tuning run, given to te_tune_options.progress after every measured trial. */
 typedef struct te_tune_progress {
@@ -63,6 +96,9 @@ typedef struct te_tune_options {
   void (*progress)(const te_tune_progress *, void *user); /* NULL: silent */
   void *progress_user;
   struct te_tune_summary *summary; /* out: filled when not NULL */
+  te_tune_template_fn template_fn; /* a schedule template (below): the search space is the
+                            product of its knobs instead of the generated sketches; NULL: none */
+  void *template_user;   /* passed to template_fn */
 } te_tune_options;
 
 /* What a tuning run did (te_tune_options.summary). */
@@ -78,7 +114,8 @@ typedef struct te_tune_summary {
 /* Tunes the computation that produces outs for target, appending to opts->log_path. Returns
    TE_OK when the run finished (even if some or all candidates failed: those are error
    records), TE_ERR_INVALID_ARG for bad options (no log path, negative counts), TE_ERR_IO when
-   the log cannot be written, TE_ERR_UNSUPPORTED for symbolic shapes or scalar parameters.
+   the log cannot be written, TE_ERR_UNSUPPORTED for symbolic shapes or scalar parameters,
+   and a schedule template's status (with its message) when its first run fails.
    The context is used by this thread only while it runs; te_tune makes its
    own contexts for the search and the compile threads. Each kernel runs in a child process
    (fork), so a candidate that crashes or hangs costs one error record. */
@@ -100,6 +137,45 @@ TE_API te_status te_apply_best(te_schedule *s, const char *log_path, te_target *
    te_* functions (cc -shared -fPIC plugin.c -I<te>/include -o plugin.so). */
 typedef te_status (*te_tune_plugin_fn)(te_ctx *ctx, int *nout, te_tensor **outs);
 #define TE_TUNE_PLUGIN_SYMBOL "te_tune_workload_build"
+
+/* A plugin may also export a schedule template (te_tune_template_fn) named
+   TE_TUNE_TEMPLATE_SYMBOL: te-tune then tunes the template's knobs (template_user NULL) instead
+   of the generated sketches. */
+#define TE_TUNE_TEMPLATE_SYMBOL "te_tune_template"
+
+/* ---------------------------------------------------------------- template knobs
+ *
+ * Called inside a schedule template, with the template's knobs. Each returns the value chosen
+ * for the candidate being built (in the first run: the first candidate); the split and reorder
+ * knobs also apply it (te_split, te_reorder: their errors are theirs). Errors: TE_ERR_INVALID_ARG
+ * with no message when knobs is NULL; otherwise on the schedule's context, naming the knob:
+ * a NULL argument, a bad or duplicate name, no candidates or more than TE_TUNE_MAX_KNOB_CANDS,
+ * more than TE_TUNE_MAX_KNOBS knobs, int or split candidates that repeat (or factors <= 0),
+ * orders that are not permutations of one set of loops, a knob that the first run did not
+ * register or whose candidates differ from that run's. *out is left unchanged on error.
+ * A failed knob call also fails the run, even when the template goes on and returns TE_OK.
+ * Knobs are only used by the template they are given to, on te_tune's thread. */
+
+/* One of nchoices alternatives: *out in [0, nchoices). */
+TE_API te_status te_knob_choice(te_knobs *, const char *name, int nchoices, int *out);
+/* One of ncand distinct values. */
+TE_API te_status te_knob_int(te_knobs *, const char *name, int ncand, const int64_t *cands,
+                             int64_t *out);
+/* te_split(st, it, f, outer, inner) with f one of ncand distinct factors (each > 0). */
+TE_API te_status te_knob_split(te_knobs *, te_stage *st, te_iter *it, const char *name, int ncand,
+                               const int64_t *factors, te_iter **outer, te_iter **inner);
+/* te_reorder(st, n, orders + c * n) with c one of norders rows of orders (norders x n,
+   row-major), each a permutation of the first. */
+TE_API te_status te_knob_reorder(te_knobs *, te_stage *st, const char *name, int norders, int n,
+                                 te_iter *const *orders);
+
+/* For templates, whose schedule lives in a context of te_tune's: the stage of s called name
+   (a tensor's name; stages te_cache_write and te_rfactor made are named as te_schedule_trace
+   shows them), or the tensor called name among s's stages (placeholders included). NULL, with
+   TE_ERR_NOT_FOUND naming it, when there is none; name NULL: TE_ERR_INVALID_ARG (s NULL: NULL,
+   no message). Same thread rules as the schedule's other functions. */
+TE_API te_stage *te_tune_stage(te_schedule *s, const char *name);
+TE_API te_tensor *te_tune_tensor(te_schedule *s, const char *name);
 
 /* The canonical text of a computation and its key (16 hex digits) as the log stores them.
    text: malloc'd, te_free() it; NULL on error (message on the context). key may be NULL. */

@@ -49,7 +49,10 @@ class te_tune_options(ctypes.Structure):
                 ("threads", ctypes.c_int), ("check", ctypes.c_int),
                 ("description", ctypes.c_char_p), ("progress", PROGRESS_FN),
                 ("progress_user", ctypes.c_void_p),
-                ("summary", ctypes.POINTER(te_tune_summary))]
+                ("summary", ctypes.POINTER(te_tune_summary)),
+                # a C schedule template (te_tune_template_fn) and its user pointer: not wrapped,
+                # but the fields must be here, NULL, for the struct to have the C size
+                ("template_fn", ctypes.c_void_p), ("template_user", ctypes.c_void_p)]
 
 
 _lib.declare({

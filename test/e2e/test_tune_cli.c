@@ -168,3 +168,51 @@ Test(tune_cli, plugin_workload) {
   cr_assert_eq(te_tune(&out, "tune --plugin plugin.so --plugin-symbol nosuch --log p.jsonl"), 2);
   cr_assert_eq(te_tune(&out, "tune --plugin plugin.so matmul M=1 --log p.jsonl"), 2);
 }
+
+/* A plugin that also exports a schedule template (TE_TUNE_TEMPLATE_SYMBOL): te-tune searches its
+   knobs, and the records say so (sketch "user", params "vj=... vec=..."). */
+Test(tune_cli, plugin_template) {
+  char path[512], cmd[1024];
+  snprintf(path, sizeof path, "%s/tplugin.c", tmp);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs("#include <te/te.h>\n"
+        "te_status te_tune_workload_build(te_ctx *ctx, int *nout, te_tensor **outs) {\n"
+        "  te_tensor *x = te_placeholder(ctx, \"x\", TE_F32, 2, TE_EXPRS(te_int(ctx, 16), "
+        "te_int(ctx, 64)));\n"
+        "  outs[0] = te_op_relu(ctx, x, \"y\");\n"
+        "  *nout = 1;\n"
+        "  return outs[0] ? TE_OK : te_last_status(ctx);\n"
+        "}\n"
+        "te_status te_tune_template(te_schedule *s, te_knobs *k, void *user) {\n"
+        "  static const int64_t f[] = {4, 8, 16};\n"
+        "  te_stage *st = te_tune_stage(s, \"y\");\n"
+        "  te_iter *o, *in;\n"
+        "  int vec;\n"
+        "  te_status r = te_knob_split(k, st, te_axis(st, 1), \"vj\", 3, f, &o, &in);\n"
+        "  if (r == TE_OK) r = te_knob_choice(k, \"vec\", 2, &vec);\n"
+        "  if (r == TE_OK && vec) r = te_vectorize(st, in);\n"
+        "  (void)user;\n"
+        "  return r;\n"
+        "}\n",
+        f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "cc -std=c11 -shared -fPIC -I%s/include %s -o %s/tplugin.so",
+           TE_SOURCE_DIR, path, tmp);
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+  char *out;
+  cr_assert_eq(te_tune(&out, "tune --plugin tplugin.so --trials 4 --log tp.jsonl " QUICK), 0, "%s",
+               out);
+  cr_assert_eq(lines("tp.jsonl"), 4);
+  snprintf(path, sizeof path, "%s/tp.jsonl", tmp);
+  f = fopen(path, "r");
+  cr_assert_not_null(f);
+  static char line[1 << 16];
+  while (fgets(line, sizeof line, f)) {
+    cr_assert(strstr(line, "\"sketch\":\"user\""), "%s", line);
+    cr_assert(strstr(line, "\"params\":\"vj="), "%s", line);
+  }
+  fclose(f);
+  cr_assert_eq(te_tune(&out, "show --log tp.jsonl"), 0, "%s", out);
+  cr_assert(strstr(out, "split y "), "%s", out);
+}

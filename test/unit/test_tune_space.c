@@ -57,7 +57,7 @@ static void check_space(const char *desc, int samples) {
       cr_assert_not_null(ir, "%s: %s", desc, te_last_error(ctx));
       te_free(ir);
     }
-    char *p = at_cand_params_str(&m);
+    char *p = at_cand_params_str(&t, &m);
     at_cand back;
     cr_assert(at_cand_from_params(&t, m.sketch, p, &back));
     cr_assert_eq(memcmp(back.v, m.v, sizeof(int64_t) * (size_t)m.nvals), 0);
