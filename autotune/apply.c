@@ -38,6 +38,12 @@ static int64_t choice(const applier *a, at_knob_role role, int stage, int64_t df
   return v ? v[0] : dflt;
 }
 
+/* A choice knob of role and axis (0 when the sketch has none). */
+static int64_t choice_at(const applier *a, at_knob_role role, int axis) {
+  const int64_t *v = knob_vals(a, role, a->t->tiled, axis);
+  return v ? v[0] : 0;
+}
+
 static bool vec_on(const applier *a) { return choice(a, AT_ROLE_VECTORIZE, -1, 0) != 0; }
 
 static te_stage *stage_named(const applier *a, int idx) {
@@ -139,8 +145,8 @@ static te_status tile_outer(applier *a, te_stage *st, te_iter **attach) {
   return TE_OK;
 }
 
-/* The inner part, computed at a tile: R0 S2 R1 S3. */
-static te_status tile_inner(applier *a, te_stage *st) {
+/* The inner part, computed at a tile: R0 S2 R1 S3. *r0: its outermost reduce loop. */
+static te_status tile_inner(applier *a, te_stage *st, te_iter **r0) {
   const at_stage_info *si = &a->t->stage[a->t->tiled];
   int n = si->nspace, m = si->nreduce;
   te_iter *S2[AT_MAX_AXES], *S3[AT_MAX_AXES], *R0[AT_MAX_AXES], *R1[AT_MAX_AXES];
@@ -152,7 +158,7 @@ static te_status tile_inner(applier *a, te_stage *st) {
     const int64_t *g = knob_vals(a, AT_ROLE_REDUCE_TILE, a->t->tiled, i);
     TRY(te_split(st, te_reduce_iter(st, i), g[1], &R0[i], &R1[i]));
   }
-  te_iter *order[4 * AT_MAX_AXES];
+  te_iter *order[4 * AT_MAX_AXES] = {0};
   int no = 0;
   for (int i = 0; i < m; i++)
     order[no++] = R0[i];
@@ -163,6 +169,7 @@ static te_status tile_inner(applier *a, te_stage *st) {
   for (int i = 0; i < n; i++)
     order[no++] = S3[i];
   TRY(te_reorder(st, no, order));
+  *r0 = m > 0 ? R0[0] : NULL;
   const int64_t *last = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, n - 1);
   if (vec_on(a) && last[3] > 1)
     TRY(te_vectorize(st, S3[n - 1]));
@@ -175,20 +182,49 @@ static te_status tile_inner(applier *a, te_stage *st) {
   return TE_OK;
 }
 
+/* The inputs of the local stage ls whose knob says so, copied (te_cache_read) into local
+   blocks computed at its outer reduce loop r0: the block is the region one r0 step reads,
+   compact, so its rows are as long as the tile's, not the input's. The copy's last axis is
+   vectorized in 16-lane pieces (guarded where the region is narrower). */
+static te_status cache_reads(applier *a, te_stage *ls, te_iter *r0) {
+  te_tensor **in;
+  int nin = sch_op_inputs(ls->op, &in);
+  te_tensor *inputs[AT_MAX_CACHE_READS];
+  int n = 0;
+  for (int i = 0; i < nin && i < AT_MAX_CACHE_READS; i++)
+    if (choice_at(a, AT_ROLE_CACHE_READ, i))
+      inputs[n++] = in[i]; /* copied first: cache_read changes ls's inputs */
+  for (int i = 0; i < n; i++) {
+    te_tensor *cache;
+    TRY(te_cache_read(a->s, inputs[i], TE_SCOPE_LOCAL, 1, &ls, &cache));
+    te_stage *cs = te_stage_of(a->s, cache);
+    TRY(te_compute_at(cs, ls, r0));
+    int nd = te_tensor_ndim(cache);
+    if (vec_on(a) && nd > 0) {
+      te_iter *x, *v;
+      TRY(te_split(cs, te_axis(cs, nd - 1), 16, &x, &v));
+      TRY(te_vectorize(cs, v));
+    }
+  }
+  return TE_OK;
+}
+
 static te_status apply_tiled(applier *a) {
   te_stage *st = stage_named(a, a->t->tiled);
   if (!st)
     return te_last_status(a->s->ctx);
-  te_iter *at;
+  te_iter *at, *r0 = NULL;
   switch (a->sk->kind) {
   case AT_SK_TILE: return tile_root(a, st);
-  case AT_SK_TILE_CACHE: {
+  case AT_SK_TILE_CACHE:
+  case AT_SK_TILE_CACHE_READ: {
     te_tensor *local;
     TRY(te_cache_write(a->s, st->op->outputs[0], TE_SCOPE_LOCAL, &local));
     te_stage *ls = te_stage_of(a->s, local);
     TRY(tile_outer(a, st, &at));
     TRY(te_compute_at(ls, st, at));
-    return tile_inner(a, ls);
+    TRY(tile_inner(a, ls, &r0));
+    return a->sk->kind == AT_SK_TILE_CACHE_READ && r0 ? cache_reads(a, ls, r0) : TE_OK;
   }
   case AT_SK_TILE_FUSE: {
     te_stage *cs = stage_named(a, a->t->fuse_consumer);
@@ -196,7 +232,7 @@ static te_status apply_tiled(applier *a) {
       return te_last_status(a->s->ctx);
     TRY(tile_outer(a, cs, &at));
     TRY(te_compute_at(st, cs, at));
-    return tile_inner(a, st);
+    return tile_inner(a, st, &r0);
   }
   default: return TE_OK;
   }

@@ -72,7 +72,7 @@ void at_workload_key(const char *text, char out[17]);
 
 /* ---------------------------------------------------------------- sketches (sketch.c) */
 
-enum { AT_MAX_STAGES = 24, AT_MAX_AXES = 8, AT_MAX_KNOBS = 48, AT_MAX_VALS = 96,
+enum { AT_MAX_CACHE_READS = 4, AT_MAX_STAGES = 24, AT_MAX_AXES = 8, AT_MAX_KNOBS = 48, AT_MAX_VALS = 96,
        AT_MAX_SKETCHES = 6 };
 
 typedef struct at_stage_info {
@@ -83,11 +83,14 @@ typedef struct at_stage_info {
   int64_t space_ext[AT_MAX_AXES], reduce_ext[AT_MAX_AXES];
   int nconsumers;
   int consumer;    /* the single consumer stage (index), or -1 */
+  int ninputs;     /* tensors it reads */
 } at_stage_info;
 
 typedef enum at_sketch_kind {
   AT_SK_TILE,       /* multi-level tiling of the heavy reduction at root */
   AT_SK_TILE_CACHE, /* the same, accumulating in a local cache_write stage computed at a tile */
+  AT_SK_TILE_CACHE_READ, /* tile+cache, and the inputs the local stage reads with reuse copied
+                            (te_cache_read) into compact local blocks at its outer reduce loop */
   AT_SK_TILE_FUSE,  /* the reduction computed at a tile of its element-wise consumer */
   AT_SK_SIMPLE,     /* no heavy reduction: parallel outer loops, vectorized inner loops */
   AT_SK_DEFAULT,    /* nothing applies: the default schedule, no knobs */
@@ -108,6 +111,9 @@ typedef enum at_knob_role {
   AT_ROLE_SIMPLE_VEC,                      /* a simple stage's vector factor (a tile) */
   AT_ROLE_AT_CONSUMER,                     /* row reductions (all): 0 root, 1 at their output's
                                               row loop */
+  AT_ROLE_CACHE_READ,                      /* tile+cache+read, one per input (axis: its index
+                                              among the local stage's inputs): 0 read in place,
+                                              1 copied into a local block */
   AT_ROLE_USER                             /* a template's knob k (at_task.uknob[k]): the index of
                                               its chosen candidate */
 } at_knob_role;
@@ -125,7 +131,8 @@ typedef struct at_knob {
 
 typedef struct at_sketch {
   at_sketch_kind kind;
-  char name[32]; /* "tile", "tile+cache", "tile+fuse", "simple", "default", "user" */
+  char name[32]; /* "tile", "tile+cache", "tile+cache+read", "tile+fuse", "simple", "default",
+                    "user" */
   int nknob, nvals;
   at_knob knob[AT_MAX_KNOBS];
 } at_sketch;

@@ -7,7 +7,10 @@
  *     axes: matmul reads A[i, k] for every j) gets multi-level tiling, space axes on four levels
  *     and reduce axes on two, ordered S0 S1 R0 S2 R1 S3 (sketch "tile"); when it is an output it
  *     may accumulate in a local stage (te_cache_write) computed at its S1 tile (sketch
- *     "tile+cache"); when its only reader is an element-wise output of its shape, it may be
+ *     "tile+cache"), and then also copy the inputs it reads with reuse into compact local blocks
+ *     computed at its outer reduce loop (te_cache_read, sketch "tile+cache+read": a panel of B
+ *     for matmul, whose rows are otherwise 4 n bytes apart and collide in L1 sets, the way a
+ *     BLAS packs it); when its only reader is an element-wise output of its shape, it may be
  *     computed at that reader's S1 tile (sketch "tile+fuse");
  *   - every other stage is "simple": outer space axes fused and parallel, the last split for a
  *     vector; a reduction feeding an output row by row (softmax, layer norm) may be computed at
@@ -92,6 +95,10 @@ static te_status fill_stage(te_ctx *ctx, te_schedule *s, int idx, at_stage_info 
       return ir_error(ctx, TE_ERR_UNSUPPORTED, "te_tune: stage '%s': symbolic reduction extent",
                       st->name);
   si->reuse = !si->placeholder && has_reuse(op);
+  if (!si->placeholder) {
+    te_tensor **in;
+    si->ninputs = sch_op_inputs((sch_op *)op, &in);
+  }
   si->consumer = -1;
   for (int c = 0; c < s->nstage; c++)
     if (c != idx && !si->placeholder && reads(s->stages[c]->op, op)) {
@@ -213,6 +220,9 @@ static void make_sketch(at_task *t, at_sketch_kind kind, const char *name) {
   add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_VECTORIZE, -1, 0, 1, 0, 2);
   if (kind != AT_SK_SIMPLE)
     tile_knobs(t, sk);
+  if (kind == AT_SK_TILE_CACHE_READ)
+    for (int i = 0; i < t->stage[t->tiled].ninputs && i < AT_MAX_CACHE_READS; i++)
+      add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_CACHE_READ, t->tiled, i, 1, 0, 2);
   for (int i = 0; i < t->nstage; i++)
     if (is_simple(t, sk, i))
       simple_knobs(t, sk, i);
@@ -280,8 +290,10 @@ te_status at_task_analyze(const at_workload *wl, at_task *t) {
   t->vectorize_ok = true;
   if (t->tiled >= 0) {
     make_sketch(t, AT_SK_TILE, "tile");
-    if (t->stage[t->tiled].output)
+    if (t->stage[t->tiled].output) {
       make_sketch(t, AT_SK_TILE_CACHE, "tile+cache");
+      make_sketch(t, AT_SK_TILE_CACHE_READ, "tile+cache+read");
+    }
     if (t->fuse_consumer >= 0)
       make_sketch(t, AT_SK_TILE_FUSE, "tile+fuse");
   } else {

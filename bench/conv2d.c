@@ -182,6 +182,35 @@ static void conv_define(te_ctx *ctx, unsigned flags, const void *params, tb_def 
     te_parallel(ps, te_axis(ps, 1));
 }
 
+/* The tuned kernel (--tuned LOG): the computation te-tune builds for "conv2d N C H W O pad=1"
+   (ops.h, so the workload key matches the log's) with the log's best schedule. */
+typedef struct tuned_params {
+  conv_shape s;
+  const char *log;
+} tuned_params;
+
+static void conv_define_tuned(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
+  (void)flags;
+  const tuned_params *p = params;
+  const conv_shape *s = &p->s;
+  te_tensor *in = te_placeholder(
+      ctx, "data", TE_F32, 4,
+      TE_EXPRS(te_int(ctx, s->n), te_int(ctx, s->c), te_int(ctx, s->h), te_int(ctx, s->w)));
+  te_tensor *w = te_placeholder(
+      ctx, "kernel", TE_F32, 4,
+      TE_EXPRS(te_int(ctx, s->k), te_int(ctx, s->c), te_int(ctx, 3), te_int(ctx, 3)));
+  te_conv2d_params cp = {1, 1, 1, 1, 1, 1};
+  te_tensor *o = te_op_conv2d_nchw(ctx, in, w, &cp, NULL);
+  out->s = o ? te_schedule_new(ctx, 1, &o) : NULL;
+  out->ntensors = 3;
+  out->tensors[0] = in;
+  out->tensors[1] = w;
+  out->tensors[2] = o;
+  te_target *target = te_target_parse(ctx, "llvm -mcpu=native");
+  if (out->s && target)
+    te_apply_best(out->s, p->log, target);
+}
+
 typedef struct conv_data {
   conv_shape s;
   float *in, *w, *out;
@@ -307,6 +336,39 @@ static void run_variants(const bench_cfg *cfg, const char *wl, conv_data *d, con
   }
 }
 
+/* "<wl> tuned": the tuned kernel as te, against oneDNN and te's hand schedule. */
+static void run_tuned(const bench_cfg *cfg, const char *wl, conv_data *d, const tb_kernel *hand,
+                      int have_hand, const bench_ref *chk) {
+  const conv_shape *s = &d->s;
+  char twl[64];
+  snprintf(twl, sizeof twl, "%s tuned", wl);
+  tuned_params tp = {*s, cfg->tuned_log};
+  unsigned only = TB_TILE;
+  tb_kernel tk;
+  if (!tb_build(twl, "conv2d_tuned", conv_define_tuned, &tp, &only, 1, NULL, &tk))
+    return;
+  snprintf(tk.note, sizeof tk.note, "te_apply_best(%s)", cfg->tuned_log);
+  size_t nout = (size_t)s->n * s->k * s->h * s->w;
+  double flops = 2.0 * s->n * s->k * s->c * s->h * s->w * 9;
+  DLTensor ti, tw, to;
+  int64_t si[8], sw[8], so[8];
+  tb_tensor(&ti, si, d->in, 4, (int64_t[]){s->n, s->c, s->h, s->w});
+  tb_tensor(&tw, sw, d->w, 4, (int64_t[]){s->k, s->c, 3, 3});
+  tb_tensor(&to, so, d->out, 4, (int64_t[]){s->n, s->k, s->h, s->w});
+  tb_args targs = {&tk, {&ti, &tw, &to}}, hargs = {hand, {&ti, &tw, &to}};
+  int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
+  for (int i = 0; i < nthreads; i++) {
+    tb_set_threads(threads[i]);
+    bench_run_variant(cfg, twl, "te", threads[i], ROW_FLOPS, flops, tb_run, &targs, d->out, nout,
+                      chk, tk.note);
+    run_onednn(cfg, twl, d, threads[i], chk);
+    if (have_hand)
+      bench_run_variant(cfg, twl, "te-hand", threads[i], ROW_FLOPS, flops, tb_run, &hargs, d->out,
+                        nout, chk, "te's hand schedule (the conv2d rows above)");
+  }
+  tb_free(&tk);
+}
+
 void wl_conv2d(const bench_cfg *cfg) {
   conv_data d = {{1, 64, 56, 56, 64}, NULL, NULL, NULL};
   if (cfg->quick)
@@ -352,6 +414,8 @@ void wl_conv2d(const bench_cfg *cfg) {
                       "compile_jit, parallel schedule");
 
   run_variants(cfg, wl, &d, &k, have_te, hl, &chk);
+  if (cfg->tuned_log)
+    run_tuned(cfg, wl, &d, &k, have_te, &chk);
 
   hl_free(hl[0]);
   hl_free(hl[1]);

@@ -25,6 +25,7 @@ typedef struct bench_cfg {
   int quick;        /* --quick: small sizes */
   const char *only; /* --only WORKLOAD, or NULL */
   int max_threads;  /* 2: thread counts measured are 1 and max_threads */
+  const char *tuned_log; /* --tuned LOG: also time te_apply_best's kernels from a tuning log */
 } bench_cfg;
 
 /* One call of the variant under test; returns 0 on success. */

@@ -1,6 +1,6 @@
 /* main.c — te-bench: te against OpenBLAS, oneDNN, Halide 14 and plain C (issue 4).
  *
- *   te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir] [--asm]
+ *   te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir] [--asm] [--tuned LOG]
  *
  * Measures the machine first (FMA peak, memory bandwidth, 1 and N threads), then runs the
  * workloads (sgemm, conv2d, blur, softmax, layernorm; --only picks one, or "peak" for the machine
@@ -41,7 +41,8 @@ static const workload workloads[] = {
 enum { NWORKLOADS = sizeof workloads / sizeof workloads[0] };
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir] [--asm]\n"
+  fprintf(f, "usage: te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir] "
+             "[--asm]\n                [--tuned LOG]\n"
              "  --quick       small sizes and short timing (a smoke run)\n"
              "  --only W      one workload: peak");
   for (int i = 0; i < NWORKLOADS; i++)
@@ -50,7 +51,10 @@ static void usage(FILE *f) {
           "\n  --out PATH    JSON results (default %s)\n"
           "  --threads N   the multi-thread count (default 2); 1 and N are measured\n"
           "  --ir          print the lowered IR of every te kernel (stderr)\n"
-          "  --asm         and its assembly\n",
+          "  --asm         and its assembly\n"
+          "  --tuned LOG   also time the best schedules of a te-tune log (workloads \"sgemm N\n"
+          "                tuned\" and \"conv2d ... tuned\": te_apply_best's kernel against the\n"
+          "                anchor and te's hand schedule)\n",
           TE_BENCH_DEFAULT_OUT);
 }
 
@@ -67,6 +71,8 @@ static int parse_args(int argc, char **argv, bench_cfg *cfg, const char **out) {
       tb_show_ir = 2;
     else if (strcmp(a, "--out") == 0 && i + 1 < argc)
       *out = argv[++i];
+    else if (strcmp(a, "--tuned") == 0 && i + 1 < argc)
+      cfg->tuned_log = argv[++i];
     else if (strcmp(a, "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
              atoi(argv[i + 1]) <= 2)
       cfg->max_threads = atoi(argv[++i]);
@@ -144,7 +150,7 @@ static void describe_anchors(void) {
 }
 
 int main(int argc, char **argv) {
-  bench_cfg cfg = {0.3, 5, 50, 2.0, 3, 0, NULL, 2};
+  bench_cfg cfg = {0.3, 5, 50, 2.0, 3, 0, NULL, 2, NULL};
   const char *out = TE_BENCH_DEFAULT_OUT;
   if (!parse_args(argc, argv, &cfg, &out))
     return 2;

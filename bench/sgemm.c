@@ -122,6 +122,30 @@ static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def
   }
 }
 
+/* The tuned kernel (--tuned LOG): the computation te-tune builds for "matmul M=N=K=n" (ops.h,
+   so the workload key matches the log's) with the log's best schedule (te_apply_best). */
+typedef struct tuned_params {
+  int n;
+  const char *log;
+} tuned_params;
+
+static void sgemm_define_tuned(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
+  (void)flags;
+  const tuned_params *p = params;
+  te_expr *N = te_int(ctx, p->n);
+  te_tensor *A = te_placeholder(ctx, "A", TE_F32, 2, TE_EXPRS(N, N));
+  te_tensor *B = te_placeholder(ctx, "B", TE_F32, 2, TE_EXPRS(N, N));
+  te_tensor *C = te_op_matmul(ctx, A, B, 0, 0, NULL);
+  out->s = C ? te_schedule_new(ctx, 1, &C) : NULL;
+  out->ntensors = 3;
+  out->tensors[0] = A;
+  out->tensors[1] = B;
+  out->tensors[2] = C;
+  te_target *target = te_target_parse(ctx, "llvm -mcpu=native");
+  if (out->s && target)
+    te_apply_best(out->s, p->log, target);
+}
+
 /* i-k-j order, so the inner loop streams rows of B and C (gcc vectorizes it at -O3). */
 static void naive_sgemm(int n, const float *restrict a, const float *restrict b,
                         float *restrict c) {
@@ -249,6 +273,31 @@ static void sgemm_size(const bench_cfg *cfg, int n) {
     if (t == 1)
       bench_run_variant(cfg, wl, "naive-c", 1, ROW_FLOPS, flops, run_naive, &d, d.c, nn, &check,
                         "i-k-j, gcc -O3 -march=native");
+  }
+  if (cfg->tuned_log) {
+    /* "sgemm n tuned": the tuned kernel as te, against OpenBLAS and te's hand schedule. */
+    char twl[48];
+    snprintf(twl, sizeof twl, "sgemm %d tuned", n);
+    tuned_params tp = {n, cfg->tuned_log};
+    unsigned only = TB_TILE;
+    tb_kernel tk;
+    if (tb_build(twl, "sgemm_tuned", sgemm_define_tuned, &tp, &only, 1, NULL, &tk)) {
+      snprintf(tk.note, sizeof tk.note, "te_apply_best(%s)", cfg->tuned_log);
+      tb_args tuned_args = {&tk, {&ta, &tb, &tc}};
+      for (int ti = 0; ti < nthreads; ti++) {
+        int t = threads[ti];
+        tb_set_threads(t);
+        bench_run_variant(cfg, twl, "te", t, ROW_FLOPS, flops, tb_run, &tuned_args, d.c, nn,
+                          &check, tk.note);
+        openblas_set_num_threads(t);
+        bench_run_variant(cfg, twl, "openblas", t, ROW_FLOPS, flops, run_openblas, &d, d.c, nn,
+                          &check, openblas_get_corename());
+        if (have_te)
+          bench_run_variant(cfg, twl, "te-hand", t, ROW_FLOPS, flops, tb_run, &targs, d.c, nn,
+                            &check, "te's hand schedule (the sgemm rows above)");
+      }
+      tb_free(&tk);
+    }
   }
   if (have_te)
     tb_free(&k);

@@ -27,11 +27,12 @@ static void expect_sketches(const char *desc, const char *const names[], int n) 
 }
 
 Test(tune_space, sketches_by_workload) {
-  expect_sketches("matmul M=32 N=32 K=16 dtype=f32", (const char *const[]){"tile", "tile+cache"}, 2);
+  expect_sketches("matmul M=32 N=32 K=16 dtype=f32",
+                  (const char *const[]){"tile", "tile+cache", "tile+cache+read"}, 3);
   expect_sketches("matmul_relu M=32 N=32 K=16 dtype=f32",
                   (const char *const[]){"tile", "tile+fuse"}, 2);
   expect_sketches("conv2d C=4 H=8 W=8 O=8 pad=1 dtype=f32",
-                  (const char *const[]){"tile", "tile+cache"}, 2);
+                  (const char *const[]){"tile", "tile+cache", "tile+cache+read"}, 3);
   expect_sketches("softmax N=8 D=32 dtype=f32", (const char *const[]){"simple"}, 1);
 }
 
