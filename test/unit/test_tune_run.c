@@ -207,3 +207,31 @@ Test(tune_run, bad_options) {
   cr_assert_eq(te_tune(ctx, 1, &y, tu_target(ctx), &o), TE_ERR_UNSUPPORTED);
   cr_assert(strstr(te_last_error(ctx), "symbolic"), "%s", te_last_error(ctx));
 }
+
+/* Every generated sketch computes the function of the default schedule: each measured candidate
+   is checked against it (o.check), on shapes no tile divides evenly into powers of two and a
+   convolution whose padding is inlined into the copies of tile+cache+read. */
+static void expect_all_correct(const char *desc, int trials) {
+  const char *log = tu_path("log.jsonl");
+  te_tensor *out = tu_op(ctx, desc);
+  te_tune_options o = tu_quick(log, trials, 7);
+  o.check = 1000;
+  cr_assert_eq(tune(ctx, out, &o), TE_OK, "%s: %s", desc, te_last_error(ctx));
+  at_log l;
+  tu_read(log, &l);
+  cr_assert_eq(l.n, trials, "%s", desc);
+  int read_sketch = 0;
+  for (int i = 0; i < l.n; i++) {
+    cr_assert_str_eq(l.rec[i].error_kind, "", "%s: trial %d (%s): %s %s", desc, i,
+                     l.rec[i].sketch, l.rec[i].error_kind, l.rec[i].message);
+    read_sketch += !strcmp(l.rec[i].sketch, "tile+cache+read");
+  }
+  cr_assert_gt(read_sketch, 0, "%s: no tile+cache+read candidate measured", desc);
+  at_log_free(&l);
+  remove(log);
+}
+
+Test(tune_run, every_sketch_computes_the_default_function) {
+  expect_all_correct("matmul M=24 N=40 K=36 dtype=f32", 16);
+  expect_all_correct("conv2d C=3 H=10 W=12 O=8 pad=1 dtype=f32", 16);
+}
