@@ -290,9 +290,13 @@ te_status at_cand_apply(const at_task *t, const at_cand *c, te_schedule *s) {
     return at_user_apply(t, c, s);
   if (a.sk->kind == AT_SK_DEFAULT)
     return TE_OK;
-  for (int i = 0; i < t->nstage; i++) { /* inline injective intermediates */
+  bool keep[AT_MAX_STAGES] = {0};
+  for (int i = 0; i < t->nstage; i++) /* injective stages kept at root (tile+cache+read) */
+    keep[i] = a.sk->kind == AT_SK_TILE_CACHE_READ && at_task_keepable(t, i) &&
+              choice(&a, AT_ROLE_KEEP_STAGE, i, 0);
+  for (int i = 0; i < t->nstage; i++) { /* inline the other injective intermediates */
     const at_stage_info *si = &t->stage[i];
-    if (!si->placeholder && si->injective && !si->output) {
+    if (!si->placeholder && si->injective && !si->output && !keep[i]) {
       te_stage *st = stage_named(&a, i);
       TRY(st ? te_compute_inline(st) : te_last_status(s->ctx));
     }
@@ -300,7 +304,7 @@ te_status at_cand_apply(const at_task *t, const at_cand *c, te_schedule *s) {
   if (a.sk->kind != AT_SK_SIMPLE && t->tiled >= 0)
     TRY(apply_tiled(&a));
   for (int i = t->nstage - 1; i >= 0; i--) /* consumers first: row loops exist for producers */
-    if (is_simple(&a, i))
+    if (is_simple(&a, i) || keep[i])
       TRY(apply_simple(&a, i));
   return TE_OK;
 }

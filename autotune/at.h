@@ -114,6 +114,10 @@ typedef enum at_knob_role {
   AT_ROLE_CACHE_READ,                      /* tile+cache+read, one per input (axis: its index
                                               among the local stage's inputs): 0 read in place,
                                               1 copied into a local block */
+  AT_ROLE_KEEP_STAGE,                      /* tile+cache+read, one per injective stage the tiled
+                                              stage reads (padding): 0 inlined, 1 kept as a
+                                              stage at root (simple rules), so the copies read
+                                              it with affine indices */
   AT_ROLE_USER                             /* a template's knob k (at_task.uknob[k]): the index of
                                               its chosen candidate */
 } at_knob_role;
@@ -164,6 +168,9 @@ typedef struct at_task {
 } at_task;
 
 te_status at_task_analyze(const at_workload *, at_task *);
+/* Whether injective stage i may stay a stage in sketch tile+cache+read: it is not an output and
+   the tiled stage is its only reader. */
+bool at_task_keepable(const at_task *, int stage);
 /* For a reduction that is not an output: the output stage one dimension larger whose leading
    extents are its own (softmax's max and sum, layer norm's mean and var), where it may be
    computed row by row; -1 when none (or several). */

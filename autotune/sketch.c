@@ -10,7 +10,8 @@
  *     "tile+cache"), and then also copy the inputs it reads with reuse into compact local blocks
  *     computed at its outer reduce loop (te_cache_read, sketch "tile+cache+read": a panel of B
  *     for matmul, whose rows are otherwise 4 n bytes apart and collide in L1 sets, the way a
- *     BLAS packs it); when its only reader is an element-wise output of its shape, it may be
+ *     BLAS packs it; a padding stage read only by the tiled stage may then stay a stage, so
+ *     that the copies, not the inner loop, pay for its bounds test); when its only reader is an element-wise output of its shape, it may be
  *     computed at that reader's S1 tile (sketch "tile+fuse");
  *   - every other stage is "simple": outer space axes fused and parallel, the last split for a
  *     vector; a reduction feeding an output row by row (softmax, layer norm) may be computed at
@@ -200,6 +201,12 @@ static void tile_knobs(const at_task *t, at_sketch *sk) {
   add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_UNROLL, t->tiled, 0, 1, 0, 2);
 }
 
+bool at_task_keepable(const at_task *t, int i) {
+  const at_stage_info *s = &t->stage[i];
+  return t->tiled >= 0 && !s->placeholder && s->injective && !s->output && s->nspace > 0 &&
+         s->nconsumers == 1 && s->consumer == t->tiled;
+}
+
 /* Stages the sketch schedules with the simple rules. */
 static bool is_simple(const at_task *t, const at_sketch *sk, int i) {
   const at_stage_info *s = &t->stage[i];
@@ -220,9 +227,15 @@ static void make_sketch(at_task *t, at_sketch_kind kind, const char *name) {
   add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_VECTORIZE, -1, 0, 1, 0, 2);
   if (kind != AT_SK_SIMPLE)
     tile_knobs(t, sk);
-  if (kind == AT_SK_TILE_CACHE_READ)
+  if (kind == AT_SK_TILE_CACHE_READ) {
     for (int i = 0; i < t->stage[t->tiled].ninputs && i < AT_MAX_CACHE_READS; i++)
       add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_CACHE_READ, t->tiled, i, 1, 0, 2);
+    for (int i = 0; i < t->nstage; i++)
+      if (at_task_keepable(t, i)) {
+        add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_KEEP_STAGE, i, 0, 1, 0, 2);
+        simple_knobs(t, sk, i);
+      }
+  }
   for (int i = 0; i < t->nstage; i++)
     if (is_simple(t, sk, i))
       simple_knobs(t, sk, i);
