@@ -5,6 +5,7 @@
 #include "te_util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int tb_show_ir;
@@ -74,6 +75,11 @@ static int attempt(tb_define_fn define, const void *params, unsigned flags, cons
     char *ir = te_lower_text(def.s, def.ntensors, def.tensors, 0, NULL);
     fprintf(stderr, "---- lowered IR of %s ----\n%s\n", name, ir ? ir : te_last_error(ctx));
     te_free(ir);
+  }
+  if (getenv("TB_SAVE")) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", getenv("TB_SAVE"), name);
+    te_module_save(mod, path, TE_SAVE_OBJECT | TE_SAVE_HEADER);
   }
   if (tb_show_ir > 1) {
     const char *as = te_module_source(mod, "asm");

@@ -67,7 +67,9 @@ void tb_tensor(DLTensor *, int64_t storage[8], float *data, int ndim, const int6
 /* The flags as text ("tiled+vec+par+packB+unroll", "default schedule"), into buf. */
 const char *tb_flags_str(unsigned flags, const char *const extra_names[2], char *buf, int size);
 
-/* When set (te-bench --ir), tb_build prints the lowered IR of every kernel it keeps to stderr. */
+/* When set (te-bench --ir), tb_build prints the lowered IR of every kernel it keeps to stderr.
+   With TB_SAVE=DIR in the environment it also writes each kept kernel to DIR/<name>.o and .h
+   (te_module_save), to link into a driver that perf can profile with the closures' symbols. */
 extern int tb_show_ir;
 
 /* te_rt_set_num_threads, for the timed te variants. */
