@@ -31,6 +31,17 @@ static te_expr *clamp(te_expr *v, int lo, int hi) {
   return te_max(te_min(v, te_int(te_expr_ctx(v), hi)), te_int(te_expr_ctx(v), lo));
 }
 
+/* The input [n, c, h, w] and the weights [k, c, 3, 3], named as asked. */
+static void define_inputs(te_ctx *ctx, const conv_shape *s, const char *in_name,
+                          const char *w_name, te_tensor **in, te_tensor **w) {
+  *in = te_placeholder(
+      ctx, in_name, TE_F32, 4,
+      TE_EXPRS(te_int(ctx, s->n), te_int(ctx, s->c), te_int(ctx, s->h), te_int(ctx, s->w)));
+  *w = te_placeholder(
+      ctx, w_name, TE_F32, 4,
+      TE_EXPRS(te_int(ctx, s->k), te_int(ctx, s->c), te_int(ctx, 3), te_int(ctx, 3)));
+}
+
 /* Pad[n, c, y, x] = In[n, c, y - 1, x - 1] inside, 0 on the border. */
 static te_tensor *define_pad(te_ctx *ctx, const conv_shape *s, te_tensor *in) {
   te_expr *n = te_var(ctx, "n"), *c = te_var(ctx, "c"), *y = te_var(ctx, "y"),
@@ -83,12 +94,8 @@ static void conv_define_blocked(te_ctx *ctx, unsigned flags, const conv_shape *s
   const char *env = getenv("TE_BENCH_CONV");
   if (env)
     sscanf(env, "%d,%d", &KT, &XT);
-  te_tensor *in = te_placeholder(
-      ctx, "In", TE_F32, 4,
-      TE_EXPRS(te_int(ctx, s->n), te_int(ctx, s->c), te_int(ctx, s->h), te_int(ctx, s->w)));
-  te_tensor *w = te_placeholder(
-      ctx, "W", TE_F32, 4,
-      TE_EXPRS(te_int(ctx, s->k), te_int(ctx, s->c), te_int(ctx, 3), te_int(ctx, 3)));
+  te_tensor *in, *w;
+  define_inputs(ctx, s, "In", "W", &in, &w);
   te_tensor *pad = define_pad(ctx, s, in);
   te_expr *kb16 = te_int(ctx, KB);
   te_expr *wb = te_var(ctx, "kb"), *wc = te_var(ctx, "c"), *wy = te_var(ctx, "ry"),
@@ -152,12 +159,8 @@ static void conv_define(te_ctx *ctx, unsigned flags, const void *params, tb_def 
     return;
   }
   const conv_shape *s = params;
-  te_tensor *in = te_placeholder(
-      ctx, "In", TE_F32, 4,
-      TE_EXPRS(te_int(ctx, s->n), te_int(ctx, s->c), te_int(ctx, s->h), te_int(ctx, s->w)));
-  te_tensor *w = te_placeholder(
-      ctx, "W", TE_F32, 4,
-      TE_EXPRS(te_int(ctx, s->k), te_int(ctx, s->c), te_int(ctx, 3), te_int(ctx, 3)));
+  te_tensor *in, *w;
+  define_inputs(ctx, s, "In", "W", &in, &w);
   te_tensor *pad = define_pad(ctx, s, in);
   te_expr *n = te_var(ctx, "n"), *k = te_var(ctx, "k"), *y = te_var(ctx, "y"),
           *x = te_var(ctx, "x");
@@ -193,12 +196,8 @@ static void conv_define_tuned(te_ctx *ctx, unsigned flags, const void *params, t
   (void)flags;
   const tuned_params *p = params;
   const conv_shape *s = &p->s;
-  te_tensor *in = te_placeholder(
-      ctx, "data", TE_F32, 4,
-      TE_EXPRS(te_int(ctx, s->n), te_int(ctx, s->c), te_int(ctx, s->h), te_int(ctx, s->w)));
-  te_tensor *w = te_placeholder(
-      ctx, "kernel", TE_F32, 4,
-      TE_EXPRS(te_int(ctx, s->k), te_int(ctx, s->c), te_int(ctx, 3), te_int(ctx, 3)));
+  te_tensor *in, *w;
+  define_inputs(ctx, s, "data", "kernel", &in, &w);
   te_conv2d_params cp = {1, 1, 1, 1, 1, 1};
   te_tensor *o = te_op_conv2d_nchw(ctx, in, w, &cp, NULL);
   out->s = o ? te_schedule_new(ctx, 1, &o) : NULL;

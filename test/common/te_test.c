@@ -128,6 +128,17 @@ void tt_poison(tt_buf *b) {
   }
 }
 
+void tt_ref_matmul(const tt_buf *a, const tt_buf *b, tt_buf *c, int64_t m, int64_t n,
+                   int64_t k) {
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double acc = 0;
+      for (int64_t r = 0; r < k; r++)
+        acc += tt_get(a, i * k + r) * tt_get(b, r * n + j);
+      tt_set(c, i * n + j, acc);
+    }
+}
+
 double tt_get(const tt_buf *b, int64_t i) {
   te_dtype t = b->dl.dtype;
   if (t.code == kDLFloat) {

@@ -51,6 +51,10 @@ void tt_fill_range(tt_buf *, uint64_t seed, double lo, double hi);
 /* NaN for floats, 0x5A in every byte for integers and bools. */
 void tt_poison(tt_buf *);
 
+/* The plain C reference of C = A x B (row-major, A: m x k, B: k x n), into c (m x n), summed
+   in double. */
+void tt_ref_matmul(const tt_buf *a, const tt_buf *b, tt_buf *c, int64_t m, int64_t n, int64_t k);
+
 /* Element access by flat (row-major) index; converts through double / int64. */
 double tt_get(const tt_buf *, int64_t flat);
 void tt_set(tt_buf *, int64_t flat, double v);

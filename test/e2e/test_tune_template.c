@@ -186,13 +186,7 @@ Test(tune_template, tunes_the_knobs_and_apply_best_runs) {
   tt_buf *ref = TT_ALLOC(TE_F32, M, N);
   tt_fill(a, 1);
   tt_fill(b, 2);
-  for (int i = 0; i < M; i++)
-    for (int j = 0; j < N; j++) {
-      double acc = 0;
-      for (int k = 0; k < K; k++)
-        acc += tt_get(a, i * K + k) * tt_get(b, k * N + j);
-      tt_set(ref, i * N + j, acc);
-    }
+  tt_ref_matmul(a, b, ref, M, N, K);
   tt_poison(c);
   tt_call(mod, "mm", 3, TT_BUFS(a, b, c), 0, NULL);
   tt_assert_close(c, ref, K);
