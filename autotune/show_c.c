@@ -145,6 +145,13 @@ static bool stage_step(gen *g, char **w, int n) {
     ir_str_puts(o, "}));\n");
     return true;
   }
+  if (!strcmp(k, "reorder_storage")) { /* lists every data axis of the stage: n - 2 of them */
+    ir_str_printf(o, "  TRY(te_reorder_storage(%s, %d, (te_iter *const[]){", st, n - 2);
+    for (int i = 2; i < n; i++)
+      ir_str_printf(o, "%saxis(%s, %d, \"%s\")", i > 2 ? ", " : "", st, n - 2, w[i]);
+    ir_str_puts(o, "}));\n");
+    return true;
+  }
   if (!strcmp(k, "compute_inline") || !strcmp(k, "compute_root"))
     return ir_str_printf(o, "  TRY(te_%s(%s));\n", k, st), true;
   if (!strcmp(k, "compute_at"))
@@ -195,6 +202,14 @@ static const char prologue[] =
     "  for (int k = 0; st && k < te_leaf_count(st); k++)\n"
     "    if (strcmp(te_iter_name(te_leaf(st, k)), name) == 0)\n"
     "      return te_leaf(st, k);\n"
+    "  return NULL;\n"
+    "}\n"
+    "\n"
+    "/* The data axis of stage st (one of its ndim) called name, or NULL. */\n"
+    "static inline te_iter *axis(te_stage *st, int ndim, const char *name) {\n"
+    "  for (int k = 0; st && k < ndim; k++)\n"
+    "    if (strcmp(te_iter_name(te_axis(st, k)), name) == 0)\n"
+    "      return te_axis(st, k);\n"
     "  return NULL;\n"
     "}\n"
     "\n"

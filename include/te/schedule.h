@@ -81,6 +81,17 @@ TE_API te_status te_compute_at(te_stage *producer, te_stage *consumer, te_iter *
 TE_API te_status te_compute_inline(te_stage *);
 TE_API te_status te_compute_root(te_stage *);
 
+/* Storage order of a buffer te allocates for the stage (an intermediate stage, a cache stage):
+   dims lists each of its data axes (te_axis(st, i)) once, outermost storage dimension first;
+   the last is contiguous. The default is the axes' own order (row-major). Loops are unchanged:
+   only which elements are neighbours in memory is. With te_cache_write or te_cache_read a block
+   can so be laid out differently from its tensor, e.g. a local accumulator or a copied weight
+   block whose channel axis is contiguous, for vectors along channels. Outputs and placeholders
+   have their caller's layout: TE_ERR_SCHEDULE, as for a count other than the stage's number of
+   axes, an iter that is not a data axis of the stage (a split, fused or reduce iter) or an axis
+   given twice. A stage inlined later has no buffer: the order is then unused. */
+TE_API te_status te_reorder_storage(te_stage *, int n, te_iter *const dims[]);
+
 TE_API te_status te_cache_read(te_schedule *, te_tensor *, te_scope, int nreaders,
                                te_stage *const readers[], te_tensor **cache);
 TE_API te_status te_cache_write(te_schedule *, te_tensor *, te_scope, te_tensor **cache);

@@ -133,6 +133,8 @@ struct ir_buffer {
 typedef struct ir_realize_info {
   te_tensor *tensor;
   te_scope scope;
+  int8_t norder;               /* 0: row-major storage; else ndim, with */
+  int8_t order[TE_MAX_DIMS];   /* the dims in storage order, outermost first */
 } ir_realize_info;
 
 typedef struct ir_attr_info {
@@ -297,6 +299,10 @@ ir_stmt *ir_provide(te_tensor *, te_expr *value, int n, te_expr *const idx[]);
 ir_stmt *ir_allocate(te_ctx *, ir_buffer *, te_expr *count, ir_stmt *body);
 ir_stmt *ir_realize(te_tensor *, te_scope, int ndim, te_expr *const mins[],
                     te_expr *const extents[], ir_stmt *body);
+/* The same realize with its dims stored in order (a permutation of 0 .. ndim-1, outermost
+   first); NULL order or ndim < 2: row-major. */
+ir_stmt *ir_realize_ordered(te_tensor *, te_scope, int ndim, te_expr *const mins[],
+                            te_expr *const extents[], const int8_t *order, ir_stmt *body);
 ir_stmt *ir_let_stmt(te_expr *var, te_expr *value, ir_stmt *body);
 ir_stmt *ir_if(te_expr *cond, ir_stmt *then_s, ir_stmt *else_s /* may be NULL */);
 /* A sequence; NULL entries are dropped, nested SEQs flattened, one statement returned as is,

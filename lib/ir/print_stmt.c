@@ -152,6 +152,9 @@ static void print_realize(ir_printer *p, ir_stmt *s, int indent) {
   }
   ir_str_puts(p->out, ")");
   if (s->u.realize.scope != TE_SCOPE_GLOBAL) ir_str_printf(p->out, " %s", scope_name(s->u.realize.scope));
+  for (int i = 0; i < s->u.realize.norder; i++)
+    ir_str_printf(p->out, "%s%d%s", i ? ", " : " storage(", s->u.realize.order[i],
+                  i + 1 == s->u.realize.norder ? ")" : "");
   block(p, s->stmts[0], indent);
 }
 

@@ -93,6 +93,11 @@ ir_stmt *ir_allocate(te_ctx *ctx, ir_buffer *buf, te_expr *count, ir_stmt *body)
 
 ir_stmt *ir_realize(te_tensor *t, te_scope scope, int ndim, te_expr *const mins[],
                     te_expr *const extents[], ir_stmt *body) {
+  return ir_realize_ordered(t, scope, ndim, mins, extents, NULL, body);
+}
+
+ir_stmt *ir_realize_ordered(te_tensor *t, te_scope scope, int ndim, te_expr *const mins[],
+                            te_expr *const extents[], const int8_t *order, ir_stmt *body) {
   if (!t || !body || ndim < 0 || ndim > TE_MAX_DIMS) return NULL;
   te_expr *e[2 * TE_MAX_DIMS + 1];
   for (int i = 0; i < ndim; i++) {
@@ -101,7 +106,14 @@ ir_stmt *ir_realize(te_tensor *t, te_scope scope, int ndim, te_expr *const mins[
     e[2 * i + 1] = extents[i];
   }
   te_ctx *ctx = t->ctx;
-  ir_realize_info info = {t, scope};
+  ir_realize_info info = {t, scope, 0, {0}};
+  bool identity = true;
+  for (int i = 0; order && i < ndim; i++)
+    identity &= order[i] == i;
+  if (order && !identity) {
+    info.norder = (int8_t)ndim;
+    memcpy(info.order, order, (size_t)ndim);
+  }
   return ir_stmt_make(ctx, IR_S_REALIZE, 2 * ndim, e, 1, &body, &info);
 }
 

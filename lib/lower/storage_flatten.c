@@ -10,15 +10,18 @@
  * with the row-major flat index written as a person would (Horner form)
  *   flat = (...((i_0 - min_0) * extent_1 + (i_1 - min_1)) * extent_2 + ...) + (i_n-1 - min_n-1)
  * where, for argument tensors, min is 0 and the extents are the tensor's shape (compact
- * row-major strides, which the generated entry point checks on every DLTensor). A 0-d tensor is
- * element 0. The simplify pass after this one cleans the arithmetic.
+ * row-major strides, which the generated entry point checks on every DLTensor). A realize with a
+ * storage order (te_reorder_storage) takes the dims in that order instead, its buffer's shape
+ * the extents in that order. A 0-d tensor is element 0. The simplify pass after this one cleans the arithmetic.
  */
 #include "lower.h"
 
-/* A realized tensor in scope: its buffer and the region's mins. */
+/* A realized tensor in scope: its buffer (shape in storage order), the region's mins and the
+   storage order (NULL: row-major). */
 typedef struct realized {
   ir_buffer *buffer;
   te_expr **mins;
+  const int8_t *order;
 } realized;
 
 typedef struct flatten {
@@ -26,14 +29,17 @@ typedef struct flatten {
   ir_map *realized; /* te_tensor* -> realized* for the REALIZEs enclosing the current node */
 } flatten;
 
-/* The buffer and mins of t where it is used; NULL mins mean all zero. */
-static ir_buffer *buffer_of(flatten *fl, te_tensor *t, te_expr ***mins) {
+/* The buffer, mins and storage order of t where it is used; NULL mins mean all zero, NULL order
+   row-major. */
+static ir_buffer *buffer_of(flatten *fl, te_tensor *t, te_expr ***mins, const int8_t **order) {
   realized *r = ir_map_get(fl->realized, t);
   if (r) {
     *mins = r->mins;
+    *order = r->order;
     return r->buffer;
   }
   *mins = NULL;
+  *order = NULL;
   ir_buffer *b = ir_map_get(fl->p->tensor_buffers, t);
   if (!b)
     ir_error(fl->p->ctx, TE_ERR_INTERNAL,
@@ -52,19 +58,22 @@ static bool is_one(te_expr *e) {
   return ir_is_const_int(e, &v) && v == 1;
 }
 
-/* The row-major flat index of idx (already flattened themselves) into b. */
-static te_expr *flat_index(te_ctx *ctx, ir_buffer *b, te_expr **mins, int n, te_expr *const idx[]) {
+/* The flat index of idx (already flattened themselves) into b: row-major over the dims in
+   storage order (order[k] is the k-th outermost dim; NULL: 0, 1, ...), b's shape in that order. */
+static te_expr *flat_index(te_ctx *ctx, ir_buffer *b, te_expr **mins, const int8_t *order, int n,
+                           te_expr *const idx[]) {
   if (n == 0)
     return ir_i64(ctx, 0);
   te_expr *flat = NULL;
-  for (int d = 0; d < n; d++) {
+  for (int k = 0; k < n; k++) {
+    int d = order ? order[k] : k;
     te_expr *i = idx[d];
     if (mins && !is_zero(mins[d]))
       i = ir_sub(i, mins[d]);
     if (!flat)
       flat = i;
     else
-      flat = ir_add(is_one(b->shape[d]) ? flat : ir_mul(flat, b->shape[d]), i);
+      flat = ir_add(is_one(b->shape[k]) ? flat : ir_mul(flat, b->shape[k]), i);
     if (!flat)
       return NULL;
   }
@@ -87,10 +96,11 @@ static te_expr *flatten_access(ir_mutator *m, te_expr *e) {
   if (!mutate_all(m, e->nargs, e->args, idx))
     return NULL;
   te_expr **mins;
-  ir_buffer *b = buffer_of(fl, e->u.tensor, &mins);
+  const int8_t *order;
+  ir_buffer *b = buffer_of(fl, e->u.tensor, &mins, &order);
   if (!b)
     return NULL;
-  te_expr *flat = flat_index(m->ctx, b, mins, e->nargs, idx);
+  te_expr *flat = flat_index(m->ctx, b, mins, order, e->nargs, idx);
   return flat ? ir_load(b, e->dtype, flat) : NULL;
 }
 
@@ -104,10 +114,11 @@ static ir_stmt *flatten_provide(ir_mutator *m, ir_stmt *s) {
   if (!value || !mutate_all(m, n, s->exprs + 1, idx))
     return NULL;
   te_expr **mins;
-  ir_buffer *b = buffer_of(fl, s->u.tensor, &mins);
+  const int8_t *order;
+  ir_buffer *b = buffer_of(fl, s->u.tensor, &mins, &order);
   if (!b)
     return NULL;
-  te_expr *flat = flat_index(m->ctx, b, mins, n, idx);
+  te_expr *flat = flat_index(m->ctx, b, mins, order, n, idx);
   return flat ? ir_store(b, value, flat) : NULL;
 }
 
@@ -123,16 +134,20 @@ static ir_stmt *flatten_realize(ir_mutator *m, ir_stmt *s) {
   te_expr **mins = ir_alloc(ctx, (size_t)(n + 1) * sizeof *mins);
   if (!r || !mins)
     return NULL;
+  const ir_realize_info *ri = &s->u.realize;
+  if (!ir_check(ctx, ri->norder == 0 || ri->norder == n, "realize storage order rank"))
+    return NULL;
   te_expr *count = ir_i64(ctx, 1);
   for (int d = 0; d < n; d++) {
     /* region bounds read no tensor (bound inference made them from loop bounds and sizes) */
     mins[d] = s->exprs[2 * d];
-    extents[d] = s->exprs[2 * d + 1];
+    extents[d] = s->exprs[2 * (ri->norder ? ri->order[d] : d) + 1]; /* in storage order */
     count = is_one(count) ? extents[d] : ir_mul(count, extents[d]);
     if (!count)
       return NULL;
   }
   r->mins = mins;
+  r->order = ri->norder ? ri->order : NULL;
   r->buffer = ir_buffer_new(ctx, t->name, t->dtype, n, extents, s->u.realize.scope, t, -1);
   if (!r->buffer)
     return NULL;

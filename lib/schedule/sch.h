@@ -105,6 +105,8 @@ struct te_stage {
   te_iter *attach_iter;
   bool is_output;
   te_scope scope; /* storage of an intermediate stage (cache stages: their scope) */
+  int nstorage;   /* te_reorder_storage: 0 (row-major), or ndim with */
+  int8_t storage[TE_MAX_DIMS]; /* the data axes' indices, outermost storage dim first */
 };
 
 struct te_schedule {

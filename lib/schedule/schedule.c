@@ -91,6 +91,7 @@ bool sch_stage_reset(te_stage *st, sch_op *op) {
   st->attach = SCH_ATTACH_ROOT;
   st->attach_stage = NULL;
   st->attach_iter = NULL;
+  st->nstorage = 0;
   st->nroot = op->ndim + op->nreduce;
   st->root = ir_alloc_persistent(ctx, sizeof(te_iter *) * (size_t)(st->nroot ? st->nroot : 1));
   if (!st->root) return false;

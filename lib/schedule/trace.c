@@ -6,7 +6,7 @@
  *   fuse C i.o j.o          reorder C i.o j.o k i.i
  *   vectorize C j.i         unroll C k.i              parallel C i.o      bind C i.o blockIdx.x
  *   compute_inline P        compute_root P            compute_at P C i.o
- *   set_tail C i.o guard    pragma C i.o unroll_max_step 16
+ *   set_tail C i.o guard    pragma C i.o unroll_max_step 16   reorder_storage C_local k y x
  * Stages are named by their (unique) stage names, iterators by their names in that stage, which
  * are deterministic: replaying the same steps on a fresh schedule of the same computation makes
  * the same names and so the same loop nest.
@@ -161,6 +161,12 @@ static te_status run_step(step *p) {
     te_iter *order[MAX_WORDS];
     for (int i = 2; i < p->n; i++) ITER(order[i - 2], i);
     return te_reorder(st, p->n - 2, order);
+  }
+  if (!strcmp(verb, "reorder_storage")) {
+    NEED(3, false); STAGE(1);
+    te_iter *dims[MAX_WORDS];
+    for (int i = 2; i < p->n; i++) ITER(dims[i - 2], i);
+    return te_reorder_storage(st, p->n - 2, dims);
   }
   if (!strcmp(verb, "vectorize") || !strcmp(verb, "unroll") || !strcmp(verb, "parallel")) {
     NEED(3, true); STAGE(1); ITER(a, 2);

@@ -4,7 +4,7 @@
  * For several workloads (matmul, a producer feeding a reduction, a two-stage stencil, a sum over
  * two axes), random sequences of primitives are applied (split, split_nparts, fuse, reorder,
  * unroll, parallel, vectorize, shift-inwards and round-up tails, compute_inline, compute_at, compute_root,
- * cache_read, cache_write, rfactor) with random arguments. A primitive that refuses its arguments is skipped
+ * cache_read, cache_write, rfactor, reorder_storage of intermediate and cache buffers) with random arguments. A primitive that refuses its arguments is skipped
  * (its error cleared): what remains is a legal schedule, which must build and give the default
  * schedule's numbers. Seeded and reproducible; a failure prints the seed and the schedule trace,
  * which te_schedule_replay reproduces.
@@ -118,14 +118,38 @@ static void make_ref(workload *w) {
   tt_call(m, "ref", w->nt, bufs, 0, NULL);
 }
 
+/* Sometimes a random storage order for t's buffer (refused, and skipped, for outputs). */
+static void random_storage(te_schedule *s, te_tensor *t) {
+  if (!t || rnd(3) != 0) return;
+  te_stage *st = te_stage_of(s, t);
+  int n = te_tensor_ndim(t);
+  if (!st || n < 2) {
+    te_clear_error(tt_ctx);
+    return;
+  }
+  te_iter *dims[8];
+  for (int i = 0; i < n; i++) dims[i] = te_axis(st, i);
+  for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
+    int j = (int)rnd((uint32_t)i + 1);
+    te_iter *x = dims[i];
+    dims[i] = dims[j];
+    dims[j] = x;
+  }
+  step(te_reorder_storage(st, n, dims));
+}
+
 static void random_case(workload *w, uint64_t seed) {
   rng_state = seed * 2654435761ULL + 12345;
   te_schedule *s = tt_schedule1(w->t[w->nt - 1]);
   te_tensor *out = w->stages[w->nstages - 1];
   te_stage *so = tt_stage(s, out);
-  if (rnd(5) == 0) step(te_cache_write(s, out, rnd(2) ? TE_SCOPE_LOCAL : TE_SCOPE_GLOBAL, NULL));
+  te_tensor *written = NULL, *read = NULL;
+  if (rnd(5) == 0) step(te_cache_write(s, out, rnd(2) ? TE_SCOPE_LOCAL : TE_SCOPE_GLOBAL, &written));
   if (w->cacheable && rnd(4) == 0)
-    step(te_cache_read(s, w->cacheable, TE_SCOPE_LOCAL, 1, &so, NULL));
+    step(te_cache_read(s, w->cacheable, TE_SCOPE_LOCAL, 1, &so, &read));
+  random_storage(s, written);
+  random_storage(s, read);
+  for (int i = 0; i < w->nstages; i++) random_storage(s, w->stages[i]);
   if (w->reduction && rnd(4) == 0) {
     te_stage *sr = te_stage_of(s, w->reduction);
     int n = te_leaf_count(sr);

@@ -211,3 +211,49 @@ Test(err_schedule, failed_primitive_leaves_stage_unchanged) {
   cr_assert_eq(te_leaf_count(SC), before);
   cr_assert_eq(te_leaf(SC, 0), te_axis(SC, 0));
 }
+
+/* te_reorder_storage: outputs keep their caller's layout; every data axis once, roots only. */
+Test(err_schedule, reorder_storage_of_output) {
+  build();
+  cr_assert_eq(te_reorder_storage(SC, 1, (te_iter *const[]){te_axis(SC, 0)}), TE_ERR_SCHEDULE);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'Cout'", "an output");
+}
+
+Test(err_schedule, reorder_storage_wrong_count) {
+  build();
+  cr_assert_eq(te_reorder_storage(SP, 1, (te_iter *const[]){te_axis(SP, 1)}), TE_ERR_SCHEDULE);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'Pmid'", "1 dims given", "2 data axes");
+}
+
+Test(err_schedule, reorder_storage_duplicate_axis) {
+  build();
+  te_iter *j = te_axis(SP, 1);
+  cr_assert_eq(te_reorder_storage(SP, 2, (te_iter *const[]){j, j}), TE_ERR_SCHEDULE);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'j'", "twice");
+}
+
+Test(err_schedule, reorder_storage_split_iter) {
+  build();
+  te_iter *o, *in;
+  TT_OK(te_split(SP, te_axis(SP, 0), 4, &o, &in));
+  cr_assert_eq(te_reorder_storage(SP, 2, (te_iter *const[]){te_axis(SP, 1), o}), TE_ERR_SCHEDULE);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'i.o'", "not one of its data axes");
+}
+
+Test(err_schedule, reorder_storage_reduce_or_foreign_iter) {
+  build();
+  cr_assert_eq(te_reorder_storage(SP, 2, (te_iter *const[]){te_axis(SP, 1), te_reduce_iter(SC, 0)}),
+               TE_ERR_SCHEDULE);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'k'", "not one of its data axes");
+}
+
+Test(err_schedule, reorder_storage_null) {
+  build();
+  cr_assert_eq(te_reorder_storage(NULL, 0, NULL), TE_ERR_INVALID_ARG);
+  cr_assert_eq(te_reorder_storage(SP, 2, NULL), TE_ERR_INVALID_ARG);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_reorder_storage", "dims is NULL");
+  te_clear_error(tt_ctx);
+  cr_assert_eq(te_reorder_storage(SP, 2, (te_iter *const[]){te_axis(SP, 1), NULL}),
+               TE_ERR_INVALID_ARG);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_reorder_storage", "dims[1] is NULL");
+}
