@@ -284,6 +284,11 @@ te_tensor *te_tune_tensor(te_schedule *s, const char *name) {
       if (strcmp(te_tensor_name(op->outputs[k]), name) == 0)
         return op->outputs[k];
   }
+  te_tensor **in; /* placeholders have no stage: the schedule's inputs */
+  int nin = sch_schedule_inputs(s, &in);
+  for (int i = 0; i < nin; i++)
+    if (strcmp(te_tensor_name(in[i]), name) == 0)
+      return in[i];
   ir_error(s->ctx, TE_ERR_NOT_FOUND, "te_tune_tensor: the schedule has no tensor '%s'", name);
   return NULL;
 }

@@ -197,6 +197,8 @@ _PROTOS = {
     "te_num_threads": (INT, []),
     "te_module_save": (S, [P, CS, ctypes.c_uint]),
     "te_modules_save": (S, [P, INT, PP, CS, ctypes.c_uint]),
+    "te_tune_stage": (P, [P, CS]),        # tune.h, but a plain look-up by name
+    "te_tune_tensor": (P, [P, CS]),
     # ops.h
     "te_op_matmul": (P, [P, P, P, INT, INT, CS]),
     "te_op_batch_matmul": (P, [P, P, P, INT, INT, CS]),

@@ -21,6 +21,7 @@ class Context:
     """An owner of te objects (a te_ctx). ``with Context() as ctx:`` makes it current."""
 
     __slots__ = ("_ptr", "__weakref__")
+    _keep_errors = False   # errors.raise_last clears the error it raises (see BorrowedContext)
 
     def __init__(self):
         p = _lib.lib.te_ctx_new()
@@ -50,6 +51,28 @@ class Context:
 
     def __repr__(self):
         return "<te.Context at 0x%x>" % (self._ptr or 0)
+
+
+class BorrowedContext(Context):
+    """A te_ctx that te owns, seen from Python for a while: the context of the schedule a
+    template is given (te/tune.h). It is never freed from Python, and it keeps its errors: an
+    error te reports in it is raised as usual but stays on the context (the first one wins),
+    so that te_tune sees the run failed and reports te's message."""
+
+    __slots__ = ()
+    _keep_errors = True
+
+    def __init__(self, ptr):   # not Context's: nothing is made
+        self._ptr = ptr
+
+    def __del__(self):
+        pass
+
+    def __enter__(self):
+        raise errors.InvalidArgError("a borrowed context (te_tune's) cannot be made current")
+
+    def __repr__(self):
+        return "<te.BorrowedContext at 0x%x>" % (self._ptr or 0)
 
 
 class _State(threading.local):

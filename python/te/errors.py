@@ -2,8 +2,10 @@
 
 A C call that fails leaves its status and message on the context; ``raise_last`` turns them
 into the matching exception (carrying the C message unchanged) and clears the context's error,
-so the next call starts clean. Where a Python builtin exception has the same meaning the class
-inherits from it too (``te.ShapeError`` is a ``ValueError``), so generic ``except`` clauses work.
+so the next call starts clean (except on the context of a schedule template, which keeps it
+for te_tune: context.BorrowedContext). Where a Python builtin exception has the same meaning the
+class inherits from it too (``te.ShapeError`` is a ``ValueError``), so generic ``except`` clauses
+work.
 """
 from . import _lib
 
@@ -122,12 +124,14 @@ def error_for(status, message):
 
 
 def raise_last(ctx, what):
-    """Raises the context's pending error (and clears it). ``what`` names the C function, for
-    the rare failure that left no message (which would be a bug in te)."""
+    """Raises the context's pending error (and clears it, unless the context keeps its errors:
+    the context of a schedule template, where te_tune must see them). ``what`` names the C
+    function, for the rare failure that left no message (which would be a bug in te)."""
     p = ctx._ptr
     status = _lib.lib.te_last_status(p)
     msg = (_lib.lib.te_last_error(p) or b"").decode("utf-8", "replace")
-    _lib.lib.te_clear_error(p)
+    if not getattr(ctx, "_keep_errors", False):
+        _lib.lib.te_clear_error(p)
     if status == 0:
         raise InternalError("%s: failed without an error message" % what)
     raise error_for(status, msg or "%s failed (%s)" % (what, STATUS_NAMES.get(status)))

@@ -94,14 +94,7 @@ class Stage:
                                      % (what, type(x).__name__))
 
     def _probe(self, fn):
-        out, i = [], 0
-        while True:
-            p = fn(self._p, i)
-            if not p:
-                L.te_clear_error(self.ctx._ptr)  # past the last one: not an error for us
-                return out
-            out.append(Iter(self, p))
-            i += 1
+        return [Iter(self, p) for p in _probe(self.ctx, fn, self._p)]
 
     @property
     def axis(self):
@@ -238,11 +231,41 @@ class Schedule:
     def __getitem__(self, tensor):
         if isinstance(tensor, Stage):
             return tensor
+        if isinstance(tensor, str):
+            return self.stage(tensor)
         if not isinstance(tensor, Tensor):
-            raise errors.InvalidArgError("s[T]: T must be a te.Tensor, got %s"
+            raise errors.InvalidArgError("s[T]: T must be a te.Tensor or a stage's name, got %s"
                                          % type(tensor).__name__)
         p = errors.check_ptr(self.ctx, L.te_stage_of(self._p, tensor._p), "te_stage_of")
         return Stage(self, tensor, p)
+
+    def stage(self, name):
+        """The stage called name (``s["C"]`` too): a tensor's name, or a stage's name as
+        trace() shows it (te_tune_stage). te.NotFoundError when there is none, or when no tensor
+        of that name is the stage's (a second stage of a name is "T_1": take it as s[tensor])."""
+        _need_lookup("te_tune_stage")
+        p = errors.check_ptr(self.ctx, L.te_tune_stage(self._p, _name(name, "stage")),
+                             "te_tune_stage")
+        t = _quiet(self.ctx, L.te_tune_tensor, self._p, _lib.encode(name))
+        if not t or _quiet(self.ctx, L.te_stage_of, self._p, t) != p:
+            raise errors.NotFoundError("schedule.stage: stage '%s' has no tensor of its name: "
+                                       "take it as s[tensor]" % name)
+        return Stage(self, self._tensor(t), p)
+
+    def tensor(self, name):
+        """The tensor called name among the schedule's stages (te_tune_tensor): the way to a
+        template's tensors, which live in te_tune's context. te.NotFoundError when there is
+        none. (tune.h says placeholders are included; this libte does not find them yet.)"""
+        _need_lookup("te_tune_tensor")
+        p = errors.check_ptr(self.ctx, L.te_tune_tensor(self._p, _name(name, "tensor")),
+                             "te_tune_tensor")
+        return self._tensor(p)
+
+    def _tensor(self, p):
+        st = _quiet(self.ctx, L.te_stage_of, self._p, p)
+        if not st:
+            return Tensor(self.ctx, p, "placeholder")
+        return Tensor(self.ctx, p, "compute", len(_probe(self.ctx, L.te_reduce_iter, st)))
 
     def cache_read(self, tensor, scope, readers):
         """A stage that copies tensor into a buffer of ``scope`` ("global", "local", "shared")
@@ -286,6 +309,39 @@ class Schedule:
 
     def __repr__(self):
         return "<te.Schedule of %s>" % ", ".join(t.name for t in self.outputs)
+
+
+def _quiet(ctx, fn, *args):
+    """fn(*args), a C function that returns NULL on failure, without leaving its error on the
+    context (unless the context had one already: the first error is the one kept)."""
+    clean = L.te_last_status(ctx._ptr) == 0
+    p = fn(*args)
+    if not p and clean:
+        L.te_clear_error(ctx._ptr)
+    return p
+
+
+def _probe(ctx, fn, stage_p):
+    """fn(stage, 0), fn(stage, 1), ... up to the first NULL (past the last one: not an error)."""
+    out = []
+    while True:
+        p = _quiet(ctx, fn, stage_p, len(out))
+        if not p:
+            return out
+        out.append(p)
+
+
+def _need_lookup(fn):
+    if not _lib.has(fn):
+        raise errors.UnsupportedError("%s: this libte (%s) has no look-up by name"
+                                      % (fn, _lib.path))
+
+
+def _name(name, what):
+    if not isinstance(name, str):
+        raise errors.InvalidArgError("schedule.%s: the name must be a str, got %s"
+                                     % (what, type(name).__name__))
+    return name.encode("utf-8")
 
 
 def _tensor_p(t):

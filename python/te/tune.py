@@ -5,6 +5,9 @@ best one later.
     s = te.create_schedule(C)
     te.apply_best(s, "matmul.jsonl", target="llvm")     # te.NotFoundError when no record
 
+With ``template=fn`` the candidates are those of a schedule template written in Python
+(te/knobs.py): fn(schedule, knobs) schedules by hand and takes its open values from knobs.
+
 Present only when the loaded libte has te_tune (``te.HAS_TUNE``); otherwise the functions
 raise te.UnsupportedError.
 """
@@ -13,6 +16,7 @@ from collections import namedtuple
 
 from . import _lib
 from . import errors
+from . import knobs as _knobs
 from .build import Target, _target_in
 from .schedule import Schedule
 from .tensor import Tensor
@@ -50,9 +54,9 @@ class te_tune_options(ctypes.Structure):
                 ("description", ctypes.c_char_p), ("progress", PROGRESS_FN),
                 ("progress_user", ctypes.c_void_p),
                 ("summary", ctypes.POINTER(te_tune_summary)),
-                # a C schedule template (te_tune_template_fn) and its user pointer: not wrapped,
-                # but the fields must be here, NULL, for the struct to have the C size
-                ("template_fn", ctypes.c_void_p), ("template_user", ctypes.c_void_p)]
+                # a schedule template (te_tune_template_fn) and its user pointer: tune(template=)
+                # sets template_fn to a te.knobs.TemplateRun's callback; template_user is unused
+                ("template_fn", _knobs.TEMPLATE_FN), ("template_user", ctypes.c_void_p)]
 
 
 _lib.declare({
@@ -89,12 +93,16 @@ def _outs(outs):
     return outs
 
 
-def tune(outs, target="llvm", log_path=None, description=None, progress=None, **options):
+def tune(outs, target="llvm", log_path=None, description=None, progress=None, template=None,
+         **options):
     """Tunes the computation of outs for target, appending one record per measured candidate
     to log_path. options are te_tune_options' fields (trials=64, time_budget_s, early_stop,
     jobs, seed, resume, batch, population, generations, epsilon, no_model, min_repeat_s,
     min_repeats, max_repeats, timeout_s, threads, check). progress, when given, is called with
-    a TuneProgress after every measured trial. Returns a TuneSummary."""
+    a TuneProgress after every measured trial. template, when given, is a schedule template
+    template(schedule, knobs) (te.Knobs; see te/knobs.py) whose knobs are searched instead of
+    the generated candidates (sketch "user" in the log); when its first run fails, tune raises
+    te's error, chained to the exception the template raised. Returns a TuneSummary."""
     outs = _outs(outs)
     ctx = outs[0].ctx
     if log_path is None:
@@ -103,6 +111,12 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, **
     if unknown:
         raise errors.InvalidArgError("te.tune: unknown option(s) %s" % ", ".join(sorted(unknown)))
     _need("te_tune")
+    if template is not None and not callable(template):
+        raise errors.InvalidArgError("te.tune: template must be a function (schedule, knobs), "
+                                     "got %s" % type(template).__name__)
+    if template is not None and not _knobs.HAS_TEMPLATES:
+        raise errors.UnsupportedError("te.tune: this libte (%s) has no schedule templates "
+                                      "(te_knob_*)" % _lib.path)
     tgt = _target_in(ctx, target)
     opts = te_tune_options()
     for k, v in options.items():
@@ -126,8 +140,14 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, **
             except BaseException as e:     # raised again after te_tune returns
                 failure.append(e)
         opts.progress = PROGRESS_FN(cb)
+    run = None
+    if template is not None:
+        run = _knobs.TemplateRun(template, outs)   # holds the callback until te_tune returns
+        opts.template_fn = run.c_fn
     st = L.te_tune(ctx._ptr, len(outs), _lib.ptr_array([t._p for t in outs]), tgt._p,
                    ctypes.byref(opts))
+    if run is not None:
+        run.raise_for(ctx, st)
     errors.check(ctx, st, "te_tune")
     if failure:
         raise failure[0]
@@ -159,4 +179,8 @@ def tune_workload(outs):
     return _lib.take_string(p), key.value.decode()
 
 
-__all__ = ["tune", "apply_best", "tune_workload", "TuneSummary", "TuneProgress", "HAS_TUNE"]
+Knobs = _knobs.Knobs
+HAS_TEMPLATES = HAS_TUNE and _knobs.HAS_TEMPLATES
+
+__all__ = ["tune", "apply_best", "tune_workload", "TuneSummary", "TuneProgress", "Knobs",
+           "HAS_TUNE", "HAS_TEMPLATES"]

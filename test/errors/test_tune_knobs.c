@@ -202,3 +202,15 @@ Test(err_tune_knobs, calls_without_knobs) {
   cr_assert_eq(te_tune_tensor(s, "Bout"), b);
   TT_NO_ERR(tt_ctx);
 }
+
+/* Placeholders have no stage; te_tune_tensor finds them among the schedule's inputs. */
+Test(err_tune_knobs, tensor_lookup_finds_placeholders) {
+  te_tensor *a = tt_placeholder("Ain", TE_F32, 1, TT_SHAPE(8));
+  te_expr *i = te_var(tt_ctx, "i");
+  te_tensor *b = TT_NN(te_compute(tt_ctx, "Bout", 1, TE_EXPRS(te_int(tt_ctx, 8)), TE_EXPRS(i),
+                                  te_mul(TE_AT(a, i), te_float(tt_ctx, TE_F32, 2))));
+  te_schedule *s = tt_schedule1(b);
+  cr_assert_eq(te_tune_tensor(s, "Ain"), a);
+  cr_assert_null(te_tune_stage(s, "Ain"));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_NOT_FOUND, "te_tune_stage", "Ain");
+}
