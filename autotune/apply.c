@@ -145,7 +145,25 @@ static te_status tile_outer(applier *a, te_stage *st, te_iter **attach) {
   return TE_OK;
 }
 
-/* The inner part, computed at a tile: R0 S2 R1 S3. *r0: its outermost reduce loop. */
+/* The space axis that carries the vector: the sketch's (tile+cache+read:A), else the last. */
+static int vec_axis(const applier *a) {
+  int n = a->t->stage[a->t->tiled].nspace, v = a->sk->vec_axis;
+  return v >= 0 && v < n ? v : n - 1;
+}
+
+/* Stores st's axes in their order but with axis v last (contiguous). */
+static te_status store_last(te_stage *st, int nd, int v) {
+  te_iter *dims[TE_MAX_DIMS];
+  int k = 0;
+  for (int i = 0; i < nd; i++)
+    if (i != v)
+      dims[k++] = te_axis(st, i);
+  dims[k] = te_axis(st, v);
+  return te_reorder_storage(st, nd, dims);
+}
+
+/* The inner part, computed at a tile: R0 S2 R1 S3, the vector axis' S3 innermost.
+   *r0: its outermost reduce loop. */
 static te_status tile_inner(applier *a, te_stage *st, te_iter **r0) {
   const at_stage_info *si = &a->t->stage[a->t->tiled];
   int n = si->nspace, m = si->nreduce;
@@ -166,15 +184,22 @@ static te_status tile_inner(applier *a, te_stage *st, te_iter **r0) {
     order[no++] = S2[i];
   for (int i = 0; i < m; i++)
     order[no++] = R1[i];
+  int v = vec_axis(a);
   for (int i = 0; i < n; i++)
-    order[no++] = S3[i];
+    if (i != v)
+      order[no++] = S3[i];
+  order[no++] = S3[v];
   TRY(te_reorder(st, no, order));
   *r0 = m > 0 ? R0[0] : NULL;
-  const int64_t *last = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, n - 1);
-  if (vec_on(a) && last[3] > 1)
-    TRY(te_vectorize(st, S3[n - 1]));
+  const int64_t *vf = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, v);
+  if (vec_on(a) && vf[3] > 1)
+    TRY(te_vectorize(st, S3[v]));
+  if (v != n - 1)
+    TRY(store_last(st, n, v));
   if (choice(a, AT_ROLE_UNROLL, a->t->tiled, 0))
-    for (int i = 0; i < n - 1; i++) {
+    for (int i = 0; i < n; i++) {
+      if (i == v)
+        continue;
       const int64_t *fi = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
       if (fi[3] > 1 && fi[3] <= 16)
         TRY(te_unroll(st, S3[i]));
@@ -182,28 +207,74 @@ static te_status tile_inner(applier *a, te_stage *st, te_iter **r0) {
   return TE_OK;
 }
 
+typedef struct dim_scan {
+  te_tensor *t;
+  te_expr *axis;
+  int dim; /* the first dim of t whose index uses axis, -1 */
+} dim_scan;
+
+static int scan_dim(ir_visitor *v, te_expr *e) {
+  dim_scan *d = v->data;
+  if (e->u.tensor == d->t)
+    for (int i = 0; i < e->nargs && d->dim < 0; i++)
+      if (ir_expr_uses(e->args[i], d->axis))
+        d->dim = i;
+  return IR_CONTINUE;
+}
+
+/* The dim of input t that stage ls indexes with its data axis v (W[o, c, ky, kx] and o: 0);
+   -1 when none does (the input is the same for every value of v: a broadcast). */
+static int dim_along(te_stage *ls, te_tensor *t, int v) {
+  dim_scan d = {t, ls->op->axes[v], -1};
+  ir_visitor vis = {0};
+  vis.expr[IR_ACCESS] = scan_dim;
+  vis.data = &d;
+  for (int k = 0; k < ls->op->nbody; k++)
+    ir_visit_expr(&vis, ls->op->body[k]);
+  return d.dim;
+}
+
 /* The inputs of the local stage ls whose knob says so, copied (te_cache_read) into local
-   blocks computed at its outer reduce loop r0: the block is the region one r0 step reads,
-   compact, so its rows are as long as the tile's, not the input's. The copy's last axis is
-   vectorized in 16-lane pieces (guarded where the region is narrower). */
+   blocks computed at its outer reduce loop r0 (knob 1: the block is the region one r0 step
+   reads, compact, so its rows are as long as the tile's, not the input's) or whole at root
+   (knob 2: packed once a call, as weights are). When the vector runs along an axis that indexes
+   a dim of the input other than its last, the copy is stored with that dim contiguous and
+   copied along it; the copy's innermost dim is vectorized in 16-lane pieces (guarded where the
+   region is narrower). */
 static te_status cache_reads(applier *a, te_stage *ls, te_iter *r0) {
   te_tensor **in;
   int nin = sch_op_inputs(ls->op, &in);
   te_tensor *inputs[AT_MAX_CACHE_READS];
-  int n = 0;
+  int along[AT_MAX_CACHE_READS], where[AT_MAX_CACHE_READS];
+  int n = 0, v = vec_axis(a);
   for (int i = 0; i < nin && i < AT_MAX_CACHE_READS; i++)
-    if (choice_at(a, AT_ROLE_CACHE_READ, i))
-      inputs[n++] = in[i]; /* copied first: cache_read changes ls's inputs */
+    if ((where[n] = (int)choice_at(a, AT_ROLE_CACHE_READ, i)) != 0) {
+      along[n] = dim_along(ls, in[i], v); /* before cache_read changes what ls reads */
+      inputs[n++] = in[i];
+    }
   for (int i = 0; i < n; i++) {
     te_tensor *cache;
-    TRY(te_cache_read(a->s, inputs[i], TE_SCOPE_LOCAL, 1, &ls, &cache));
+    TRY(te_cache_read(a->s, inputs[i], where[i] == 1 ? TE_SCOPE_LOCAL : TE_SCOPE_GLOBAL, 1, &ls,
+                      &cache));
     te_stage *cs = te_stage_of(a->s, cache);
-    TRY(te_compute_at(cs, ls, r0));
+    if (where[i] == 1)
+      TRY(te_compute_at(cs, ls, r0));
     int nd = te_tensor_ndim(cache);
+    int inner = along[i] >= 0 && v != a->t->stage[a->t->tiled].nspace - 1 ? along[i] : nd - 1;
+    if (nd > 1 && inner != nd - 1) {
+      TRY(store_last(cs, nd, inner));
+      te_iter *loops[TE_MAX_DIMS];
+      int k = 0;
+      for (int d = 0; d < nd; d++)
+        if (d != inner)
+          loops[k++] = te_axis(cs, d);
+      loops[k] = te_axis(cs, inner);
+      TRY(te_reorder(cs, nd, loops));
+    }
     if (vec_on(a) && nd > 0) {
-      te_iter *x, *v;
-      TRY(te_split(cs, te_axis(cs, nd - 1), 16, &x, &v));
-      TRY(te_vectorize(cs, v));
+      te_iter *x, *vi;
+      TRY(te_split(cs, te_axis(cs, inner), 16, &x, &vi));
+      TRY(te_vectorize(cs, vi));
     }
   }
   return TE_OK;

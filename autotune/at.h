@@ -73,7 +73,7 @@ void at_workload_key(const char *text, char out[17]);
 /* ---------------------------------------------------------------- sketches (sketch.c) */
 
 enum { AT_MAX_CACHE_READS = 4, AT_MAX_STAGES = 24, AT_MAX_AXES = 8, AT_MAX_KNOBS = 48, AT_MAX_VALS = 96,
-       AT_MAX_SKETCHES = 6 };
+       AT_MAX_SKETCHES = 10 };
 
 typedef struct at_stage_info {
   char name[96];
@@ -113,7 +113,8 @@ typedef enum at_knob_role {
                                               row loop */
   AT_ROLE_CACHE_READ,                      /* tile+cache+read, one per input (axis: its index
                                               among the local stage's inputs): 0 read in place,
-                                              1 copied into a local block */
+                                              1 copied into a local block at the outer reduce
+                                              loop, 2 copied whole at root (packed once: weights) */
   AT_ROLE_KEEP_STAGE,                      /* tile+cache+read, one per injective stage the tiled
                                               stage reads (padding): 0 inlined, 1 kept as a
                                               stage at root (simple rules), so the copies read
@@ -135,8 +136,10 @@ typedef struct at_knob {
 
 typedef struct at_sketch {
   at_sketch_kind kind;
-  char name[32]; /* "tile", "tile+cache", "tile+cache+read", "tile+fuse", "simple", "default",
-                    "user" */
+  int vec_axis;  /* tile+cache+read: the space axis whose innermost level is the vector (the
+                    local block and copied blocks stored with it contiguous); -1: the last */
+  char name[32]; /* "tile", "tile+cache", "tile+cache+read", "tile+cache+read:A" (vector along
+                    space axis A), "tile+fuse", "simple", "default", "user" */
   int nknob, nvals;
   at_knob knob[AT_MAX_KNOBS];
 } at_sketch;

@@ -232,12 +232,23 @@ static int tournament(at_search *s, const ind *pop, int n) {
   return pop[a].score >= pop[b].score ? a : b;
 }
 
+/* An elite candidate to mutate: of a sketch drawn at random when the elite holds some of it
+   (so that each schedule structure's best keeps being explored, not only the best structure's),
+   else any. */
+static const at_cand *pick_elite(at_search *s) {
+  int k = at_rng_int(&s->rng, s->task.nsketch), of[MAX_ELITE], m = 0;
+  for (int i = 0; i < s->nel; i++)
+    if (s->el[i].c.sketch == k)
+      of[m++] = i;
+  return &s->el[m ? of[at_rng_int(&s->rng, m)] : at_rng_int(&s->rng, s->nel)].c;
+}
+
 /* The initial population: mutants of the elite, then random samples. */
 static int initial(at_search *s, const at_workload *wl, const te_target *tgt, ind *pop, int size) {
   int n = 0;
   for (int tries = 0; s->nel > 0 && n < size / 2 && tries < size; tries++) {
     ind x = {0};
-    at_cand_mutate(&s->task, &s->el[at_rng_int(&s->rng, s->nel)].c, &s->rng, &x.c);
+    at_cand_mutate(&s->task, pick_elite(s), &s->rng, &x.c);
     if (!evaluate(s, wl, tgt, &x))
       continue;
     if (in_list(pop, n, x.h)) {

@@ -11,7 +11,12 @@
  *     computed at its outer reduce loop (te_cache_read, sketch "tile+cache+read": a panel of B
  *     for matmul, whose rows are otherwise 4 n bytes apart and collide in L1 sets, the way a
  *     BLAS packs it; a padding stage read only by the tiled stage may then stay a stage, so
- *     that the copies, not the inner loop, pay for its bounds test); when its only reader is an element-wise output of its shape, it may be
+ *     that the copies, not the inner loop, pay for its bounds test; an input may also be copied
+ *     whole at root, packed once a call, as weights are; and in sketches "tile+cache+read:A" the
+ *     vector runs along space axis A (extent >= 16, a multiple of 8) instead of the last, the
+ *     local block and the copies stored with that axis contiguous (te_reorder_storage): a
+ *     convolution's output channels, as oneDNN's blocked layouts have them); when its only
+ *     reader is an element-wise output of its shape, it may be
  *     computed at that reader's S1 tile (sketch "tile+fuse");
  *   - every other stage is "simple": outer space axes fused and parallel, the last split for a
  *     vector; a reduction feeding an output row by row (softmax, layer norm) may be computed at
@@ -219,17 +224,20 @@ static bool is_simple(const at_task *t, const at_sketch *sk, int i) {
   return true;
 }
 
-static void make_sketch(at_task *t, at_sketch_kind kind, const char *name) {
+static at_sketch *make_sketch(at_task *t, at_sketch_kind kind, const char *name) {
+  if (t->nsketch >= AT_MAX_SKETCHES)
+    return NULL;
   at_sketch *sk = &t->sketch[t->nsketch++];
   memset(sk, 0, sizeof *sk);
   sk->kind = kind;
+  sk->vec_axis = -1;
   snprintf(sk->name, sizeof sk->name, "%s", name);
   add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_VECTORIZE, -1, 0, 1, 0, 2);
   if (kind != AT_SK_SIMPLE)
     tile_knobs(t, sk);
   if (kind == AT_SK_TILE_CACHE_READ) {
     for (int i = 0; i < t->stage[t->tiled].ninputs && i < AT_MAX_CACHE_READS; i++)
-      add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_CACHE_READ, t->tiled, i, 1, 0, 2);
+      add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_CACHE_READ, t->tiled, i, 1, 0, 3);
     for (int i = 0; i < t->nstage; i++)
       if (at_task_keepable(t, i)) {
         add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_KEEP_STAGE, i, 0, 1, 0, 2);
@@ -239,6 +247,7 @@ static void make_sketch(at_task *t, at_sketch_kind kind, const char *name) {
   for (int i = 0; i < t->nstage; i++)
     if (is_simple(t, sk, i))
       simple_knobs(t, sk, i);
+  return sk;
 }
 
 /* ---------------------------------------------------------------- probing */
@@ -306,6 +315,17 @@ te_status at_task_analyze(const at_workload *wl, at_task *t) {
     if (t->stage[t->tiled].output) {
       make_sketch(t, AT_SK_TILE_CACHE, "tile+cache");
       make_sketch(t, AT_SK_TILE_CACHE_READ, "tile+cache+read");
+      /* the vector along another space axis wide enough for one: a sketch each, so that the
+         search samples (and keeps an elite of) each layout, not only the best one found first */
+      const at_stage_info *ts = &t->stage[t->tiled];
+      for (int v = 0; v + 1 < ts->nspace; v++)
+        if (ts->space_ext[v] >= 16 && ts->space_ext[v] % 8 == 0) {
+          char name[32];
+          snprintf(name, sizeof name, "tile+cache+read:%d", v);
+          at_sketch *sk = make_sketch(t, AT_SK_TILE_CACHE_READ, name);
+          if (sk)
+            sk->vec_axis = v;
+        }
     }
     if (t->fuse_consumer >= 0)
       make_sketch(t, AT_SK_TILE_FUSE, "tile+fuse");

@@ -28,6 +28,9 @@ static void expect_sketches(const char *desc, const char *const names[], int n) 
 
 Test(tune_space, sketches_by_workload) {
   expect_sketches("matmul M=32 N=32 K=16 dtype=f32",
+                  (const char *const[]){"tile", "tile+cache", "tile+cache+read",
+                                        "tile+cache+read:0"}, 4);
+  expect_sketches("matmul M=12 N=32 K=16 dtype=f32", /* i too short for a vector of its own */
                   (const char *const[]){"tile", "tile+cache", "tile+cache+read"}, 3);
   expect_sketches("matmul_relu M=32 N=32 K=16 dtype=f32",
                   (const char *const[]){"tile", "tile+fuse"}, 2);
