@@ -321,6 +321,7 @@ te_status at_task_from_template(const at_workload *wl, te_tune_template_fn fn, v
   t->tiled = t->fuse_consumer = -1;
   t->nsketch = 1;
   t->sketch[0].kind = AT_SK_USER;
+  t->sketch[0].vec_axis = -1;
   snprintf(t->sketch[0].name, sizeof t->sketch[0].name, "user");
   t->tmpl = fn;
   t->tmpl_user = user;

@@ -337,6 +337,7 @@ te_status at_task_analyze(const at_workload *wl, at_task *t) {
     t->nsketch = 1;
     memset(&t->sketch[0], 0, sizeof t->sketch[0]);
     t->sketch[0].kind = AT_SK_DEFAULT;
+    t->sketch[0].vec_axis = -1;
     snprintf(t->sketch[0].name, sizeof t->sketch[0].name, "default");
   }
   return TE_OK;

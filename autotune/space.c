@@ -3,7 +3,8 @@
  *
  * A tile knob holds one factor per level, outermost first, whose product is the axis extent
  * (perfect tiling: every factor divides). Innermost factors are bounded (inner_limit) as
- * Ansor bounds its innermost split factor. Mutation moves one prime factor between two levels of a tile, or redraws
+ * Ansor bounds its innermost split factor; the vector axis' innermost factor is mostly drawn
+ * among multiples of 8 (whole vectors). Mutation moves one prime factor between two levels of a tile, or redraws
  * a choice, so a mutant is always valid.
  */
 #include <stdio.h>
@@ -16,14 +17,20 @@ enum { AT_MAX_VECTOR = 64, AT_MAX_ROWS = 16 };
 
 static const at_sketch *sketch_of(const at_task *t, const at_cand *c) { return &t->sketch[c->sketch]; }
 
-/* The largest factor the innermost level of this tile may take: the vector (last space axis)
-   at most AT_MAX_VECTOR lanes, the other space axes' innermost level (the rows of the register
-   tile, unrolled) at most AT_MAX_ROWS; reductions are free. */
-static int64_t inner_limit(const at_task *t, const at_knob *k) {
+/* The space axis of the tiled stage that carries the vector in sketch sk: its own (a
+   tile+cache+read:A sketch), else the last. */
+static int vector_axis(const at_task *t, const at_sketch *sk, const at_knob *k) {
+  return sk->vec_axis >= 0 ? sk->vec_axis : t->stage[k->stage].nspace - 1;
+}
+
+/* The largest factor the innermost level of this tile may take: the vector's axis at most
+   AT_MAX_VECTOR lanes, the other space axes' innermost level (the rows of the register tile,
+   unrolled) at most AT_MAX_ROWS; reductions are free. */
+static int64_t inner_limit(const at_task *t, const at_sketch *sk, const at_knob *k) {
   if (k->role == AT_ROLE_SIMPLE_VEC)
     return AT_MAX_VECTOR;
   if (k->role == AT_ROLE_SPACE_TILE)
-    return k->axis == t->stage[k->stage].nspace - 1 ? AT_MAX_VECTOR : AT_MAX_ROWS;
+    return k->axis == vector_axis(t, sk, k) ? AT_MAX_VECTOR : AT_MAX_ROWS;
   return INT64_MAX;
 }
 
@@ -41,19 +48,37 @@ static int64_t pick_divisor(at_rng *r, int64_t n, int64_t limit) {
   return m ? d[at_rng_int(r, m)] : 1;
 }
 
-static void sample_tile(const at_task *t, const at_knob *k, at_rng *r, int64_t *v) {
+/* A divisor of n up to limit that is a multiple of 8 (a whole number of 8-lane vectors), or
+   0 when there is none. */
+static int64_t pick_vector(at_rng *r, int64_t n, int64_t limit) {
+  int64_t d[512], w[512];
+  int m = divisors(n, limit, d, 512), k = 0;
+  for (int i = 0; i < m; i++)
+    if (d[i] % 8 == 0)
+      w[k++] = d[i];
+  return k ? w[at_rng_int(r, k)] : 0;
+}
+
+static void sample_tile(const at_task *t, const at_sketch *sk, const at_knob *k, at_rng *r,
+                        int64_t *v) {
   int64_t rest = k->extent > 0 ? k->extent : 1;
+  bool vector = k->role == AT_ROLE_SPACE_TILE && k->axis == vector_axis(t, sk, k);
   for (int l = k->nlevels - 1; l >= 1; l--) {
-    int64_t limit = l == k->nlevels - 1 ? inner_limit(t, k) : INT64_MAX;
-    v[l] = pick_divisor(r, rest, limit);
+    int64_t limit = l == k->nlevels - 1 ? inner_limit(t, sk, k) : INT64_MAX;
+    v[l] = 0;
+    if (vector && l == k->nlevels - 1 && at_rng_unit(r) < 0.8) /* mostly whole vectors */
+      v[l] = pick_vector(r, rest, limit);
+    if (!v[l])
+      v[l] = pick_divisor(r, rest, limit);
     rest /= v[l];
   }
   v[0] = rest;
 }
 
-static void sample_knob(const at_task *t, const at_knob *k, at_rng *r, int64_t *v) {
+static void sample_knob(const at_task *t, const at_sketch *sk, const at_knob *k, at_rng *r,
+                        int64_t *v) {
   if (k->kind == AT_KNOB_TILE) {
-    sample_tile(t, k, r, v + k->offset);
+    sample_tile(t, sk, k, r, v + k->offset);
   } else if (k->role == AT_ROLE_VECTORIZE && k->nchoices == 2) {
     v[k->offset] = at_rng_unit(r) < 0.8; /* mostly vectorized */
   } else {
@@ -67,7 +92,7 @@ void at_cand_sample(const at_task *t, int sketch, at_rng *r, at_cand *c) {
   const at_sketch *sk = &t->sketch[sketch];
   c->nvals = sk->nvals;
   for (int k = 0; k < sk->nknob; k++)
-    sample_knob(t, &sk->knob[k], r, c->v);
+    sample_knob(t, sk, &sk->knob[k], r, c->v);
 }
 
 static int64_t smallest_prime(int64_t n) {
@@ -78,7 +103,8 @@ static int64_t smallest_prime(int64_t n) {
 }
 
 /* Moves a prime factor from one level of the tile to another; false when nothing moved. */
-static bool mutate_tile(const at_task *t, const at_knob *k, at_rng *r, int64_t *v) {
+static bool mutate_tile(const at_task *t, const at_sketch *sk, const at_knob *k, at_rng *r,
+                        int64_t *v) {
   for (int tries = 0; tries < 8; tries++) {
     int from = at_rng_int(r, k->nlevels), to = at_rng_int(r, k->nlevels);
     if (from == to || v[from] <= 1)
@@ -92,7 +118,7 @@ static bool mutate_tile(const at_task *t, const at_knob *k, at_rng *r, int64_t *
       x /= p;
     }
     int64_t p = primes[at_rng_int(r, np)];
-    if (to == k->nlevels - 1 && v[to] * p > inner_limit(t, k))
+    if (to == k->nlevels - 1 && v[to] * p > inner_limit(t, sk, k))
       continue;
     v[from] /= p;
     v[to] *= p;
@@ -109,7 +135,7 @@ void at_cand_mutate(const at_task *t, const at_cand *c, at_rng *r, at_cand *out)
   for (int tries = 0; tries < 8; tries++) {
     const at_knob *k = &sk->knob[at_rng_int(r, sk->nknob)];
     if (k->kind == AT_KNOB_TILE) {
-      if (mutate_tile(t, k, r, out->v + k->offset))
+      if (mutate_tile(t, sk, k, r, out->v + k->offset))
         return;
     } else if (k->nchoices > 1) {
       int64_t old = out->v[k->offset];
@@ -152,7 +178,7 @@ bool at_cand_valid(const at_task *t, const at_cand *c) {
         return false;
       prod *= v[l];
     }
-    if (prod != kn->extent || v[kn->nlevels - 1] > inner_limit(t, kn))
+    if (prod != kn->extent || v[kn->nlevels - 1] > inner_limit(t, sk, kn))
       return false;
   }
   return true;
