@@ -300,17 +300,27 @@ static void run_onednn(const bench_cfg *cfg, const char *wl, conv_data *d, int t
   omp_set_num_threads(cfg->max_threads);
 }
 
+/* The kernel arguments over a workload's buffers. */
+typedef struct conv_tensors {
+  DLTensor in, w, out;
+  int64_t shape_in[8], shape_w[8], shape_out[8];
+} conv_tensors;
+
+static void conv_tensors_init(conv_tensors *t, conv_data *d) {
+  const conv_shape *s = &d->s;
+  tb_tensor(&t->in, t->shape_in, d->in, 4, (int64_t[]){s->n, s->c, s->h, s->w});
+  tb_tensor(&t->w, t->shape_w, d->w, 4, (int64_t[]){s->k, s->c, 3, 3});
+  tb_tensor(&t->out, t->shape_out, d->out, 4, (int64_t[]){s->n, s->k, s->h, s->w});
+}
+
 static void run_variants(const bench_cfg *cfg, const char *wl, conv_data *d, const tb_kernel *k,
                          int have_te, hl_pipe *const hl[2], const bench_ref *chk) {
   const conv_shape *s = &d->s;
   size_t nout = (size_t)s->n * s->k * s->h * s->w;
   double flops = 2.0 * s->n * s->k * s->c * s->h * s->w * 9;
-  DLTensor ti, tw, to;
-  int64_t si[8], sw[8], so[8];
-  tb_tensor(&ti, si, d->in, 4, (int64_t[]){s->n, s->c, s->h, s->w});
-  tb_tensor(&tw, sw, d->w, 4, (int64_t[]){s->k, s->c, 3, 3});
-  tb_tensor(&to, so, d->out, 4, (int64_t[]){s->n, s->k, s->h, s->w});
-  tb_args targs = {k, {&ti, &tw, &to}};
+  conv_tensors args;
+  conv_tensors_init(&args, d);
+  tb_args targs = {k, {&args.in, &args.w, &args.out}};
   int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
   for (int ti_ = 0; ti_ < nthreads; ti_++) {
     int t = threads[ti_];
@@ -349,12 +359,10 @@ static void run_tuned(const bench_cfg *cfg, const char *wl, conv_data *d, const 
   snprintf(tk.note, sizeof tk.note, "te_apply_best(%s)", cfg->tuned_log);
   size_t nout = (size_t)s->n * s->k * s->h * s->w;
   double flops = 2.0 * s->n * s->k * s->c * s->h * s->w * 9;
-  DLTensor ti, tw, to;
-  int64_t si[8], sw[8], so[8];
-  tb_tensor(&ti, si, d->in, 4, (int64_t[]){s->n, s->c, s->h, s->w});
-  tb_tensor(&tw, sw, d->w, 4, (int64_t[]){s->k, s->c, 3, 3});
-  tb_tensor(&to, so, d->out, 4, (int64_t[]){s->n, s->k, s->h, s->w});
-  tb_args targs = {&tk, {&ti, &tw, &to}}, hargs = {hand, {&ti, &tw, &to}};
+  conv_tensors args;
+  conv_tensors_init(&args, d);
+  tb_args targs = {&tk, {&args.in, &args.w, &args.out}},
+          hargs = {hand, {&args.in, &args.w, &args.out}};
   int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
   for (int i = 0; i < nthreads; i++) {
     tb_set_threads(threads[i]);

@@ -157,11 +157,7 @@ te_status te_reorder(te_stage *st, int n, te_iter *const order[]) {
   if (!st) return TE_ERR_INVALID_ARG;
   te_status s = do_reorder("te_reorder", st, n, order);
   if (s != TE_OK) return s;
-  char buf[2048];
-  size_t k = (size_t)snprintf(buf, sizeof buf, "reorder %s", st->name);
-  for (int i = 0; i < n && k < sizeof buf; i++)
-    k += (size_t)snprintf(buf + k, sizeof buf - k, " %s", order[i]->name);
-  sch_trace_add(st->sch, "%s", buf);
+  sch_trace_iters(st, "reorder", n, order);
   return TE_OK;
 }
 

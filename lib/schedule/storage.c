@@ -6,7 +6,6 @@
  * non-last axis contiguous (a local accumulator vectorized over channels, a weight block copied
  * by te_cache_read so that its channel axis is the contiguous one).
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "sch.h"
@@ -52,10 +51,6 @@ te_status te_reorder_storage(te_stage *st, int n, te_iter *const dims[]) {
   }
   memcpy(st->storage, order, (size_t)n);
   st->nstorage = n;
-  char buf[2048];
-  size_t len = (size_t)snprintf(buf, sizeof buf, "reorder_storage %s", st->name);
-  for (int k = 0; k < n && len < sizeof buf; k++)
-    len += (size_t)snprintf(buf + len, sizeof buf - len, " %s", dims[k]->name);
-  sch_trace_add(st->sch, "%s", buf);
+  sch_trace_iters(st, "reorder_storage", n, dims);
   return TE_OK;
 }

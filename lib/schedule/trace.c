@@ -31,6 +31,14 @@ void sch_trace_add(te_schedule *s, const char *fmt, ...) {
   if (copy) s->steps[s->nsteps++] = copy;
 }
 
+void sch_trace_iters(te_stage *st, const char *verb, int n, te_iter *const its[]) {
+  char buf[2048];
+  size_t k = (size_t)snprintf(buf, sizeof buf, "%s %s", verb, st->name);
+  for (int i = 0; i < n && k < sizeof buf; i++)
+    k += (size_t)snprintf(buf + k, sizeof buf - k, " %s", its[i]->name);
+  sch_trace_add(st->sch, "%s", buf);
+}
+
 char *te_schedule_trace(te_schedule *s) {
   if (!s) return NULL;
   ir_str out = {0};
