@@ -34,9 +34,10 @@ typedef struct sgemm_params {
   int mc, mr, nr, kc; /* rows per parallel block, register tile rows, columns, k block */
 } sgemm_params;
 
-/* The tile sizes: 128, 8, 32, 256 unless TE_BENCH_SGEMM="MC,MR,NR,KC" says otherwise. */
+/* The tile sizes: 128, 8, 32, 256 (64 rows a block up to n = 512, so that two threads still
+   get several blocks each) unless TE_BENCH_SGEMM="MC,MR,NR,KC" says otherwise. */
 static sgemm_params sgemm_tiles(int n) {
-  sgemm_params p = {n, 128, 8, 32, 256};
+  sgemm_params p = {n, n <= 512 ? 64 : 128, 8, 32, 256};
   const char *env = getenv("TE_BENCH_SGEMM");
   sgemm_params q = p;
   if (env && sscanf(env, "%d,%d,%d,%d", &q.mc, &q.mr, &q.nr, &q.kc) == 4 && q.mc > 0 && q.mr > 0 &&
