@@ -168,6 +168,7 @@ _PROTOS = {
     "te_tile": (S, [P, P, P, I64, I64, PP, PP, PP, PP]),
     "te_fuse": (S, [P, P, P, PP]),
     "te_reorder": (S, [P, INT, PP]),
+    "te_reorder_storage": (S, [P, INT, PP]),
     "te_vectorize": (S, [P, P]),
     "te_unroll": (S, [P, P]),
     "te_parallel": (S, [P, P]),

@@ -164,6 +164,15 @@ class Stage:
         its = [self._iter(a, "te_reorder") for a in args]
         self._check(L.te_reorder(self._p, len(its), _lib.ptr_array(its)), "te_reorder")
 
+    def reorder_storage(self, *args):
+        """Lays out this stage's buffer with its data axes in this order (outermost first, the
+        last contiguous); the loops are unchanged. Not for outputs or placeholders."""
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = tuple(args[0])
+        its = [self._iter(a, "te_reorder_storage") for a in args]
+        self._check(L.te_reorder_storage(self._p, len(its), _lib.ptr_array(its)),
+                    "te_reorder_storage")
+
     # -- annotations
     def vectorize(self, var):
         self._check(L.te_vectorize(self._p, self._iter(var, "te_vectorize")), "te_vectorize")

@@ -65,6 +65,21 @@ def test_tile_fuse_reorder(ctx, rng):
     check_scale2(s, A, C, rng)
 
 
+def test_reorder_storage(ctx, rng):
+    """An intermediate stored transposed computes the same; outputs keep their layout."""
+    A = te.placeholder((6, 10), name="A")
+    P = te.compute((6, 10), lambda i, j: A[i, j] * 3.0, name="P")
+    C = te.compute((6, 10), lambda i, j: P[i, j] + 1.0, name="C")
+    s = te.create_schedule(C)
+    s[P].reorder_storage(P.op.axis[1], P.op.axis[0])
+    assert "reorder_storage P j i" in s.trace()
+    assert "P[j*6 + i] = " in te.lower(s, [A, C])
+    a = rand(rng, (6, 10))
+    assert_close(te.build(s, [A, C])(a), a * 3.0 + 1.0)
+    with pytest.raises(te.ScheduleError, match="an output"):
+        s[C].reorder_storage(C.op.axis[1], C.op.axis[0])
+
+
 def test_annotations(ctx, rng):
     A, C = scale2(16, 32)
     s = te.create_schedule(C)
