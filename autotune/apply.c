@@ -33,15 +33,15 @@ static const int64_t *knob_vals(const applier *a, at_knob_role role, int stage, 
   return NULL;
 }
 
-static int64_t choice(const applier *a, at_knob_role role, int stage, int64_t dflt) {
-  const int64_t *v = knob_vals(a, role, stage, 0);
+/* The value of the choice knob of role, stage and axis; dflt when the sketch has none. */
+static int64_t choice_axis(const applier *a, at_knob_role role, int stage, int axis,
+                           int64_t dflt) {
+  const int64_t *v = knob_vals(a, role, stage, axis);
   return v ? v[0] : dflt;
 }
 
-/* A choice knob of role and axis (0 when the sketch has none). */
-static int64_t choice_at(const applier *a, at_knob_role role, int axis) {
-  const int64_t *v = knob_vals(a, role, a->t->tiled, axis);
-  return v ? v[0] : 0;
+static int64_t choice(const applier *a, at_knob_role role, int stage, int64_t dflt) {
+  return choice_axis(a, role, stage, 0, dflt);
 }
 
 static bool vec_on(const applier *a) { return choice(a, AT_ROLE_VECTORIZE, -1, 0) != 0; }
@@ -151,14 +151,19 @@ static int vec_axis(const applier *a) {
   return v >= 0 && v < n ? v : n - 1;
 }
 
-/* Stores st's axes in their order but with axis v last (contiguous). */
-static te_status store_last(te_stage *st, int nd, int v) {
-  te_iter *dims[TE_MAX_DIMS];
+/* st's nd data axes in their order but with axis v last, into out. */
+static void axes_v_last(te_stage *st, int nd, int v, te_iter *out[]) {
   int k = 0;
   for (int i = 0; i < nd; i++)
     if (i != v)
-      dims[k++] = te_axis(st, i);
-  dims[k] = te_axis(st, v);
+      out[k++] = te_axis(st, i);
+  out[k] = te_axis(st, v);
+}
+
+/* Stores st's axes in their order but with axis v last (contiguous). */
+static te_status store_last(te_stage *st, int nd, int v) {
+  te_iter *dims[TE_MAX_DIMS];
+  axes_v_last(st, nd, v, dims);
   return te_reorder_storage(st, nd, dims);
 }
 
@@ -248,7 +253,7 @@ static te_status cache_reads(applier *a, te_stage *ls, te_iter *r0) {
   int along[AT_MAX_CACHE_READS], where[AT_MAX_CACHE_READS];
   int n = 0, v = vec_axis(a);
   for (int i = 0; i < nin && i < AT_MAX_CACHE_READS; i++)
-    if ((where[n] = (int)choice_at(a, AT_ROLE_CACHE_READ, i)) != 0) {
+    if ((where[n] = (int)choice_axis(a, AT_ROLE_CACHE_READ, a->t->tiled, i, 0)) != 0) {
       along[n] = dim_along(ls, in[i], v); /* before cache_read changes what ls reads */
       inputs[n++] = in[i];
     }
@@ -261,15 +266,11 @@ static te_status cache_reads(applier *a, te_stage *ls, te_iter *r0) {
       TRY(te_compute_at(cs, ls, r0));
     int nd = te_tensor_ndim(cache);
     int inner = along[i] >= 0 && v != a->t->stage[a->t->tiled].nspace - 1 ? along[i] : nd - 1;
-    if (nd > 1 && inner != nd - 1) {
-      TRY(store_last(cs, nd, inner));
-      te_iter *loops[TE_MAX_DIMS];
-      int k = 0;
-      for (int d = 0; d < nd; d++)
-        if (d != inner)
-          loops[k++] = te_axis(cs, d);
-      loops[k] = te_axis(cs, inner);
-      TRY(te_reorder(cs, nd, loops));
+    if (nd > 1 && inner != nd - 1) { /* stored and copied with that dim innermost */
+      te_iter *dims[TE_MAX_DIMS];
+      axes_v_last(cs, nd, inner, dims);
+      TRY(te_reorder_storage(cs, nd, dims));
+      TRY(te_reorder(cs, nd, dims));
     }
     if (vec_on(a) && nd > 0) {
       te_iter *x, *vi;

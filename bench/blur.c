@@ -164,15 +164,7 @@ void wl_blur(const bench_cfg *cfg) {
   int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
   for (int ti_ = 0; ti_ < nthreads; ti_++) {
     int t = threads[ti_];
-    if (!have_te)
-      bench_add_failed(wl, "te", t, k.note);
-    else if (t > 1 && !(k.flags & TB_PAR))
-      bench_add_copy(wl, "te", 1, t, "no parallel loop: same kernel as 1 thread");
-    else {
-      tb_set_threads(t);
-      bench_run_variant(cfg, wl, "te", t, ROW_BYTES, bytes, tb_run, &targs, d.out, nout, &chk,
-                        k.note);
-    }
+    tb_run_te(cfg, wl, t, ROW_BYTES, bytes, have_te, &targs, d.out, nout, &chk);
     if (hl[t > 1])
       bench_run_variant(cfg, wl, "halide", t, ROW_BYTES, bytes, hl_run, hl[t > 1], d.out, nout,
                         &chk, t > 1 ? "parallel schedule" : "schedule without parallel");

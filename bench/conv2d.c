@@ -324,15 +324,7 @@ static void run_variants(const bench_cfg *cfg, const char *wl, conv_data *d, con
   int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
   for (int ti_ = 0; ti_ < nthreads; ti_++) {
     int t = threads[ti_];
-    if (!have_te)
-      bench_add_failed(wl, "te", t, k->note);
-    else if (t > 1 && !(k->flags & TB_PAR))
-      bench_add_copy(wl, "te", 1, t, "no parallel loop: same kernel as 1 thread");
-    else {
-      tb_set_threads(t);
-      bench_run_variant(cfg, wl, "te", t, ROW_FLOPS, flops, tb_run, &targs, d->out, nout, chk,
-                        k->note);
-    }
+    tb_run_te(cfg, wl, t, ROW_FLOPS, flops, have_te, &targs, d->out, nout, chk);
     run_onednn(cfg, wl, d, t, chk);
     if (hl[t > 1])
       bench_run_variant(cfg, wl, "halide", t, ROW_FLOPS, flops, hl_run, hl[t > 1], d->out, nout,

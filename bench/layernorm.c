@@ -197,14 +197,7 @@ void wl_layernorm(const bench_cfg *cfg) {
   int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
   for (int ti = 0; ti < nthreads; ti++) {
     int t = threads[ti];
-    if (!have_te)
-      bench_add_failed(wl, "te", t, k.note);
-    else if (t > 1 && !(k.flags & TB_PAR))
-      bench_add_copy(wl, "te", 1, t, "no parallel loop: same kernel as 1 thread");
-    else {
-      tb_set_threads(t);
-      bench_run_variant(cfg, wl, "te", t, ROW_BYTES, bytes, tb_run, &targs, d.y, n, &chk, k.note);
-    }
+    tb_run_te(cfg, wl, t, ROW_BYTES, bytes, have_te, &targs, d.y, n, &chk);
     d.threads = t;
     bench_run_variant(cfg, wl, "c-vec", t, ROW_BYTES, bytes, run_c, &d, d.y, n, &chk,
                       "3 passes, gcc -O3 -march=native, OpenMP rows");

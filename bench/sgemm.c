@@ -253,15 +253,7 @@ static void sgemm_size(const bench_cfg *cfg, int n) {
   int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
   for (int ti = 0; ti < nthreads; ti++) {
     int t = threads[ti];
-    if (!have_te)
-      bench_add_failed(wl, "te", t, k.note);
-    else if (t > 1 && !(k.flags & TB_PAR))
-      bench_add_copy(wl, "te", 1, t, "no parallel loop: same kernel as 1 thread");
-    else {
-      tb_set_threads(t);
-      bench_run_variant(cfg, wl, "te", t, ROW_FLOPS, flops, tb_run, &targs, d.c, nn, &check,
-                        k.note);
-    }
+    tb_run_te(cfg, wl, t, ROW_FLOPS, flops, have_te, &targs, d.c, nn, &check);
     openblas_set_num_threads(t);
     bench_run_variant(cfg, wl, "openblas", t, ROW_FLOPS, flops, run_openblas, &d, d.c, nn, &check,
                       openblas_get_corename());

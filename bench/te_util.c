@@ -4,6 +4,8 @@
  */
 #include "te_util.h"
 
+#include "report.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,4 +178,17 @@ void tb_set_threads(int n) { te_rt_set_num_threads(n); }
 int tb_run(void *arg) {
   const tb_args *a = arg;
   return tb_call(a->k, a->args);
+}
+
+void tb_run_te(const bench_cfg *cfg, const char *wl, int t, int kind, double work, int have,
+               tb_args *args, float *out, size_t nout, const bench_ref *chk) {
+  const tb_kernel *k = args->k;
+  if (!have)
+    bench_add_failed(wl, "te", t, k->note);
+  else if (t > 1 && !(k->flags & TB_PAR))
+    bench_add_copy(wl, "te", 1, t, "no parallel loop: same kernel as 1 thread");
+  else {
+    tb_set_threads(t);
+    bench_run_variant(cfg, wl, "te", t, kind, work, tb_run, args, out, nout, chk, k->note);
+  }
 }

@@ -12,6 +12,8 @@
 
 #include <te/te.h>
 
+#include "harness.h"
+
 enum {
   TB_TILE = 1u << 0,   /* the workload's tiling / loop order (else: te's default schedule) */
   TB_UNROLL = 1u << 1, /* te_unroll on the register-tile loops */
@@ -81,5 +83,11 @@ typedef struct tb_args {
   DLTensor *args[TB_MAX_TENSORS];
 } tb_args;
 int tb_run(void *tb_args);
+
+/* The "te" row of workload wl at t threads (kind and work as bench_run_variant takes them):
+   args' kernel timed, or a failed row (its note says why) when have is 0, or a copy of the
+   1-thread row when the kernel has no parallel loop (t > 1 would time the same thing). */
+void tb_run_te(const bench_cfg *, const char *wl, int t, int kind, double work, int have,
+               tb_args *args, float *out, size_t nout, const bench_ref *chk);
 
 #endif
