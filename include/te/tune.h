@@ -2,8 +2,11 @@
  * tuning log, apply the best one later.
  *
  * te_tune generates candidate schedules from the computation itself (multi-level tiling of
- * the heavy reduction, a local accumulation stage computed at a tile, element-wise consumers
- * fused, parallel outer loops, vectorized and unrolled inner loops), guides an evolutionary
+ * the heavy reduction, a local accumulation stage computed at a tile, inputs copied into
+ * compact blocks at the outer reduce loop or packed whole at root, padding kept as a stage,
+ * the vector along the last or another wide space axis with the blocks stored to match
+ * (te_reorder_storage), element-wise consumers fused, parallel outer loops, vectorized and
+ * unrolled inner loops), guides an evolutionary
  * search with a learned cost model (XGBoost on features of the lowered loop nests), compiles
  * each round's candidates in parallel and measures each one in a child process with a timeout.
  * Every measured candidate becomes one JSON line of the log (docs/tuning-log.md): the workload
