@@ -21,7 +21,9 @@
  * constant coefficient: cond <=> c*x + r <= 0; with M an upper bound of r over the inner loops,
  * c > 0 gives x < floor(-M / c) + 1 and c < 0 gives x >= ceil(M / -c). A guard that occurs
  * several times is used only when every occurrence is solved. Thread-bound loops (GPU) are not
- * partitioned. likely() wrappers stay (remove_likely strips them).
+ * partitioned. A parallel loop keeps its iterations in one loop: its prologue, steady state and
+ * epilogue become branches of its body (partition_inside). likely() wrappers stay (remove_likely
+ * strips them).
  */
 #include "lower.h"
 
@@ -209,7 +211,7 @@ static void collect(part *st, ir_stmt *s, te_expr *x, inner *in, occs *os) {
       for (int k = 0; k < na; k++) {
         if (!ir_expr_uses(as[k], x) || (st->known && ir_map_has(st->known, as[k])))
           continue;
-        occ o;
+        occ o = {0};
         solve(st, as[k], x, in, &o);
         add_occ(st, os, o);
       }
@@ -258,19 +260,28 @@ static te_expr *simp(part *st, te_expr *e) {
 
 static bool prove(part *st, te_expr *cond) { return cond && ir_can_prove(st->an, cond); }
 
-/* The loop over [lo, hi) with body rewritten under that range and with what is known there;
-   NULL when provably empty. */
-static ir_stmt *part_loop(part *st, ir_stmt *loop, te_expr *lo, te_expr *hi, ir_map *known) {
+/* The loop's body rewritten for x in [lo, hi) with what is known there; *ext gets hi - lo.
+   NULL when the range is provably empty or nothing is left of the body. */
+static ir_stmt *part_body(part *st, ir_stmt *loop, te_expr *lo, te_expr *hi, ir_map *known,
+                          te_expr **ext) {
   te_expr *var = IR_FOR_VAR(loop);
-  te_expr *ext = simp(st, ir_sub(hi, lo));
-  if (!ext || prove(st, ir_le(ext, ir_i64(st->ctx, 0))))
+  *ext = simp(st, ir_sub(hi, lo));
+  if (!*ext || prove(st, ir_le(*ext, ir_i64(st->ctx, 0))))
     return NULL;
   ir_map *saved = st->known;
   st->known = known;
-  ir_analyzer_bind(st->an, var, lo, ext);
+  ir_analyzer_bind(st->an, var, lo, *ext);
   ir_stmt *body = lp_stmt(st, IR_FOR_BODY(loop));
   ir_analyzer_unbind(st->an, var);
   st->known = saved;
+  return body;
+}
+
+/* The loop over [lo, hi) with body rewritten under that range and with what is known there;
+   NULL when provably empty. */
+static ir_stmt *part_loop(part *st, ir_stmt *loop, te_expr *lo, te_expr *hi, ir_map *known) {
+  te_expr *var = IR_FOR_VAR(loop), *ext;
+  ir_stmt *body = part_body(st, loop, lo, hi, known, &ext);
   if (!body)
     return NULL;
   if (body == IR_FOR_BODY(loop) && lo == IR_FOR_MIN(loop) && ext == IR_FOR_EXTENT(loop))
@@ -363,6 +374,40 @@ static bool clamp_range(part *st, const part_facts *pf, te_expr *min, te_expr *e
   return *lo && *hi;
 }
 
+/* A parallel loop is partitioned inside its body, not into loops run one after another: peeled
+   iterations would run on one thread after the parallel part (a row block's tail computed
+   alone while the other threads wait). The body becomes
+       if (x < hi) { if (x >= lo) main else prologue } else epilogue
+   with each branch rewritten under its own range, as the loops of lp_for would be. */
+static ir_stmt *partition_inside(part *st, ir_stmt *s, const part_facts *pf, te_expr *lo,
+                                 te_expr *hi, te_expr *end) {
+  te_expr *x = IR_FOR_VAR(s), *min = IR_FOR_MIN(s), *ext;
+  ir_stmt *pre = lo == min ? NULL : part_body(st, s, min, lo, pf->pre, &ext);
+  ir_stmt *mid = part_body(st, s, lo, hi, pf->main, &ext);
+  ir_stmt *post = hi == end ? NULL : part_body(st, s, hi, end, pf->post, &ext);
+  if (st->failed)
+    return NULL;
+  if (!pre && !mid && !post)
+    return NULL;
+  ir_stmt *body = mid;
+  if (pre)
+    body = mid ? ir_if(ir_le(lo, x), mid, pre) : ir_if(ir_lt(x, lo), pre, NULL);
+  if (post && (pre || mid))
+    body = body ? ir_if(ir_lt(x, hi), body, post) : NULL;
+  else if (post)
+    body = ir_if(ir_le(hi, x), post, NULL);
+  if (!body) {
+    st->failed = true;
+    return NULL;
+  }
+  if (body == IR_FOR_BODY(s))
+    return s;
+  ir_stmt *r = ir_for(x, min, IR_FOR_EXTENT(s), s->u.loop.kind, s->u.loop.tag, body);
+  if (!r)
+    st->failed = true;
+  return r;
+}
+
 static ir_stmt *lp_for(part *st, ir_stmt *s) {
   te_expr *x = IR_FOR_VAR(s), *min = IR_FOR_MIN(s);
   te_expr *end = simp(st, ir_add(min, IR_FOR_EXTENT(s)));
@@ -384,6 +429,8 @@ static ir_stmt *lp_for(part *st, ir_stmt *s) {
   te_expr *lo, *hi;
   if (!clamp_range(st, &pf, min, end, &lo, &hi))
     return NULL;
+  if (s->u.loop.kind == IR_FOR_PARALLEL)
+    return partition_inside(st, s, &pf, lo, hi, end);
   ir_stmt *parts[3];
   parts[0] = lo == min ? NULL : part_loop(st, s, min, lo, pf.pre);
   parts[1] = part_loop(st, s, lo, hi, pf.main);
