@@ -243,6 +243,21 @@ static bnd cast_bound(ir_analyzer *an, te_expr *e) {
   return (a.min >= to.min && a.max <= to.max) ? a : to;
 }
 
+/* (a + c)//d - a//d with d > 0 is floor(c/d) or ceil(c/d), whatever a is: a split's
+   ceil(n/d) - floor(n/d) (its count of tail iterations) is 0 or 1. full() when the operands
+   are not of that form. */
+static bnd sub_floordiv_bnd(te_expr *x, te_expr *y) {
+  int64_t d, d2, c = 0;
+  if (x->kind != IR_FLOORDIV || y->kind != IR_FLOORDIV || !ir_is_const_int(x->args[1], &d) ||
+      !ir_is_const_int(y->args[1], &d2) || d != d2 || d <= 0)
+    return full();
+  te_expr *a = y->args[0], *ac = x->args[0];
+  if (ac != a && !(ac->kind == IR_ADD && ac->args[0] == a && ir_is_const_int(ac->args[1], &c)))
+    return full();
+  int64_t lo = fdiv_end(c, d);
+  return (bnd){lo, lo + (c % d != 0)};
+}
+
 static bnd compute(ir_analyzer *an, te_expr *e) {
   te_expr **x = e->args;
   switch ((ir_expr_kind)e->kind) {
@@ -252,8 +267,10 @@ static bnd compute(ir_analyzer *an, te_expr *e) {
     return var_bound(an, e);
   case IR_ADD:
     return add_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
-  case IR_SUB:
-    return sub_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
+  case IR_SUB: {
+    bnd r = sub_bnd(bound_of(an, x[0]), bound_of(an, x[1])), q = sub_floordiv_bnd(x[0], x[1]);
+    return (bnd){max64(r.min, q.min), min64(r.max, q.max)};
+  }
   case IR_MUL:
     return mul_bnd(bound_of(an, x[0]), bound_of(an, x[1]));
   case IR_FLOORDIV:

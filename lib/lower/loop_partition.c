@@ -21,9 +21,10 @@
  * constant coefficient: cond <=> c*x + r <= 0; with M an upper bound of r over the inner loops,
  * c > 0 gives x < floor(-M / c) + 1 and c < 0 gives x >= ceil(M / -c). A guard that occurs
  * several times is used only when every occurrence is solved. Thread-bound loops (GPU) are not
- * partitioned. A parallel loop keeps its iterations in one loop: its prologue, steady state and
- * epilogue become branches of its body (partition_inside). likely() wrappers stay (remove_likely
- * strips them).
+ * partitioned. A loop whose prologue and epilogue are one iteration each may instead keep its
+ * iterations and version only the statements of its body that hold the guards (see
+ * "partitioning inside the loop" below): always for a parallel loop, and for a serial one when
+ * part of its body holds no guard. likely() wrappers stay (remove_likely strips them).
  */
 #include "lower.h"
 
@@ -374,35 +375,180 @@ static bool clamp_range(part *st, const part_facts *pf, te_expr *min, te_expr *e
   return *lo && *hi;
 }
 
-/* A parallel loop is partitioned inside its body, not into loops run one after another: peeled
-   iterations would run on one thread after the parallel part (a row block's tail computed
-   alone while the other threads wait). The body becomes
-       if (x < hi) { if (x >= lo) main else prologue } else epilogue
-   with each branch rewritten under its own range, as the loops of lp_for would be. */
-static ir_stmt *partition_inside(part *st, ir_stmt *s, const part_facts *pf, te_expr *lo,
-                                 te_expr *hi, te_expr *end) {
-  te_expr *x = IR_FOR_VAR(s), *min = IR_FOR_MIN(s), *ext;
-  ir_stmt *pre = lo == min ? NULL : part_body(st, s, min, lo, pf->pre, &ext);
-  ir_stmt *mid = part_body(st, s, lo, hi, pf->main, &ext);
-  ir_stmt *post = hi == end ? NULL : part_body(st, s, hi, end, pf->post, &ext);
-  if (st->failed)
+/* ---------------------------------------------------------------- partitioning inside the loop
+ *
+ * When the prologue and the epilogue are at most one iteration each (a split's tail), the loop
+ * may keep all its iterations and branch inside instead: only the statements of its body that
+ * hold the guards are versioned,
+ *     S  ->  if (x < hi) { if (lo <= x) S_main else S_pre[x := min] } else S_post[x := hi]
+ * each version rewritten under its own range as lp_for's loops would be, the one-iteration
+ * versions with x replaced by its value (later passes do not learn ranges from conditions, and
+ * need the tail's constant extents). What holds no guard is kept once: a producer computed at
+ * the loop is not compiled twice because its consumer's copy-out has a tail. A parallel loop is
+ * always partitioned this way (peeled iterations would run on one thread after the parallel
+ * part); a serial loop when that leaves some of its body unversioned. */
+
+typedef struct inside {
+  te_expr *x, *min, *lo, *hi, *end;
+  const part_facts *pf;
+  te_expr *extent; /* the loop's: x's binding outside the versions */
+} inside;
+
+static bool one_iteration_parts(part *st, const inside *in) {
+  te_expr *one = ir_i64(st->ctx, 1);
+  return (in->lo == in->min || prove(st, ir_le(ir_sub(in->lo, in->min), one))) &&
+         (in->hi == in->end || prove(st, ir_le(ir_sub(in->end, in->hi), one)));
+}
+
+/* s holds a likely-guard with an atom that uses x (and y, when y is not NULL). */
+static bool has_guard(ir_stmt *s, te_expr *x, te_expr *y) {
+  if (!s)
+    return false;
+  if (s->kind == IR_S_IF) {
+    te_expr *cs[LP_MAX_CONJ];
+    int n = conjuncts(s->exprs[0], cs, 0, LP_MAX_CONJ);
+    if (n < 0)
+      return true; /* too many to look at: assume so */
+    for (int i = 0; i < n; i++)
+      if (is_likely(cs[i]) && ir_expr_uses(cs[i], x) && (!y || ir_expr_uses(cs[i], y)))
+        return true;
+  }
+  for (uint32_t i = 0; i < s->nstmts; i++)
+    if (has_guard(s->stmts[i], x, y))
+      return true;
+  return false;
+}
+
+/* A statement the versioning looks inside rather than versioning it whole: a sequence, a
+   wrapper with one body (allocate, attr, let), or a serial loop whose bounds do not use x and
+   whose variable no guard inside it uses (so the guards' truth does not change over it). */
+static bool transparent(ir_stmt *s, te_expr *x) {
+  switch (s->kind) {
+  case IR_S_SEQ:
+  case IR_S_ALLOCATE:
+  case IR_S_ATTR:
+  case IR_S_LET_STMT:
+    return true;
+  case IR_S_FOR:
+    return s->u.loop.kind == IR_FOR_SERIAL && !ir_expr_uses(IR_FOR_MIN(s), x) &&
+           !ir_expr_uses(IR_FOR_EXTENT(s), x) && !has_guard(IR_FOR_BODY(s), IR_FOR_VAR(s), NULL);
+  default:
+    return false;
+  }
+}
+
+/* Versioning s leaves some statement unversioned. */
+static bool saves_code(ir_stmt *s, te_expr *x) {
+  if (!s || !has_guard(s, x, NULL))
+    return s != NULL;
+  if (!transparent(s, x))
+    return false;
+  for (uint32_t i = 0; i < s->nstmts; i++)
+    if (saves_code(s->stmts[i], x))
+      return true;
+  return false;
+}
+
+/* s rewritten for x in [from, to) with what is known there; x replaced by from when one_value. */
+static ir_stmt *version_of(part *st, ir_stmt *s, const inside *in, te_expr *from, te_expr *to,
+                           ir_map *known, bool one_value) {
+  te_expr *ext = simp(st, ir_sub(to, from));
+  if (!ext || prove(st, ir_le(ext, ir_i64(st->ctx, 0))))
     return NULL;
-  if (!pre && !mid && !post)
+  ir_map *saved_known = st->known;
+  st->known = known;
+  ir_analyzer_bind(st->an, in->x, from, ext);
+  ir_stmt *r = lp_stmt(st, s);
+  ir_analyzer_bind(st->an, in->x, in->min, in->extent);
+  st->known = saved_known;
+  if (r && one_value && !(r = ir_substitute_stmt(st->ctx, r, 1, &in->x, &from)))
+    st->failed = true;
+  return st->failed ? NULL : r;
+}
+
+/* s as its versions, branching on x. */
+static ir_stmt *versions(part *st, ir_stmt *s, const inside *in) {
+  te_expr *x = in->x;
+  ir_stmt *pre =
+      in->lo == in->min ? NULL : version_of(st, s, in, in->min, in->lo, in->pf->pre, true);
+  ir_stmt *mid = version_of(st, s, in, in->lo, in->hi, in->pf->main, false);
+  ir_stmt *post =
+      in->hi == in->end ? NULL : version_of(st, s, in, in->hi, in->end, in->pf->post, true);
+  if (st->failed || (!pre && !mid && !post))
     return NULL;
-  ir_stmt *body = mid;
-  if (pre)
-    body = mid ? ir_if(ir_le(lo, x), mid, pre) : ir_if(ir_lt(x, lo), pre, NULL);
-  if (post && (pre || mid))
-    body = body ? ir_if(ir_lt(x, hi), body, post) : NULL;
-  else if (post)
-    body = ir_if(ir_le(hi, x), post, NULL);
-  if (!body) {
+  /* a part whose version is empty still bounds the others' ranges */
+  ir_stmt *r = mid;
+  bool made = true;
+  if (in->lo != in->min) {
+    if (mid)
+      made = (r = ir_if(ir_le(in->lo, x), mid, pre)) != NULL;
+    else
+      made = (r = ir_if(ir_lt(x, in->lo), pre, NULL)) != NULL || !pre;
+  }
+  if (in->hi != in->end && made) {
+    if (r)
+      made = (r = ir_if(ir_lt(x, in->hi), r, post)) != NULL;
+    else
+      made = (r = ir_if(ir_le(in->hi, x), post, NULL)) != NULL || !post;
+  }
+  if (!made)
+    st->failed = true;
+  return r;
+}
+
+/* s with the statements that hold guards versioned (x bound to its whole range meanwhile): the
+   highest statements that leave no unguarded one to version with them. */
+static ir_stmt *version_guarded(part *st, ir_stmt *s, const inside *in) {
+  if (!s || st->failed)
+    return NULL;
+  if (!has_guard(s, in->x, NULL))
+    return lp_stmt(st, s);
+  if (!transparent(s, in->x) || !saves_code(s, in->x))
+    return versions(st, s, in); /* as high as possible: no branch inside a loop for nothing */
+  if (s->kind == IR_S_FOR) {
+    te_expr *y = IR_FOR_VAR(s);
+    ir_analyzer_bind(st->an, y, IR_FOR_MIN(s), IR_FOR_EXTENT(s));
+    ir_stmt *body = version_guarded(st, IR_FOR_BODY(s), in);
+    ir_analyzer_unbind(st->an, y);
+    if (!body)
+      return NULL;
+    ir_stmt *r = ir_for(y, IR_FOR_MIN(s), IR_FOR_EXTENT(s), s->u.loop.kind, s->u.loop.tag, body);
+    if (!r)
+      st->failed = true;
+    return r;
+  }
+  if (s->kind == IR_S_LET_STMT)
+    ir_analyzer_bind_value(st->an, s->exprs[0], s->exprs[1]);
+  ir_stmt **kids = ir_alloc(st->ctx, s->nstmts * sizeof *kids);
+  if (!kids) {
     st->failed = true;
     return NULL;
   }
-  if (body == IR_FOR_BODY(s))
-    return s;
-  ir_stmt *r = ir_for(x, min, IR_FOR_EXTENT(s), s->u.loop.kind, s->u.loop.tag, body);
+  int live = 0;
+  for (uint32_t i = 0; i < s->nstmts; i++) {
+    kids[i] = version_guarded(st, s->stmts[i], in);
+    live += kids[i] != NULL;
+  }
+  if (s->kind == IR_S_LET_STMT)
+    ir_analyzer_unbind(st->an, s->exprs[0]);
+  if (st->failed || live == 0)
+    return NULL;
+  if (s->kind == IR_S_SEQ)
+    return ir_seq(st->ctx, (int)s->nstmts, kids);
+  ir_stmt *r = ir_stmt_with_children(st->ctx, s, s->exprs, kids);
+  if (!r)
+    st->failed = true;
+  return r;
+}
+
+static ir_stmt *partition_inside(part *st, ir_stmt *s, const inside *in) {
+  te_expr *x = IR_FOR_VAR(s);
+  ir_analyzer_bind(st->an, x, IR_FOR_MIN(s), IR_FOR_EXTENT(s));
+  ir_stmt *body = version_guarded(st, IR_FOR_BODY(s), in);
+  ir_analyzer_unbind(st->an, x);
+  if (!body)
+    return NULL;
+  ir_stmt *r = ir_for(x, IR_FOR_MIN(s), IR_FOR_EXTENT(s), s->u.loop.kind, s->u.loop.tag, body);
   if (!r)
     st->failed = true;
   return r;
@@ -429,8 +575,10 @@ static ir_stmt *lp_for(part *st, ir_stmt *s) {
   te_expr *lo, *hi;
   if (!clamp_range(st, &pf, min, end, &lo, &hi))
     return NULL;
-  if (s->u.loop.kind == IR_FOR_PARALLEL)
-    return partition_inside(st, s, &pf, lo, hi, end);
+  inside ins = {x, min, lo, hi, end, &pf, IR_FOR_EXTENT(s)};
+  bool parallel = s->u.loop.kind == IR_FOR_PARALLEL, serial = s->u.loop.kind == IR_FOR_SERIAL;
+  if ((parallel || (serial && saves_code(IR_FOR_BODY(s), x))) && one_iteration_parts(st, &ins))
+    return partition_inside(st, s, &ins);
   ir_stmt *parts[3];
   parts[0] = lo == min ? NULL : part_loop(st, s, min, lo, pf.pre);
   parts[1] = part_loop(st, s, lo, hi, pf.main);

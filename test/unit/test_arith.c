@@ -188,6 +188,13 @@ Test(arith, const_bounds) {
   cr_expect(b.min == -3 && b.max == 18);
   b = ir_const_bound_of(an, n);
   cr_expect(b.min == INT64_MIN && b.max == INT64_MAX);
+  /* a split's tail count: ceil(n/16) - floor(n/16) is 0 or 1 whatever n is; 32 more is 2 */
+  b = ir_const_bound_of(an, SUB(DIV(ADD(n, I(15)), I(16)), DIV(n, I(16))));
+  cr_expect(b.min == 0 && b.max == 1, "[%lld, %lld]", (long long)b.min, (long long)b.max);
+  b = ir_const_bound_of(an, SUB(DIV(ADD(n, I(32)), I(16)), DIV(n, I(16))));
+  cr_expect(b.min == 2 && b.max == 2);
+  b = ir_const_bound_of(an, SUB(DIV(ADD(n, I(-3)), I(16)), DIV(n, I(16))));
+  cr_expect(b.min == -1 && b.max == 0);
   ir_analyzer_assume_positive(an, n);
   b = ir_const_bound_of(an, SUB(n, I(1)));
   cr_expect(b.min == 0 && b.max == INT64_MAX);

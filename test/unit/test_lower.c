@@ -337,6 +337,51 @@ Test(lower, partition_two_guards_in_nest) {
   free(t);
 }
 
+/* A parallel loop keeps its iterations: the tail becomes a branch of its body, with x.o replaced
+   by its value there (so the tail's inner loop is cut to 4 without a guard). */
+Test(lower, partition_parallel_tail_is_a_branch) {
+  te_tensor *a = vec("A", 100), *b = vec("B", 100);
+  lw_pass_ctx p = make_pass(2, (te_tensor *const[]){a, b}, 0, NULL);
+  ir_stmt *s = split_copy(&p, a, b, 100, 32);
+  s = ir_for(IR_FOR_VAR(s), IR_FOR_MIN(s), IR_FOR_EXTENT(s), IR_FOR_PARALLEL, 0, IR_FOR_BODY(s));
+  ir_stmt *r = lw_loop_partition(&p, s);
+  char *t = text(r);
+  cr_assert_eq(r->kind, IR_S_FOR, "%s", t);
+  cr_assert_eq(r->u.loop.kind, IR_FOR_PARALLEL, "%s", t);
+  int64_t v;
+  cr_assert(ir_is_const_int(IR_FOR_EXTENT(r), &v) && v == 4, "%s", t);
+  cr_assert(strstr(t, "if (x.o < 3) {"), "%s", t);
+  cr_assert(strstr(t, "for (x.i, 0, 4)"), "%s", t);
+  cr_assert_eq(count_kind(r, IR_S_IF), 1, "only the branch is left:\n%s", t);
+  assert_same_stores(s, r);
+  free(t);
+}
+
+Test(lower, partition_parallel_symbolic_size) {
+  te_expr *n = te_var(ctx, "n");
+  te_tensor *a = te_placeholder(ctx, "A", TE_F32, 1, E(n)),
+            *b = te_placeholder(ctx, "B", TE_F32, 1, E(n));
+  lw_pass_ctx p = make_pass(2, (te_tensor *const[]){a, b}, 1, E(n));
+  te_expr *xo = ivar("x.o"), *xi = ivar("x.i");
+  te_expr *x = ir_add(ir_mul(xo, I(16)), xi);
+  ir_stmt *st = ir_store(arg_buffer(&p, b), ir_load(arg_buffer(&p, a), TE_F32, x), x);
+  te_expr *cond = ir_lt(x, n);
+  st = ir_if(ir_call(ctx, IR_INTRIN_LIKELY, TE_BOOL, 1, &cond), st, NULL);
+  te_expr *ext = ir_floordiv(ir_add(n, I(15)), I(16));
+  ir_stmt *s = ir_for(xo, I(0), ext, IR_FOR_PARALLEL, 0, ir_for(xi, I(0), I(16), 0, 0, st));
+  ir_stmt *r = lw_loop_partition(&p, s);
+  char *t = text(r);
+  cr_assert_eq(r->kind, IR_S_FOR, "%s", t);
+  cr_assert_eq(count_kind(r, IR_S_FOR), 3,
+               "one parallel loop, the steady and tail inner loops:\n%s", t);
+  for (int64_t nv = 1; nv <= 50; nv += 7) {
+    ir_stmt *s1 = ir_substitute_stmt(ctx, s, 1, &n, E(I(nv)));
+    ir_stmt *r1 = ir_substitute_stmt(ctx, r, 1, &n, E(I(nv)));
+    assert_same_stores(s1, r1);
+  }
+  free(t);
+}
+
 Test(lower, partition_keeps_unsolvable_guard) {
   /* a guard that is not linear in the loop variable stays, and the loop is not split */
   te_tensor *a = vec("A", 64);
