@@ -19,6 +19,8 @@
 
 #include "llvm_cg.h"
 
+#include <llvm-c/DebugInfo.h>
+
 enum { CG_STACK_MAX = 4096 };
 
 LLVMBasicBlockRef cg_new_block(cg_llvm *cg, const char *name) {
@@ -69,6 +71,54 @@ void cg_return_if_nonzero(cg_llvm *cg, LLVMValueRef code_value) {
   LLVMPositionBuilderAtEnd(cg->b, ok);
 }
 
+/* ---------------------------------------------------------------- loops */
+
+typedef struct unroll_probe {
+  int vector_bits; /* the target's */
+  bool wide;       /* a store wider than one native vector */
+} unroll_probe;
+
+static int probe_loop(ir_visitor *v, ir_stmt *s) {
+  (void)v;
+  (void)s;
+  return IR_ABORT;
+}
+
+static int probe_store(ir_visitor *v, ir_stmt *s) {
+  unroll_probe *p = v->data;
+  te_dtype t = s->exprs[0]->dtype;
+  if (t.lanes > 1 && (int)t.lanes * t.bits > p->vector_bits)
+    p->wide = true;
+  return IR_CONTINUE;
+}
+
+/* Whether LLVM may unroll a loop with this body. Not when the body holds a loop (LLVM would
+   copy whole tile loops: an SGEMM kernel's block loops, unswitched then unrolled, tripled its
+   compile time and sped up nothing), nor when it stores vectors wider than the target's (te's
+   64-lane vector is already 4 registers' work, but LLVM's size model counts it as one
+   instruction and unrolls it as if it were small). Other loops, scalar or of native vectors,
+   stay LLVM's to unroll: that helps stencils and convolutions (measured: blur 9.1 GB/s without,
+   11.3 with). */
+static bool llvm_may_unroll(cg_llvm *cg, ir_stmt *body) {
+  unroll_probe p = {cg->target->vector_bits, false};
+  ir_visitor v = {0};
+  v.stmt[IR_S_FOR] = probe_loop;
+  v.stmt[IR_S_STORE] = probe_store;
+  v.data = &p;
+  return ir_visit_stmt(&v, body) != IR_ABORT && !p.wide;
+}
+
+/* Marks the loop whose latch is br with llvm.loop.unroll.disable. */
+static void no_llvm_unroll(cg_llvm *cg, LLVMValueRef br) {
+  LLVMMetadataRef self = LLVMTemporaryMDNode(cg->lctx, NULL, 0);
+  LLVMMetadataRef key = LLVMMDStringInContext2(cg->lctx, "llvm.loop.unroll.disable", 24);
+  LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(cg->lctx, &key, 1)};
+  LLVMMetadataRef loop = LLVMMDNodeInContext2(cg->lctx, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(self, loop); /* the loop id refers to itself */
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(cg->lctx, "llvm.loop", 9),
+                  LLVMMetadataAsValue(cg->lctx, loop));
+}
+
 static bool cg_serial_for(cg_llvm *cg, ir_stmt *s) {
   te_expr *var = IR_FOR_VAR(s);
   LLVMValueRef min = cg_expr(cg, IR_FOR_MIN(s));
@@ -92,7 +142,9 @@ static bool cg_serial_for(cg_llvm *cg, ir_stmt *s) {
     return false;
   LLVMValueRef next = LLVMBuildNSWAdd(cg->b, i, LLVMConstInt(LLVMTypeOf(i), 1, 0), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(cg->b);
-  LLVMBuildBr(cg->b, head);
+  LLVMValueRef back = LLVMBuildBr(cg->b, head);
+  if (!llvm_may_unroll(cg, IR_FOR_BODY(s)))
+    no_llvm_unroll(cg, back);
   LLVMAddIncoming(i, &next, &latch, 1);
   LLVMPositionBuilderAtEnd(cg->b, exit);
   return true;

@@ -388,6 +388,32 @@ Test(codegen, module_texts) {
                "a CPU module has no PTX");
 }
 
+/* A loop holding a loop is marked llvm.loop.unroll.disable (LLVM would copy whole tiles); a
+   loop of scalar code is left to LLVM. */
+Test(codegen, outer_loops_not_unrolled_by_llvm) {
+  te_expr *n = ir_var_new(ctx, "n", TE_I64, IR_VAR_INDEX), *shape[1] = {n};
+  ir_buffer *A = arg_buf("A", TE_F32, 1, shape, 0), *B = arg_buf("B", TE_F32, 1, shape, 1);
+  te_expr *i = ir_var_new(ctx, "i", TE_I64, IR_VAR_INDEX);
+  te_expr *j = ir_var_new(ctx, "j", TE_I64, IR_VAR_INDEX);
+  te_expr *at = ir_add(ir_mul(i, I64(7)), j);
+  ir_stmt *inner = ir_for(j, I64(0), I64(7), IR_FOR_SERIAL, 0,
+                          ir_store(B, ir_mul(ir_load(A, TE_F32, at), F32(2.0)), at));
+  ir_stmt *nest = ir_for(i, I64(0), ir_floordiv(n, I64(7)), IR_FOR_SERIAL, 0, inner);
+  lw_arg args[2] = {buf_arg(A), buf_arg(B)};
+  lw_func *f = make_func("nest", 2, args, nest);
+  add_size(f, n, 0, 0);
+  te_module *m = compile(f);
+  const char *ll = te_module_source(m, "ll");
+  cr_assert_not_null(ll, "%s", te_last_error(ctx));
+  cr_expect(strstr(ll, "!\"llvm.loop.unroll.disable\"") != NULL, "%s", ll);
+  lw_func *g = scale_func("scale", IR_FOR_SERIAL, n);
+  add_size(g, n, 0, 0);
+  te_module *flat = compile(g);
+  const char *ll2 = te_module_source(flat, "ll");
+  cr_assert_not_null(ll2, "%s", te_last_error(ctx));
+  cr_expect(strstr(ll2, "!\"llvm.loop.unroll.disable\"") == NULL, "%s", ll2);
+}
+
 Test(codegen, thread_loop_needs_gpu) {
   te_module *m = cg_module_new(ctx, host);
   te_status st = cg_llvm_compile(m, scale_func("thr", IR_FOR_THREAD, I64(16)));
