@@ -1,18 +1,24 @@
 /* sgemm.c — SGEMM f32, row-major, C = A * B with M = N = K = n: te vs OpenBLAS vs Halide 14 vs
  * naive C, at 1 and 2 threads (naive C: 1).
  *
- * te's schedule (the best this bench can express with te's primitives; GotoBLAS-like):
- *   - B packed into panels Bp[j / 32][k][j % 32] (an extra compute stage at root, parallel,
- *     vectorized), so the micro-kernel reads B contiguously (TB_EXTRA, "packB");
- *   - A packed per block of 128 rows into Ap[i / 8][k][i % 8], computed at C's row block, so
- *     the 8 broadcasts of a k step come from one 32-byte run (TB_EXTRA2, "packA");
- *   - C tiled 128 x 32 (i.o parallel, j.o); each tile accumulates in a local 128 x 32 block CL
+ * te's schedule (the best this bench can express with te's primitives; GotoBLAS-like), for
+ * MC = 342 (or less: sgemm_tiles), MR = 6, NR = 64, KC = 128:
+ *   - B packed into panels Bp[j / 64][k][j % 64] (an extra compute stage at root, parallel,
+ *     vectorized, read along B's rows), so the micro-kernel reads B contiguously (TB_EXTRA,
+ *     "packB");
+ *   - A packed per block of MC rows into Ap[i / 6][k][i % 6] (rows past n repeat the last),
+ *     computed at C's row block, so the 6 broadcasts of a k step come from one 24-byte run
+ *     (TB_EXTRA2, "packA");
+ *   - C tiled MC x 64 (i.o parallel, j.o); each tile accumulates in a local MC x 64 block CL
  *     (te_cache_write, computed at j.o) with loops
- *       k.o(256)  i.m  k.i  i.i(8, unrolled)  j(32, vectorized)
- *     so the 8 x 32 register tile (16 zmm accumulators) stays in registers over k.i, a
- *     256 x 32 panel of B stays in L1 over the i.m loop and the packed A block in L2;
- *     then the block is copied to C.
- * TE_BENCH_SGEMM="MC,MR,NR,KC" in the environment replaces 128, 8, 32, 256 (tuning by hand).
+ *       k.o(128)  i.m  k.i  i.i(6, unrolled)  j(64, vectorized)
+ *     so the 6 x 64 register tile (24 zmm accumulators) stays in registers over k.i, a
+ *     128 x 64 panel of B stays in L1 over the i.m loop and the packed A block in L2;
+ *     then the block is copied to C. The last row block is short: CL rounds its rows up to
+ *     whole register tiles (te_set_tail), and only the copy to C is versioned for it, as a
+ *     branch of the parallel loop (loop_partition), so both threads get equal work.
+ * TE_BENCH_SGEMM="MC,MR,NR,KC" in the environment replaces the tile sizes (tuning by hand);
+ * TE_BENCH_SGEMM_N=n times that size alone.
  * The fallbacks (te_util.h) drop packing, threads, vectorizing or unrolling as te refuses them.
  * Checks: 9 full rows of C against a double reference, error scaled by sum_k |A[i,k] B[k,j]|.
  */
@@ -34,10 +40,18 @@ typedef struct sgemm_params {
   int mc, mr, nr, kc; /* rows per parallel block, register tile rows, columns, k block */
 } sgemm_params;
 
-/* The tile sizes: 128, 8, 32, 256 (64 rows a block up to n = 512, so that two threads still
-   get several blocks each) unless TE_BENCH_SGEMM="MC,MR,NR,KC" says otherwise. */
+/* The tile sizes: a 6 x 64 register tile (24 zmm accumulators; 6 broadcasts and 4 loads feed
+   24 FMAs), k blocks of 128 (a 32 KB panel of B in L1), and row blocks of at most 342 rows (a
+   175 KB block of packed A in L2) in an even count, as equal as multiples of 6 allow, so that
+   two threads get the same work: 2048 = 5 x 342 + 338, 1024 = 3 x 258 + 250, 512 = 258 + 254.
+   TE_BENCH_SGEMM="MC,MR,NR,KC" in the environment replaces them (tuning by hand). */
 static sgemm_params sgemm_tiles(int n) {
-  sgemm_params p = {n, n <= 512 ? 64 : 128, 8, 32, 256};
+  enum { MR = 6, MAX_MC = 342 };
+  int blocks = 2;
+  while ((n + blocks - 1) / blocks > MAX_MC)
+    blocks += 2;
+  int per_block = (n + blocks - 1) / blocks;
+  sgemm_params p = {n, MR * ((per_block + MR - 1) / MR), MR, 64, 128};
   const char *env = getenv("TE_BENCH_SGEMM");
   sgemm_params q = p;
   if (env && sscanf(env, "%d,%d,%d,%d", &q.mc, &q.mr, &q.nr, &q.kc) == 4 && q.mc > 0 && q.mr > 0 &&
@@ -66,11 +80,16 @@ static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def
   }
   te_tensor *Ap = NULL;
   te_expr *a_ik = TE_AT(A, i, k);
-  if ((flags & TB_EXTRA2) && n % p->mr == 0) {
+  if (flags & TB_EXTRA2) {
+    /* Rows past n (when MR does not divide n) repeat row n - 1: they only feed rows of the
+       rounded-up local block that are never copied to C (a select for zeros instead costs
+       a third more compile time, in LLVM's vectorizer). */
     te_expr *mr = te_int(ctx, p->mr);
     te_expr *qi = te_var(ctx, "qi"), *qk = te_var(ctx, "qk"), *ql = te_var(ctx, "ql");
-    Ap = te_compute(ctx, "Ap", 3, TE_EXPRS(te_int(ctx, n / p->mr), N, mr), TE_EXPRS(qi, qk, ql),
-                    TE_AT(A, te_add(te_mul(qi, mr), ql), qk));
+    te_expr *row = te_add(te_mul(qi, mr), ql);
+    te_expr *val = TE_AT(A, n % p->mr == 0 ? row : te_min(row, te_int(ctx, n - 1)), qk);
+    Ap = te_compute(ctx, "Ap", 3, TE_EXPRS(te_int(ctx, (n + p->mr - 1) / p->mr), N, mr),
+                    TE_EXPRS(qi, qk, ql), val);
     a_ik = TE_AT(Ap, te_floordiv(i, mr), k, te_floormod(i, mr));
   }
   te_tensor *C = te_compute(ctx, "C", 2, TE_EXPRS(N, N), TE_EXPRS(i, j),
@@ -83,8 +102,8 @@ static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def
   if (!out->s || !(flags & TB_TILE))
     return;
 
-  /* C accumulates in a local block CL (te_cache_write) computed at C's j.o tile: the 8 x 32
-     register tile then lives in a contiguous 4 KB buffer, not in rows of C 4 n bytes apart,
+  /* C accumulates in a local block CL (te_cache_write) computed at C's j.o tile: the 6 x 64
+     register tile then lives in a contiguous buffer, not in rows of C 4 n bytes apart,
      whose addresses alias in L1 sets (and 4K-alias between the tile's stores and the next
      tile's loads) once n reaches 1024. */
   te_tensor *CL = NULL;
@@ -96,6 +115,9 @@ static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def
   te_tile(cs, te_axis(cs, 0), te_axis(cs, 1), p->mc, p->nr, &io, &jo, &ii, &ji);
   te_compute_at(ls, cs, jo);
   te_iter *lm = NULL, *li = NULL, *ko = NULL, *ki = NULL;
+  /* The short last block's rows are rounded up to whole register tiles (packed A is padded):
+     CL's loops then have no guard, so only C's copy-out is versioned for that block. */
+  te_set_tail(ls, te_axis(ls, 0), TE_TAIL_ROUND_UP);
   te_split(ls, te_axis(ls, 0), p->mr, &lm, &li);
   te_split(ls, te_reduce_iter(ls, 0), p->kc, &ko, &ki);
   te_reorder(ls, 5, (te_iter *const[]){ko, lm, ki, li, te_axis(ls, 1)});
@@ -109,17 +131,20 @@ static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def
     te_parallel(cs, io);
   if (Ap) {
     /* Packed once per block of MC rows (which then stays in L2), in Ap's own order: reading
-       8 rows of A at once costs no more than reading each row along k and scattering it
+       MR rows of A at once costs no more than reading each row along k and scattering it
        (measured: within noise, and LLVM turns the latter into scatters). */
     te_stage *as = te_stage_of(out->s, Ap);
     te_compute_at(as, cs, io);
   }
   if (Bp) {
+    /* B is read along its rows (k outer): twice as fast as panel by panel, whose reads jump a
+       row of B (4n bytes) at every step and defeat the prefetcher. */
     te_stage *ps = te_stage_of(out->s, Bp);
+    te_reorder(ps, 3, (te_iter *const[]){te_axis(ps, 1), te_axis(ps, 0), te_axis(ps, 2)});
     if (flags & TB_VEC)
       te_vectorize(ps, te_axis(ps, 2));
     if (flags & TB_PAR)
-      te_parallel(ps, te_axis(ps, 0));
+      te_parallel(ps, te_axis(ps, 1));
   }
 }
 
@@ -309,6 +334,12 @@ void wl_sgemm(const bench_cfg *cfg) {
   static const int full[] = {256, 512, 1024, 2048}, quick[] = {128, 256};
   const int *sizes = cfg->quick ? quick : full;
   int count = cfg->quick ? 2 : 4;
+  /* TE_BENCH_SGEMM_N=2048 times that size alone (for trying schedules by hand). */
+  const char *only = getenv("TE_BENCH_SGEMM_N");
+  if (only && atoi(only) > 0) {
+    sgemm_size(cfg, atoi(only));
+    return;
+  }
   for (int s = 0; s < count; s++)
     sgemm_size(cfg, sizes[s]);
 }

@@ -81,7 +81,8 @@ static int attempt(tb_define_fn define, const void *params, unsigned flags, cons
   if (getenv("TB_SAVE")) {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", getenv("TB_SAVE"), name);
-    te_module_save(mod, path, TE_SAVE_OBJECT | TE_SAVE_HEADER);
+    te_module_save(mod, path,
+                   TE_SAVE_OBJECT | TE_SAVE_HEADER | (getenv("TB_SAVE_IR") ? TE_SAVE_LLVM_IR : 0));
   }
   if (tb_show_ir > 1) {
     const char *as = te_module_source(mod, "asm");

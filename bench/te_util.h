@@ -71,7 +71,8 @@ const char *tb_flags_str(unsigned flags, const char *const extra_names[2], char 
 
 /* When set (te-bench --ir), tb_build prints the lowered IR of every kernel it keeps to stderr.
    With TB_SAVE=DIR in the environment it also writes each kept kernel to DIR/<name>.o and .h
-   (te_module_save), to link into a driver that perf can profile with the closures' symbols. */
+   (te_module_save), to link into a driver that perf can profile with the closures' symbols;
+   with TB_SAVE_IR=1 also DIR/<name>.ll, the optimized LLVM IR. */
 extern int tb_show_ir;
 
 /* te_rt_set_num_threads, for the timed te variants. */
