@@ -2,7 +2,7 @@
  * naive C, at 1 and 2 threads (naive C: 1).
  *
  * te's schedule (the best this bench can express with te's primitives; GotoBLAS-like), for
- * MC = 342 (or less: sgemm_tiles), MR = 6, NR = 64, KC = 128:
+ * MC <= 342 (sgemm_tiles: packed A's block in L2), MR = 6, NR = 64, KC = 128:
  *   - B packed into panels Bp[j / 64][k][j % 64] (an extra compute stage at root, parallel,
  *     vectorized, read along B's rows), so the micro-kernel reads B contiguously (TB_EXTRA,
  *     "packB");
@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { CHECK_ROWS = 9 };
 
@@ -41,17 +42,40 @@ typedef struct sgemm_params {
 } sgemm_params;
 
 /* The tile sizes: a 6 x 64 register tile (24 zmm accumulators; 6 broadcasts and 4 loads feed
-   24 FMAs), k blocks of 128 (a 32 KB panel of B in L1), and row blocks of at most 342 rows (a
-   175 KB block of packed A in L2) in an even count, as equal as multiples of 6 allow, so that
-   two threads get the same work: 2048 = 5 x 342 + 338, 1024 = 3 x 258 + 250, 512 = 258 + 254.
-   TE_BENCH_SGEMM="MC,MR,NR,KC" in the environment replaces them (tuning by hand). */
+   24 FMAs) and k blocks of 128 (a 32 KB panel of B in L1). A row block's packed A (MC x n) is
+   read once per 64 columns, so it should stay in L2: MC <= 342 and MC x n x 4 bytes <= 55% of
+   L2 (sysconf; 2 MB when unknown). The blocks come in an even count, as equal as multiples of
+   6 allow, so that two threads get the same work: the fewest blocks whose two halves differ by
+   at most 3% of the rows, else the most even split. On a 2 MB L2: 2048 = 17 x 114 + 110,
+   1024 = 3 x 258 + 250, 512 = 258 + 254. (Measured at 2048, one thread: MC 114 0.94-0.97 of
+   OpenBLAS, MC 342 (a 2.8 MB block) 0.89-0.93.) */
+static int sgemm_block_rows(int n, int mr) {
+  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (l2 <= 0)
+    l2 = 2L << 20;
+  long max_mc = (long)(0.55 * (double)l2) / (4L * n);
+  if (max_mc > 342)
+    max_mc = 342;
+  if (max_mc < mr)
+    max_mc = mr;
+  int best = 0, best_diff = n + 1;
+  for (int blocks = 2; blocks <= 64; blocks += 2) {
+    int per = (n + blocks - 1) / blocks, mc = mr * ((per + mr - 1) / mr);
+    int last = n - (blocks - 1) * mc;
+    if (mc > max_mc || last <= 0)
+      continue;
+    int diff = mc - last; /* the two threads' rows differ by this */
+    if (diff * 100 <= 3 * n)
+      return mc;
+    if (diff < best_diff)
+      best = mc, best_diff = diff;
+  }
+  return best ? best : mr;
+}
+
 static sgemm_params sgemm_tiles(int n) {
-  enum { MR = 6, MAX_MC = 342 };
-  int blocks = 2;
-  while ((n + blocks - 1) / blocks > MAX_MC)
-    blocks += 2;
-  int per_block = (n + blocks - 1) / blocks;
-  sgemm_params p = {n, MR * ((per_block + MR - 1) / MR), MR, 64, 128};
+  enum { MR = 6 };
+  sgemm_params p = {n, sgemm_block_rows(n, MR), MR, 64, 128};
   const char *env = getenv("TE_BENCH_SGEMM");
   sgemm_params q = p;
   if (env && sscanf(env, "%d,%d,%d,%d", &q.mc, &q.mr, &q.nr, &q.kc) == 4 && q.mc > 0 && q.mr > 0 &&
