@@ -3,6 +3,7 @@
  * A flat buffer is a pointer to its element 0 (cg->bufs); element i is at ptr + i elements
  * (an inbounds GEP on the element's memory type). Vector accesses (lanes > 1):
  *   - an index that is a ramp of stride 1 is one contiguous vector load/store;
+ *   - a broadcast index (every lane reads one element) is a scalar load and a splat;
  *   - any other vector index is a gather/scatter (llvm.masked.gather/scatter of a vector of
  *     element pointers): AVX-512 and AVX2 have instructions for them, other targets get them
  *     scalarized by LLVM;
@@ -75,7 +76,8 @@ static LLVMValueRef cg_elem_ptr(cg_llvm *cg, LLVMTypeRef elem, LLVMValueRef base
     i = cg_to_i64(cg, index, index_t);
   } else if (index_t.bits < 64) {
     LLVMTypeRef t = LLVMVectorType(cg->t_i64, index_t.lanes);
-    i = index_t.code == kDLInt ? LLVMBuildSExt(cg->b, index, t, "") : LLVMBuildZExt(cg->b, index, t, "");
+    i = index_t.code == kDLInt ? LLVMBuildSExt(cg->b, index, t, "")
+                               : LLVMBuildZExt(cg->b, index, t, "");
   }
   return LLVMBuildInBoundsGEP2(cg->b, elem, base, &i, 1, "");
 }
@@ -106,11 +108,49 @@ static LLVMValueRef cg_access_mask(cg_llvm *cg, unsigned lanes) {
   return NULL;
 }
 
+/* llvm.vector.reduce.or of a mask: some lane is live. */
+static LLVMValueRef cg_any_lane(cg_llvm *cg, LLVMValueRef mask) {
+  unsigned id = LLVMLookupIntrinsicID("llvm.vector.reduce.or", 21);
+  LLVMTypeRef mt = LLVMTypeOf(mask);
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, &mt, 1);
+  return LLVMBuildCall2(cg->b, LLVMIntrinsicGetType(cg->lctx, id, &mt, 1), fn, &mask, 1, "");
+}
+
+/* A load whose lanes all read one element (its index a broadcast, as a register tile's operand
+   in a masked tail): one scalar load, splat, not a gather. Under a mask it is a one-element
+   masked load, done when some lane is live, and masked-off lanes read zero as in any masked
+   load. */
+static LLVMValueRef cg_uniform_load(cg_llvm *cg, te_expr *e, LLVMValueRef base, LLVMTypeRef elem,
+                                    LLVMTypeRef vt, LLVMValueRef mask) {
+  te_expr *at = e->args[0]->args[0];
+  LLVMValueRef i = cg_expr(cg, at);
+  if (!i)
+    return NULL;
+  LLVMValueRef p = cg_elem_ptr(cg, elem, base, i, at->dtype);
+  unsigned align = cg_access_align(cg, e->u.buffer, at);
+  int lanes = (int)e->dtype.lanes;
+  if (!mask) {
+    LLVMValueRef x = LLVMBuildLoad2(cg->b, elem, p, "");
+    LLVMSetAlignment(x, align);
+    return cg_splat(cg, x, lanes);
+  }
+  LLVMTypeRef v1 = LLVMVectorType(elem, 1);
+  LLVMValueRef zero32 = LLVMConstInt(cg->t_i32, 0, 0);
+  LLVMValueRef m1 = LLVMBuildInsertElement(cg->b, LLVMGetUndef(LLVMVectorType(cg->t_i1, 1)),
+                                           cg_any_lane(cg, mask), zero32, "");
+  LLVMValueRef args[3] = {p, m1, LLVMConstNull(v1)};
+  LLVMValueRef one = cg_masked_call(cg, "llvm.masked.load", v1, cg->t_ptr, args, 3, 0, align);
+  LLVMValueRef x = LLVMBuildExtractElement(cg->b, one, zero32, "");
+  return LLVMBuildSelect(cg->b, mask, cg_splat(cg, x, lanes), LLVMConstNull(vt), "");
+}
+
 static LLVMValueRef cg_vector_load(cg_llvm *cg, te_expr *e, LLVMValueRef base, LLVMTypeRef elem,
                                    LLVMTypeRef vt) {
   te_expr *idx = e->args[0], *dense = cg_dense_base(idx);
   unsigned lanes = e->dtype.lanes;
   LLVMValueRef mask = cg_access_mask(cg, lanes);
+  if (idx->kind == IR_BROADCAST)
+    return cg_uniform_load(cg, e, base, elem, vt, mask);
   LLVMValueRef i = cg_expr(cg, dense ? dense : idx);
   if (!i)
     return NULL;

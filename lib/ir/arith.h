@@ -44,6 +44,11 @@ void ir_analyzer_unbind(ir_analyzer *, te_expr *var);
 void ir_analyzer_assume_positive(ir_analyzer *, te_expr *var);
 
 ir_const_bound ir_const_bound_of(ir_analyzer *, te_expr *);
+/* A constant upper bound of e (INT64_MAX: none), at most ir_const_bound_of's max: also sought
+   with e's clamps taken off on the side where that can only make e larger (min(x*64 + 63, 999)
+   - x*64 + 1 as x*64 + 63 - x*64 + 1 = 64, where interval arithmetic alone gives 1000): a
+   consumer's region at its last, short tile. */
+int64_t ir_const_upper_bound(ir_analyzer *, te_expr *);
 ir_modular ir_modular_of(ir_analyzer *, te_expr *);
 
 /* Simplify to a canonical form; value-preserving and idempotent. Returns NULL only on failure. */

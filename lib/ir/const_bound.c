@@ -349,3 +349,59 @@ ir_const_bound ir_const_bound_of(ir_analyzer *an, te_expr *e) {
     b = ir_sym_tighten(an, e, b);
   return b;
 }
+
+/* ---------------------------------------------------------------- upper bounds without clamps */
+
+enum { MAX_RELAXED_CLAMPS = 4 };
+
+/* e with its clamps taken off on the side that can only make it larger: a min(a, b) where e
+   grows with it is replaced by a (bit k of pick clear) or b (set), a max(a, b) where e shrinks
+   as it grows likewise; k counts such clamps in walk order (*k returns their number). The
+   result is >= e. Nodes whose direction is not known keep their clamps. */
+static te_expr *drop_clamps(te_expr *e, bool grows, unsigned pick, int *k) {
+  if (!e)
+    return NULL;
+  int64_t c;
+  switch (e->kind) {
+  case IR_MIN:
+  case IR_MAX:
+    if ((e->kind == IR_MIN) == grows) {
+      int me = (*k)++;
+      return drop_clamps(e->args[(pick >> me) & 1], grows, pick, k);
+    }
+    return e;
+  case IR_ADD:
+  case IR_SUB: {
+    te_expr *a = drop_clamps(e->args[0], grows, pick, k);
+    te_expr *b = drop_clamps(e->args[1], e->kind == IR_ADD ? grows : !grows, pick, k);
+    return a && b ? ir_binary(e->kind, a, b) : NULL;
+  }
+  case IR_MUL:
+  case IR_FLOORDIV:
+    if (ir_is_const_int(e->args[1], &c) && c > 0) {
+      te_expr *a = drop_clamps(e->args[0], grows, pick, k);
+      return a ? ir_binary(e->kind, a, e->args[1]) : NULL;
+    }
+    return e;
+  default:
+    return e;
+  }
+}
+
+int64_t ir_const_upper_bound(ir_analyzer *an, te_expr *e) {
+  int64_t best = ir_const_bound_of(an, e).max;
+  int nclamps = 0;
+  if (!e || !drop_clamps(e, true, 0, &nclamps) || nclamps == 0)
+    return best;
+  if (nclamps > MAX_RELAXED_CLAMPS)
+    nclamps = MAX_RELAXED_CLAMPS;
+  for (unsigned pick = 0; pick < 1u << nclamps; pick++) {
+    int k = 0;
+    te_expr *r = drop_clamps(e, true, pick, &k);
+    te_expr *sr = r ? ir_simplify(an, r) : NULL;
+    int64_t b = sr ? ir_const_bound_of(an, sr).max : INT64_MAX;
+    if (b < best)
+      best = b;
+  }
+  return best;
+}

@@ -78,8 +78,8 @@ static ir_stmt *unroll_loop(unroll *u, ir_stmt *loop, ir_stmt *body) {
   int64_t extent;
   bool guard = false;
   if (!ir_is_const_int(IR_FOR_EXTENT(loop), &extent)) {
-    ir_const_bound b = ir_const_bound_of(u->an, IR_FOR_EXTENT(loop));
-    if (b.max == INT64_MAX) {
+    int64_t max = ir_const_upper_bound(u->an, IR_FOR_EXTENT(loop));
+    if (max == INT64_MAX) {
       /* The schedule refused unrolled loops without a constant bound (ops_to_loops.c), so this
          is the tail loop_partition peeled off a bounded loop, whose bound the analyzer cannot
          see through the tail's symbolic start (e.g. n - i.o*4 for i.o >= n//4). The unrolled
@@ -87,7 +87,7 @@ static ir_stmt *unroll_loop(unroll *u, ir_stmt *loop, ir_stmt *body) {
       return ir_for(IR_FOR_VAR(loop), IR_FOR_MIN(loop), IR_FOR_EXTENT(loop), IR_FOR_SERIAL,
                     loop->u.loop.tag, body);
     }
-    extent = b.max;
+    extent = max;
     guard = true;
   }
   if (extent > LW_UNROLL_MAX) {

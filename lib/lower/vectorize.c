@@ -92,10 +92,15 @@ static te_expr *simp(vec *v, te_expr *e) {
 static char *expr_text(te_expr *e) { return e ? ir_expr_to_string(e) : NULL; }
 
 /* Constant bounds of an extent, simplified first (bound inference's clamps such as
-   x - max(x, 0) + 1 are 1 once the analyzer knows x >= 0). */
+   x - max(x, 0) + 1 are 1 once the analyzer knows x >= 0), the upper one also through the
+   clamps of a short last tile (min(x*64 + 63, 999) - x*64 + 1 is at most 64 lanes, not 1000). */
 static ir_const_bound bound_of(vec *v, te_expr *e) {
   te_expr *s = ir_simplify(v->an, e);
-  return ir_const_bound_of(v->an, s ? s : e);
+  ir_const_bound b = ir_const_bound_of(v->an, s ? s : e);
+  int64_t up = ir_const_upper_bound(v->an, s ? s : e);
+  if (up < b.max)
+    b.max = up < b.min ? b.min : up;
+  return b;
 }
 
 /* ---------------------------------------------------------------- expressions */

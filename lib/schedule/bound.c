@@ -140,66 +140,12 @@ static te_status collect_reads(te_stage *r, ir_analyzer *an, ir_visitor *v) {
   return TE_OK;
 }
 
-enum { MAX_RELAXED_CLAMPS = 4 };
-
-/* e with its clamps taken off on the side that can only make it larger: a min(a, b) where e
-   grows with it is replaced by a (bit k of pick clear) or b (set), a max(a, b) where e shrinks
-   as it grows likewise; k counts such clamps in walk order (*k returns their number). The
-   result is >= e. Other nodes whose direction is not known keep their clamps. */
-static te_expr *drop_clamps(te_expr *e, bool grows, unsigned pick, int *k) {
-  if (!e) return NULL;
-  switch (e->kind) {
-  case IR_MIN:
-  case IR_MAX:
-    if ((e->kind == IR_MIN) == grows) {
-      int me = (*k)++;
-      return drop_clamps(e->args[(pick >> me) & 1], grows, pick, k);
-    }
-    break;
-  case IR_ADD:
-  case IR_SUB: {
-    te_expr *a = drop_clamps(e->args[0], grows, pick, k);
-    te_expr *b = drop_clamps(e->args[1], e->kind == IR_ADD ? grows : !grows, pick, k);
-    return a && b ? ir_binary(e->kind, a, b) : NULL;
-  }
-  case IR_MUL:
-  case IR_FLOORDIV: {
-    int64_t c;
-    if (ir_is_const_int(e->args[1], &c) && c > 0) {
-      te_expr *a = drop_clamps(e->args[0], grows, pick, k);
-      return a ? ir_binary(e->kind, a, e->args[1]) : NULL;
-    }
-    break;
-  }
-  default:
-    break;
-  }
-  return e;
-}
-
-/* The least constant upper bound of e over the ways of dropping its clamps (drop_clamps):
-   min(x*342 + 341, 2047)//6 - x*57 + 1 has none as it is, but x*342 + 341 in place of the min
-   gives 57. INT64_MAX when none is found. */
-static int64_t unclamped_bound(ir_analyzer *an, te_expr *e) {
-  int64_t best = ir_const_bound_of(an, e).max;
-  int nclamps = 0;
-  if (!drop_clamps(e, true, 0, &nclamps) || nclamps == 0) return best;
-  if (nclamps > MAX_RELAXED_CLAMPS) nclamps = MAX_RELAXED_CLAMPS;
-  for (unsigned pick = 0; pick < 1u << nclamps; pick++) {
-    int k = 0;
-    te_expr *r = drop_clamps(e, true, pick, &k);
-    int64_t b = r ? ir_const_bound_of(an, ir_simplify(an, r)).max : INT64_MAX;
-    if (b < best) best = b;
-  }
-  return best;
-}
-
 /* The storage a region needs. Clamping to the shape makes extents like min(y + 2, 12) - y + 1,
    whose constant bound interval arithmetic overestimates; the unclamped extent (here 3) bounds
    it exactly, so storage takes the constant bound of that, capped by a constant shape. A
    consumer's own clamped region leaves clamps inside the unclamped extent too (a row block's
-   tail: min(i*342 + 341, 2047)//6 - i*57 + 1 rows of a packed input); taking them off gives the
-   bound of a full block (57). Without a constant bound, storage is the symbolic extent, never
+   tail: min(i*342 + 341, 2047)//6 - i*57 + 1 rows of a packed input); ir_const_upper_bound takes
+   them off and gives the bound of a full block (57). Without a constant bound, storage is the symbolic extent, never
    negative (an empty region). */
 static te_expr *storage_extent(ir_analyzer *an, ir_interval unclamped, te_expr *extent,
                                te_expr *shape) {
@@ -207,10 +153,10 @@ static te_expr *storage_extent(ir_analyzer *an, ir_interval unclamped, te_expr *
   int64_t cap = INT64_MAX, sv;
   if (ir_is_const_int(shape, &sv)) cap = sv;
   if (unclamped.min && unclamped.max) {
-    int64_t b = unclamped_bound(an, ir_interval_extent(an, unclamped));
+    int64_t b = ir_const_upper_bound(an, ir_interval_extent(an, unclamped));
     if (b != INT64_MAX) return ir_i64(ctx, b < cap ? (b > 0 ? b : 0) : cap);
   }
-  int64_t b = unclamped_bound(an, extent);
+  int64_t b = ir_const_upper_bound(an, extent);
   if (b != INT64_MAX) return ir_i64(ctx, b < cap ? (b > 0 ? b : 0) : cap);
   return ir_simplify(an, ir_max(extent, ir_i64(ctx, 0)));
 }
@@ -295,7 +241,7 @@ te_status sch_infer_bounds(te_schedule *s, ir_analyzer *an) {
     if (sch_stage_rounds_up(st)) { /* storage padded to what the rounded loops write */
       for (int d = 0; d < st->op->ndim; d++) {
         te_expr *cov = ir_simplify(an, sch_covered_extent(st, st->root[d]));
-        int64_t b = unclamped_bound(an, cov); /* a short block rounds up to at most a full one */
+        int64_t b = ir_const_upper_bound(an, cov); /* a short block rounds up to a full one */
         st->root[d]->alloc_extent =
             b != INT64_MAX ? ir_i64(ctx, b)
                            : ir_simplify(an, ir_max(cov, st->root[d]->alloc_extent));

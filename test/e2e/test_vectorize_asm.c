@@ -76,8 +76,12 @@ Test(vectorize_asm, host_with_avx512_uses_zmm) {
 }
 
 Test(vectorize_asm, target_vector_bits) {
-  cr_expect_eq(te_target_vector_bits(TT_NN(te_target_parse(tt_ctx, "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512"))), 512);
-  cr_expect_eq(te_target_vector_bits(TT_NN(te_target_parse(tt_ctx, "llvm -mtriple=x86_64-linux-gnu -mcpu=haswell"))), 256);
+  cr_expect_eq(te_target_vector_bits(TT_NN(
+                   te_target_parse(tt_ctx, "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512"))),
+               512);
+  cr_expect_eq(te_target_vector_bits(
+                   TT_NN(te_target_parse(tt_ctx, "llvm -mtriple=x86_64-linux-gnu -mcpu=haswell"))),
+               256);
   cr_expect_eq(te_target_vector_bits(NULL), 0);
 }
 
@@ -92,7 +96,8 @@ Test(vectorize_asm, vector_exp_calls_no_libm) {
   te_iter *o, *in;
   TT_OK(te_split(st, te_axis(st, 0), 16, &o, &in));
   TT_OK(te_vectorize(st, in));
-  te_target *t = TT_NN(te_target_parse(tt_ctx, "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512"));
+  te_target *t =
+      TT_NN(te_target_parse(tt_ctx, "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512"));
   te_module *m = NULL;
   TT_OK(te_build(s, "vexp", 2, TT_TENSORS(A, C), 0, NULL, t, &m));
   const char *text = TT_NN((void *)te_module_source(m, "asm"));
@@ -131,4 +136,46 @@ Test(vectorize_asm, aligned_local_buffer) {
   tt_poison(got);
   tt_call(m, "al", 2, TT_BUFS(a, got), 0, NULL);
   tt_assert_close(got, ref, 1);
+}
+
+/* A local accumulator at a tile whose last one is short (20 columns, tiles of 8): its extent is
+   a clamp, min(j.o*8 + 7, 19) - j.o*8 + 1, and its vector has the tile's 8 lanes (masked in the
+   last tile), not the 20 of interval arithmetic; the row operand, the same element in every
+   lane, is one scalar load and a broadcast even under the mask, not a gather. Same values as
+   plain C. */
+Test(vectorize_asm, clamped_tile_vector_and_broadcast_operand) {
+  enum { M = 6, N = 20, K = 5 };
+  te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
+  te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
+  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", I(0), I(K));
+  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(I(M), I(N)), TE_EXPRS(i, j),
+                                  TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k)));
+  te_schedule *s = tt_schedule1(C);
+  te_tensor *cl = NULL;
+  TT_OK(te_cache_write(s, C, TE_SCOPE_LOCAL, &cl));
+  te_stage *sc = tt_stage(s, C), *sl = tt_stage(s, cl);
+  te_iter *jo, *ji;
+  TT_OK(te_split(sc, te_axis(sc, 1), 8, &jo, &ji));
+  TT_OK(te_compute_at(sl, sc, jo));
+  TT_OK(
+      te_reorder(sl, 3, (te_iter *const[]){te_reduce_iter(sl, 0), te_axis(sl, 0), te_axis(sl, 1)}));
+  TT_OK(te_vectorize(sl, te_axis(sl, 1)));
+  char *ir = te_lower_text(s, 3, TT_TENSORS(A, B, C), 0, NULL);
+  cr_assert_not_null(ir, "%s", te_last_error(tt_ctx));
+  cr_expect(strstr(ir, ", 1, 8)") != NULL, "%s", ir);
+  cr_expect(strstr(ir, ", 1, 20)") == NULL, "%s", ir);
+  te_free(ir);
+  te_target *t =
+      TT_NN(te_target_parse(tt_ctx, "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512"));
+  te_module *x86 = NULL;
+  TT_OK(te_build(s, "ct", 3, TT_TENSORS(A, B, C), 0, NULL, t, &x86));
+  const char *text = TT_NN((void *)te_module_source(x86, "asm"));
+  cr_expect_eq(count_lines(text, "gather", NULL), 0, "a gather in:\n%s", text);
+  tt_buf *a = TT_ALLOC(TE_F32, M, K), *b = TT_ALLOC(TE_F32, K, N);
+  tt_buf *got = TT_ALLOC(TE_F32, M, N), *ref = TT_ALLOC(TE_F32, M, N);
+  tt_fill(a, 1);
+  tt_fill(b, 2);
+  tt_ref_matmul(a, b, ref, M, N, K);
+  tt_check(s, 3, TT_TENSORS(A, B, C), TT_BUFS(a, b, got), 0, NULL, NULL, got, ref, K);
 }

@@ -195,6 +195,15 @@ Test(arith, const_bounds) {
   cr_expect(b.min == 2 && b.max == 2);
   b = ir_const_bound_of(an, SUB(DIV(ADD(n, I(-3)), I(16)), DIV(n, I(16))));
   cr_expect(b.min == -1 && b.max == 0);
+  /* a short last tile's extent: interval arithmetic alone gives 1000, without the clamp 64 */
+  te_expr *t = V("t");
+  BIND(t, 0, 16);
+  te_expr *tail = ADD(SUB(MIN(ADD(MUL(t, I(64)), I(63)), I(999)), MUL(t, I(64))), I(1));
+  cr_expect_eq(ir_const_bound_of(an, tail).max, 1000);
+  cr_expect_eq(ir_const_upper_bound(an, tail), 64);
+  cr_expect_eq(ir_const_upper_bound(an, SUB(I(10), MAX(t, I(3)))), 7, "max on the shrinking side");
+  cr_expect_eq(ir_const_upper_bound(an, MIN(t, I(3))), 3);
+  ir_analyzer_unbind(an, t);
   ir_analyzer_assume_positive(an, n);
   b = ir_const_bound_of(an, SUB(n, I(1)));
   cr_expect(b.min == 0 && b.max == INT64_MAX);
