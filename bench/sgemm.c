@@ -96,10 +96,13 @@ static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def
   te_tensor *B = te_placeholder(ctx, "B", TE_F32, 2, TE_EXPRS(N, N));
   te_tensor *Bp = NULL;
   te_expr *b_kj = TE_AT(B, k, j);
-  if ((flags & TB_EXTRA) && n % p->nr == 0) {
+  if (flags & TB_EXTRA) {
+    /* Columns past n (when NR does not divide n) repeat column n - 1, as A's rows do. */
     te_expr *pj = te_var(ctx, "pj"), *pk = te_var(ctx, "pk"), *pl = te_var(ctx, "pl");
-    Bp = te_compute(ctx, "Bp", 3, TE_EXPRS(te_int(ctx, n / p->nr), N, nr), TE_EXPRS(pj, pk, pl),
-                    TE_AT(B, pk, te_add(te_mul(pj, nr), pl)));
+    te_expr *col = te_add(te_mul(pj, nr), pl);
+    Bp = te_compute(ctx, "Bp", 3, TE_EXPRS(te_int(ctx, (n + p->nr - 1) / p->nr), N, nr),
+                    TE_EXPRS(pj, pk, pl),
+                    TE_AT(B, pk, n % p->nr == 0 ? col : te_min(col, te_int(ctx, n - 1))));
     b_kj = TE_AT(Bp, te_floordiv(j, nr), k, te_floormod(j, nr));
   }
   te_tensor *Ap = NULL;
@@ -138,15 +141,18 @@ static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def
   te_iter *io = NULL, *ii = NULL, *jo = NULL, *ji = NULL;
   te_tile(cs, te_axis(cs, 0), te_axis(cs, 1), p->mc, p->nr, &io, &jo, &ii, &ji);
   te_compute_at(ls, cs, jo);
-  te_iter *lm = NULL, *li = NULL, *ko = NULL, *ki = NULL;
-  /* The short last block's rows are rounded up to whole register tiles (packed A is padded):
-     CL's loops then have no guard, so only C's copy-out is versioned for that block. */
+  te_iter *lm = NULL, *li = NULL, *ko = NULL, *ki = NULL, *lj = NULL, *ljo = NULL;
+  /* A short last block's rows, and a short last tile's columns, are rounded up to whole
+     register tiles (packed A and B are padded): CL's loops then have no guard and its vectors
+     no mask, so only C's copy-out is versioned for them. */
   te_set_tail(ls, te_axis(ls, 0), TE_TAIL_ROUND_UP);
   te_split(ls, te_axis(ls, 0), p->mr, &lm, &li);
+  te_set_tail(ls, te_axis(ls, 1), TE_TAIL_ROUND_UP);
+  te_split(ls, te_axis(ls, 1), p->nr, &ljo, &lj);
   te_split(ls, te_reduce_iter(ls, 0), p->kc, &ko, &ki);
-  te_reorder(ls, 5, (te_iter *const[]){ko, lm, ki, li, te_axis(ls, 1)});
+  te_reorder(ls, 6, (te_iter *const[]){ljo, ko, lm, ki, li, lj});
   if (flags & TB_VEC) {
-    te_vectorize(ls, te_axis(ls, 1));
+    te_vectorize(ls, lj);
     te_vectorize(cs, ji);
   }
   if (flags & TB_UNROLL)
