@@ -2,23 +2,23 @@
  * naive C, at 1 and 2 threads (naive C: 1).
  *
  * te's schedule (the best this bench can express with te's primitives; GotoBLAS-like), for
- * MC <= 342 (sgemm_tiles: packed A's block in L2), MR = 6, NR = 64, KC = 128:
+ * MC <= 342 rows, MR = 6, NR = 64, KC = 128 and NC = 64 or 512 columns (sgemm_tiles):
  *   - B packed into panels Bp[j / 64][k][j % 64] (an extra compute stage at root, parallel,
  *     vectorized, read along B's rows), so the micro-kernel reads B contiguously (TB_EXTRA,
  *     "packB");
  *   - A packed per block of MC rows into Ap[i / 6][k][i % 6] (rows past n repeat the last),
  *     computed at C's row block, so the 6 broadcasts of a k step come from one 24-byte run
  *     (TB_EXTRA2, "packA");
- *   - C tiled MC x 64 (i.o parallel, j.o); each tile accumulates in a local MC x 64 block CL
+ *   - C tiled MC x NC (i.o parallel, j.o); each tile accumulates in a local MC x NC block CL
  *     (te_cache_write, computed at j.o) with loops
- *       k.o(128)  i.m  k.i  i.i(6, unrolled)  j(64, vectorized)
+ *       k.o(128)  j.o(NC / 64)  i.m  k.i  i.i(6, unrolled)  j(64, vectorized)
  *     so the 6 x 64 register tile (24 zmm accumulators) stays in registers over k.i, a
- *     128 x 64 panel of B stays in L1 over the i.m loop and the packed A block in L2;
- *     then the block is copied to C. The last row block is short: CL rounds its rows up to
+ *     128 x 64 panel of B stays in L1 over the i.m loop and packed A in L2;
+ *     then the block is copied to C. A short last row block or column tile rounds CL up to
  *     whole register tiles (te_set_tail), and only the copy to C is versioned for it, as a
  *     branch of the parallel loop (loop_partition), so both threads get equal work.
- * TE_BENCH_SGEMM="MC,MR,NR,KC" in the environment replaces the tile sizes (tuning by hand);
- * TE_BENCH_SGEMM_N=n times that size alone.
+ * TE_BENCH_SGEMM="MC,MR,NR,KC[,NC]" in the environment replaces the tile sizes (tuning by hand);
+ * TE_BENCH_SGEMM_N=n times that size alone; TE_BENCH_AB=R adds R call-by-call te/OpenBLAS pairs.
  * The fallbacks (te_util.h) drop packing, threads, vectorizing or unrolling as te refuses them.
  * Checks: 9 full rows of C against a double reference, error scaled by sum_k |A[i,k] B[k,j]|.
  */
@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { CHECK_ROWS = 9 };
@@ -39,23 +40,13 @@ enum { CHECK_ROWS = 9 };
 typedef struct sgemm_params {
   int n;
   int mc, mr, nr, kc; /* rows per parallel block, register tile rows, columns, k block */
+  int nc;             /* columns of C's tile (a multiple of nr): CL is MC x NC */
 } sgemm_params;
 
-/* The tile sizes: a 6 x 64 register tile (24 zmm accumulators; 6 broadcasts and 4 loads feed
-   24 FMAs) and k blocks of 128 (a 32 KB panel of B in L1). A row block's packed A (MC x n) is
-   read once per 64 columns, so it should stay in L2: MC <= 342 and MC x n x 4 bytes <= 55% of
-   L2 (sysconf; 2 MB when unknown). The blocks come in an even count, as equal as multiples of
-   6 allow, so that two threads get the same work: the fewest blocks whose two halves differ by
-   at most 3% of the rows, else the most even split. On a 2 MB L2: 2048 = 17 x 114 + 110,
-   1024 = 3 x 258 + 250, 512 = 258 + 254. (Measured at 2048, one thread: MC 114 0.94-0.97 of
-   OpenBLAS, MC 342 (a 2.8 MB block) 0.89-0.93.) */
-static int sgemm_block_rows(int n, int mr) {
-  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  if (l2 <= 0)
-    l2 = 2L << 20;
-  long max_mc = (long)(0.55 * (double)l2) / (4L * n);
-  if (max_mc > 342)
-    max_mc = 342;
+/* Row blocks of at most max_mc rows (a multiple of mr) in an even count, as equal as multiples
+   of mr allow, so that two threads get the same work: the fewest blocks whose two halves differ
+   by at most 3% of the rows, else the most even split. */
+static int sgemm_block_rows(int n, int mr, long max_mc) {
   if (max_mc < mr)
     max_mc = mr;
   int best = 0, best_diff = n + 1;
@@ -73,13 +64,37 @@ static int sgemm_block_rows(int n, int mr) {
   return best ? best : mr;
 }
 
+/* The tile sizes: a 6 x 64 register tile (24 zmm accumulators; 6 broadcasts and 4 loads feed
+   24 FMAs), k blocks of 128 (a 32 KB panel of B in L1), row blocks of at most 342 rows.
+   CL, C's tile, is MC x 64 when row blocks of 40 register tiles or more have their packed A
+   (MC x n, read once per tile) fit in 55% of L2 (sysconf; 2 MB when unknown): then k runs
+   inside each 64 columns. Otherwise (n = 2048)
+   CL is MC x 512 with k blocks outside its 64-column panels, as GotoBLAS orders them: packed A
+   is read a 342 x 128 slab at a time (in L2), CL (700 KB) stays in L2, and each 32 KB panel of
+   B serves 57 register tiles instead of 19 with 114-row blocks (te / OpenBLAS call by call,
+   medians of 15 pairs over three runs: 0.924 / 0.966 at 1 / 2 threads, against 0.903 / 0.947).
+   On a 2 MB L2: 2048 = 5 x 342 + 338 rows by 512 columns, 1024 = 3 x 258 + 250 rows by 64,
+   512 = 258 + 254 by 64. */
 static sgemm_params sgemm_tiles(int n) {
-  enum { MR = 6 };
-  sgemm_params p = {n, sgemm_block_rows(n, MR), MR, 64, 128};
+  enum { MR = 6, NR = 64, KC = 128, MAX_MC = 342, WIDE_NC = 512 };
+  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (l2 <= 0)
+    l2 = 2L << 20;
+  long fits = (long)(0.55 * (double)l2) / (4L * n); /* rows of packed A that fit */
+  sgemm_params p = {n, 0, MR, NR, KC, NR};
+  if (fits >= 40 * MR || n <= WIDE_NC) { /* blocks of 40+ register tiles fit */
+    p.mc = sgemm_block_rows(n, MR, fits < MAX_MC ? fits : MAX_MC);
+  } else {
+    p.mc = sgemm_block_rows(n, MR, MAX_MC);
+    p.nc = WIDE_NC;
+  }
+  /* TE_BENCH_SGEMM="MC,MR,NR,KC[,NC]" replaces them (tuning by hand) */
   const char *env = getenv("TE_BENCH_SGEMM");
   sgemm_params q = p;
-  if (env && sscanf(env, "%d,%d,%d,%d", &q.mc, &q.mr, &q.nr, &q.kc) == 4 && q.mc > 0 && q.mr > 0 &&
-      q.nr > 0 && q.kc > 0)
+  int got = env ? sscanf(env, "%d,%d,%d,%d,%d", &q.mc, &q.mr, &q.nr, &q.kc, &q.nc) : 0;
+  if (got == 4)
+    q.nc = q.nr;
+  if (got >= 4 && q.mc > 0 && q.mr > 0 && q.nr > 0 && q.kc > 0 && q.nc >= q.nr && q.nc % q.nr == 0)
     p = q;
   if (p.kc > n)
     p.kc = n;
@@ -119,8 +134,8 @@ static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def
                     TE_EXPRS(qi, qk, ql), val);
     a_ik = TE_AT(Ap, te_floordiv(i, mr), k, te_floormod(i, mr));
   }
-  te_tensor *C = te_compute(ctx, "C", 2, TE_EXPRS(N, N), TE_EXPRS(i, j),
-                            TE_SUM(te_mul(a_ik, b_kj), k));
+  te_tensor *C =
+      te_compute(ctx, "C", 2, TE_EXPRS(N, N), TE_EXPRS(i, j), TE_SUM(te_mul(a_ik, b_kj), k));
   out->s = te_schedule_new(ctx, 1, &C);
   out->ntensors = 3;
   out->tensors[0] = A;
@@ -139,7 +154,8 @@ static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def
     return;
   te_stage *cs = te_stage_of(out->s, C), *ls = te_stage_of(out->s, CL);
   te_iter *io = NULL, *ii = NULL, *jo = NULL, *ji = NULL;
-  te_tile(cs, te_axis(cs, 0), te_axis(cs, 1), p->mc, p->nr, &io, &jo, &ii, &ji);
+  int nc = p->nc;
+  te_tile(cs, te_axis(cs, 0), te_axis(cs, 1), p->mc, nc, &io, &jo, &ii, &ji);
   te_compute_at(ls, cs, jo);
   te_iter *lm = NULL, *li = NULL, *ko = NULL, *ki = NULL, *lj = NULL, *ljo = NULL;
   /* A short last block's rows, and a short last tile's columns, are rounded up to whole
@@ -150,10 +166,13 @@ static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def
   te_set_tail(ls, te_axis(ls, 1), TE_TAIL_ROUND_UP);
   te_split(ls, te_axis(ls, 1), p->nr, &ljo, &lj);
   te_split(ls, te_reduce_iter(ls, 0), p->kc, &ko, &ki);
-  te_reorder(ls, 6, (te_iter *const[]){ljo, ko, lm, ki, li, lj});
+  te_reorder(ls, 6, (te_iter *const[]){ko, ljo, lm, ki, li, lj});
+  te_iter *jio = NULL, *jii = ji;
+  if (nc > p->nr)
+    te_split(cs, ji, p->nr, &jio, &jii);
   if (flags & TB_VEC) {
     te_vectorize(ls, lj);
-    te_vectorize(cs, ji);
+    te_vectorize(cs, jii);
   }
   if (flags & TB_UNROLL)
     te_unroll(ls, li);
@@ -290,7 +309,8 @@ static void sgemm_size(const bench_cfg *cfg, int n) {
                          (const char *const[2]){"packB", "packA"}, &k);
   if (have_te) {
     size_t len = strlen(k.note);
-    snprintf(k.note + len, sizeof k.note - len, " [tiles %d,%d,%d,%d]", p.mc, p.mr, p.nr, p.kc);
+    snprintf(k.note + len, sizeof k.note - len, " [tiles %d,%d,%d,%d,%d]", p.mc, p.mr, p.nr, p.kc,
+             p.nc);
     char note[160];
     snprintf(note, sizeof note, "lower %.1f + llvm %.1f + jit %.1f ms", k.times.lower_s * 1e3,
              k.times.llvm_s * 1e3, k.times.jit_s * 1e3);
@@ -311,6 +331,42 @@ static void sgemm_size(const bench_cfg *cfg, int n) {
   tb_args targs = {&k, {&ta, &tb, &tc}};
 
   int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
+  /* TE_BENCH_AB=R: te and OpenBLAS timed call by call, R pairs, the median of the pairs'
+     speed ratios printed (AB lines on stderr): both see the same moment of a noisy machine.
+     Calls are 150 ms apart (OpenBLAS's workers spin after a call), so each starts with idle
+     thread pools; the table's rows time calls back to back. */
+  if (getenv("TE_BENCH_AB") && have_te) {
+    int rounds = atoi(getenv("TE_BENCH_AB"));
+    for (int ti = 0; ti < nthreads; ti++) {
+      int t = threads[ti];
+      tb_set_threads(t);
+      openblas_set_num_threads(t);
+      double r[200];
+      int nr_ = 0;
+      for (int q = 0; q < rounds && q < 200; q++) {
+        struct timespec settle = {0, 150 * 1000 * 1000};
+        nanosleep(&settle, NULL);
+        double t0 = bench_now();
+        tb_run(&targs);
+        double t1 = bench_now();
+        nanosleep(&settle, NULL);
+        double t2 = bench_now();
+        run_openblas(&d);
+        double t3 = bench_now();
+        r[nr_++] = (t3 - t2) / (t1 - t0);
+      }
+      for (int a = 0; a < nr_; a++)
+        for (int b = a + 1; b < nr_; b++)
+          if (r[b] < r[a]) {
+            double x = r[a];
+            r[a] = r[b];
+            r[b] = x;
+          }
+      fprintf(stderr,
+              "AB %s %d thr: te/openblas speed ratio median %.3f (q1 %.3f q3 %.3f, %d pairs)\n", wl,
+              t, r[nr_ / 2], r[nr_ / 4], r[3 * nr_ / 4], nr_);
+    }
+  }
   for (int ti = 0; ti < nthreads; ti++) {
     int t = threads[ti];
     tb_run_te(cfg, wl, t, ROW_FLOPS, flops, have_te, &targs, d.c, nn, &check);
@@ -340,8 +396,8 @@ static void sgemm_size(const bench_cfg *cfg, int n) {
       for (int ti = 0; ti < nthreads; ti++) {
         int t = threads[ti];
         tb_set_threads(t);
-        bench_run_variant(cfg, twl, "te", t, ROW_FLOPS, flops, tb_run, &tuned_args, d.c, nn,
-                          &check, tk.note);
+        bench_run_variant(cfg, twl, "te", t, ROW_FLOPS, flops, tb_run, &tuned_args, d.c, nn, &check,
+                          tk.note);
         openblas_set_num_threads(t);
         bench_run_variant(cfg, twl, "openblas", t, ROW_FLOPS, flops, run_openblas, &d, d.c, nn,
                           &check, openblas_get_corename());
