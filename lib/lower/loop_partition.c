@@ -245,6 +245,10 @@ static void collect(part *st, ir_stmt *s, te_expr *x, inner *in, occs *os) {
 
 static ir_stmt *lp_stmt(part *st, ir_stmt *s);
 static ir_stmt *lp_children(part *st, ir_stmt *s);
+typedef struct inside inside;
+typedef ir_stmt *(*rewrite_fn)(part *, ir_stmt *, const inside *);
+static ir_stmt *rebuild_children(part *st, ir_stmt *s, rewrite_fn fn, const inside *in);
+static ir_stmt *lp_child(part *st, ir_stmt *s, const inside *in);
 
 /* Simplified under the current bindings; a constant when the analyzer pins it to one value. */
 static te_expr *simp(part *st, te_expr *e) {
@@ -261,28 +265,38 @@ static te_expr *simp(part *st, te_expr *e) {
 
 static bool prove(part *st, te_expr *cond) { return cond && ir_can_prove(st->an, cond); }
 
-/* The loop's body rewritten for x in [lo, hi) with what is known there; *ext gets hi - lo.
-   NULL when the range is provably empty or nothing is left of the body. */
-static ir_stmt *part_body(part *st, ir_stmt *loop, te_expr *lo, te_expr *hi, ir_map *known,
-                          te_expr **ext) {
-  te_expr *var = IR_FOR_VAR(loop);
+/* s rewritten for x in [lo, hi) with what is known there (x unbound afterwards); *ext gets
+   hi - lo. NULL when the range is provably empty or nothing is left of s. */
+static ir_stmt *rewrite_in(part *st, ir_stmt *s, te_expr *x, te_expr *lo, te_expr *hi,
+                           ir_map *known, te_expr **ext) {
   *ext = simp(st, ir_sub(hi, lo));
   if (!*ext || prove(st, ir_le(*ext, ir_i64(st->ctx, 0))))
     return NULL;
   ir_map *saved = st->known;
   st->known = known;
-  ir_analyzer_bind(st->an, var, lo, *ext);
-  ir_stmt *body = lp_stmt(st, IR_FOR_BODY(loop));
-  ir_analyzer_unbind(st->an, var);
+  ir_analyzer_bind(st->an, x, lo, *ext);
+  ir_stmt *r = lp_stmt(st, s);
+  ir_analyzer_unbind(st->an, x);
   st->known = saved;
-  return body;
+  return r;
+}
+
+/* The loop s with the same header around body (s itself when body is its own). */
+static ir_stmt *same_loop(part *st, ir_stmt *s, ir_stmt *body) {
+  if (body == IR_FOR_BODY(s))
+    return s;
+  ir_stmt *r =
+      ir_for(IR_FOR_VAR(s), IR_FOR_MIN(s), IR_FOR_EXTENT(s), s->u.loop.kind, s->u.loop.tag, body);
+  if (!r)
+    st->failed = true;
+  return r;
 }
 
 /* The loop over [lo, hi) with body rewritten under that range and with what is known there;
    NULL when provably empty. */
 static ir_stmt *part_loop(part *st, ir_stmt *loop, te_expr *lo, te_expr *hi, ir_map *known) {
   te_expr *var = IR_FOR_VAR(loop), *ext;
-  ir_stmt *body = part_body(st, loop, lo, hi, known, &ext);
+  ir_stmt *body = rewrite_in(st, IR_FOR_BODY(loop), var, lo, hi, known, &ext);
   if (!body)
     return NULL;
   if (body == IR_FOR_BODY(loop) && lo == IR_FOR_MIN(loop) && ext == IR_FOR_EXTENT(loop))
@@ -388,11 +402,11 @@ static bool clamp_range(part *st, const part_facts *pf, te_expr *min, te_expr *e
  * always partitioned this way (peeled iterations would run on one thread after the parallel
  * part); a serial loop when that leaves some of its body unversioned. */
 
-typedef struct inside {
+struct inside {
   te_expr *x, *min, *lo, *hi, *end;
   const part_facts *pf;
   te_expr *extent; /* the loop's: x's binding outside the versions */
-} inside;
+};
 
 static bool one_iteration_parts(part *st, const inside *in) {
   te_expr *one = ir_i64(st->ctx, 1);
@@ -452,15 +466,9 @@ static bool saves_code(ir_stmt *s, te_expr *x) {
 /* s rewritten for x in [from, to) with what is known there; x replaced by from when one_value. */
 static ir_stmt *version_of(part *st, ir_stmt *s, const inside *in, te_expr *from, te_expr *to,
                            ir_map *known, bool one_value) {
-  te_expr *ext = simp(st, ir_sub(to, from));
-  if (!ext || prove(st, ir_le(ext, ir_i64(st->ctx, 0))))
-    return NULL;
-  ir_map *saved_known = st->known;
-  st->known = known;
-  ir_analyzer_bind(st->an, in->x, from, ext);
-  ir_stmt *r = lp_stmt(st, s);
-  ir_analyzer_bind(st->an, in->x, in->min, in->extent);
-  st->known = saved_known;
+  te_expr *ext;
+  ir_stmt *r = rewrite_in(st, s, in->x, from, to, known, &ext);
+  ir_analyzer_bind(st->an, in->x, in->min, in->extent); /* the whole range again */
   if (r && one_value && !(r = ir_substitute_stmt(st->ctx, r, 1, &in->x, &from)))
     st->failed = true;
   return st->failed ? NULL : r;
@@ -496,6 +504,8 @@ static ir_stmt *versions(part *st, ir_stmt *s, const inside *in) {
   return r;
 }
 
+static ir_stmt *versioned_loop(part *st, ir_stmt *s, const inside *in);
+
 /* s with the statements that hold guards versioned (x bound to its whole range meanwhile): the
    highest statements that leave no unguarded one to version with them. */
 static ir_stmt *version_guarded(part *st, ir_stmt *s, const inside *in) {
@@ -505,53 +515,23 @@ static ir_stmt *version_guarded(part *st, ir_stmt *s, const inside *in) {
     return lp_stmt(st, s);
   if (!transparent(s, in->x) || !saves_code(s, in->x))
     return versions(st, s, in); /* as high as possible: no branch inside a loop for nothing */
-  if (s->kind == IR_S_FOR) {
-    te_expr *y = IR_FOR_VAR(s);
-    ir_analyzer_bind(st->an, y, IR_FOR_MIN(s), IR_FOR_EXTENT(s));
-    ir_stmt *body = version_guarded(st, IR_FOR_BODY(s), in);
-    ir_analyzer_unbind(st->an, y);
-    if (!body)
-      return NULL;
-    ir_stmt *r = ir_for(y, IR_FOR_MIN(s), IR_FOR_EXTENT(s), s->u.loop.kind, s->u.loop.tag, body);
-    if (!r)
-      st->failed = true;
-    return r;
-  }
+  if (s->kind == IR_S_FOR)
+    return versioned_loop(st, s, in);
   if (s->kind == IR_S_LET_STMT)
     ir_analyzer_bind_value(st->an, s->exprs[0], s->exprs[1]);
-  ir_stmt **kids = ir_alloc(st->ctx, s->nstmts * sizeof *kids);
-  if (!kids) {
-    st->failed = true;
-    return NULL;
-  }
-  int live = 0;
-  for (uint32_t i = 0; i < s->nstmts; i++) {
-    kids[i] = version_guarded(st, s->stmts[i], in);
-    live += kids[i] != NULL;
-  }
+  ir_stmt *r = rebuild_children(st, s, version_guarded, in);
   if (s->kind == IR_S_LET_STMT)
     ir_analyzer_unbind(st->an, s->exprs[0]);
-  if (st->failed || live == 0)
-    return NULL;
-  if (s->kind == IR_S_SEQ)
-    return ir_seq(st->ctx, (int)s->nstmts, kids);
-  ir_stmt *r = ir_stmt_with_children(st->ctx, s, s->exprs, kids);
-  if (!r)
-    st->failed = true;
   return r;
 }
 
-static ir_stmt *partition_inside(part *st, ir_stmt *s, const inside *in) {
-  te_expr *x = IR_FOR_VAR(s);
-  ir_analyzer_bind(st->an, x, IR_FOR_MIN(s), IR_FOR_EXTENT(s));
+/* The loop s (bound to its range) with its body's guarded statements versioned. */
+static ir_stmt *versioned_loop(part *st, ir_stmt *s, const inside *in) {
+  te_expr *y = IR_FOR_VAR(s);
+  ir_analyzer_bind(st->an, y, IR_FOR_MIN(s), IR_FOR_EXTENT(s));
   ir_stmt *body = version_guarded(st, IR_FOR_BODY(s), in);
-  ir_analyzer_unbind(st->an, x);
-  if (!body)
-    return NULL;
-  ir_stmt *r = ir_for(x, IR_FOR_MIN(s), IR_FOR_EXTENT(s), s->u.loop.kind, s->u.loop.tag, body);
-  if (!r)
-    st->failed = true;
-  return r;
+  ir_analyzer_unbind(st->an, y);
+  return body ? same_loop(st, s, body) : NULL;
 }
 
 static ir_stmt *lp_for(part *st, ir_stmt *s) {
@@ -578,7 +558,7 @@ static ir_stmt *lp_for(part *st, ir_stmt *s) {
   inside ins = {x, min, lo, hi, end, &pf, IR_FOR_EXTENT(s)};
   bool parallel = s->u.loop.kind == IR_FOR_PARALLEL, serial = s->u.loop.kind == IR_FOR_SERIAL;
   if ((parallel || (serial && saves_code(IR_FOR_BODY(s), x))) && one_iteration_parts(st, &ins))
-    return partition_inside(st, s, &ins);
+    return versioned_loop(st, s, &ins); /* the loop itself: x bound to its whole range */
   ir_stmt *parts[3];
   parts[0] = lo == min ? NULL : part_loop(st, s, min, lo, pf.pre);
   parts[1] = part_loop(st, s, lo, hi, pf.main);
@@ -651,8 +631,9 @@ static ir_stmt *lp_if(part *st, ir_stmt *s) {
   return r;
 }
 
-/* Statements with one body (ALLOCATE, ATTR, LET_STMT, ...) and sequences. NULL: empty. */
-static ir_stmt *lp_children(part *st, ir_stmt *s) {
+/* Statements with one body (ALLOCATE, ATTR, LET_STMT, ...) and sequences, their children
+   rewritten by fn. NULL: empty. */
+static ir_stmt *rebuild_children(part *st, ir_stmt *s, rewrite_fn fn, const inside *in) {
   if (s->nstmts == 0)
     return s;
   ir_stmt **kids = ir_alloc(st->ctx, s->nstmts * sizeof *kids);
@@ -662,7 +643,7 @@ static ir_stmt *lp_children(part *st, ir_stmt *s) {
   }
   bool changed = false;
   for (uint32_t i = 0; i < s->nstmts; i++) {
-    kids[i] = s->stmts[i] ? lp_stmt(st, s->stmts[i]) : NULL;
+    kids[i] = s->stmts[i] ? fn(st, s->stmts[i], in) : NULL;
     if (st->failed)
       return NULL;
     changed = changed || kids[i] != s->stmts[i];
@@ -680,6 +661,15 @@ static ir_stmt *lp_children(part *st, ir_stmt *s) {
   if (!r)
     st->failed = true;
   return r;
+}
+
+static ir_stmt *lp_child(part *st, ir_stmt *s, const inside *in) {
+  (void)in;
+  return lp_stmt(st, s);
+}
+
+static ir_stmt *lp_children(part *st, ir_stmt *s) {
+  return rebuild_children(st, s, lp_child, NULL);
 }
 
 static ir_stmt *lp_stmt(part *st, ir_stmt *s) {
