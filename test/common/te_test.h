@@ -162,6 +162,9 @@ te_expr *tt_at2(te_tensor *, te_expr *i, te_expr *j);
 te_expr *tt_at3(te_tensor *, te_expr *i, te_expr *j, te_expr *k);
 /* A placeholder with constant extents (ndim <= TE_MAX_DIMS). */
 te_tensor *tt_placeholder(const char *name, te_dtype, int ndim, const int64_t shape[]);
+/* C[i, j] = sum over k of A[i, k] * B[k, j], with C m x n and k in [0, kk) (names "C", "i", "j",
+   "k"). */
+te_tensor *tt_matmul(te_tensor *A, te_tensor *B, int64_t m, int64_t n, int64_t kk);
 /* Constant shape expressions: out[i] = te_int(shape[i]). */
 void tt_shape_exprs(int ndim, const int64_t shape[], te_expr *out[]);
 

@@ -94,6 +94,13 @@ void tt_shape_exprs(int ndim, const int64_t shape[], te_expr *out[]) {
     out[i] = te_int(tt_ctx, shape[i]);
 }
 
+te_tensor *tt_matmul(te_tensor *A, te_tensor *B, int64_t m, int64_t n, int64_t kk) {
+  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, kk));
+  return TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(te_int(tt_ctx, m), te_int(tt_ctx, n)),
+                          TE_EXPRS(i, j), TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k)));
+}
+
 te_tensor *tt_placeholder(const char *name, te_dtype dtype, int ndim, const int64_t shape[]) {
   te_expr *sh[TE_MAX_DIMS];
   tt_shape_exprs(ndim, shape, sh);

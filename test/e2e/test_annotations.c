@@ -15,11 +15,7 @@ Test(annotations, matmul_parallel_unroll_vectorize) {
   enum { M = 37, N = 53, K = 29 };
   te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
   te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
-  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
-  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, K));
-  te_tensor *C =
-      TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(te_int(tt_ctx, M), te_int(tt_ctx, N)),
-                       TE_EXPRS(i, j), TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k)));
+  te_tensor *C = tt_matmul(A, B, M, N, K);
   tt_buf *a = TT_ALLOC(TE_F32, M, K), *b = TT_ALLOC(TE_F32, K, N);
   tt_buf *got = TT_ALLOC(TE_F32, M, N), *ref = TT_ALLOC(TE_F32, M, N);
   tt_fill(a, 1);
@@ -142,12 +138,9 @@ Test(annotations, parallel_fused_loop) {
    as prefetch instructions), and the numbers do not change: a matmul with a tile tail. */
 Test(annotations, prefetch_pragma) {
   enum { M = 21, N = 19, K = 37 };
-  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
-  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, K));
   te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
   te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
-  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(te_int(tt_ctx, M), te_int(tt_ctx, N)),
-                                  TE_EXPRS(i, j), TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k)));
+  te_tensor *C = tt_matmul(A, B, M, N, K);
   tt_buf *a = TT_ALLOC(TE_F32, M, K), *b = TT_ALLOC(TE_F32, K, N), *got = TT_ALLOC(TE_F32, M, N);
   tt_buf *ref = TT_ALLOC(TE_F32, M, N);
   tt_fill(a, 7);

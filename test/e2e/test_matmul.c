@@ -57,17 +57,10 @@ static void ref_matmul(const tt_buf *a, const tt_buf *b, tt_buf *c, int m, int n
     }
 }
 
-static te_tensor *matmul_expr(te_tensor *A, te_tensor *B, int m, int n, int kk) {
-  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
-  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, kk));
-  return TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(te_int(tt_ctx, m), te_int(tt_ctx, n)),
-                          TE_EXPRS(i, j), TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k)));
-}
-
 static void run_matmul(te_dtype dt, int m, int n, int kk, int kinds_mask) {
   te_tensor *A = tt_placeholder("A", dt, 2, TT_SHAPE(m, kk));
   te_tensor *B = tt_placeholder("B", dt, 2, TT_SHAPE(kk, n));
-  te_tensor *C = matmul_expr(A, B, m, n, kk);
+  te_tensor *C = tt_matmul(A, B, m, n, kk);
   tt_buf *a = TT_ALLOC(dt, m, kk), *b = TT_ALLOC(dt, kk, n);
   tt_buf *got = TT_ALLOC(dt, m, n), *ref = TT_ALLOC(dt, m, n);
   tt_fill(a, (uint64_t)m);
@@ -129,7 +122,7 @@ Test(matmul, bias_relu_second_stage) {
   te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
   te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
   te_tensor *bias = tt_placeholder("bias", TE_F32, 1, TT_SHAPE(N));
-  te_tensor *C = matmul_expr(A, B, M, N, K);
+  te_tensor *C = tt_matmul(A, B, M, N, K);
   te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
   te_expr *zero = te_float(tt_ctx, TE_F32, 0.0);
   te_tensor *E =

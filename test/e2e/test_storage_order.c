@@ -15,12 +15,9 @@ static te_tensor *A, *B, *C;
 static tt_buf *a, *b, *got, *ref;
 
 static void matmul(void) {
-  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
-  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, K));
   A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
   B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
-  C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(te_int(tt_ctx, M), te_int(tt_ctx, N)),
-                       TE_EXPRS(i, j), TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k)));
+  C = tt_matmul(A, B, M, N, K);
   a = TT_ALLOC(TE_F32, M, K);
   b = TT_ALLOC(TE_F32, K, N);
   got = TT_ALLOC(TE_F32, M, N);

@@ -171,10 +171,7 @@ Test(vectorize, bool_output_parallel_inside_masked_tail) {
 static void run_matmul(te_dtype dt, int M, int N, int K) {
   te_tensor *A = tt_placeholder("A", dt, 2, TT_SHAPE(M, K));
   te_tensor *B = tt_placeholder("B", dt, 2, TT_SHAPE(K, N));
-  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
-  te_expr *k = te_reduce_axis(tt_ctx, "k", I(0), I(K));
-  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(I(M), I(N)), TE_EXPRS(i, j),
-                                  TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k)));
+  te_tensor *C = tt_matmul(A, B, M, N, K);
   tt_buf *a = TT_ALLOC(dt, M, K), *b = TT_ALLOC(dt, K, N);
   tt_buf *got = TT_ALLOC(dt, M, N), *ref = TT_ALLOC(dt, M, N);
   tt_fill(a, 31);
@@ -389,10 +386,7 @@ Test(vectorize, thread_count_changes_nothing) {
   enum { M = 45, N = 40, K = 31 };
   te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
   te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
-  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
-  te_expr *k = te_reduce_axis(tt_ctx, "k", I(0), I(K));
-  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(I(M), I(N)), TE_EXPRS(i, j),
-                                  TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k)));
+  te_tensor *C = tt_matmul(A, B, M, N, K);
   te_schedule *s = tt_schedule1(C);
   te_stage *st = tt_stage(s, C);
   te_iter *io, *jo, *ii, *ji;

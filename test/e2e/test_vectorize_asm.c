@@ -35,10 +35,7 @@ static int count_lines(const char *text, const char *a, const char *b) {
 static const char *matmul_asm(const char *target) {
   te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(64, 64));
   te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(64, 64));
-  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
-  te_expr *k = te_reduce_axis(tt_ctx, "k", I(0), I(64));
-  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(I(64), I(64)), TE_EXPRS(i, j),
-                                  TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k)));
+  te_tensor *C = tt_matmul(A, B, 64, 64, 64);
   te_schedule *s = tt_schedule1(C);
   te_stage *st = tt_stage(s, C);
   te_iter *io, *jo, *ii, *ji;
@@ -147,10 +144,7 @@ Test(vectorize_asm, clamped_tile_vector_and_broadcast_operand) {
   enum { M = 6, N = 20, K = 5 };
   te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
   te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
-  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
-  te_expr *k = te_reduce_axis(tt_ctx, "k", I(0), I(K));
-  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(I(M), I(N)), TE_EXPRS(i, j),
-                                  TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k)));
+  te_tensor *C = tt_matmul(A, B, M, N, K);
   te_schedule *s = tt_schedule1(C);
   te_tensor *cl = NULL;
   TT_OK(te_cache_write(s, C, TE_SCOPE_LOCAL, &cl));

@@ -291,18 +291,36 @@ Test(lower, partition_dividing_split_is_untouched) {
   cr_assert_eq(lw_loop_partition(&p, s), s);
 }
 
-Test(lower, partition_symbolic_size) {
-  te_expr *n = te_var(ctx, "n");
+/* for (x.o, 0, ceil(n/16)) kind { for (x.i, 0, 16) if (likely(x.o*16 + x.i < n)) B[x] = A[x] }
+   over f32[n], n symbolic; *p gets the pass context. */
+static ir_stmt *symbolic_split_copy(lw_pass_ctx *p, te_expr *n, ir_for_kind kind) {
   te_tensor *a = te_placeholder(ctx, "A", TE_F32, 1, E(n)),
             *b = te_placeholder(ctx, "B", TE_F32, 1, E(n));
-  lw_pass_ctx p = make_pass(2, (te_tensor *const[]){a, b}, 1, E(n));
+  te_expr **sizes = ir_alloc(ctx, sizeof *sizes); /* the pass keeps it: not a local */
+  sizes[0] = n;
+  *p = make_pass(2, (te_tensor *const[]){a, b}, 1, sizes);
   te_expr *xo = ivar("x.o"), *xi = ivar("x.i");
   te_expr *x = ir_add(ir_mul(xo, I(16)), xi);
-  ir_stmt *st = ir_store(arg_buffer(&p, b), ir_load(arg_buffer(&p, a), TE_F32, x), x);
+  ir_stmt *st = ir_store(arg_buffer(p, b), ir_load(arg_buffer(p, a), TE_F32, x), x);
   te_expr *cond = ir_lt(x, n);
   st = ir_if(ir_call(ctx, IR_INTRIN_LIKELY, TE_BOOL, 1, &cond), st, NULL);
   te_expr *ext = ir_floordiv(ir_add(n, I(15)), I(16));
-  ir_stmt *s = ir_for(xo, I(0), ext, 0, 0, ir_for(xi, I(0), I(16), 0, 0, st));
+  return ir_for(xo, I(0), ext, kind, 0, ir_for(xi, I(0), I(16), 0, 0, st));
+}
+
+/* s and r store the same values for several sizes n. */
+static void assert_same_stores_for_sizes(te_expr *n, ir_stmt *s, ir_stmt *r) {
+  for (int64_t nv = 1; nv <= 50; nv += 7) {
+    ir_stmt *s1 = ir_substitute_stmt(ctx, s, 1, &n, E(I(nv)));
+    ir_stmt *r1 = ir_substitute_stmt(ctx, r, 1, &n, E(I(nv)));
+    assert_same_stores(s1, r1);
+  }
+}
+
+Test(lower, partition_symbolic_size) {
+  te_expr *n = te_var(ctx, "n");
+  lw_pass_ctx p;
+  ir_stmt *s = symbolic_split_copy(&p, n, IR_FOR_SERIAL);
   ir_stmt *r = lw_loop_partition(&p, s);
   char *t = text(r);
   cr_assert_eq(r->kind, IR_S_SEQ, "%s", t);
@@ -310,11 +328,7 @@ Test(lower, partition_symbolic_size) {
   cr_assert_eq(count_kind(r, IR_S_IF), 0, "the tail runs only its live iterations:\n%s", t);
   free(t);
   /* run it for several n */
-  for (int64_t nv = 1; nv <= 50; nv += 7) {
-    ir_stmt *s1 = ir_substitute_stmt(ctx, s, 1, &n, E(I(nv)));
-    ir_stmt *r1 = ir_substitute_stmt(ctx, r, 1, &n, E(I(nv)));
-    assert_same_stores(s1, r1);
-  }
+  assert_same_stores_for_sizes(n, s, r);
 }
 
 Test(lower, partition_two_guards_in_nest) {
@@ -359,26 +373,14 @@ Test(lower, partition_parallel_tail_is_a_branch) {
 
 Test(lower, partition_parallel_symbolic_size) {
   te_expr *n = te_var(ctx, "n");
-  te_tensor *a = te_placeholder(ctx, "A", TE_F32, 1, E(n)),
-            *b = te_placeholder(ctx, "B", TE_F32, 1, E(n));
-  lw_pass_ctx p = make_pass(2, (te_tensor *const[]){a, b}, 1, E(n));
-  te_expr *xo = ivar("x.o"), *xi = ivar("x.i");
-  te_expr *x = ir_add(ir_mul(xo, I(16)), xi);
-  ir_stmt *st = ir_store(arg_buffer(&p, b), ir_load(arg_buffer(&p, a), TE_F32, x), x);
-  te_expr *cond = ir_lt(x, n);
-  st = ir_if(ir_call(ctx, IR_INTRIN_LIKELY, TE_BOOL, 1, &cond), st, NULL);
-  te_expr *ext = ir_floordiv(ir_add(n, I(15)), I(16));
-  ir_stmt *s = ir_for(xo, I(0), ext, IR_FOR_PARALLEL, 0, ir_for(xi, I(0), I(16), 0, 0, st));
+  lw_pass_ctx p;
+  ir_stmt *s = symbolic_split_copy(&p, n, IR_FOR_PARALLEL);
   ir_stmt *r = lw_loop_partition(&p, s);
   char *t = text(r);
   cr_assert_eq(r->kind, IR_S_FOR, "%s", t);
   cr_assert_eq(count_kind(r, IR_S_FOR), 3,
                "one parallel loop, the steady and tail inner loops:\n%s", t);
-  for (int64_t nv = 1; nv <= 50; nv += 7) {
-    ir_stmt *s1 = ir_substitute_stmt(ctx, s, 1, &n, E(I(nv)));
-    ir_stmt *r1 = ir_substitute_stmt(ctx, r, 1, &n, E(I(nv)));
-    assert_same_stores(s1, r1);
-  }
+  assert_same_stores_for_sizes(n, s, r);
   free(t);
 }
 
