@@ -26,8 +26,8 @@ LLVMValueRef cg_call_fn(cg_llvm *cg, const char *name, LLVMTypeRef ret, int n,
                         "");
 }
 
-static LLVMValueRef cg_intrinsic(cg_llvm *cg, const char *name, LLVMTypeRef overload, int n,
-                                 LLVMValueRef *args) {
+LLVMValueRef cg_intrinsic(cg_llvm *cg, const char *name, LLVMTypeRef overload, int n,
+                          LLVMValueRef *args) {
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   if (id == 0) {
     ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: no LLVM intrinsic '%s'", name);

@@ -98,6 +98,10 @@ LLVMValueRef cg_vm_exp(cg_llvm *, te_dtype t, LLVMValueRef x);
 LLVMValueRef cg_vm_log(cg_llvm *, te_dtype t, LLVMValueRef x);
 LLVMValueRef cg_vm_tanh(cg_llvm *, te_dtype t, LLVMValueRef x);
 LLVMValueRef cg_vm_sigmoid(cg_llvm *, te_dtype t, LLVMValueRef x);
+/* A call of the LLVM intrinsic `name` overloaded on one type (llvm.fabs, llvm.vector.reduce.or,
+   ...); NULL with an internal error when LLVM has no such intrinsic. */
+LLVMValueRef cg_intrinsic(cg_llvm *, const char *name, LLVMTypeRef overload, int n,
+                          LLVMValueRef *args);
 /* A call to a function declared once per module (created on first use). */
 LLVMValueRef cg_call_fn(cg_llvm *, const char *name, LLVMTypeRef ret, int n,
                         LLVMTypeRef const params[], LLVMValueRef const args[]);

@@ -108,14 +108,6 @@ static LLVMValueRef cg_access_mask(cg_llvm *cg, unsigned lanes) {
   return NULL;
 }
 
-/* llvm.vector.reduce.or of a mask: some lane is live. */
-static LLVMValueRef cg_any_lane(cg_llvm *cg, LLVMValueRef mask) {
-  unsigned id = LLVMLookupIntrinsicID("llvm.vector.reduce.or", 21);
-  LLVMTypeRef mt = LLVMTypeOf(mask);
-  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, &mt, 1);
-  return LLVMBuildCall2(cg->b, LLVMIntrinsicGetType(cg->lctx, id, &mt, 1), fn, &mask, 1, "");
-}
-
 /* A load whose lanes all read one element (its index a broadcast, as a register tile's operand
    in a masked tail): one scalar load, splat, not a gather. Under a mask it is a one-element
    masked load, done when some lane is live, and masked-off lanes read zero as in any masked
@@ -136,8 +128,11 @@ static LLVMValueRef cg_uniform_load(cg_llvm *cg, te_expr *e, LLVMValueRef base, 
   }
   LLVMTypeRef v1 = LLVMVectorType(elem, 1);
   LLVMValueRef zero32 = LLVMConstInt(cg->t_i32, 0, 0);
-  LLVMValueRef m1 = LLVMBuildInsertElement(cg->b, LLVMGetUndef(LLVMVectorType(cg->t_i1, 1)),
-                                           cg_any_lane(cg, mask), zero32, "");
+  LLVMValueRef any = cg_intrinsic(cg, "llvm.vector.reduce.or", LLVMTypeOf(mask), 1, &mask);
+  if (!any)
+    return NULL;
+  LLVMValueRef m1 =
+      LLVMBuildInsertElement(cg->b, LLVMGetUndef(LLVMVectorType(cg->t_i1, 1)), any, zero32, "");
   LLVMValueRef args[3] = {p, m1, LLVMConstNull(v1)};
   LLVMValueRef one = cg_masked_call(cg, "llvm.masked.load", v1, cg->t_ptr, args, 3, 0, align);
   LLVMValueRef x = LLVMBuildExtractElement(cg->b, one, zero32, "");
