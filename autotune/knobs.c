@@ -258,13 +258,16 @@ te_status te_knob_reorder(te_knobs *k, te_stage *st, const char *name, int norde
 
 /* ---------------------------------------------------------------- stages and tensors by name */
 
+/* The schedule and a name are given (else an error on the schedule's context naming fn). */
+static bool lookup_args(te_schedule *s, const char *fn, const char *name) {
+  if (s && !name)
+    ir_error(s->ctx, TE_ERR_INVALID_ARG, "%s: name is NULL", fn);
+  return s && name;
+}
+
 te_stage *te_tune_stage(te_schedule *s, const char *name) {
-  if (!s)
+  if (!lookup_args(s, "te_tune_stage", name))
     return NULL;
-  if (!name) {
-    ir_error(s->ctx, TE_ERR_INVALID_ARG, "te_tune_stage: name is NULL");
-    return NULL;
-  }
   te_stage *st = sch_stage_by_name(s, name);
   if (!st)
     ir_error(s->ctx, TE_ERR_NOT_FOUND, "te_tune_stage: the schedule has no stage '%s'", name);
@@ -272,12 +275,8 @@ te_stage *te_tune_stage(te_schedule *s, const char *name) {
 }
 
 te_tensor *te_tune_tensor(te_schedule *s, const char *name) {
-  if (!s)
+  if (!lookup_args(s, "te_tune_tensor", name))
     return NULL;
-  if (!name) {
-    ir_error(s->ctx, TE_ERR_INVALID_ARG, "te_tune_tensor: name is NULL");
-    return NULL;
-  }
   for (int i = 0; i < s->nstage; i++) {
     const sch_op *op = s->stages[i]->op;
     for (int k = 0; k < op->nout; k++)

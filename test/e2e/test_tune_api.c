@@ -35,13 +35,10 @@ TestSuite(tune_api, .init = setup, .fini = teardown, .timeout = 240);
 
 enum { M = 24, N = 40, K = 12 };
 
-static te_tensor *matmul(te_ctx *ctx, te_tensor **a, te_tensor **b, int k_extent) {
-  te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
-  te_expr *k = te_reduce_axis(ctx, "k", te_int(ctx, 0), te_int(ctx, k_extent));
-  *a = te_placeholder(ctx, "A", TE_F32, 2, TE_EXPRS(te_int(ctx, M), te_int(ctx, k_extent)));
-  *b = te_placeholder(ctx, "B", TE_F32, 2, TE_EXPRS(te_int(ctx, k_extent), te_int(ctx, N)));
-  return te_compute(ctx, "C", 2, TE_EXPRS(te_int(ctx, M), te_int(ctx, N)), TE_EXPRS(i, j),
-                    TE_SUM(te_mul(TE_AT(*a, i, k), TE_AT(*b, k, j)), k));
+static te_tensor *matmul(te_tensor **a, te_tensor **b, int k_extent) {
+  *a = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, k_extent));
+  *b = tt_placeholder("B", TE_F32, 2, TT_SHAPE(k_extent, N));
+  return tt_matmul(*a, *b, M, N, k_extent);
 }
 
 static te_tune_options quick(int trials) {
@@ -58,7 +55,7 @@ static te_tune_options quick(int trials) {
 }
 
 Test(tune_api, tune_apply_best_and_run) {
-  te_tensor *A, *B, *C = TT_NN(matmul(tt_ctx, &A, &B, K));
+  te_tensor *A, *B, *C = TT_NN(matmul(&A, &B, K));
   te_tune_summary sum;
   te_tune_options o = quick(4);
   o.summary = &sum;
@@ -86,10 +83,10 @@ Test(tune_api, tune_apply_best_and_run) {
 }
 
 Test(tune_api, no_record_is_not_found) {
-  te_tensor *A, *B, *C = TT_NN(matmul(tt_ctx, &A, &B, K));
+  te_tensor *A, *B, *C = TT_NN(matmul(&A, &B, K));
   te_tune_options o = quick(2);
   TT_OK(te_tune(tt_ctx, 1, &C, tt_target(), &o));
-  te_tensor *A2, *B2, *C2 = TT_NN(matmul(tt_ctx, &A2, &B2, K + 1)); /* another workload */
+  te_tensor *A2, *B2, *C2 = TT_NN(matmul(&A2, &B2, K + 1)); /* another workload */
   te_schedule *s = tt_schedule1(C2);
   cr_assert_eq(te_apply_best(s, logpath, tt_target()), TE_ERR_NOT_FOUND);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_NOT_FOUND, "te_apply_best", "no successful record");
@@ -99,7 +96,7 @@ Test(tune_api, no_record_is_not_found) {
 }
 
 Test(tune_api, argument_errors) {
-  te_tensor *A, *B, *C = TT_NN(matmul(tt_ctx, &A, &B, K));
+  te_tensor *A, *B, *C = TT_NN(matmul(&A, &B, K));
   te_tune_options o = quick(2);
   cr_assert_eq(te_tune(tt_ctx, 1, &C, NULL, &o), TE_ERR_INVALID_ARG);
   te_clear_error(tt_ctx);
