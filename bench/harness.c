@@ -65,6 +65,38 @@ bench_timing bench_time(const bench_cfg *cfg, bench_fn fn, void *arg) {
   return t;
 }
 
+/* OpenBLAS's workers spin for about 2^28 cycles after a call, OpenMP's and Halide's for less,
+   and on two cores a spinning worker steals half the machine from whatever runs next. */
+void bench_settle(void) {
+  struct timespec settle = {0, 150 * 1000 * 1000};
+  nanosleep(&settle, NULL);
+}
+
+int bench_pair_ratio(bench_fn a, void *a_arg, bench_fn b, void *b_arg, int pairs, double *median,
+                     double *q1, double *q3) {
+  double r[MAX_SAMPLES_CAP];
+  int n = 0;
+  for (; n < pairs && n < MAX_SAMPLES_CAP; n++) {
+    bench_settle();
+    double t0 = bench_now();
+    if (a(a_arg) != 0)
+      return 0;
+    double ta = bench_now() - t0;
+    bench_settle();
+    t0 = bench_now();
+    if (b(b_arg) != 0)
+      return 0;
+    r[n] = (bench_now() - t0) / ta;
+  }
+  if (n == 0)
+    return 0;
+  qsort(r, (size_t)n, sizeof r[0], cmp_double);
+  *median = r[n / 2];
+  *q1 = r[n / 4];
+  *q3 = r[3 * n / 4];
+  return n;
+}
+
 float *bench_alloc_f32(size_t n) {
   size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
   float *p = aligned_alloc(64, bytes ? bytes : 64);
@@ -134,11 +166,7 @@ int bench_selected(const bench_cfg *cfg, const char *name) {
 double bench_run_variant(const bench_cfg *cfg, const char *workload, const char *variant,
                          int threads, int kind, double work, bench_fn fn, void *arg, float *out,
                          size_t nout, const bench_ref *ref, const char *note) {
-  /* Let the previous variant's thread pool go idle first: OpenBLAS's workers spin for about
-     2^28 cycles after a call, OpenMP's and Halide's for less, and on two cores a spinning
-     worker steals half the machine from whatever runs next. */
-  struct timespec settle = {0, 150 * 1000 * 1000};
-  nanosleep(&settle, NULL);
+  bench_settle();
   bench_poison(out, nout);
   if (fn(arg) != 0) {
     fprintf(stderr, "  %-18s %-10s %d thr: FAILED (%s)\n", workload, variant, threads,

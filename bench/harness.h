@@ -41,6 +41,16 @@ typedef struct bench_timing {
 double bench_now(void);
 bench_timing bench_time(const bench_cfg *, bench_fn, void *arg);
 
+/* The pause before a variant's calls, so that the previous variant's thread pool has gone idle
+   (OpenBLAS's workers spin for about 2^28 cycles after a call). */
+void bench_settle(void);
+
+/* a's speed over b's, call by call: `pairs` pairs of one call of each, settled before each
+   call, so that both see the same moment of a noisy machine; the median and the quartiles of
+   the pairs' ratios (b's time / a's time). Returns the pairs timed (0: a call failed). */
+int bench_pair_ratio(bench_fn a, void *a_arg, bench_fn b, void *b_arg, int pairs, double *median,
+                     double *q1, double *q3);
+
 /* 64-byte aligned float buffers (free with bench_free); NULL when out of memory. */
 float *bench_alloc_f32(size_t n);
 void bench_free(void *);

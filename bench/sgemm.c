@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 enum { CHECK_ROWS = 9 };
@@ -336,35 +335,16 @@ static void sgemm_size(const bench_cfg *cfg, int n) {
      Calls are 150 ms apart (OpenBLAS's workers spin after a call), so each starts with idle
      thread pools; the table's rows time calls back to back. */
   if (getenv("TE_BENCH_AB") && have_te) {
-    int rounds = atoi(getenv("TE_BENCH_AB"));
     for (int ti = 0; ti < nthreads; ti++) {
-      int t = threads[ti];
-      tb_set_threads(t);
-      openblas_set_num_threads(t);
-      double r[200];
-      int nr_ = 0;
-      for (int q = 0; q < rounds && q < 200; q++) {
-        struct timespec settle = {0, 150 * 1000 * 1000};
-        nanosleep(&settle, NULL);
-        double t0 = bench_now();
-        tb_run(&targs);
-        double t1 = bench_now();
-        nanosleep(&settle, NULL);
-        double t2 = bench_now();
-        run_openblas(&d);
-        double t3 = bench_now();
-        r[nr_++] = (t3 - t2) / (t1 - t0);
-      }
-      for (int a = 0; a < nr_; a++)
-        for (int b = a + 1; b < nr_; b++)
-          if (r[b] < r[a]) {
-            double x = r[a];
-            r[a] = r[b];
-            r[b] = x;
-          }
-      fprintf(stderr,
-              "AB %s %d thr: te/openblas speed ratio median %.3f (q1 %.3f q3 %.3f, %d pairs)\n", wl,
-              t, r[nr_ / 2], r[nr_ / 4], r[3 * nr_ / 4], nr_);
+      double med, q1, q3;
+      tb_set_threads(threads[ti]);
+      openblas_set_num_threads(threads[ti]);
+      int n = bench_pair_ratio(tb_run, &targs, run_openblas, &d, atoi(getenv("TE_BENCH_AB")), &med,
+                               &q1, &q3);
+      if (n)
+        fprintf(stderr,
+                "AB %s %d thr: te/openblas speed ratio median %.3f (q1 %.3f q3 %.3f, %d pairs)\n",
+                wl, threads[ti], med, q1, q3, n);
     }
   }
   for (int ti = 0; ti < nthreads; ti++) {
