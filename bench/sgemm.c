@@ -339,12 +339,12 @@ static void sgemm_size(const bench_cfg *cfg, int n) {
       double med, q1, q3;
       tb_set_threads(threads[ti]);
       openblas_set_num_threads(threads[ti]);
-      int n = bench_pair_ratio(tb_run, &targs, run_openblas, &d, atoi(getenv("TE_BENCH_AB")), &med,
-                               &q1, &q3);
-      if (n)
+      int pairs = bench_pair_ratio(tb_run, &targs, run_openblas, &d, atoi(getenv("TE_BENCH_AB")),
+                                   &med, &q1, &q3);
+      if (pairs)
         fprintf(stderr,
                 "AB %s %d thr: te/openblas speed ratio median %.3f (q1 %.3f q3 %.3f, %d pairs)\n",
-                wl, threads[ti], med, q1, q3, n);
+                wl, threads[ti], med, q1, q3, pairs);
     }
   }
   for (int ti = 0; ti < nthreads; ti++) {

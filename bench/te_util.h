@@ -23,7 +23,8 @@ enum {
   TB_EXTRA2 = 1u << 5, /* a second workload-specific step */
 };
 
-enum { TB_MAX_TENSORS = 8, TB_MAX_LADDER = 40 };
+/* TB_COMPILE_SAMPLES: builds of the kept schedule whose median build time is reported. */
+enum { TB_MAX_TENSORS = 8, TB_MAX_LADDER = 40, TB_COMPILE_SAMPLES = 3 };
 
 /* What a workload's define function fills in. */
 typedef struct tb_def {
@@ -42,9 +43,9 @@ typedef struct tb_kernel {
   void *entry;
   int ntensors;
   unsigned flags;
-  char desc[96];  /* the flags used, as text */
-  char note[240]; /* "schedule: ...; better ones refused: ..." */
-  te_build_times times;
+  char desc[96];        /* the flags used, as text */
+  char note[240];       /* "schedule: ...; better ones refused: ..." */
+  te_build_times times; /* the median of TB_COMPILE_SAMPLES builds */
 } tb_kernel;
 
 /* The ladder for a workload: every combination of TB_VEC, TB_PAR, the extras the workload has
