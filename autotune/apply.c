@@ -167,7 +167,8 @@ static te_status store_last(te_stage *st, int nd, int v) {
   return te_reorder_storage(st, nd, dims);
 }
 
-/* The inner part, computed at a tile: R0 S2 R1 S3, the vector axis' S3 innermost.
+/* The inner part, computed at a tile: R0 S2 R1 S3, the vector axis' S3 innermost, tails
+   rounded up.
    *r0: its outermost reduce loop. */
 static te_status tile_inner(applier *a, te_stage *st, te_iter **r0) {
   const at_stage_info *si = &a->t->stage[a->t->tiled];
@@ -175,6 +176,11 @@ static te_status tile_inner(applier *a, te_stage *st, te_iter **r0) {
   te_iter *S2[AT_MAX_AXES], *S3[AT_MAX_AXES], *R0[AT_MAX_AXES], *R1[AT_MAX_AXES];
   for (int i = 0; i < n; i++) {
     const int64_t *f = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
+    /* a register tile that does not divide the axis: the last block's tiles are computed
+       whole (st is an intermediate: a local block or a fused producer), so the tile's loops
+       need no guard and its vectors no mask; only the copy out of the block is guarded */
+    if (si->space_ext[i] % f[3] != 0)
+      TRY(te_set_tail(st, te_axis(st, i), TE_TAIL_ROUND_UP));
     TRY(te_split(st, te_axis(st, i), f[3], &S2[i], &S3[i]));
   }
   for (int i = 0; i < m; i++) {

@@ -73,7 +73,7 @@ void at_workload_key(const char *text, char out[17]);
 /* ---------------------------------------------------------------- sketches (sketch.c) */
 
 enum { AT_MAX_CACHE_READS = 4, AT_MAX_STAGES = 24, AT_MAX_AXES = 8, AT_MAX_KNOBS = 48, AT_MAX_VALS = 96,
-       AT_MAX_SKETCHES = 10 };
+       AT_MAX_SKETCHES = 10, AT_MAX_LEVELS = 4 /* of a tile knob */ };
 
 typedef struct at_stage_info {
   char name[96];
@@ -98,7 +98,9 @@ typedef enum at_sketch_kind {
 } at_sketch_kind;
 
 typedef enum at_knob_kind {
-  AT_KNOB_TILE,  /* factors of one axis over nlevels loops, outermost first, product = extent */
+  AT_KNOB_TILE,  /* factors of one axis over nlevels loops, outermost first: the product is the
+                    extent, or (space tiles of the tiled stage) the outermost level counts the
+                    tiles the inner levels make, rounded up (space.c) */
   AT_KNOB_CHOICE /* one value in [0, nchoices) */
 } at_knob_kind;
 

@@ -1,12 +1,16 @@
 /* space.c — points of a sketch's space: sampling, mutation, crossover, validity, and the
  * values as text (the log's "params", so a resumed search can mutate logged candidates).
  *
- * A tile knob holds one factor per level, outermost first, whose product is the axis extent
- * (perfect tiling: every factor divides). Innermost factors are bounded (inner_limit) as
- * Ansor bounds its innermost split factor; the vector axis' innermost factor is mostly drawn
- * among multiples of 8 (whole vectors). Mutation moves one prime factor between two levels of a tile, or redraws
- * a choice, so a mutant is always valid.
+ * A tile knob holds one factor per level, outermost first. Reduction and simple-stage tiles
+ * divide their extent exactly (the product is the extent); the tiled stage's space tiles may
+ * leave a tail (half their draws are free factors; the outermost level then counts the tiles,
+ * rounded up), so a 6 x 64 register tile is in the space of a 1024 x 1024 matmul. Innermost
+ * factors are bounded (inner_limit) as Ansor bounds its innermost split factor; the vector
+ * axis' innermost factor is mostly whole 8-lane vectors. Mutation moves one prime factor
+ * between two levels of a tile, redraws one level of a tile that may leave a tail, or redraws
+ * a choice; a mutant is always valid.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +19,9 @@
 
 enum { AT_MAX_VECTOR = 64, AT_MAX_ROWS = 16 };
 
-static const at_sketch *sketch_of(const at_task *t, const at_cand *c) { return &t->sketch[c->sketch]; }
+static const at_sketch *sketch_of(const at_task *t, const at_cand *c) {
+  return &t->sketch[c->sketch];
+}
 
 /* The space axis of the tiled stage that carries the vector in sketch sk: its own (a
    tile+cache+read:A sketch), else the last. */
@@ -59,20 +65,73 @@ static int64_t pick_vector(at_rng *r, int64_t n, int64_t limit) {
   return k ? w[at_rng_int(r, k)] : 0;
 }
 
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Whether the tile's factors may leave a tail: the space tiles of the tiled stage, whose last
+   tiles te guards (an output's) or rounds up (a local block's, apply.c), so a 6-row register
+   tile can tile 1024 rows. Their outermost level then counts the tiles, rounded up. Reduction
+   and simple-stage tiles keep exact factors. */
+static bool may_tail(const at_knob *k) { return k->role == AT_ROLE_SPACE_TILE; }
+
+/* What level l of the tile spans: the extent over the levels inside it, rounded up. */
+static int64_t left_for(const at_knob *k, const int64_t *v, int l) {
+  int64_t inside = 1;
+  for (int i = l + 1; i < k->nlevels; i++)
+    inside *= v[i];
+  return ceil_div(k->extent > 0 ? k->extent : 1, inside);
+}
+
+/* A factor for level l of a tile that may leave a tail, spanning rest: the vector's
+   innermost level a multiple of 8 lanes, the rows' any count up to limit, a middle level
+   log-uniform (tiles of 5 and 500 rows are as likely). */
+static int64_t pick_free(at_rng *r, int64_t rest, int64_t limit, bool vector, bool innermost) {
+  int64_t hi = rest < limit ? rest : limit;
+  if (vector && innermost && hi >= 8)
+    return 8 * (1 + at_rng_int(r, (int)(hi / 8)));
+  if (innermost)
+    return 1 + at_rng_int(r, (int)(hi < 4096 ? hi : 4096));
+  int64_t x = (int64_t)(exp(at_rng_unit(r) * log((double)hi)) + 0.5);
+  return x < 1 ? 1 : x > hi ? hi : x;
+}
+
+/* Level l drawn for a tile spanning rest there: whole vectors or divisors, or (half the time,
+   where tails are allowed) any factor. */
+static int64_t pick_level(const at_task *t, const at_sketch *sk, const at_knob *k, at_rng *r, int l,
+                          int64_t rest) {
+  bool innermost = l == k->nlevels - 1;
+  int64_t limit = innermost ? inner_limit(t, sk, k) : INT64_MAX;
+  bool vector = k->role == AT_ROLE_SPACE_TILE && k->axis == vector_axis(t, sk, k);
+  if (may_tail(k) && at_rng_unit(r) < 0.5)
+    return pick_free(r, rest, limit, vector, innermost);
+  int64_t f = 0;
+  if (vector && innermost && at_rng_unit(r) < 0.8) /* mostly whole vectors */
+    f = pick_vector(r, rest, limit);
+  return f ? f : pick_divisor(r, rest, limit);
+}
+
 static void sample_tile(const at_task *t, const at_sketch *sk, const at_knob *k, at_rng *r,
                         int64_t *v) {
   int64_t rest = k->extent > 0 ? k->extent : 1;
-  bool vector = k->role == AT_ROLE_SPACE_TILE && k->axis == vector_axis(t, sk, k);
   for (int l = k->nlevels - 1; l >= 1; l--) {
-    int64_t limit = l == k->nlevels - 1 ? inner_limit(t, sk, k) : INT64_MAX;
-    v[l] = 0;
-    if (vector && l == k->nlevels - 1 && at_rng_unit(r) < 0.8) /* mostly whole vectors */
-      v[l] = pick_vector(r, rest, limit);
-    if (!v[l])
-      v[l] = pick_divisor(r, rest, limit);
-    rest /= v[l];
+    v[l] = pick_level(t, sk, k, r, l, rest);
+    rest = ceil_div(rest, v[l]);
   }
   v[0] = rest;
+}
+
+/* The tile's values are consistent: every factor at least 1 and at most what its level spans,
+   the innermost within its limit, the outermost the rounded-up count (the product, exactly,
+   where tails are not allowed). */
+static bool tile_ok(const at_task *t, const at_sketch *sk, const at_knob *k, const int64_t *v) {
+  int64_t prod = 1;
+  for (int l = 0; l < k->nlevels; l++) {
+    if (v[l] < 1 || (l > 0 && v[l] > left_for(k, v, l)))
+      return false;
+    prod *= v[l];
+  }
+  if (v[k->nlevels - 1] > inner_limit(t, sk, k) || v[0] != left_for(k, v, 0))
+    return false;
+  return may_tail(k) || prod == k->extent;
 }
 
 static void sample_knob(const at_task *t, const at_sketch *sk, const at_knob *k, at_rng *r,
@@ -102,27 +161,40 @@ static int64_t smallest_prime(int64_t n) {
   return n;
 }
 
-/* Moves a prime factor from one level of the tile to another; false when nothing moved. */
+/* Moves a prime factor from one level of the tile to another (the outermost level then
+   recounts the tiles), or, where tails are allowed, redraws one inner level; false when
+   nothing valid came of it. */
 static bool mutate_tile(const at_task *t, const at_sketch *sk, const at_knob *k, at_rng *r,
                         int64_t *v) {
+  int64_t old[AT_MAX_LEVELS];
+  memcpy(old, v, sizeof(int64_t) * (size_t)k->nlevels);
   for (int tries = 0; tries < 8; tries++) {
-    int from = at_rng_int(r, k->nlevels), to = at_rng_int(r, k->nlevels);
-    if (from == to || v[from] <= 1)
-      continue;
-    /* a random prime factor of v[from] */
-    int64_t x = v[from], primes[64];
-    int np = 0;
-    while (x > 1 && np < 64) {
-      int64_t p = smallest_prime(x);
-      primes[np++] = p;
-      x /= p;
+    if (may_tail(k) && at_rng_unit(r) < 0.5) {
+      int l = 1 + at_rng_int(r, k->nlevels - 1);
+      v[l] = pick_level(t, sk, k, r, l, left_for(k, v, l));
+      for (int o = l - 1; o >= 1; o--) /* the levels outside it span less now */
+        if (v[o] > left_for(k, v, o))
+          v[o] = left_for(k, v, o);
+    } else {
+      int from = at_rng_int(r, k->nlevels), to = at_rng_int(r, k->nlevels);
+      if (from == to || v[from] <= 1)
+        continue;
+      /* a random prime factor of v[from] */
+      int64_t x = v[from], primes[64];
+      int np = 0;
+      while (x > 1 && np < 64) {
+        int64_t p = smallest_prime(x);
+        primes[np++] = p;
+        x /= p;
+      }
+      int64_t p = primes[at_rng_int(r, np)];
+      v[from] /= p;
+      v[to] *= p;
     }
-    int64_t p = primes[at_rng_int(r, np)];
-    if (to == k->nlevels - 1 && v[to] * p > inner_limit(t, sk, k))
-      continue;
-    v[from] /= p;
-    v[to] *= p;
-    return true;
+    v[0] = left_for(k, v, 0);
+    if (memcmp(old, v, sizeof(int64_t) * (size_t)k->nlevels) != 0 && tile_ok(t, sk, k, v))
+      return true;
+    memcpy(v, old, sizeof(int64_t) * (size_t)k->nlevels);
   }
   return false;
 }
@@ -172,13 +244,7 @@ bool at_cand_valid(const at_task *t, const at_cand *c) {
         return false;
       continue;
     }
-    int64_t prod = 1;
-    for (int l = 0; l < kn->nlevels; l++) {
-      if (v[l] < 1)
-        return false;
-      prod *= v[l];
-    }
-    if (prod != kn->extent || v[kn->nlevels - 1] > inner_limit(t, sk, kn))
+    if (!tile_ok(t, sk, kn, v))
       return false;
   }
   return true;

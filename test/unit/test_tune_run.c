@@ -210,7 +210,8 @@ Test(tune_run, bad_options) {
 
 /* Every generated sketch computes the function of the default schedule: each measured candidate
    is checked against it (o.check), on shapes no tile divides evenly into powers of two and a
-   convolution whose padding is inlined into the copies of tile+cache+read. */
+   convolution whose padding is inlined into the copies of tile+cache+read; some register tiles
+   leave a tail their local block rounds up. */
 static void expect_all_correct(const char *desc, int trials) {
   const char *log = tu_path("log.jsonl");
   te_tensor *out = tu_op(ctx, desc);
@@ -220,13 +221,15 @@ static void expect_all_correct(const char *desc, int trials) {
   at_log l;
   tu_read(log, &l);
   cr_assert_eq(l.n, trials, "%s", desc);
-  int read_sketch = 0;
+  int read_sketch = 0, round_up = 0;
   for (int i = 0; i < l.n; i++) {
     cr_assert_str_eq(l.rec[i].error_kind, "", "%s: trial %d (%s): %s %s", desc, i,
                      l.rec[i].sketch, l.rec[i].error_kind, l.rec[i].message);
     read_sketch += !strcmp(l.rec[i].sketch, "tile+cache+read");
+    round_up += strstr(l.rec[i].trace, "round_up") != NULL;
   }
   cr_assert_gt(read_sketch, 0, "%s: no tile+cache+read candidate measured", desc);
+  cr_assert_gt(round_up, 0, "%s: no register tile with a rounded-up tail measured", desc);
   at_log_free(&l);
   remove(log);
 }

@@ -7,7 +7,6 @@
 
 #include <math.h>
 
-
 TestSuite(tune_space, .init = tu_setup, .fini = tu_teardown);
 
 static at_workload workload(const char *desc) {
@@ -27,9 +26,9 @@ static void expect_sketches(const char *desc, const char *const names[], int n) 
 }
 
 Test(tune_space, sketches_by_workload) {
-  expect_sketches("matmul M=32 N=32 K=16 dtype=f32",
-                  (const char *const[]){"tile", "tile+cache", "tile+cache+read",
-                                        "tile+cache+read:0"}, 4);
+  expect_sketches(
+      "matmul M=32 N=32 K=16 dtype=f32",
+      (const char *const[]){"tile", "tile+cache", "tile+cache+read", "tile+cache+read:0"}, 4);
   expect_sketches("matmul M=12 N=32 K=16 dtype=f32", /* i too short for a vector of its own */
                   (const char *const[]){"tile", "tile+cache", "tile+cache+read"}, 3);
   expect_sketches("matmul_relu M=32 N=32 K=16 dtype=f32",
@@ -75,6 +74,72 @@ Test(tune_space, candidates_valid_conv2d) {
 }
 Test(tune_space, candidates_valid_softmax) { check_space("softmax N=6 D=40 dtype=f32", 8); }
 Test(tune_space, candidates_valid_fused) { check_space("matmul_relu M=16 N=32 K=8 dtype=f32", 8); }
+
+/* The tiled stage's space tiles may leave a tail (a 6-row tile of 1024 rows): their outermost
+   level counts the tiles, rounded up; reduction tiles stay exact; a wrong count is invalid. */
+Test(tune_space, space_tiles_may_leave_tails) {
+  at_workload wl = workload("matmul M=1024 N=1024 K=1000 dtype=f32");
+  at_task t;
+  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK);
+  int sk = at_task_sketch_index(&t, "tile+cache+read");
+  cr_assert_geq(sk, 0);
+  at_rng rng;
+  at_rng_seed(&rng, 5);
+  int tails = 0;
+  for (int n = 0; n < 200; n++) {
+    at_cand c, m;
+    at_cand_sample(&t, sk, &rng, &c);
+    at_cand_mutate(&t, &c, &rng, &m);
+    const at_cand *both[] = {&c, &m};
+    for (int b = 0; b < 2; b++) {
+      cr_assert(at_cand_valid(&t, both[b]));
+      for (int k = 0; k < t.sketch[sk].nknob; k++) {
+        const at_knob *kn = &t.sketch[sk].knob[k];
+        if (kn->kind != AT_KNOB_TILE)
+          continue;
+        const int64_t *v = both[b]->v + kn->offset;
+        int64_t inner = 1;
+        for (int l = 1; l < kn->nlevels; l++)
+          inner *= v[l];
+        cr_assert_eq(v[0], (kn->extent + inner - 1) / inner, "knob %d: outer %lld", k,
+                     (long long)v[0]);
+        if (kn->role == AT_ROLE_REDUCE_TILE)
+          cr_assert_eq(v[0] * inner, kn->extent, "a reduction tile left a tail");
+        else
+          tails += v[0] * inner != kn->extent;
+      }
+    }
+  }
+  cr_assert_gt(tails, 20, "only %d space tiles with a tail in 400 candidates", tails);
+
+  /* the hand schedule's tiles (bench/sgemm.c): 258 x 64 blocks of 6 x 64 register tiles */
+  at_cand c;
+  at_cand_sample(&t, sk, &rng, &c);
+  const at_sketch *s = &t.sketch[sk];
+  for (int k = 0; k < s->nknob; k++) {
+    const at_knob *kn = &s->knob[k];
+    int64_t *v = c.v + kn->offset;
+    if (kn->role == AT_ROLE_SPACE_TILE && kn->axis == 0)
+      v[0] = 4, v[1] = 1, v[2] = 43, v[3] = 6; /* 4 blocks of 258 rows: 1032 >= 1024 */
+    else if (kn->role == AT_ROLE_SPACE_TILE)
+      v[0] = 16, v[1] = 1, v[2] = 1, v[3] = 64;
+  }
+  cr_assert(at_cand_valid(&t, &c));
+  te_schedule *sch = te_schedule_new(ctx, wl.nout, wl.outs);
+  cr_assert_eq(at_cand_apply(&t, &c, sch), TE_OK, "%s", te_last_error(ctx));
+  char *trace = te_schedule_trace(sch);
+  cr_assert(strstr(trace, "set_tail matmul_local i round_up"), "%s", trace);
+  cr_assert_null(strstr(trace, "set_tail matmul_local j"), "%s", trace);
+  te_free(trace);
+  for (int k = 0; k < s->nknob; k++)
+    if (s->knob[k].role == AT_ROLE_SPACE_TILE && s->knob[k].axis == 0) {
+      c.v[s->knob[k].offset] = 5; /* not the count of 258-row blocks */
+      cr_assert_not(at_cand_valid(&t, &c));
+      c.v[s->knob[k].offset] = 4;
+      c.v[s->knob[k].offset + 2] = 300; /* 300 x 6 rows: more than the axis */
+      cr_assert_not(at_cand_valid(&t, &c));
+    }
+}
 
 Test(tune_space, features_finite_and_distinct) {
   at_workload wl = workload("matmul M=64 N=64 K=64 dtype=f32");
