@@ -164,15 +164,17 @@ void wl_blur(const bench_cfg *cfg) {
   int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
   for (int ti_ = 0; ti_ < nthreads; ti_++) {
     int t = threads[ti_];
-    tb_run_te(cfg, wl, t, ROW_BYTES, bytes, have_te, &targs, d.out, nout, &chk);
-    if (hl[t > 1])
-      bench_run_variant(cfg, wl, "halide", t, ROW_BYTES, bytes, hl_run, hl[t > 1], d.out, nout,
-                        &chk, t > 1 ? "parallel schedule" : "schedule without parallel");
-    else
-      bench_add_failed(wl, "halide", t, "pipeline did not compile");
-    if (t == 1)
-      bench_run_variant(cfg, wl, "c", 1, ROW_BYTES, bytes, run_c, &d, d.out, nout, &chk,
-                        "ring of 3 rows, gcc -O3 -march=native");
+    for (int round = 0; round < cfg->rounds; round++) { /* harness.h: rounds */
+      tb_run_te(cfg, wl, t, ROW_BYTES, bytes, have_te, &targs, d.out, nout, &chk);
+      if (hl[t > 1])
+        bench_run_variant(cfg, wl, "halide", t, ROW_BYTES, bytes, hl_run, hl[t > 1], d.out, nout,
+                          &chk, t > 1 ? "parallel schedule" : "schedule without parallel");
+      else
+        bench_add_failed(wl, "halide", t, "pipeline did not compile");
+      if (t == 1)
+        bench_run_variant(cfg, wl, "c", 1, ROW_BYTES, bytes, run_c, &d, d.out, nout, &chk,
+                          "ring of 3 rows, gcc -O3 -march=native");
+    }
   }
   hl_free(hl[0]);
   hl_free(hl[1]);

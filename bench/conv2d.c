@@ -32,8 +32,8 @@ static te_expr *clamp(te_expr *v, int lo, int hi) {
 }
 
 /* The input [n, c, h, w] and the weights [k, c, 3, 3], named as asked. */
-static void define_inputs(te_ctx *ctx, const conv_shape *s, const char *in_name,
-                          const char *w_name, te_tensor **in, te_tensor **w) {
+static void define_inputs(te_ctx *ctx, const conv_shape *s, const char *in_name, const char *w_name,
+                          te_tensor **in, te_tensor **w) {
   *in = te_placeholder(
       ctx, in_name, TE_F32, 4,
       TE_EXPRS(te_int(ctx, s->n), te_int(ctx, s->c), te_int(ctx, s->h), te_int(ctx, s->w)));
@@ -100,11 +100,10 @@ static void conv_define_blocked(te_ctx *ctx, unsigned flags, const conv_shape *s
   te_expr *kb16 = te_int(ctx, KB);
   te_expr *wb = te_var(ctx, "kb"), *wc = te_var(ctx, "c"), *wy = te_var(ctx, "ry"),
           *wx = te_var(ctx, "rx"), *wk = te_var(ctx, "kk");
-  te_tensor *wp = te_compute(ctx, "Wp", 5,
-                             TE_EXPRS(te_int(ctx, s->k / KB), te_int(ctx, s->c), te_int(ctx, 3),
-                                      te_int(ctx, 3), kb16),
-                             TE_EXPRS(wb, wc, wy, wx, wk),
-                             TE_AT(w, te_add(te_mul(wb, kb16), wk), wc, wy, wx));
+  te_tensor *wp = te_compute(
+      ctx, "Wp", 5,
+      TE_EXPRS(te_int(ctx, s->k / KB), te_int(ctx, s->c), te_int(ctx, 3), te_int(ctx, 3), kb16),
+      TE_EXPRS(wb, wc, wy, wx, wk), TE_AT(w, te_add(te_mul(wb, kb16), wk), wc, wy, wx));
   te_expr *n = te_var(ctx, "n"), *b = te_var(ctx, "kb"), *y = te_var(ctx, "y"),
           *x = te_var(ctx, "x"), *kk = te_var(ctx, "kk");
   te_expr *rc = te_reduce_axis(ctx, "rc", te_int(ctx, 0), te_int(ctx, s->c));
@@ -121,7 +120,8 @@ static void conv_define_blocked(te_ctx *ctx, unsigned flags, const conv_shape *s
   te_tensor *o = te_compute(
       ctx, "Out", 4,
       TE_EXPRS(te_int(ctx, s->n), te_int(ctx, s->k), te_int(ctx, s->h), te_int(ctx, s->w)),
-      TE_EXPRS(on, ok, oy, ox), TE_AT(ob, on, te_floordiv(ok, kb16), oy, ox, te_floormod(ok, kb16)));
+      TE_EXPRS(on, ok, oy, ox),
+      TE_AT(ob, on, te_floordiv(ok, kb16), oy, ox, te_floormod(ok, kb16)));
   out->s = te_schedule_new(ctx, 1, &o);
   out->ntensors = 3;
   out->tensors[0] = in;
@@ -130,8 +130,8 @@ static void conv_define_blocked(te_ctx *ctx, unsigned flags, const conv_shape *s
   if (!out->s)
     return;
   te_stage *os = te_stage_of(out->s, o), *bs = te_stage_of(out->s, ob);
-  te_reorder(os, 4, (te_iter *const[]){te_axis(os, 0), te_axis(os, 2), te_axis(os, 1),
-                                       te_axis(os, 3)});
+  te_reorder(os, 4,
+             (te_iter *const[]){te_axis(os, 0), te_axis(os, 2), te_axis(os, 1), te_axis(os, 3)});
   te_compute_at(bs, os, te_axis(os, 2));
   te_iter *bo = NULL, *bi = NULL, *xo = NULL, *xi = NULL;
   te_split(bs, te_axis(bs, 1), KT, &bo, &bi);
@@ -324,16 +324,18 @@ static void run_variants(const bench_cfg *cfg, const char *wl, conv_data *d, con
   int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
   for (int ti_ = 0; ti_ < nthreads; ti_++) {
     int t = threads[ti_];
-    tb_run_te(cfg, wl, t, ROW_FLOPS, flops, have_te, &targs, d->out, nout, chk);
-    run_onednn(cfg, wl, d, t, chk);
-    if (hl[t > 1])
-      bench_run_variant(cfg, wl, "halide", t, ROW_FLOPS, flops, hl_run, hl[t > 1], d->out, nout,
-                        chk, t > 1 ? "parallel schedule" : "schedule without parallel");
-    else
-      bench_add_failed(wl, "halide", t, "pipeline did not compile");
-    if (t == 1)
-      bench_run_variant(cfg, wl, "naive-c", 1, ROW_FLOPS, flops, run_naive, d, d->out, nout, chk,
-                        "direct loops, gcc -O3 -march=native");
+    for (int round = 0; round < cfg->rounds; round++) { /* harness.h: rounds */
+      tb_run_te(cfg, wl, t, ROW_FLOPS, flops, have_te, &targs, d->out, nout, chk);
+      run_onednn(cfg, wl, d, t, chk);
+      if (hl[t > 1])
+        bench_run_variant(cfg, wl, "halide", t, ROW_FLOPS, flops, hl_run, hl[t > 1], d->out, nout,
+                          chk, t > 1 ? "parallel schedule" : "schedule without parallel");
+      else
+        bench_add_failed(wl, "halide", t, "pipeline did not compile");
+      if (t == 1)
+        bench_run_variant(cfg, wl, "naive-c", 1, ROW_FLOPS, flops, run_naive, d, d->out, nout, chk,
+                          "direct loops, gcc -O3 -march=native");
+    }
   }
 }
 
@@ -356,15 +358,16 @@ static void run_tuned(const bench_cfg *cfg, const char *wl, conv_data *d, const 
   tb_args targs = {&tk, {&args.in, &args.w, &args.out}},
           hargs = {hand, {&args.in, &args.w, &args.out}};
   int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
-  for (int i = 0; i < nthreads; i++) {
-    tb_set_threads(threads[i]);
-    bench_run_variant(cfg, twl, "te", threads[i], ROW_FLOPS, flops, tb_run, &targs, d->out, nout,
-                      chk, tk.note);
-    run_onednn(cfg, twl, d, threads[i], chk);
-    if (have_hand)
-      bench_run_variant(cfg, twl, "te-hand", threads[i], ROW_FLOPS, flops, tb_run, &hargs, d->out,
-                        nout, chk, "te's hand schedule (the conv2d rows above)");
-  }
+  for (int i = 0; i < nthreads; i++)
+    for (int round = 0; round < cfg->rounds; round++) {
+      tb_set_threads(threads[i]);
+      bench_run_variant(cfg, twl, "te", threads[i], ROW_FLOPS, flops, tb_run, &targs, d->out, nout,
+                        chk, tk.note);
+      run_onednn(cfg, twl, d, threads[i], chk);
+      if (have_hand)
+        bench_run_variant(cfg, twl, "te-hand", threads[i], ROW_FLOPS, flops, tb_run, &hargs, d->out,
+                          nout, chk, "te's hand schedule (the conv2d rows above)");
+    }
   tb_free(&tk);
 }
 

@@ -6,6 +6,13 @@
  * sampled only cfg->slow_samples times (and not warmed up twice), so a slow fallback cannot blow
  * the 10-minute budget; the row says so.
  *
+ * Rounds: a workload times the variants of one thread count (te and its anchors) in
+ * cfg->rounds rounds, each variant in turn with a round's share of the samples, and a row's
+ * median is over the samples of every round: a slow phase of this shared machine (memory
+ * bandwidth halves for seconds at a time) then falls on te and its anchors alike instead of on
+ * whichever ran during it. The first round of a row checks its result; a slow variant is
+ * timed in the first round only.
+ *
  * Checks: every variant runs once on an output poisoned with NaN, and is compared with a plain C
  * reference computed in double: max |got - ref| / max(scale, 1e-30) over the checked points, plus
  * a scan of the whole output for non-finite values (an element never written stays NaN).
@@ -22,24 +29,29 @@ typedef struct bench_cfg {
   int max_samples;    /* at most this many (50) */
   double slow_call_s; /* a call slower than this is sampled slow_samples times only */
   int slow_samples;
-  int quick;        /* --quick: small sizes */
-  const char *only; /* --only WORKLOAD, or NULL */
-  int max_threads;  /* 2: thread counts measured are 1 and max_threads */
+  int quick;             /* --quick: small sizes */
+  const char *only;      /* --only WORKLOAD, or NULL */
+  int max_threads;       /* 2: thread counts measured are 1 and max_threads */
   const char *tuned_log; /* --tuned LOG: also time te_apply_best's kernels from a tuning log */
+  int rounds;            /* rounds of every row's samples (3; --quick: 1), see above */
 } bench_cfg;
 
 /* One call of the variant under test; returns 0 on success. */
 typedef int (*bench_fn)(void *arg);
 
 typedef struct bench_timing {
-  double median_s, min_s, max_s;
+  double median_s;
   int samples;
   int failed; /* a call returned nonzero: the numbers are meaningless */
   int slow;   /* sampled slow_samples times only (see above) */
 } bench_timing;
 
 double bench_now(void);
-bench_timing bench_time(const bench_cfg *, bench_fn, void *arg);
+/* Times fn for one round's share of cfg's samples into samples[] (room for cfg->max_samples). */
+bench_timing bench_time(const bench_cfg *, bench_fn, void *arg, double *samples);
+
+/* The median of samples[0 .. n), which it sorts; 0 when n is 0. */
+double bench_median(double *samples, int n);
 
 /* The pause before a variant's calls, so that the previous variant's thread pool has gone idle
    (OpenBLAS's workers spin for about 2^28 cycles after a call). */
@@ -86,10 +98,11 @@ typedef struct bench_ref {
 } bench_ref;
 
 /* Runs one variant the standard way and records its row (report.h): wait 150 ms for other
-   thread pools to go idle, poison out[0 .. nout) with NaN, call fn once and check against ref,
-   then time it with bench_time. kind is ROW_FLOPS or
-   ROW_BYTES and work the flops or bytes of one call. Progress goes to stderr. Returns the median
-   in seconds (0 when it failed). */
+   thread pools to go idle; the first time (no row yet) poison out[0 .. nout) with NaN, call fn
+   once and check against ref; then time it with bench_time and add the samples to the row (a
+   later round skips a row that failed or was slow). kind is ROW_FLOPS or ROW_BYTES and work the
+   flops or bytes of one call. Progress goes to stderr. Returns this round's median in seconds (0
+   when it failed or was skipped). */
 double bench_run_variant(const bench_cfg *, const char *workload, const char *variant, int threads,
                          int kind, double work, bench_fn fn, void *arg, float *out, size_t nout,
                          const bench_ref *ref, const char *note);

@@ -197,10 +197,12 @@ void wl_layernorm(const bench_cfg *cfg) {
   int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
   for (int ti = 0; ti < nthreads; ti++) {
     int t = threads[ti];
-    tb_run_te(cfg, wl, t, ROW_BYTES, bytes, have_te, &targs, d.y, n, &chk);
-    d.threads = t;
-    bench_run_variant(cfg, wl, "c-vec", t, ROW_BYTES, bytes, run_c, &d, d.y, n, &chk,
-                      "3 passes, gcc -O3 -march=native, OpenMP rows");
+    for (int round = 0; round < cfg->rounds; round++) { /* harness.h: rounds */
+      tb_run_te(cfg, wl, t, ROW_BYTES, bytes, have_te, &targs, d.y, n, &chk);
+      d.threads = t;
+      bench_run_variant(cfg, wl, "c-vec", t, ROW_BYTES, bytes, run_c, &d, d.y, n, &chk,
+                        "3 passes, gcc -O3 -march=native, OpenMP rows");
+    }
   }
   if (have_te)
     tb_free(&k);

@@ -1,6 +1,7 @@
 /* main.c — te-bench: te against OpenBLAS, oneDNN, Halide 14 and plain C (issue 4).
  *
  *   te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir] [--asm] [--tuned LOG]
+ *            [--rounds N]
  *
  * Measures the machine first (FMA peak, memory bandwidth, 1 and N threads), then runs the
  * workloads (sgemm, conv2d, blur, softmax, layernorm; --only picks one, or "peak" for the machine
@@ -43,7 +44,7 @@ enum { NWORKLOADS = sizeof workloads / sizeof workloads[0] };
 
 static void usage(FILE *f) {
   fprintf(f, "usage: te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir] "
-             "[--asm]\n                [--tuned LOG]\n"
+             "[--asm]\n                [--tuned LOG] [--rounds N]\n"
              "  --quick       small sizes and short timing (a smoke run)\n"
              "  --only W      one workload: peak");
   for (int i = 0; i < NWORKLOADS; i++)
@@ -55,7 +56,9 @@ static void usage(FILE *f) {
           "  --asm         and its assembly\n"
           "  --tuned LOG   also time the best schedules of a te-tune log (workloads \"sgemm N\n"
           "                tuned\" and \"conv2d ... tuned\": te_apply_best's kernel against the\n"
-          "                anchor and te's hand schedule)\n",
+          "                anchor and te's hand schedule)\n"
+          "  --rounds N    time te and its anchors in N alternating rounds, each row's median\n"
+          "                over all of them (default 3; --quick: 1)\n",
           TE_BENCH_DEFAULT_OUT);
 }
 
@@ -74,6 +77,9 @@ static int parse_args(int argc, char **argv, bench_cfg *cfg, const char **out) {
       *out = argv[++i];
     else if (strcmp(a, "--tuned") == 0 && i + 1 < argc)
       cfg->tuned_log = argv[++i];
+    else if (strcmp(a, "--rounds") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
+             atoi(argv[i + 1]) <= 20)
+      cfg->rounds = atoi(argv[++i]);
     else if (strcmp(a, "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
              atoi(argv[i + 1]) <= 2)
       cfg->max_threads = atoi(argv[++i]);
@@ -151,12 +157,14 @@ static void describe_anchors(void) {
 }
 
 int main(int argc, char **argv) {
-  bench_cfg cfg = {0.3, 5, 50, 2.0, 3, 0, NULL, 2, NULL};
+  bench_cfg cfg = {0.3, 5, 50, 2.0, 3, 0, NULL, 2, NULL, 0};
   const char *out = TE_BENCH_DEFAULT_OUT;
   if (!parse_args(argc, argv, &cfg, &out))
     return 2;
   if (cfg.quick)
     cfg.min_time_s = 0.05;
+  if (cfg.rounds == 0)
+    cfg.rounds = cfg.quick ? 1 : 3;
   char cmdline[512] = "";
   for (int i = 0; i < argc; i++) {
     size_t len = strlen(cmdline);

@@ -47,27 +47,71 @@ static void copy_str(char *dst, size_t size, const char *src) {
   snprintf(dst, size, "%s", src ? src : "");
 }
 
+static bench_row *find_row(const char *workload, const char *variant, int threads) {
+  for (int i = 0; i < nrows; i++)
+    if (rows[i].threads == threads && strcmp(rows[i].workload, workload) == 0 &&
+        strcmp(rows[i].variant, variant) == 0)
+      return &rows[i];
+  return NULL;
+}
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
 void bench_add_timed(const char *workload, const char *variant, int threads, row_kind kind,
-                     double work, double median_s, int samples, int checked, int ok, double max_err,
-                     const char *note) {
-  bench_row r = {0};
-  copy_str(r.workload, sizeof r.workload, workload);
-  copy_str(r.variant, sizeof r.variant, variant);
-  copy_str(r.note, sizeof r.note, note);
-  r.threads = threads;
-  r.kind = kind;
-  r.work = work;
-  r.ms = median_s * 1e3;
-  r.rate = median_s > 0 ? work / median_s * 1e-9 : 0;
-  r.frac = -1;
-  r.samples = samples;
-  r.checked = checked;
-  r.ok = ok;
-  r.max_err = max_err;
-  bench_add(&r);
+                     double work, const double *samples, int nsamples, int slow, int checked,
+                     int ok, double max_err, const char *note) {
+  bench_row *r = find_row(workload, variant, threads);
+  if (!r) {
+    bench_row n = {0};
+    copy_str(n.workload, sizeof n.workload, workload);
+    copy_str(n.variant, sizeof n.variant, variant);
+    copy_str(n.note, sizeof n.note, note);
+    n.threads = threads;
+    n.kind = kind;
+    n.work = work;
+    n.frac = -1;
+    n.slow = slow;
+    n.checked = checked;
+    n.ok = ok;
+    n.max_err = max_err;
+    r = bench_add(&n);
+  }
+  if (r->failed)
+    return;
+  double *pool = realloc(r->pool, sizeof *pool * (size_t)(r->samples + nsamples));
+  if (!pool) {
+    fprintf(stderr, "te-bench: out of memory\n");
+    exit(1);
+  }
+  memcpy(pool + r->samples, samples, sizeof *pool * (size_t)nsamples);
+  r->pool = pool;
+  r->samples += nsamples;
+  qsort(pool, (size_t)r->samples, sizeof *pool, cmp_double);
+  int n = r->samples;
+  double median_s = (n % 2) ? pool[n / 2] : 0.5 * (pool[n / 2 - 1] + pool[n / 2]);
+  r->ms = median_s * 1e3;
+  r->rate = median_s > 0 ? work / median_s * 1e-9 : 0;
+}
+
+int bench_row_exists(const char *workload, const char *variant, int threads) {
+  return find_row(workload, variant, threads) != NULL;
+}
+
+int bench_row_wants_round(const char *workload, const char *variant, int threads) {
+  const bench_row *r = find_row(workload, variant, threads);
+  return r && r->pool && !r->failed && !r->slow;
 }
 
 void bench_add_failed(const char *workload, const char *variant, int threads, const char *why) {
+  bench_row *old = find_row(workload, variant, threads);
+  if (old) { /* a later round failed: the row's numbers no longer count */
+    old->failed = 1;
+    copy_str(old->note, sizeof old->note, why);
+    return;
+  }
   bench_row r = {0};
   copy_str(r.workload, sizeof r.workload, workload);
   copy_str(r.variant, sizeof r.variant, variant);
@@ -112,7 +156,10 @@ void bench_add_copy(const char *workload, const char *variant, int from_threads,
   for (int i = nrows - 1; i >= 0; i--)
     if (rows[i].threads == from_threads && strcmp(rows[i].workload, workload) == 0 &&
         strcmp(rows[i].variant, variant) == 0) {
+      if (find_row(workload, variant, to_threads))
+        return; /* a later round */
       bench_row r = rows[i];
+      r.pool = NULL; /* its numbers stay those of the row copied */
       r.threads = to_threads;
       size_t len = strlen(r.note);
       snprintf(r.note + len, sizeof r.note - len, "%s%s", len ? "; " : "", note);

@@ -29,10 +29,12 @@ typedef struct bench_row {
   double frac; /* of peak or bandwidth; < 0 when unknown */
   double ratio;
   int has_ratio;
-  int samples;
-  int checked; /* 1 when compared with the reference */
-  int ok;      /* check passed (or not checked) */
-  int failed;  /* could not run at all */
+  int samples;  /* of every round (harness.h) */
+  double *pool; /* those samples, seconds (NULL on rows not timed) */
+  int slow;     /* sampled in round 0 only */
+  int checked;  /* 1 when compared with the reference */
+  int ok;       /* check passed (or not checked) */
+  int failed;   /* could not run at all */
   double max_err;
   char unit[16]; /* peak rows: "GFLOP/s" or "GB/s" */
   char note[240];
@@ -47,10 +49,17 @@ typedef struct bench_machine {
 
 /* Adds a row (copied). Returns a pointer valid until the next bench_add. */
 bench_row *bench_add(const bench_row *);
-/* A row for a timed run: fills rate from ms and work. */
+/* A timed run's samples (seconds): the first call makes the row, a later round's call adds
+   its samples to it; ms is the median of all of them, rate follows from ms and work.
+   checked, ok, max_err and note count from the first round. */
 void bench_add_timed(const char *workload, const char *variant, int threads, row_kind kind,
-                     double work, double median_s, int samples, int checked, int ok, double max_err,
-                     const char *note);
+                     double work, const double *samples, int nsamples, int slow, int checked,
+                     int ok, double max_err, const char *note);
+/* Whether the row of (workload, variant, threads) exists; whether it was timed and wants more
+   rounds (not failed, not slow). */
+int bench_row_exists(const char *workload, const char *variant, int threads);
+int bench_row_wants_round(const char *workload, const char *variant, int threads);
+/* A row that could not run (a later round's failure marks the existing row failed). */
 void bench_add_failed(const char *workload, const char *variant, int threads, const char *why);
 void bench_add_peak(const char *workload, const char *variant, int threads, double rate,
                     const char *unit, const char *note);

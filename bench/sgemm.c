@@ -349,19 +349,21 @@ static void sgemm_size(const bench_cfg *cfg, int n) {
   }
   for (int ti = 0; ti < nthreads; ti++) {
     int t = threads[ti];
-    tb_run_te(cfg, wl, t, ROW_FLOPS, flops, have_te, &targs, d.c, nn, &check);
-    openblas_set_num_threads(t);
-    bench_run_variant(cfg, wl, "openblas", t, ROW_FLOPS, flops, run_openblas, &d, d.c, nn, &check,
-                      openblas_get_corename());
-    hl_pipe *h = hl[t > 1 ? 1 : 0];
-    if (h)
-      bench_run_variant(cfg, wl, "halide", t, ROW_FLOPS, flops, hl_run, h, d.c, nn, &check,
-                        t > 1 ? "parallel schedule" : "schedule without parallel");
-    else
-      bench_add_failed(wl, "halide", t, "pipeline did not compile");
-    if (t == 1)
-      bench_run_variant(cfg, wl, "naive-c", 1, ROW_FLOPS, flops, run_naive, &d, d.c, nn, &check,
-                        "i-k-j, gcc -O3 -march=native");
+    for (int round = 0; round < cfg->rounds; round++) { /* harness.h: rounds */
+      tb_run_te(cfg, wl, t, ROW_FLOPS, flops, have_te, &targs, d.c, nn, &check);
+      openblas_set_num_threads(t);
+      bench_run_variant(cfg, wl, "openblas", t, ROW_FLOPS, flops, run_openblas, &d, d.c, nn, &check,
+                        openblas_get_corename());
+      hl_pipe *h = hl[t > 1 ? 1 : 0];
+      if (h)
+        bench_run_variant(cfg, wl, "halide", t, ROW_FLOPS, flops, hl_run, h, d.c, nn, &check,
+                          t > 1 ? "parallel schedule" : "schedule without parallel");
+      else
+        bench_add_failed(wl, "halide", t, "pipeline did not compile");
+      if (t == 1)
+        bench_run_variant(cfg, wl, "naive-c", 1, ROW_FLOPS, flops, run_naive, &d, d.c, nn, &check,
+                          "i-k-j, gcc -O3 -march=native");
+    }
   }
   if (cfg->tuned_log) {
     /* "sgemm n tuned": the tuned kernel as te, against OpenBLAS and te's hand schedule. */
@@ -375,15 +377,17 @@ static void sgemm_size(const bench_cfg *cfg, int n) {
       tb_args tuned_args = {&tk, {&ta, &tb, &tc}};
       for (int ti = 0; ti < nthreads; ti++) {
         int t = threads[ti];
-        tb_set_threads(t);
-        bench_run_variant(cfg, twl, "te", t, ROW_FLOPS, flops, tb_run, &tuned_args, d.c, nn, &check,
-                          tk.note);
-        openblas_set_num_threads(t);
-        bench_run_variant(cfg, twl, "openblas", t, ROW_FLOPS, flops, run_openblas, &d, d.c, nn,
-                          &check, openblas_get_corename());
-        if (have_te)
-          bench_run_variant(cfg, twl, "te-hand", t, ROW_FLOPS, flops, tb_run, &targs, d.c, nn,
-                            &check, "te's hand schedule (the sgemm rows above)");
+        for (int round = 0; round < cfg->rounds; round++) {
+          tb_set_threads(t);
+          bench_run_variant(cfg, twl, "te", t, ROW_FLOPS, flops, tb_run, &tuned_args, d.c, nn,
+                            &check, tk.note);
+          openblas_set_num_threads(t);
+          bench_run_variant(cfg, twl, "openblas", t, ROW_FLOPS, flops, run_openblas, &d, d.c, nn,
+                            &check, openblas_get_corename());
+          if (have_te)
+            bench_run_variant(cfg, twl, "te-hand", t, ROW_FLOPS, flops, tb_run, &targs, d.c, nn,
+                              &check, "te's hand schedule (the sgemm rows above)");
+        }
       }
       tb_free(&tk);
     }
