@@ -47,6 +47,19 @@ static void copy_str(char *dst, size_t size, const char *src) {
   snprintf(dst, size, "%s", src ? src : "");
 }
 
+/* A row with its key, kind and note; no fraction of peak yet. */
+static bench_row new_row(const char *workload, const char *variant, int threads, row_kind kind,
+                         const char *note) {
+  bench_row r = {0};
+  copy_str(r.workload, sizeof r.workload, workload);
+  copy_str(r.variant, sizeof r.variant, variant);
+  copy_str(r.note, sizeof r.note, note);
+  r.threads = threads;
+  r.kind = kind;
+  r.frac = -1;
+  return r;
+}
+
 static bench_row *find_row(const char *workload, const char *variant, int threads) {
   for (int i = 0; i < nrows; i++)
     if (rows[i].threads == threads && strcmp(rows[i].workload, workload) == 0 &&
@@ -65,14 +78,8 @@ void bench_add_timed(const char *workload, const char *variant, int threads, row
                      int ok, double max_err, const char *note) {
   bench_row *r = find_row(workload, variant, threads);
   if (!r) {
-    bench_row n = {0};
-    copy_str(n.workload, sizeof n.workload, workload);
-    copy_str(n.variant, sizeof n.variant, variant);
-    copy_str(n.note, sizeof n.note, note);
-    n.threads = threads;
-    n.kind = kind;
+    bench_row n = new_row(workload, variant, threads, kind, note);
     n.work = work;
-    n.frac = -1;
     n.slow = slow;
     n.checked = checked;
     n.ok = ok;
@@ -112,41 +119,24 @@ void bench_add_failed(const char *workload, const char *variant, int threads, co
     copy_str(old->note, sizeof old->note, why);
     return;
   }
-  bench_row r = {0};
-  copy_str(r.workload, sizeof r.workload, workload);
-  copy_str(r.variant, sizeof r.variant, variant);
-  copy_str(r.note, sizeof r.note, why);
-  r.threads = threads;
+  bench_row r = new_row(workload, variant, threads, ROW_FLOPS, why);
   r.failed = 1;
-  r.frac = -1;
   bench_add(&r);
 }
 
 void bench_add_compile(const char *workload, const char *variant, double seconds,
                        const char *note) {
-  bench_row r = {0};
-  copy_str(r.workload, sizeof r.workload, workload);
-  copy_str(r.variant, sizeof r.variant, variant);
-  copy_str(r.note, sizeof r.note, note);
-  r.threads = 1;
-  r.kind = ROW_COMPILE;
+  bench_row r = new_row(workload, variant, 1, ROW_COMPILE, note);
   r.ms = seconds * 1e3;
-  r.frac = -1;
   r.ok = 1;
   bench_add(&r);
 }
 
 void bench_add_peak(const char *workload, const char *variant, int threads, double rate,
                     const char *unit, const char *note) {
-  bench_row r = {0};
-  copy_str(r.workload, sizeof r.workload, workload);
-  copy_str(r.variant, sizeof r.variant, variant);
+  bench_row r = new_row(workload, variant, threads, ROW_PEAK, note);
   copy_str(r.unit, sizeof r.unit, unit);
-  copy_str(r.note, sizeof r.note, note);
-  r.threads = threads;
-  r.kind = ROW_PEAK;
   r.rate = rate;
-  r.frac = -1;
   r.ok = 1;
   bench_add(&r);
 }
