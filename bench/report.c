@@ -7,6 +7,8 @@
 
 #include "report.h"
 
+#include "harness.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,11 +70,6 @@ static bench_row *find_row(const char *workload, const char *variant, int thread
   return NULL;
 }
 
-static int cmp_double(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
 void bench_add_timed(const char *workload, const char *variant, int threads, row_kind kind,
                      double work, const double *samples, int nsamples, int slow, int checked,
                      int ok, double max_err, const char *note) {
@@ -96,9 +93,7 @@ void bench_add_timed(const char *workload, const char *variant, int threads, row
   memcpy(pool + r->samples, samples, sizeof *pool * (size_t)nsamples);
   r->pool = pool;
   r->samples += nsamples;
-  qsort(pool, (size_t)r->samples, sizeof *pool, cmp_double);
-  int n = r->samples;
-  double median_s = (n % 2) ? pool[n / 2] : 0.5 * (pool[n / 2 - 1] + pool[n / 2]);
+  double median_s = bench_median(pool, r->samples);
   r->ms = median_s * 1e3;
   r->rate = median_s > 0 ? work / median_s * 1e-9 : 0;
 }
@@ -143,19 +138,15 @@ void bench_add_peak(const char *workload, const char *variant, int threads, doub
 
 void bench_add_copy(const char *workload, const char *variant, int from_threads, int to_threads,
                     const char *note) {
-  for (int i = nrows - 1; i >= 0; i--)
-    if (rows[i].threads == from_threads && strcmp(rows[i].workload, workload) == 0 &&
-        strcmp(rows[i].variant, variant) == 0) {
-      if (find_row(workload, variant, to_threads))
-        return; /* a later round */
-      bench_row r = rows[i];
-      r.pool = NULL; /* its numbers stay those of the row copied */
-      r.threads = to_threads;
-      size_t len = strlen(r.note);
-      snprintf(r.note + len, sizeof r.note - len, "%s%s", len ? "; " : "", note);
-      bench_add(&r);
-      return;
-    }
+  const bench_row *from = find_row(workload, variant, from_threads);
+  if (!from || find_row(workload, variant, to_threads)) /* none, or a later round */
+    return;
+  bench_row r = *from;
+  r.pool = NULL; /* its numbers stay those of the row copied */
+  r.threads = to_threads;
+  size_t len = strlen(r.note);
+  snprintf(r.note + len, sizeof r.note - len, "%s%s", len ? "; " : "", note);
+  bench_add(&r);
 }
 
 static const bench_row *find_te(const bench_row *r) {
