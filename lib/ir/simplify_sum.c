@@ -196,16 +196,46 @@ static int find(ir_lin *l, te_expr *term) {
 
 static void remove_at(ir_lin *l, int i) { l->m[i].coeff = 0; }
 
+/* x - y is a multiple of c: every coefficient of the difference and its constant are. */
+static bool congruent(ir_simp *s, te_dtype t, te_expr *x, te_expr *y, int64_t c) {
+  ir_lin D;
+  ir_lin_init(&D, t);
+  ir_lin_add(s, &D, x, 1);
+  ir_lin_add(s, &D, y, -1);
+  merge(s, &D);
+  bool ok = !D.oom && D.c % c == 0;
+  for (int i = 0; ok && i < D.n; i++)
+    ok = D.m[i].coeff % c == 0;
+  ir_lin_free(&D);
+  return ok;
+}
+
+/* (x // c)*c*k + (y % c)*k -> x*k for a constant c > 0 and x = y (mod c): y % c = x % c. The
+   dividends differ once a split loop's stride is reduced inside the modulo only, as in the
+   fused-then-split index (o*64 + i) // 56*56 + (o*8 + i) % 56. */
+static int congruent_div(ir_simp *s, ir_lin *l, te_expr *y, int64_t c, int64_t k) {
+  for (int j = 0; j < l->n; j++) {
+    te_expr *d = l->m[j].term;
+    int64_t dc;
+    if (l->m[j].coeff && d->kind == IR_FLOORDIV && ir_is_const_int(d->args[1], &dc) && dc == c &&
+        l->m[j].coeff == wrap(l->t, mulw(k, c)) && congruent(s, l->t, d->args[0], y, c))
+      return j;
+  }
+  return -1;
+}
+
 /* (y // b)*b*k + (y % b)*k -> y*k. */
 static bool recombine_divmod(ir_simp *s, ir_lin *l, int i) {
   te_expr *m = l->m[i].term, *y = m->args[0], *b = m->args[1];
-  int64_t k = l->m[i].coeff, c;
+  int64_t k = l->m[i].coeff, c = 0;
   te_expr *d = ir_floordiv(y, b);
   if (!d)
     return false;
   bool const_b = ir_is_const_int(b, &c);
   int j = find(l, const_b ? d : product(s, d, b));
-  if (j < 0 || l->m[j].coeff != (const_b ? wrap(l->t, mulw(k, c)) : k))
+  if (j < 0 && const_b && c > 0 && (j = congruent_div(s, l, y, c, k)) >= 0)
+    y = l->m[j].term->args[0];
+  else if (j < 0 || l->m[j].coeff != (const_b ? wrap(l->t, mulw(k, c)) : k))
     return false;
   remove_at(l, i);
   remove_at(l, j);

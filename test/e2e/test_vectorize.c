@@ -1,7 +1,8 @@
 /* test_vectorize.c — vectorized schedules (with unrolled and parallel loops beside them) give
  * the numbers of plain C: element-wise kernels in f32, f64 and i32 on odd shapes (tails masked),
  * symbolic sizes, tiled matmuls, a softmax with vector exp, conditions that vary by lane,
- * producers computed inside a vectorized loop, two vectorized axes of one stage; thread-count
+ * producers computed inside a vectorized loop, two vectorized axes of one stage, fused rows
+ * split across row ends (contiguous vectors); thread-count
  * changes give bit-identical results; the refusals of te_vectorize at build time.
  */
 #include "../common/te_test.h"
@@ -310,6 +311,37 @@ Test(vectorize, lane_varying_guards) {
   tt_note("fused tile vectorized");
   char *text = TT_NN(te_lower_text(s, 2, TT_TENSORS(A, C), 0, NULL));
   cr_expect(strstr(text, "vector_mask") != NULL, "expected masked code:\n%s", text);
+  te_free(text);
+  tt_check(s, 2, TT_TENSORS(A, C), TT_BUFS(a, got), 0, NULL, NULL, got, ref, 1);
+}
+
+/* Rows fused, then split by 64 and 16 (56 columns: blocks straddle rows): the row-major index
+   (f // 56)*56 + f % 56 of every access must fold back into the fused variable, so loads and
+   stores are contiguous vectors (ramps), not gathers through a per-lane division. A row of the
+   padded input is read one row down, so the shift is congruent to the index, not equal. */
+Test(vectorize, fused_rows_split_across_rows_stay_contiguous) {
+  enum { M = 7, N = 56 };
+  te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M + 1, N));
+  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
+  te_expr *body = te_add(tt_at2(A, i, j), tt_at2(A, te_add(i, I(1)), j));
+  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(I(M), I(N)), TE_EXPRS(i, j), body));
+  tt_buf *a = TT_ALLOC(TE_F32, M + 1, N), *got = TT_ALLOC(TE_F32, M, N),
+         *ref = TT_ALLOC(TE_F32, M, N);
+  tt_fill(a, 52);
+  for (int p = 0; p < M * N; p++)
+    tt_set(ref, p, (float)(tt_get(a, p) + tt_get(a, p + N)));
+  te_schedule *s = tt_schedule1(C);
+  te_stage *st = tt_stage(s, C);
+  te_iter *f, *fo, *fi, *fj, *fv;
+  TT_OK(te_fuse(st, te_axis(st, 0), te_axis(st, 1), &f));
+  TT_OK(te_split(st, f, 64, &fo, &fi));
+  TT_OK(te_split(st, fi, 16, &fj, &fv));
+  TT_OK(te_vectorize(st, fv));
+  tt_note("fused rows, split 64 x 16");
+  char *text = TT_NN(te_lower_text(s, 2, TT_TENSORS(A, C), 0, NULL));
+  cr_expect(strstr(text, "C[ramp(") != NULL, "expected contiguous stores:\n%s", text);
+  cr_expect(strstr(text, "A[ramp(") != NULL, "expected contiguous loads:\n%s", text);
+  cr_expect(strstr(text, "%") == NULL, "expected no modulo left in the indices:\n%s", text);
   te_free(text);
   tt_check(s, 2, TT_TENSORS(A, C), TT_BUFS(a, got), 0, NULL, NULL, got, ref, 1);
 }

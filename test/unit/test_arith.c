@@ -129,6 +129,24 @@ Test(arith, divmod_recombine) {
   EXPECT_SIMP(ADD(MUL(DIV(x, n), n), MOD(x, n)), "x");
 }
 
+/* A fused (y, x) loop of 56 columns split by 64: y = (o*64 + i) // 56 and x = (o*64 + i) % 56,
+   whose modulo reduces its stride to (o*8 + i) % 56. The row-major index y*56 + x must still
+   come back to o*64 + i, or the vectorizer sees no ramp; dividends that differ by other than a
+   multiple of 56 must not combine. */
+Test(arith, divmod_recombine_congruent_dividends) {
+  te_expr *o = V("o"), *i = V("i");
+  te_expr *p = ADD(MUL(o, I(64)), i);
+  EXPECT_SIMP(ADD(MUL(DIV(p, I(56)), I(56)), MOD(ADD(MUL(o, I(8)), i), I(56))), "o*64 + i");
+  EXPECT_SIMP(ADD(MUL(DIV(p, I(56)), I(56)), MOD(p, I(56))), "o*64 + i");
+  te_expr *next_row = ADD(p, I(57)), *reduced = ADD(MUL(o, I(8)), ADD(i, I(1)));
+  EXPECT_SIMP(ADD(MUL(DIV(next_row, I(56)), I(112)), MUL(MOD(reduced, I(56)), I(2))),
+              "o*128 + i*2 + 114");
+  EXPECT_SIMP(ADD(MUL(DIV(p, I(56)), I(56)), MOD(reduced, I(56))),
+              "(o*64 + i)//56*56 + (o*8 + i + 1)%56");
+  EXPECT_SIMP(ADD(MUL(DIV(p, I(56)), I(28)), MOD(ADD(MUL(o, I(8)), i), I(56))),
+              "(o*64 + i)//56*28 + (o*8 + i)%56");
+}
+
 Test(arith, split_and_fuse_indices) {
   te_expr *io = V("i.o"), *ii = V("i.i");
   BIND(io, 0, 4);
