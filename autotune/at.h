@@ -304,6 +304,8 @@ typedef struct at_record {
   double elapsed_s, flops;
   double load1; /* 1-minute load average when written (-1: unknown) */
   at_measure_opts measure;
+  bool confirm;    /* written by the confirm pass (a trace measured again), not a trial */
+  bool superseded; /* set by at_log_read: a later record has this key, target and trace */
 } at_record;
 
 /* Median of the costs; INFINITY for a failed or cost-less record. */
@@ -328,8 +330,10 @@ typedef struct at_log {
    NULL: then only the status). */
 te_status at_log_read(te_ctx *, const char *path, bool missing_ok, FILE *warn, at_log *);
 void at_log_free(at_log *);
-/* The index of the best (lowest cost) successful record of key (and target when not NULL),
-   -1 when none. */
+/* The index of the best record of key (and target when not NULL), -1 when none: when the
+   records after its last trial are a confirm pass with a success, the cheapest of that pass;
+   otherwise the cheapest successful record not superseded (a trace measured again is judged by
+   its latest record). docs/tuning-log.md, "Reading rules". */
 int at_log_best(const at_log *, const char *key, const char *target);
 /* The current time as ISO 8601 UTC (buf of 32). */
 void at_timestamp(char *buf);

@@ -98,6 +98,8 @@ static json_t *record_json(const at_record *r) {
   json_t *tuner = json_pack("{s:s, s:i, s:f, s:f, s:o, s:s?, s:s?}", "seed", seed, "trial",
                             r->trial, "elapsed_s", r->elapsed_s, "load1", r->load1, "measure",
                             meas, "sketch", r->sketch, "params", r->params);
+  if (tuner && r->confirm)
+    json_object_set_new(tuner, "confirm", json_true());
   return json_pack("{s:i, s:o, s:s?, s:s?, s:f, s:o, s:s?, s:s?, s:o}", "version", r->version,
                    "workload", wl, "target", r->target, "trace", r->trace, "flops", r->flops,
                    "result", res, "timestamp", r->timestamp, "te_version", r->te_version,
@@ -149,6 +151,7 @@ static void parse_tuner(json_t *t, at_record *r) {
   r->load1 = json_is_number(load) ? json_number_value(load) : -1;
   r->sketch = dup_str(t, "sketch");
   r->params = dup_str(t, "params");
+  r->confirm = json_is_true(json_object_get(t, "confirm"));
   json_t *m = json_object_get(t, "measure");
   r->measure.min_repeat_s = json_number_value(json_object_get(m, "min_repeat_s"));
   r->measure.min_repeats = (int)json_integer_value(json_object_get(m, "min_repeats"));
@@ -199,6 +202,46 @@ static bool push(at_log *l, const at_record *r) {
   return true;
 }
 
+/* Records of one key, target and trace, in file order: all but the last are superseded.
+   Sorting (hash, index) pairs keeps this n log n for logs of many thousands of records. */
+typedef struct rec_hash {
+  uint64_t h;
+  int i;
+} rec_hash;
+
+static uint64_t fnv(uint64_t h, const char *s) {
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return (h ^ 0xff) * 0x100000001b3ull; /* a separator, so "ab"+"c" differs from "a"+"bc" */
+}
+
+static int by_hash(const void *a, const void *b) {
+  const rec_hash *x = a, *y = b;
+  return x->h != y->h ? (x->h > y->h) - (x->h < y->h) : (x->i > y->i) - (x->i < y->i);
+}
+
+static bool same_trace(const at_record *a, const at_record *b) {
+  return !strcmp(a->key, b->key) && !strcmp(a->target, b->target) && !strcmp(a->trace, b->trace);
+}
+
+static void mark_superseded(at_log *l) {
+  rec_hash *h = malloc(sizeof *h * (size_t)(l->n ? l->n : 1));
+  if (!h)
+    return; /* then no record is superseded: each judged alone, as before the confirm pass */
+  for (int i = 0; i < l->n; i++) {
+    const at_record *r = &l->rec[i];
+    h[i] = (rec_hash){fnv(fnv(fnv(0xcbf29ce484222325ull, r->key), r->target), r->trace), i};
+  }
+  qsort(h, (size_t)l->n, sizeof *h, by_hash);
+  for (int a = 0; a < l->n; a++)
+    for (int b = a + 1; b < l->n && h[b].h == h[a].h; b++)
+      if (same_trace(&l->rec[h[a].i], &l->rec[h[b].i])) {
+        l->rec[h[a].i].superseded = true; /* h[b].i > h[a].i: a later record of the trace */
+        break;
+      }
+  free(h);
+}
+
 te_status at_log_read(te_ctx *ctx, const char *path, bool missing_ok, FILE *warn, at_log *l) {
   memset(l, 0, sizeof *l);
   FILE *f = fopen(path, "r");
@@ -233,6 +276,7 @@ te_status at_log_read(te_ctx *ctx, const char *path, bool missing_ok, FILE *warn
   }
   free(line);
   fclose(f);
+  mark_superseded(l);
   return TE_OK;
 }
 
@@ -243,12 +287,19 @@ void at_log_free(at_log *l) {
   memset(l, 0, sizeof *l);
 }
 
-int at_log_best(const at_log *l, const char *key, const char *target) {
+static bool of(const at_record *r, const char *key, const char *target) {
+  return !strcmp(r->key, key) && (!target || !strcmp(r->target, target));
+}
+
+/* The cheapest successful record of key and target with index >= from, among the confirm
+   records when confirm_only, skipping superseded ones; -1 when none. */
+static int cheapest(const at_log *l, const char *key, const char *target, int from,
+                    bool confirm_only) {
   int best = -1;
   double bc = INFINITY;
-  for (int i = 0; i < l->n; i++) {
+  for (int i = from; i < l->n; i++) {
     const at_record *r = &l->rec[i];
-    if (strcmp(r->key, key) != 0 || (target && strcmp(r->target, target) != 0))
+    if (r->superseded || (confirm_only && !r->confirm) || !of(r, key, target))
       continue;
     double c = at_record_cost(r);
     if (c < bc) {
@@ -257,4 +308,15 @@ int at_log_best(const at_log *l, const char *key, const char *target) {
     }
   }
   return best;
+}
+
+int at_log_best(const at_log *l, const char *key, const char *target) {
+  int last_trial = -1;
+  for (int i = 0; i < l->n; i++)
+    if (!l->rec[i].confirm && of(&l->rec[i], key, target))
+      last_trial = i;
+  /* A confirm pass after the last trial ranked its schedules side by side: its own costs are
+     compared with each other, not with trials measured in other minutes. */
+  int best = cheapest(l, key, target, last_trial + 1, true);
+  return best >= 0 ? best : cheapest(l, key, target, 0, false);
 }

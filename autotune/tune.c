@@ -1,5 +1,6 @@
 /* tune.c — te_tune: rounds of propose (search.c), compile (compile.c), measure (measure.c) and
- * record (log.c), until the trials, the time budget or the patience (early stop) run out.
+ * record (log.c), until the trials, the time budget or the patience (early stop) run out; then
+ * the confirm pass (tune_confirm.c) measures the best few again, side by side.
  *
  * Before the first round the default schedule is built and run once in a child: its outputs are
  * the reference the first candidates of each sketch are checked against. A round's work happens
@@ -23,6 +24,10 @@ static te_status check_options(te_ctx *ctx, const te_tune_options *in, te_tune_o
       o->early_stop < 0 || o->population < 0 || o->generations < 0 || o->min_repeats < 0 ||
       o->max_repeats < 0 || o->timeout_s < 0 || o->min_repeat_s < 0)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: counts and times must be >= 0");
+  if (o->confirm_rounds < 0 || o->confirm_rounds > 16 || o->confirm > 64)
+    return ir_error(ctx, TE_ERR_INVALID_ARG,
+                    "te_tune: confirm must be <= 64 (got %d) and confirm_rounds 0..16 (got %d)",
+                    o->confirm, o->confirm_rounds);
   if (o->max_repeats > 256)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: max_repeats must be <= 256 (got %d)",
                     o->max_repeats);
@@ -37,6 +42,8 @@ static te_status check_options(te_ctx *ctx, const te_tune_options *in, te_tune_o
   o->max_repeats = o->max_repeats ? o->max_repeats : 100;
   o->timeout_s = o->timeout_s ? o->timeout_s : 10;
   o->check = o->check ? (o->check < 0 ? 0 : o->check) : 2;
+  o->confirm = o->confirm ? (o->confirm < 0 ? 0 : o->confirm) : 4;
+  o->confirm_rounds = o->confirm_rounds ? o->confirm_rounds : 3;
   return TE_OK;
 }
 
@@ -206,6 +213,7 @@ static void summarize(at_session *s) {
   sum->best_cost_s = s->best_cost;
   sum->best_gflops = isfinite(s->best_cost) && s->flops > 0 ? s->flops / s->best_cost * 1e-9 : 0;
   memcpy(sum->key, s->key, sizeof sum->key);
+  sum->confirmed = s->confirmed;
 }
 
 te_status te_tune(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,
@@ -224,6 +232,8 @@ te_status te_tune(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *tar
   bool exhausted = false;
   while (st == TE_OK && !exhausted && !stop_now(&s))
     st = round_once(&s, &exhausted);
+  if (st == TE_OK)
+    st = at_session_confirm(&s);
   summarize(&s);
   if (s.log)
     fclose(s.log);

@@ -34,6 +34,11 @@ static bool trace_features(const at_workload *wl, const te_target *tgt, const ch
 
 static void take_record(at_session *s, const at_record *r, const at_workload *wl,
                         const te_target *tgt) {
+  if (r->confirm) { /* a trace measured again: not a trial, and already known to the model */
+    if (s->o.resume && !r->superseded && at_record_cost(r) < s->best_cost)
+      s->best_cost = at_record_cost(r);
+    return;
+  }
   float feat[AT_NFEAT];
   bool have_feat = tgt && trace_features(wl, tgt, r->trace, feat);
   double cost = at_record_cost(r);
@@ -47,7 +52,7 @@ static void take_record(at_session *s, const at_record *r, const at_workload *wl
   s->done++;
   if (r->elapsed_s > s->elapsed_offset)
     s->elapsed_offset = r->elapsed_s;
-  if (cost < s->best_cost) {
+  if (!r->superseded && cost < s->best_cost) {
     s->best_cost = cost;
     s->since_best = 0;
   } else {
@@ -78,9 +83,10 @@ te_status at_session_load_history(at_session *s) {
   return TE_OK;
 }
 
-te_status at_session_write(at_session *s, const at_proposal *p, const at_job *j,
-                           const at_result *res) {
-  at_record r = {0};
+/* Fills the rest of r (which names the trace, sketch, params and trial) and appends it. */
+static te_status write_record(at_session *s, at_record *rp, const at_measure_opts *mo,
+                              const at_job *j, const at_result *res) {
+  at_record r = *rp;
   char ts[32];
   at_timestamp(ts);
   r.version = AT_LOG_VERSION;
@@ -88,9 +94,6 @@ te_status at_session_write(at_session *s, const at_proposal *p, const at_job *j,
   r.wl_text = s->text;
   r.wl_desc = (char *)s->o.description;
   r.target = (char *)s->target;
-  r.trace = p->trace;
-  r.sketch = s->task.sketch[p->cand.sketch].name;
-  r.params = at_cand_params_str(&s->task, &p->cand);
   bool built = j->status == TE_OK;
   r.ncosts = built ? res->ncosts : 0;
   r.costs = built ? (double *)res->costs : NULL;
@@ -100,15 +103,36 @@ te_status at_session_write(at_session *s, const at_proposal *p, const at_job *j,
   r.timestamp = ts;
   r.te_version = TE_VERSION_STRING;
   r.seed = s->o.seed;
-  r.trial = s->done;
   r.elapsed_s = s->elapsed_offset + (at_now_s() - s->t0);
   r.flops = s->flops;
-  r.measure = s->mo;
+  r.measure = *mo;
   double load[1];
   r.load1 = getloadavg(load, 1) == 1 ? load[0] : -1;
-  bool ok = r.params && at_log_append(s->log, &r);
-  free(r.params);
-  if (!ok)
+  if (!r.params || !at_log_append(s->log, &r))
     return ir_error(s->ctx, TE_ERR_IO, "te_tune: cannot write the tuning log '%s'", s->o.log_path);
   return TE_OK;
+}
+
+te_status at_session_write(at_session *s, const at_proposal *p, const at_job *j,
+                           const at_result *res) {
+  at_record r = {0};
+  r.trace = p->trace;
+  r.sketch = s->task.sketch[p->cand.sketch].name;
+  r.params = at_cand_params_str(&s->task, &p->cand);
+  r.trial = s->done;
+  te_status st = write_record(s, &r, &s->mo, j, res);
+  free(r.params);
+  return st;
+}
+
+te_status at_session_write_confirm(at_session *s, const at_record *was,
+                                   const at_measure_opts *mo, const at_job *j,
+                                   const at_result *res) {
+  at_record r = {0};
+  r.trace = was->trace;
+  r.sketch = was->sketch;
+  r.params = was->params ? was->params : "";
+  r.trial = was->trial; /* the trial measured again */
+  r.confirm = true;
+  return write_record(s, &r, mo, j, res);
 }

@@ -26,6 +26,7 @@ typedef struct at_session {
   double t0, elapsed_offset;
   int checked[AT_MAX_SKETCHES];
   int round;
+  int confirmed; /* schedules measured again by the confirm pass */
 } at_session;
 
 /* Reads the log: records of this workload and target mark their traces seen, feed the cost
@@ -35,6 +36,14 @@ te_status at_session_load_history(at_session *);
 
 /* Appends the record of one measured (or failed) candidate; TE_ERR_IO when it cannot. */
 te_status at_session_write(at_session *, const at_proposal *, const at_job *, const at_result *);
+/* Appends the confirm pass's record of a logged schedule (was: its latest record), with the
+   costs of every round, measured with mo. */
+te_status at_session_write_confirm(at_session *, const at_record *was, const at_measure_opts *mo,
+                                   const at_job *, const at_result *);
+
+/* The confirm pass (tune_confirm.c): the log's best te_tune_options.confirm schedules of this
+   workload and target measured again, side by side; updates best_cost and confirmed. */
+te_status at_session_confirm(at_session *);
 
 double at_now_s(void);
 

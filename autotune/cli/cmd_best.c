@@ -13,9 +13,10 @@ static void best_help(void) {
   printf("usage: te-tune best [--log F] [--target T] [WORKLOAD | --key K]\n"
          "\n"
          "Lists, for each workload and target in the log (default " CLI_DEFAULT_LOG "), its best\n"
-         "successful record: GFLOP/s, median time, trials, sketch. With --target (a target string\n"
-         "such as \"" CLI_DEFAULT_TARGET "\") only that target; with a workload (as `te-tune tune`\n"
-         "takes it) or --key only that workload.\n"
+         "record (after a confirm pass, the pass's best: docs/tuning-log.md): GFLOP/s, median\n"
+         "time, trials, sketch. With --target (a target string such as\n"
+         "\"" CLI_DEFAULT_TARGET "\") only that target; with a workload (as `te-tune tune` takes\n"
+         "it) or --key only that workload.\n"
          "\n"
          "exit status: 0 listed, 2 usage error, 3 no successful record, 4 the log cannot be read\n");
 }
@@ -37,11 +38,10 @@ static int group_records(const at_log *log, group *g, int cap) {
         continue;
       g[n++] = (group){r->key, r->target, 0, -1};
     }
-    g[k].trials++;
-    if (isfinite(at_record_cost(r)) &&
-        (g[k].best < 0 || at_record_cost(r) < at_record_cost(&log->rec[g[k].best])))
-      g[k].best = i;
+    g[k].trials += !r->confirm;
   }
+  for (int k = 0; k < n; k++)
+    g[k].best = at_log_best(log, g[k].key, g[k].target);
   return n;
 }
 
@@ -186,9 +186,10 @@ int cmd_show(int argc, char **argv) {
       rc = show_ir(r, &w);
     else
       printf("workload  %s (key %s)\ntarget    %s\nbest      %.2f GFLOP/s, median %.4g ms of %d "
-             "runs, trial %d, sketch %s, %s\ntrace:\n%s",
+             "runs, trial %d%s, sketch %s, %s\ntrace:\n%s",
              r->wl_desc ? r->wl_desc : "(text)", r->key, cli_target_cpu(r->target, cpu, sizeof cpu),
              at_record_gflops(r), at_record_cost(r) * 1e3, r->ncosts, r->trial,
+             r->confirm ? " (measured again by the confirm pass)" : "",
              r->sketch ? r->sketch : "-", r->timestamp ? r->timestamp : "", r->trace);
   }
   cli_workload_free(&w);

@@ -105,8 +105,8 @@ static int plot(const at_log *log, const at_record *best, const char *tstr, cons
   double b = 0;
   for (int i = 0; i < log->n; i++) {
     const at_record *r = &log->rec[i];
-    if (strcmp(r->key, best->key) || strcmp(r->target, tstr))
-      continue;
+    if (r->confirm || strcmp(r->key, best->key) || strcmp(r->target, tstr))
+      continue; /* the curve is of trials: the confirm pass measures some again */
     double g = at_record_gflops(r);
     b = fmax(b, g);
     pts[n] = (point){n + 1, r->elapsed_s, g, b};

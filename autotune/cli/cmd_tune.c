@@ -44,6 +44,10 @@ static void help(void) {
          "  --threads N        threads of parallel loops while measuring (default: te's)\n"
          "  --check N          compare the first N candidates of each sketch with the default\n"
          "                     schedule's results (default 2; 0 never)\n"
+         "  --confirm N        after the search, measure the log's best N schedules again, side\n"
+         "                     by side, one record each (default 4; 0 never); the best of them\n"
+         "                     is the log's best, so a lucky minute does not pick it\n"
+         "  --confirm-rounds N rounds of the confirm pass, alternating the schedules (default 3)\n"
          "  --quiet            no progress display\n"
          "\n"
          "operators:\n");
@@ -105,7 +109,9 @@ static bool num_opt(int argc, char **argv, int *i, te_tune_options *o, bool *bad
            {"--jobs", &o->jobs, NULL},           {"--batch", &o->batch, NULL},
            {"--population", &o->population, NULL}, {"--generations", &o->generations, NULL},
            {"--max-repeats", &o->max_repeats, NULL}, {"--threads", &o->threads, NULL},
-           {"--check", &o->check, NULL},         {"--time-budget", NULL, &o->time_budget_s},
+           {"--check", &o->check, NULL},         {"--confirm", &o->confirm, NULL},
+           {"--confirm-rounds", &o->confirm_rounds, NULL},
+           {"--time-budget", NULL, &o->time_budget_s},
            {"--min-repeat-s", NULL, &o->min_repeat_s}, {"--timeout", NULL, &o->timeout_s},
            {"--epsilon", NULL, &o->epsilon}};
   for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
@@ -145,9 +151,12 @@ static int run(te_tune_options *o, const char *target, cli_workload *w, progress
     fprintf(stderr, "te-tune: %s\n", te_last_error(w->ctx));
     return st == TE_ERR_IO ? CLI_IO : st == TE_ERR_INVALID_ARG ? CLI_USAGE : CLI_FAIL;
   }
-  printf("%s: %d trials (%d measured now, %d failed); best %.2f GFLOP/s (%.4g ms); key %s; "
+  char confirmed[48] = "";
+  if (sum.confirmed)
+    snprintf(confirmed, sizeof confirmed, "; best %d measured again", sum.confirmed);
+  printf("%s: %d trials (%d measured now, %d failed%s); best %.2f GFLOP/s (%.4g ms); key %s; "
          "log %s\n",
-         w->is_op ? w->desc : "workload", sum.trials_done, sum.measured, sum.errors,
+         w->is_op ? w->desc : "workload", sum.trials_done, sum.measured, sum.errors, confirmed,
          sum.best_gflops, isfinite(sum.best_cost_s) ? sum.best_cost_s * 1e3 : 0.0, sum.key,
          o->log_path);
   return CLI_OK;
@@ -156,7 +165,7 @@ static int run(te_tune_options *o, const char *target, cli_workload *w, progress
 int cmd_tune(int argc, char **argv) {
   te_tune_options o = {0};
   o.log_path = CLI_DEFAULT_LOG;
-  o.check = -2; /* not given */
+  o.check = o.confirm = -2; /* not given */
   const char *target = CLI_DEFAULT_TARGET, *dtype = "f32", *v, *plugin = NULL, *symbol = NULL;
   char *words[32];
   int nw = 0;
@@ -197,6 +206,7 @@ int cmd_tune(int argc, char **argv) {
   if (bad)
     return CLI_USAGE;
   o.check = o.check == -2 ? 0 : o.check == 0 ? -1 : o.check; /* --check 0: never */
+  o.confirm = o.confirm == -2 ? 0 : o.confirm == 0 ? -1 : o.confirm; /* --confirm 0: never */
   cli_workload w;
   int rc = plugin ? cli_workload_from_plugin(plugin, symbol, &w)
                   : cli_workload_from_words(nw, words, dtype, &w);

@@ -102,6 +102,16 @@ typedef struct te_tune_options {
   te_tune_template_fn template_fn; /* a schedule template (below): the search space is the
                             product of its knobs instead of the generated sketches; NULL: none */
   void *template_user;   /* passed to template_fn */
+  int confirm;           /* the confirm pass: after the search, the best this-many schedules of
+                            the log (this workload and target) are measured again side by side,
+                            in confirm_rounds rounds alternating between them, one record each
+                            (tuner.confirm) holding the samples of all rounds; te_apply_best
+                            and te-tune best then take the best of that pass.
+                            A run measures its candidates minutes apart, and a machine whose
+                            speed drifts by 15% between minutes ranks them by their minute;
+                            side by side, they share it. 0: 4; < 0: no confirm pass. Runs after
+                            the time budget too; skipped when fewer than 2 schedules succeeded */
+  int confirm_rounds;    /* 0: 3 */
 } te_tune_options;
 
 /* What a tuning run did (te_tune_options.summary). */
@@ -109,9 +119,11 @@ typedef struct te_tune_summary {
   int trials_done;     /* records of this workload and target in the log now */
   int measured;        /* measured by this call */
   int errors;          /* of those, how many failed (build, run, crash, timeout, wrong) */
-  double best_cost_s;  /* INFINITY when none succeeded */
+  double best_cost_s;  /* INFINITY when none succeeded; after a confirm pass, the pass's best
+                          (the log's rule, docs/tuning-log.md) */
   double best_gflops;
   char key[17];        /* the workload's key */
+  int confirmed;       /* schedules measured again by the confirm pass */
 } te_tune_summary;
 
 /* Tunes the computation that produces outs for target, appending to opts->log_path. Returns

@@ -35,7 +35,8 @@ class te_tune_progress(ctypes.Structure):
 class te_tune_summary(ctypes.Structure):
     _fields_ = [("trials_done", ctypes.c_int), ("measured", ctypes.c_int),
                 ("errors", ctypes.c_int), ("best_cost_s", ctypes.c_double),
-                ("best_gflops", ctypes.c_double), ("key", ctypes.c_char * 17)]
+                ("best_gflops", ctypes.c_double), ("key", ctypes.c_char * 17),
+                ("confirmed", ctypes.c_int)]
 
 
 PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.POINTER(te_tune_progress), ctypes.c_void_p)
@@ -56,7 +57,8 @@ class te_tune_options(ctypes.Structure):
                 ("summary", ctypes.POINTER(te_tune_summary)),
                 # a schedule template (te_tune_template_fn) and its user pointer: tune(template=)
                 # sets template_fn to a te.knobs.TemplateRun's callback; template_user is unused
-                ("template_fn", _knobs.TEMPLATE_FN), ("template_user", ctypes.c_void_p)]
+                ("template_fn", _knobs.TEMPLATE_FN), ("template_user", ctypes.c_void_p),
+                ("confirm", ctypes.c_int), ("confirm_rounds", ctypes.c_int)]
 
 
 _lib.declare({
@@ -69,13 +71,15 @@ _lib.declare({
 
 HAS_TUNE = _lib.has("te_tune") and _lib.has("te_apply_best")
 
-TuneSummary = namedtuple("TuneSummary", "trials_done measured errors best_cost_s best_gflops key")
+TuneSummary = namedtuple("TuneSummary",
+                         "trials_done measured errors best_cost_s best_gflops key confirmed")
 TuneProgress = namedtuple("TuneProgress", "trials_done trials_total best_gflops best_cost_s "
                           "last_gflops last_status last_error elapsed_s eta_s round")
 
 _OPTION_NAMES = ("trials", "time_budget_s", "early_stop", "jobs", "seed", "resume", "batch",
                  "population", "generations", "epsilon", "no_model", "min_repeat_s",
-                 "min_repeats", "max_repeats", "timeout_s", "threads", "check")
+                 "min_repeats", "max_repeats", "timeout_s", "threads", "check", "confirm",
+                 "confirm_rounds")
 
 
 def _need(name):
@@ -98,8 +102,9 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, te
     """Tunes the computation of outs for target, appending one record per measured candidate
     to log_path. options are te_tune_options' fields (trials=64, time_budget_s, early_stop,
     jobs, seed, resume, batch, population, generations, epsilon, no_model, min_repeat_s,
-    min_repeats, max_repeats, timeout_s, threads, check). progress, when given, is called with
-    a TuneProgress after every measured trial. template, when given, is a schedule template
+    min_repeats, max_repeats, timeout_s, threads, check, confirm=4: the best this-many
+    schedules measured again side by side at the end (< 0: never), confirm_rounds=3).
+    progress, when given, is called with a TuneProgress after every measured trial. template, when given, is a schedule template
     template(schedule, knobs) (te.Knobs; see te/knobs.py) whose knobs are searched instead of
     the generated candidates (sketch "user" in the log); when its first run fails, tune raises
     te's error, chained to the exception the template raised. Returns a TuneSummary."""
@@ -152,7 +157,8 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, te
     if failure:
         raise failure[0]
     return TuneSummary(summary.trials_done, summary.measured, summary.errors,
-                       summary.best_cost_s, summary.best_gflops, summary.key.decode())
+                       summary.best_cost_s, summary.best_gflops, summary.key.decode(),
+                       summary.confirmed)
 
 
 def apply_best(s, log_path, target="llvm"):

@@ -106,8 +106,11 @@ def test_tune_and_apply_best(ctx, rng, tmp_path):
     # forked children hang on parallel candidates until their timeout (reported to autotune)
     summary = te.tune(C, target="llvm", log_path=log, trials=4, batch=4, seed=1,
                       min_repeats=1, max_repeats=2, min_repeat_s=0.001, threads=1,
+                      confirm=2, confirm_rounds=2,
                       progress=seen.append, description="matmul 32x32x32 from pytest")
     assert summary.measured == 4 and summary.errors == 0 and len(summary.key) == 16
+    assert summary.confirmed == 2                      # the best 2 measured again: 2 more records
+    assert len(log.read_text().splitlines()) == 6
     assert summary.best_gflops > 0 and log.exists()
     assert seen and seen[-1].trials_total == 4
     text, key = te.tune_workload(C)

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(not getattr(te, "HAS_TEMPLATES", False),
 TI = (4, 8, 16)
 # threads=1: see test_build.test_tune_and_apply_best (forked children and OpenMP's pool)
 QUICK = dict(target="llvm", batch=4, population=16, generations=1, min_repeats=1, max_repeats=2,
-             min_repeat_s=0.001, threads=1)
+             min_repeat_s=0.001, threads=1, confirm=-1)   # one record per trial
 
 
 def matmul(n=64):

@@ -81,7 +81,7 @@ static bool exists(const char *name) {
   return stat(path, &st) == 0 && st.st_size > 0;
 }
 
-#define QUICK "--min-repeat-s 0.001 --max-repeats 3 --batch 3 --population 16 --quiet"
+#define QUICK "--min-repeat-s 0.001 --max-repeats 3 --batch 3 --population 16 --quiet --confirm 0"
 
 Test(tune_cli, help_and_usage_errors) {
   char *out;
@@ -105,6 +105,27 @@ Test(tune_cli, help_and_usage_errors) {
   cr_assert_eq(te_tune(NULL, "tune matmul M=8 N=8 K=8 --target nosuch"), 2);
   cr_assert_eq(te_tune(NULL, "best --log missing.jsonl"), 4);
   cr_assert_eq(te_tune(NULL, "export --log missing.jsonl"), 2); /* --out is required */
+}
+
+/* --confirm N: the best N schedules are measured again, one record each, which `best` does not
+   count as trials; the summary says so. */
+Test(tune_cli, confirm_pass) {
+  char *out;
+  int rc = te_tune(&out, "tune matmul M=32 N=32 K=16 --trials 5 --log c.jsonl " QUICK
+                         " --confirm 3 --confirm-rounds 2");
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "5 trials (5 measured now, 0 failed; best 3 measured again)"), "%s", out);
+  cr_assert_eq(lines("c.jsonl"), 8);
+  cr_assert_eq(te_tune(&out, "best --log c.jsonl"), 0, "%s", out);
+  cr_assert(strstr(out, "      5  "), "5 trials expected:\n%s", out);
+  cr_assert_eq(te_tune(&out, "plot --log c.jsonl --out c"), 0, "%s", out);
+  cr_assert(strstr(out, "(5 trials"), "the curve is of trials:\n%s", out);
+  cr_assert_eq(te_tune(&out, "show --log c.jsonl"), 0, "%s", out);
+  cr_assert(strstr(out, "measured again by the confirm pass"), "%s", out);
+  cr_assert_eq(te_tune(&out, "tune matmul M=8 N=8 K=8 --log c.jsonl --confirm-rounds 17"), 2);
+  cr_assert(strstr(out, "confirm_rounds"), "%s", out);
+  cr_assert_eq(te_tune(&out, "tune --help"), 0);
+  cr_assert(strstr(out, "--confirm N"), "%s", out);
 }
 
 Test(tune_cli, tune_resume_best_show_export_plot) {

@@ -106,6 +106,7 @@ static te_tune_options quick(const char *log, int trials, uint64_t seed) {
   o.min_repeats = 1;
   o.max_repeats = 3;
   o.threads = 1;
+  o.confirm = -1; /* one record per trial */
   o.template_fn = mm_template;
   return o;
 }

@@ -128,6 +128,10 @@ Test(tune_log, best_by_workload_and_target) {
   at_record in[5] = {sample("k1", "t1", 0.004, 0), sample("k1", "t1", 0.002, 0),
                      sample("k1", "t2", 0.001, 0), sample("k2", "t1", 0.0001, 0),
                      sample("k1", "t1", 0, TE_ERR_RUNTIME)};
+  const char *traces[5] = {"split C i 2\n", "split C i 4\n", "split C i 4\n", "split C i 4\n",
+                           "split C i 8\n"};
+  for (int i = 0; i < 5; i++)
+    in[i].trace = (char *)traces[i];
   write_records(path, 5, in);
   at_log log;
   tu_read(path, &log);
@@ -135,6 +139,42 @@ Test(tune_log, best_by_workload_and_target) {
   cr_assert_eq(at_log_best(&log, "k1", "t2"), 2);
   cr_assert_eq(at_log_best(&log, "k1", NULL), 2);
   cr_assert_eq(at_log_best(&log, "k3", "t1"), -1);
+  at_log_free(&log);
+}
+
+/* A schedule measured again is judged by its latest record; a confirm pass after the last trial
+   ranks its own schedules (a trial measured in a faster minute does not beat them); a failure
+   in the pass removes the schedule; other workloads' and targets' records of the same trace are
+   not touched; tuner.confirm reads back. A trial after the pass brings back the plain rule. */
+Test(tune_log, confirm_pass_and_latest_records) {
+  const char *path = tu_path("log.jsonl");
+  at_record in[8] = {sample("k1", "t1", 0.001, 0),  sample("k1", "t1", 0.002, 0),
+                     sample("k1", "t1", 0.0024, 0), sample("k2", "t1", 0.0005, 0),
+                     sample("k1", "t2", 0.0004, 0), sample("k2", "t1", 0, TE_ERR_RUNTIME),
+                     sample("k1", "t1", 0.0025, 0), sample("k1", "t1", 0.0026, 0)};
+  const char *traces[8] = {"a\n", "b\n", "d\n", "a\n", "a\n", "a\n", "a\n", "b\n"};
+  for (int i = 0; i < 8; i++)
+    in[i].trace = (char *)traces[i];
+  in[5].confirm = in[6].confirm = in[7].confirm = true;
+  write_records(path, 8, in);
+  at_log log;
+  tu_read(path, &log);
+  cr_assert_eq(log.n, 8);
+  bool superseded[8] = {true, true, false, true, false, false, false, false};
+  for (int i = 0; i < 8; i++) {
+    cr_expect_eq(log.rec[i].superseded, superseded[i], "record %d", i);
+    cr_expect_eq(log.rec[i].confirm, i >= 5, "record %d", i);
+  }
+  cr_expect_eq(at_log_best(&log, "k1", "t1"), 6, "the pass's best (a, 2.5 ms), not d (2.4 ms)");
+  cr_expect_eq(at_log_best(&log, "k2", "t1"), -1, "a failed when measured again");
+  cr_expect_eq(at_log_best(&log, "k1", "t2"), 4);
+  at_log_free(&log);
+  /* a later trial: every schedule by its latest record again (d at 2.4 ms) */
+  at_record later = sample("k1", "t1", 0.0027, 0);
+  later.trace = "e\n";
+  write_records(path, 1, &later);
+  tu_read(path, &log);
+  cr_expect_eq(at_log_best(&log, "k1", "t1"), 2);
   at_log_free(&log);
 }
 

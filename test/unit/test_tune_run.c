@@ -51,6 +51,94 @@ Test(tune_run, records_and_apply_best) {
   at_log_free(&l);
 }
 
+/* The confirm pass: the 3 best of 6 trials measured again in 2 rounds, one record each (the
+   trial it measures again, the samples of both rounds), which te_apply_best and the summary
+   then judge them by; a resumed run does not count those records as trials. */
+Test(tune_run, confirm_pass_measures_the_best_again) {
+  const char *log = tu_path("log.jsonl");
+  te_tensor *out = tu_op(ctx, "matmul M=32 N=32 K=16 dtype=f32");
+  te_tune_summary sum;
+  te_tune_options o = tu_quick(log, 6, 2);
+  o.confirm = 3;
+  o.confirm_rounds = 2;
+  o.summary = &sum;
+  cr_assert_eq(tune(ctx, out, &o), TE_OK, "%s", te_last_error(ctx));
+  cr_assert_eq(sum.measured, 6);
+  cr_assert_eq(sum.errors, 0);
+  cr_assert_eq(sum.confirmed, 3);
+  at_log l;
+  tu_read(log, &l);
+  cr_assert_eq(l.n, 9);
+  double c[6];
+  for (int i = 0; i < 6; i++) {
+    cr_assert(!l.rec[i].confirm);
+    c[i] = at_record_cost(&l.rec[i]);
+  }
+  for (int k = 6; k < 9; k++) {
+    const at_record *r = &l.rec[k];
+    cr_assert(r->confirm);
+    cr_assert_geq(r->ncosts, 2, "a sample per round at least");
+    int t = r->trial, better = 0;
+    cr_assert(t >= 0 && t < 6);
+    cr_assert_str_eq(r->trace, l.rec[t].trace, "the confirm record names the trial it repeats");
+    cr_assert_str_eq(r->params, l.rec[t].params);
+    cr_assert(l.rec[t].superseded);
+    for (int i = 0; i < 6; i++)
+      better += c[i] < c[t];
+    cr_assert_lt(better, 3, "trial %d was not among the 3 best", t);
+  }
+  int best = at_log_best(&l, sum.key, NULL);
+  cr_assert_float_eq(at_record_cost(&l.rec[best]), sum.best_cost_s, 1e-12);
+  te_ctx *c2 = te_ctx_new();
+  te_tensor *o2 = tu_op(c2, "matmul M=32 N=32 K=16 dtype=f32");
+  te_schedule *s = te_schedule_new(c2, 1, &o2);
+  cr_assert_eq(te_apply_best(s, log, tu_target(c2)), TE_OK, "%s", te_last_error(c2));
+  char *trace = te_schedule_trace(s);
+  cr_assert_str_eq(trace, l.rec[best].trace);
+  te_free(trace);
+  te_ctx_free(c2);
+  at_log_free(&l);
+  /* resume: 6 trials done, 2 more */
+  o = tu_quick(log, 8, 2);
+  o.resume = 1;
+  o.summary = &sum;
+  cr_assert_eq(tune(ctx, out, &o), TE_OK, "%s", te_last_error(ctx));
+  cr_assert_eq(sum.measured, 2);
+  cr_assert_eq(sum.trials_done, 8);
+}
+
+/* A schedule that fails when measured again (here: its run crashes) gets a failure record and
+   is no longer the best; too many rounds is refused. */
+Test(tune_run, confirm_pass_failure_supersedes) {
+  const char *log = tu_path("log.jsonl");
+  te_tensor *out = tu_op(ctx, "matmul M=16 N=16 K=16 dtype=f32");
+  te_tune_summary sum;
+  te_tune_options o = tu_quick(log, 4, 3);
+  o.confirm = 2;
+  o.confirm_rounds = 1;
+  o.summary = &sum;
+  at_test_plant(4, -1, -1); /* the first run of the confirm pass: the best schedule */
+  te_status st = tune(ctx, out, &o);
+  at_test_plant(-1, -1, -1);
+  cr_assert_eq(st, TE_OK, "%s", te_last_error(ctx));
+  at_log l;
+  tu_read(log, &l);
+  cr_assert_eq(l.n, 6);
+  int crashed = -1;
+  for (int k = 4; k < 6; k++)
+    if (!strcmp(l.rec[k].error_kind, "crash"))
+      crashed = k;
+  cr_assert_geq(crashed, 0, "the planted crash is recorded");
+  int best = at_log_best(&l, sum.key, NULL);
+  cr_assert_geq(best, 0);
+  cr_assert_str_neq(l.rec[best].trace, l.rec[crashed].trace);
+  cr_assert_float_eq(at_record_cost(&l.rec[best]), sum.best_cost_s, 1e-12);
+  at_log_free(&l);
+  o.confirm_rounds = 17;
+  cr_assert_eq(tune(ctx, out, &o), TE_ERR_INVALID_ARG);
+  cr_assert(strstr(te_last_error(ctx), "confirm_rounds"), "%s", te_last_error(ctx));
+}
+
 Test(tune_run, apply_best_missing_workload) {
   const char *log = tu_path("log.jsonl");
   te_tensor *out = tu_op(ctx, "matmul M=16 N=16 K=16 dtype=f32");

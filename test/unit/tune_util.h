@@ -77,6 +77,7 @@ static inline te_tune_options tu_quick(const char *log, int trials, uint64_t see
   o.max_repeats = 3;
   o.timeout_s = 5;
   o.threads = 1;
+  o.confirm = -1; /* one record per trial; test_tune_run.c tests the confirm pass */
   return o;
 }
 
