@@ -109,23 +109,23 @@ Test(tune_cli, help_and_usage_errors) {
 
 /* --confirm N: the best N schedules are measured again, one record each, which `best` does not
    count as trials; the summary says so. */
-Test(tune_cli, confirm_pass) {
+/* Runs `te-tune cmd`, which must exit with rc and print needle. */
+static void expect_cmd(const char *cmd, int rc, const char *needle) {
   char *out;
-  int rc = te_tune(&out, "tune matmul M=32 N=32 K=16 --trials 5 --log c.jsonl " QUICK
-                         " --confirm 3 --confirm-rounds 2");
-  cr_assert_eq(rc, 0, "%s", out);
-  cr_assert(strstr(out, "5 trials (5 measured now, 0 failed; best 3 measured again)"), "%s", out);
+  cr_assert_eq(te_tune(&out, "%s", cmd), rc, "te-tune %s:\n%s", cmd, out);
+  cr_assert(strstr(out, needle), "te-tune %s: '%s' expected in:\n%s", cmd, needle, out);
+}
+
+Test(tune_cli, confirm_pass) {
+  expect_cmd("tune matmul M=32 N=32 K=16 --trials 5 --log c.jsonl " QUICK
+             " --confirm 3 --confirm-rounds 2",
+             0, "5 trials (5 measured now, 0 failed; best 3 measured again)");
   cr_assert_eq(lines("c.jsonl"), 8);
-  cr_assert_eq(te_tune(&out, "best --log c.jsonl"), 0, "%s", out);
-  cr_assert(strstr(out, "      5  "), "5 trials expected:\n%s", out);
-  cr_assert_eq(te_tune(&out, "plot --log c.jsonl --out c"), 0, "%s", out);
-  cr_assert(strstr(out, "(5 trials"), "the curve is of trials:\n%s", out);
-  cr_assert_eq(te_tune(&out, "show --log c.jsonl"), 0, "%s", out);
-  cr_assert(strstr(out, "measured again by the confirm pass"), "%s", out);
-  cr_assert_eq(te_tune(&out, "tune matmul M=8 N=8 K=8 --log c.jsonl --confirm-rounds 17"), 2);
-  cr_assert(strstr(out, "confirm_rounds"), "%s", out);
-  cr_assert_eq(te_tune(&out, "tune --help"), 0);
-  cr_assert(strstr(out, "--confirm N"), "%s", out);
+  expect_cmd("best --log c.jsonl", 0, "      5  ");         /* trials */
+  expect_cmd("plot --log c.jsonl --out c", 0, "(5 trials"); /* the curve is of trials */
+  expect_cmd("show --log c.jsonl", 0, "measured again by the confirm pass");
+  expect_cmd("tune matmul M=8 N=8 K=8 --log c.jsonl --confirm-rounds 17", 2, "confirm_rounds");
+  expect_cmd("tune --help", 0, "--confirm N");
 }
 
 Test(tune_cli, tune_resume_best_show_export_plot) {

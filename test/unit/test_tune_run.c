@@ -17,6 +17,18 @@ static te_status tune(te_ctx *c, te_tensor *out, te_tune_options *o) {
   return te_tune(c, 1, &out, tu_target(c), o);
 }
 
+/* te_apply_best in another context (the computation rebuilt, the key found) replays trace. */
+static void expect_apply_best(const char *log, const char *desc, const char *trace) {
+  te_ctx *c2 = te_ctx_new();
+  te_tensor *o2 = tu_op(c2, desc);
+  te_schedule *s = te_schedule_new(c2, 1, &o2);
+  cr_assert_eq(te_apply_best(s, log, tu_target(c2)), TE_OK, "%s", te_last_error(c2));
+  char *got = te_schedule_trace(s);
+  cr_assert_str_eq(got, trace);
+  te_free(got);
+  te_ctx_free(c2);
+}
+
 Test(tune_run, records_and_apply_best) {
   const char *log = tu_path("log.jsonl");
   te_tensor *out = tu_op(ctx, "matmul M=32 N=32 K=16 dtype=f32");
@@ -39,16 +51,18 @@ Test(tune_run, records_and_apply_best) {
   }
   int best = at_log_best(&l, sum.key, NULL);
   cr_assert_float_eq(at_record_cost(&l.rec[best]), sum.best_cost_s, 1e-12);
-  /* te_apply_best in another context: the computation is rebuilt, the key found */
-  te_ctx *c2 = te_ctx_new();
-  te_tensor *o2 = tu_op(c2, "matmul M=32 N=32 K=16 dtype=f32");
-  te_schedule *s = te_schedule_new(c2, 1, &o2);
-  cr_assert_eq(te_apply_best(s, log, tu_target(c2)), TE_OK, "%s", te_last_error(c2));
-  char *trace = te_schedule_trace(s);
-  cr_assert_str_eq(trace, l.rec[best].trace);
-  te_free(trace);
-  te_ctx_free(c2);
+  expect_apply_best(log, "matmul M=32 N=32 K=16 dtype=f32", l.rec[best].trace);
   at_log_free(&l);
+}
+
+/* Quick options with a confirm pass of confirm schedules in rounds rounds. */
+static te_tune_options with_confirm(const char *log, int trials, int confirm, int rounds,
+                                    te_tune_summary *sum) {
+  te_tune_options o = tu_quick(log, trials, (uint64_t)trials);
+  o.confirm = confirm;
+  o.confirm_rounds = rounds;
+  o.summary = sum;
+  return o;
 }
 
 /* The confirm pass: the 3 best of 6 trials measured again in 2 rounds, one record each (the
@@ -58,10 +72,7 @@ Test(tune_run, confirm_pass_measures_the_best_again) {
   const char *log = tu_path("log.jsonl");
   te_tensor *out = tu_op(ctx, "matmul M=32 N=32 K=16 dtype=f32");
   te_tune_summary sum;
-  te_tune_options o = tu_quick(log, 6, 2);
-  o.confirm = 3;
-  o.confirm_rounds = 2;
-  o.summary = &sum;
+  te_tune_options o = with_confirm(log, 6, 3, 2, &sum);
   cr_assert_eq(tune(ctx, out, &o), TE_OK, "%s", te_last_error(ctx));
   cr_assert_eq(sum.measured, 6);
   cr_assert_eq(sum.errors, 0);
@@ -88,18 +99,12 @@ Test(tune_run, confirm_pass_measures_the_best_again) {
     cr_assert_lt(better, 3, "trial %d was not among the 3 best", t);
   }
   int best = at_log_best(&l, sum.key, NULL);
+  cr_assert(l.rec[best].confirm, "the best of the confirm pass");
   cr_assert_float_eq(at_record_cost(&l.rec[best]), sum.best_cost_s, 1e-12);
-  te_ctx *c2 = te_ctx_new();
-  te_tensor *o2 = tu_op(c2, "matmul M=32 N=32 K=16 dtype=f32");
-  te_schedule *s = te_schedule_new(c2, 1, &o2);
-  cr_assert_eq(te_apply_best(s, log, tu_target(c2)), TE_OK, "%s", te_last_error(c2));
-  char *trace = te_schedule_trace(s);
-  cr_assert_str_eq(trace, l.rec[best].trace);
-  te_free(trace);
-  te_ctx_free(c2);
+  expect_apply_best(log, "matmul M=32 N=32 K=16 dtype=f32", l.rec[best].trace);
   at_log_free(&l);
   /* resume: 6 trials done, 2 more */
-  o = tu_quick(log, 8, 2);
+  o = tu_quick(log, 8, 6);
   o.resume = 1;
   o.summary = &sum;
   cr_assert_eq(tune(ctx, out, &o), TE_OK, "%s", te_last_error(ctx));
@@ -113,10 +118,7 @@ Test(tune_run, confirm_pass_failure_supersedes) {
   const char *log = tu_path("log.jsonl");
   te_tensor *out = tu_op(ctx, "matmul M=16 N=16 K=16 dtype=f32");
   te_tune_summary sum;
-  te_tune_options o = tu_quick(log, 4, 3);
-  o.confirm = 2;
-  o.confirm_rounds = 1;
-  o.summary = &sum;
+  te_tune_options o = with_confirm(log, 4, 2, 1, &sum);
   at_test_plant(4, -1, -1); /* the first run of the confirm pass: the best schedule */
   te_status st = tune(ctx, out, &o);
   at_test_plant(-1, -1, -1);
