@@ -31,9 +31,11 @@ void cg_blob_free(cg_blob *b) {
   b->size = 0;
 }
 
-/* The 60-byte header of a member called name (already in its "name/" or "/N" form). */
+/* The 60-byte header of a member called name (already in its "name/" or "/N" form). Sizes fit
+   the 10-digit field (cg_ar_plan keeps the archive under 4 GiB); h has room for any size_t, so
+   the compiler sees no truncation. */
 static void cg_ar_header(char *dst, const char *name, size_t size) {
-  char h[CG_AR_HDR + 1];
+  char h[CG_AR_HDR + 24];
   snprintf(h, sizeof h, "%-16.16s%-12s%-6s%-6s%-8s%-10zu`\n", name, "0", "0", "0", "644", size);
   memcpy(dst, h, CG_AR_HDR);
 }
@@ -86,7 +88,7 @@ static void cg_put_be32(char *p, size_t v) {
 static void cg_ar_members(char *buf, size_t *at, int n, const cg_ar_member m[],
                           const cg_ar_layout *l) {
   for (int i = 0; i < n; i++) {
-    char name[CG_AR_NAME + 2];
+    char name[CG_AR_NAME + 24]; /* "/" and an offset, or a short name and "/" */
     if (l->longname_at[i] == (size_t)-1)
       snprintf(name, sizeof name, "%s/", m[i].name);
     else

@@ -75,7 +75,7 @@ te_expr *ir_make(te_ctx *ctx, ir_expr_kind kind, te_dtype dtype, int nargs, te_e
   key.dtype = dtype;
   key.ctx = ctx;
   key.args = (te_expr **)args;
-  if (psize) memcpy(&key.u, payload, psize);
+  if (psize && payload) memcpy(&key.u, payload, psize);
   if (kind == IR_INT) key.u.i = wrap_int(dtype, key.u.i);
   key.hash = ir_cons_hash(&key);
   te_expr *found = ir_cons_find(ctx, &key);

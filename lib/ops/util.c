@@ -80,7 +80,7 @@ te_expr *op_imul(te_ctx *ctx, te_expr *a, te_expr *b) {
 }
 
 te_expr *op_ifloordiv(te_ctx *ctx, te_expr *a, te_expr *b) {
-  int64_t x, y;
+  int64_t x = 0, y = 0;
   bool ca = ir_is_const_int(a, &x), cb = ir_is_const_int(b, &y);
   if (cb && y == 1)
     return a;

@@ -179,7 +179,7 @@ static bool is_free(ps_names *n, const char *cand, int nderived, const ps_strset
       ps_strset_has(local, cand))
     return false;
   if (renamed && ps_strset_has(local ? n->local_orig : &n->orig, cand)) return false;
-  char d[300];
+  char d[320]; /* cand (< 300) and "_v" and a number */
   for (int k = 0; k < nderived; k++) {
     snprintf(d, sizeof d, "%s_v%d", cand, k);
     if (ps_strset_has(&n->taken, d) || (renamed && ps_strset_has(&n->orig, d))) return false;

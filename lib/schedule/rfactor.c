@@ -70,7 +70,7 @@ te_status te_rfactor(te_schedule *s, te_tensor *t, te_iter *it, int axis, te_ten
   const char *fn = "te_rfactor";
   if (!s) return TE_ERR_INVALID_ARG;
   te_ctx *ctx = s->ctx;
-  te_stage *st;
+  te_stage *st = NULL;
   te_status r = check(fn, s, t, it, axis, &st);
   if (r != TE_OK) return r;
   sch_op *op = st->op;
