@@ -124,6 +124,10 @@ Test(tune_cli, confirm_pass) {
   expect_cmd("best --log c.jsonl", 0, "      5  ");         /* trials */
   expect_cmd("plot --log c.jsonl --out c", 0, "(5 trials"); /* the curve is of trials */
   expect_cmd("show --log c.jsonl", 0, "measured again by the confirm pass");
+  /* resumed with no trials left: only the confirm pass runs again */
+  expect_cmd("tune matmul M=32 N=32 K=16 --trials 5 --resume --log c.jsonl " QUICK " --confirm 3",
+             0, "5 trials (0 measured now, 0 failed; best 3 measured again)");
+  cr_assert_eq(lines("c.jsonl"), 11);
   expect_cmd("tune matmul M=8 N=8 K=8 --log c.jsonl --confirm-rounds 17", 2, "confirm_rounds");
   expect_cmd("tune --help", 0, "--confirm N");
 }
