@@ -68,6 +68,13 @@ TE_API te_expr *te_not(te_expr *);
 /* cond ? t : f (both sides evaluated is allowed; te may evaluate either). t and f are promoted to
    a common type. */
 TE_API te_expr *te_select(te_expr *cond, te_expr *t, te_expr *f);
+/* cond ? t : f evaluating only the side cond chooses (TVM's if_then_else): a read on the other
+   side is not made, so it may be out of the tensor's bounds, as in padding without clamps:
+   te_if_then_else(x >= 1 && x <= W, In[x - 1], 0). In vector code the lanes of each side are
+   masked loads (lanes of the other side read nothing); scalar code branches. Same types and
+   errors as te_select; printed and parsed as if_then_else(cond, t, f). The Vulkan target
+   refuses it (TE_ERR_UNSUPPORTED): use te_select with clamped indices there. */
+TE_API te_expr *te_if_then_else(te_expr *cond, te_expr *t, te_expr *f);
 /* Conversion; float to int truncates towards zero. */
 TE_API te_expr *te_cast(te_dtype, te_expr *);
 

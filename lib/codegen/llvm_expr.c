@@ -52,6 +52,51 @@ static LLVMValueRef cg_floor_divmod(cg_llvm *cg, bool is_mod, LLVMValueRef a, LL
   return LLVMBuildSelect(B, adjust, LLVMBuildSub(B, q, one, ""), q, "fdiv");
 }
 
+/* if_then_else(c, t, f) with one condition for all lanes: a branch to the side taken, whose
+   value comes out through a phi (each side may have made blocks of its own). */
+static LLVMValueRef cg_branch_choice(cg_llvm *cg, LLVMValueRef c, te_expr *t, te_expr *f) {
+  LLVMBasicBlockRef then_bb = cg_new_block(cg, "ite.then"), else_bb = cg_new_block(cg, "ite.else");
+  LLVMBasicBlockRef end = cg_new_block(cg, "ite.end");
+  LLVMBuildCondBr(cg->b, c, then_bb, else_bb);
+  LLVMPositionBuilderAtEnd(cg->b, then_bb);
+  LLVMValueRef tv = cg_expr(cg, t);
+  LLVMBasicBlockRef then_end = LLVMGetInsertBlock(cg->b);
+  LLVMBuildBr(cg->b, end);
+  LLVMPositionBuilderAtEnd(cg->b, else_bb);
+  LLVMValueRef fv = tv ? cg_expr(cg, f) : NULL;
+  LLVMBasicBlockRef else_end = LLVMGetInsertBlock(cg->b);
+  LLVMBuildBr(cg->b, end);
+  LLVMPositionBuilderAtEnd(cg->b, end);
+  if (!fv)
+    return NULL;
+  LLVMValueRef phi = LLVMBuildPhi(cg->b, LLVMTypeOf(tv), "ite");
+  LLVMValueRef vals[2] = {tv, fv};
+  LLVMBasicBlockRef from[2] = {then_end, else_end};
+  LLVMAddIncoming(phi, vals, from, 2);
+  return phi;
+}
+
+/* if_then_else(c, t, f), only the side c chooses evaluated. A vector condition: each side's
+   vector loads and stores are masked with its lanes (and the enclosing mask), as inside
+   `attr vector_mask` (the vectorize pass widened their scalar loads for that), then a select. */
+static LLVMValueRef cg_if_then_else(cg_llvm *cg, te_expr *e) {
+  LLVMValueRef c = cg_expr(cg, e->args[0]);
+  if (!c)
+    return NULL;
+  unsigned lanes = e->args[0]->dtype.lanes;
+  if (lanes == 1)
+    return cg_branch_choice(cg, c, e->args[1], e->args[2]);
+  LLVMValueRef saved = cg->mask;
+  bool nested = saved && LLVMGetVectorSize(LLVMTypeOf(saved)) == lanes;
+  LLVMValueRef not_c = LLVMBuildNot(cg->b, c, "");
+  cg->mask = nested ? LLVMBuildAnd(cg->b, saved, c, "mask") : c;
+  LLVMValueRef tv = cg_expr(cg, e->args[1]);
+  cg->mask = nested ? LLVMBuildAnd(cg->b, saved, not_c, "mask") : not_c;
+  LLVMValueRef fv = tv ? cg_expr(cg, e->args[2]) : NULL;
+  cg->mask = saved;
+  return fv ? LLVMBuildSelect(cg->b, c, tv, fv, "") : NULL;
+}
+
 /* b, or 1 in the lanes the current vector mask has off. */
 static LLVMValueRef cg_safe_divisor(cg_llvm *cg, te_dtype t, LLVMValueRef b) {
   if (t.lanes == 1 || !cg->mask || LLVMGetVectorSize(LLVMTypeOf(cg->mask)) != t.lanes)
@@ -279,6 +324,8 @@ LLVMValueRef cg_expr(cg_llvm *cg, te_expr *e) {
     return f ? LLVMBuildSelect(cg->b, c, t, f, "") : NULL;
   }
   case IR_CALL:
+    if (e->u.call == IR_INTRIN_IF_THEN_ELSE)
+      return cg_if_then_else(cg, e);
     return e->u.call == IR_INTRIN_PREFETCH ? cg_prefetch(cg, e->args[0]) : cg_call(cg, e);
   case IR_LOAD:
     return cg_load(cg, e);

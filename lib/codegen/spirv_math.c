@@ -155,6 +155,13 @@ cg_spv_val cg_spv_call(cg_spv *s, te_expr *e) {
   const char *name = id < IR_INTRIN_COUNT ? ir_intrin_table[id].name : "?";
   if (id == IR_INTRIN_LIKELY)
     return cg_spv_expr(s, e->args[0]);
+  if (id == IR_INTRIN_IF_THEN_ELSE) {
+    ir_error(s->ctx, TE_ERR_UNSUPPORTED,
+             "te_build: kernel '%s': if_then_else is not supported by the Vulkan target yet (its "
+             "untaken side must not be evaluated): use select with clamped indices",
+             s->kernel);
+    return (cg_spv_val){0, false};
+  }
   te_dtype t = e->dtype;
   if (ir_is_float(t) && t.bits == 64 && needs_f32(id)) {
     ir_error(s->ctx, TE_ERR_UNSUPPORTED,

@@ -140,17 +140,28 @@ te_expr *te_not(te_expr *a) {
   return ir_not(a);
 }
 
-te_expr *te_select(te_expr *c, te_expr *t, te_expr *f) {
-  if (!c || !t || !f) return NULL;
-  if (!same_ctx("te_select", c, t) || !same_ctx("te_select", c, f)) return NULL;
-  if (!ir_is_bool(c->dtype) || (c->dtype.lanes != 1 && c->dtype.lanes != t->dtype.lanes)) {
+/* The checks of te_select and te_if_then_else (fn names the caller): a bool condition (one
+   lane or t's), t and f unified. */
+static bool check_choice(const char *fn, te_expr *c, te_expr **t, te_expr **f) {
+  if (!c || !*t || !*f) return false;
+  if (!same_ctx(fn, c, *t) || !same_ctx(fn, c, *f)) return false;
+  if (!ir_is_bool(c->dtype) || (c->dtype.lanes != 1 && c->dtype.lanes != (*t)->dtype.lanes)) {
     char n[24];
-    ir_error(c->ctx, TE_ERR_TYPE, "te_select: condition must be bool (got %s)",
+    ir_error(c->ctx, TE_ERR_TYPE, "%s: condition must be bool (got %s)", fn,
              te_dtype_str(c->dtype, n, sizeof n));
-    return NULL;
+    return false;
   }
-  if (!unify("te_select", IR_SELECT, &t, &f)) return NULL;
-  return ir_select(c, t, f);
+  return unify(fn, IR_SELECT, t, f);
+}
+
+te_expr *te_select(te_expr *c, te_expr *t, te_expr *f) {
+  return check_choice("te_select", c, &t, &f) ? ir_select(c, t, f) : NULL;
+}
+
+te_expr *te_if_then_else(te_expr *c, te_expr *t, te_expr *f) {
+  if (!check_choice("te_if_then_else", c, &t, &f)) return NULL;
+  te_expr *args[3] = {c, t, f};
+  return ir_call(c->ctx, IR_INTRIN_IF_THEN_ELSE, t->dtype, 3, args);
 }
 
 /* TE_OK when t is a dtype te computes with; else records why (fn names the caller). */

@@ -47,7 +47,13 @@ typedef enum ir_stmt_kind {
   IR_STMT_COUNT
 } ir_stmt_kind;
 
-enum { IR_INTRIN_FLOAT = 1, IR_INTRIN_NUMBER = 2, IR_INTRIN_BOOL = 4, IR_INTRIN_INTERNAL = 8 };
+enum {
+  IR_INTRIN_FLOAT = 1,
+  IR_INTRIN_NUMBER = 2,
+  IR_INTRIN_BOOL = 4,
+  IR_INTRIN_INTERNAL = 8,
+  IR_INTRIN_GUARD = 16, /* if_then_else: (bool cond, t, f), only the chosen side evaluated */
+};
 typedef enum ir_intrin {
 #define IR_INTRIN(ID, name, n, flags) IR_INTRIN_##ID,
 #include "intrinsics.def"

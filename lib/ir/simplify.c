@@ -148,6 +148,12 @@ static te_expr *simp_cast(ir_simp *s, te_dtype t, te_expr *a) {
 }
 
 static te_expr *simp_call(ir_simp *s, te_expr *e, te_expr *const args[]) {
+  if (e->u.call == IR_INTRIN_IF_THEN_ELSE) { /* a known condition leaves one side */
+    if (ir_is_const_value(args[0], 1) || args[1] == args[2])
+      return args[1];
+    if (ir_is_const_value(args[0], 0))
+      return args[2];
+  }
   te_expr *r = ir_expr_with_args(e, e->nargs, args);
   te_expr *folded = r ? ir_fold_call(s->ctx, r) : NULL;
   return folded ? folded : r;

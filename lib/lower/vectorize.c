@@ -130,9 +130,48 @@ static te_expr *ramp_arith(vec *v, ir_expr_kind k, te_expr *a, te_expr *b) {
   }
 }
 
+/* One side of if_then_else widened with the lanes m live (and the enclosing ones): its loads
+   are masked in code generation, and a load of one element for all lanes becomes a broadcast
+   vector load so that it is masked too. The memo is fresh inside, as in masked(). */
+static te_expr *wide_side(vec *v, te_expr *m, te_expr *e) {
+  te_expr *saved = v->mask;
+  ir_map *saved_memo = v->memo;
+  v->mask = saved ? ir_and(saved, m) : m;
+  te_expr *r = (v->memo = ir_map_new(v->ctx)) ? wide(v, e) : fail(v);
+  v->mask = saved;
+  v->memo = saved_memo;
+  return r;
+}
+
+/* if_then_else(c, t, f): with a condition that varies by lane each side is widened under its
+   lanes (wide_side); with a uniform one code generation branches, as in scalar code. */
+static te_expr *wide_if_then_else(vec *v, te_expr *e) {
+  te_expr *c = wide(v, e->args[0]);
+  if (!c)
+    return NULL;
+  te_expr *t, *f;
+  if (is_vec(c)) {
+    t = wide_side(v, c, e->args[1]);
+    f = t ? wide_side(v, ir_not(c), e->args[2]) : NULL;
+  } else {
+    t = wide(v, e->args[1]);
+    f = t ? wide(v, e->args[2]) : NULL;
+  }
+  if (!f)
+    return NULL;
+  if (!is_vec(c) && !is_vec(t) && !is_vec(f))
+    return c == e->args[0] && t == e->args[1] && f == e->args[2]
+               ? e
+               : ir_call(v->ctx, IR_INTRIN_IF_THEN_ELSE, e->dtype, 3, (te_expr *[]){c, t, f});
+  te_expr *args[3] = {c, bcast(v, t), bcast(v, f)};
+  return ir_call(v->ctx, IR_INTRIN_IF_THEN_ELSE, ir_with_lanes(e->dtype, v->lanes), 3, args);
+}
+
 /* Operators, selects, casts and calls: widened operands; scalars broadcast when one is a
    vector. likely() of a vector condition is dropped (it is a hint for scalar guards). */
 static te_expr *wide_op(vec *v, te_expr *e) {
+  if (e->kind == IR_CALL && e->u.call == IR_INTRIN_IF_THEN_ELSE)
+    return wide_if_then_else(v, e);
   te_expr *small[4], **args = small;
   if (e->nargs > 4 && !(args = ir_alloc(v->ctx, sizeof *args * e->nargs)))
     return fail(v);

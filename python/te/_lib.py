@@ -134,6 +134,7 @@ _PROTOS = {
     "te_neg": (P, [P]),
     "te_not": (P, [P]),
     "te_select": (P, [P, P, P]),
+    "te_if_then_else": (P, [P, P, P]),
     "te_cast": (P, [DT, P]),
     "te_call": (P, [P, CS, INT, PP]),
     "te_expr_dtype": (DT, [P]),

@@ -263,7 +263,15 @@ def select(cond, t, f):
     return _wrap(ctx, L.te_select(ec.handle, et.handle, ef.handle), "te_select")
 
 
-if_then_else = select
+def if_then_else(cond, t, f):
+    """cond ? t : f evaluating only the side cond takes (te_if_then_else): the other side's reads
+    are not made, so they may be out of bounds, as in padding without clamps."""
+    if not _lib.has("te_if_then_else"):
+        raise errors.UnsupportedError("te.if_then_else: this libte (%s) has no te_if_then_else"
+                                      % _lib.path)
+    ctx = pick(None, cond, t, f)
+    ec, et, ef = as_expr(cond, ctx), as_expr(t, ctx), as_expr(f, ctx)
+    return _wrap(ctx, L.te_if_then_else(ec.handle, et.handle, ef.handle), "te_if_then_else")
 
 
 def cast(x, dtype, ctx=None):

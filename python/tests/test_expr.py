@@ -203,6 +203,22 @@ def test_bool_input_and_cast(ctx):
     np.testing.assert_array_equal(f(m, x), np.where(m, x, -1))
 
 
+def test_if_then_else_pads_without_clamps(ctx):
+    # the read A[i - 1, j - 1] is made only inside: at the border it would be out of bounds
+    A = te.placeholder((5, 7), "float32", name="A")
+    B = te.compute((7, 9), lambda i, j: te.if_then_else(
+        te.all(i >= 1, i <= 5, j >= 1, j <= 7), A[i - 1, j - 1], -1.0), name="B")
+    s = te.create_schedule(B)
+    jo, ji = s[B].split(B.op.axis[1], factor=4)
+    s[B].vectorize(ji)
+    assert "if_then_else" in te.lower(s, [A, B])
+    f = te.build(s, [A, B])
+    a = np.arange(35, dtype=np.float32).reshape(5, 7) + 1
+    ref = np.full((7, 9), -1, np.float32)
+    ref[1:6, 1:8] = a
+    np.testing.assert_array_equal(f(a), ref)
+
+
 def test_casts_truncate(ctx):
     X = te.placeholder((6,), "float32", name="X")
     Y = te.compute((6,), lambda i: te.cast(X[i], "int32"), name="Y")
