@@ -95,6 +95,19 @@ static void pad_schedule(te_stage *st, int kind) {
   }
 }
 
+/* B = f(A) under every pad_schedule kind, with a on guarded pages. */
+static void check_every_schedule(const char *what, te_tensor *A, te_tensor *B, tt_buf *a,
+                                 tt_buf *got, const tt_buf *ref) {
+  guarded m = guard(a);
+  for (int kind = 0; kind < PAD_COUNT; kind++) {
+    tt_note("%s, %s", what, pad_names[kind]);
+    te_schedule *s = tt_schedule1(B);
+    pad_schedule(tt_stage(s, B), kind);
+    tt_check(s, 2, TT_TENSORS(A, B), TT_BUFS(a, got), 0, NULL, NULL, got, ref, 1);
+  }
+  unguard(m);
+}
+
 Test(if_then_else, padding_reads_nothing_outside) {
   te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(H, W));
   te_tensor *B = padded(A);
@@ -106,14 +119,7 @@ Test(if_then_else, padding_reads_nothing_outside) {
       bool in = y >= 1 && y <= H && x >= 1 && x <= W;
       tt_set(ref, y * (W + 2) + x, in ? tt_get(a, (y - 1) * W + x - 1) : -1);
     }
-  guarded m = guard(a);
-  for (int kind = 0; kind < PAD_COUNT; kind++) {
-    tt_note("padding, %s", pad_names[kind]);
-    te_schedule *s = tt_schedule1(B);
-    pad_schedule(tt_stage(s, B), kind);
-    tt_check(s, 2, TT_TENSORS(A, B), TT_BUFS(a, got), 0, NULL, NULL, got, ref, 1);
-  }
-  unguard(m);
+  check_every_schedule("padding", A, B, a, got, ref);
 }
 
 /* C[y, x] = sum over r of if_then_else(0 <= x + r - 1 < W, A[y, x + r - 1], 0) * w[r]: the
@@ -177,14 +183,7 @@ Test(if_then_else, nested_and_uniform_guards) {
              : j < 1        ? 3
              : j > W        ? 2
                             : tt_get(a, (i - 1) * W + j - 1));
-  guarded m = guard(a);
-  for (int kind = 0; kind < PAD_COUNT; kind++) {
-    tt_note("nested guards, %s", pad_names[kind]);
-    te_schedule *s = tt_schedule1(B);
-    pad_schedule(tt_stage(s, B), kind);
-    tt_check(s, 2, TT_TENSORS(A, B), TT_BUFS(a, got), 0, NULL, NULL, got, ref, 1);
-  }
-  unguard(m);
+  check_every_schedule("nested guards", A, B, a, got, ref);
 }
 
 /* A condition the loop bounds decide leaves one side; te_call("if_then_else") and the
