@@ -335,6 +335,8 @@ void at_log_free(at_log *);
    otherwise the cheapest successful record not superseded (a trace measured again is judged by
    its latest record). docs/tuning-log.md, "Reading rules". */
 int at_log_best(const at_log *, const char *key, const char *target);
+/* That record's cost; INFINITY when there is none. */
+double at_log_best_cost(const at_log *, const char *key, const char *target);
 /* The current time as ISO 8601 UTC (buf of 32). */
 void at_timestamp(char *buf);
 

@@ -209,12 +209,6 @@ typedef struct rec_hash {
   int i;
 } rec_hash;
 
-static uint64_t fnv(uint64_t h, const char *s) {
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-  return (h ^ 0xff) * 0x100000001b3ull; /* a separator, so "ab"+"c" differs from "a"+"bc" */
-}
-
 static int by_hash(const void *a, const void *b) {
   const rec_hash *x = a, *y = b;
   return x->h != y->h ? (x->h > y->h) - (x->h < y->h) : (x->i > y->i) - (x->i < y->i);
@@ -230,7 +224,8 @@ static void mark_superseded(at_log *l) {
     return; /* then no record is superseded: each judged alone, as before the confirm pass */
   for (int i = 0; i < l->n; i++) {
     const at_record *r = &l->rec[i];
-    h[i] = (rec_hash){fnv(fnv(fnv(0xcbf29ce484222325ull, r->key), r->target), r->trace), i};
+    uint64_t k = (at_hash64(r->key) * 31 + at_hash64(r->target)) * 31 + at_hash64(r->trace);
+    h[i] = (rec_hash){k, i}; /* equal hashes are compared in full: collisions do no harm */
   }
   qsort(h, (size_t)l->n, sizeof *h, by_hash);
   for (int a = 0; a < l->n; a++)
@@ -319,4 +314,9 @@ int at_log_best(const at_log *l, const char *key, const char *target) {
      compared with each other, not with trials measured in other minutes. */
   int best = cheapest(l, key, target, last_trial + 1, true);
   return best >= 0 ? best : cheapest(l, key, target, 0, false);
+}
+
+double at_log_best_cost(const at_log *l, const char *key, const char *target) {
+  int best = at_log_best(l, key, target);
+  return best >= 0 ? at_record_cost(&l->rec[best]) : INFINITY;
 }

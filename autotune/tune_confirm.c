@@ -106,17 +106,15 @@ te_status at_session_confirm(at_session *s) {
   bool check = at_bench_has_reference(s->bench);
   for (int round = 0; round < rounds; round++)
     measure_round(s, items, jobs, n, round % n, check && round == 0, &mo);
-  double best = INFINITY; /* the log's rule: the pass's best, when one of them succeeded */
   for (int i = 0; i < n && st == TE_OK; i++) {
     st = at_session_write_confirm(s, items[i].was, &mo, &jobs[i], &items[i].res);
-    at_record now = {
-        .error = items[i].res.status, .ncosts = items[i].res.ncosts, .costs = items[i].res.costs};
-    if (jobs[i].status == TE_OK && at_record_cost(&now) < best)
-      best = at_record_cost(&now);
     s->confirmed += st == TE_OK;
   }
-  if (st == TE_OK) /* else the cheapest schedule not measured again */
-    s->best_cost = isfinite(best) ? best : nranked > n ? r[n].cost : INFINITY;
+  at_log after; /* the best now, by the log's own rule */
+  if (st == TE_OK && (st = at_log_read(s->ctx, s->o.log_path, false, NULL, &after)) == TE_OK) {
+    s->best_cost = at_log_best_cost(&after, s->key, s->target);
+    at_log_free(&after);
+  }
   if (getenv("TE_TUNE_DEBUG"))
     fprintf(stderr, "te_tune: confirm pass: %d schedules, %d rounds\n", n, rounds);
   at_compiled_free(c);

@@ -34,11 +34,8 @@ static bool trace_features(const at_workload *wl, const te_target *tgt, const ch
 
 static void take_record(at_session *s, const at_record *r, const at_workload *wl,
                         const te_target *tgt) {
-  if (r->confirm) { /* a trace measured again: not a trial, and already known to the model */
-    if (s->o.resume && !r->superseded && at_record_cost(r) < s->best_cost)
-      s->best_cost = at_record_cost(r);
+  if (r->confirm) /* a trace measured again: not a trial, and already known to the model */
     return;
-  }
   float feat[AT_NFEAT];
   bool have_feat = tgt && trace_features(wl, tgt, r->trace, feat);
   double cost = at_record_cost(r);
@@ -77,6 +74,8 @@ te_status at_session_load_history(at_session *s) {
     if (strcmp(r->key, s->key) == 0 && strcmp(r->target, s->target) == 0)
       take_record(s, r, &wl, tgt);
   }
+  if (s->o.resume) /* the best so far by the log's rule (a confirm pass may have re-ranked) */
+    s->best_cost = at_log_best_cost(&log, s->key, s->target);
   te_ctx_free(tmp);
   at_log_free(&log);
   at_search_retrain(s->search);

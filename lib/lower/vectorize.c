@@ -130,16 +130,34 @@ static te_expr *ramp_arith(vec *v, ir_expr_kind k, te_expr *a, te_expr *b) {
   }
 }
 
-/* One side of if_then_else widened with the lanes m live (and the enclosing ones): its loads
-   are masked in code generation, and a load of one element for all lanes becomes a broadcast
-   vector load so that it is masked too. The memo is fresh inside, as in masked(). */
+/* A region whose live lanes are m (and the enclosing ones): widened loads depend on the mask,
+   so the memo is fresh inside; mask_leave restores both. */
+typedef struct mask_scope {
+  te_expr *mask;
+  ir_map *memo;
+} mask_scope;
+
+static bool mask_enter(vec *v, te_expr *m, mask_scope *saved) {
+  *saved = (mask_scope){v->mask, v->memo};
+  v->mask = saved->mask ? ir_and(saved->mask, m) : m;
+  if ((v->memo = ir_map_new(v->ctx)))
+    return true;
+  fail(v);
+  return false;
+}
+
+static void mask_leave(vec *v, const mask_scope *saved) {
+  v->mask = saved->mask;
+  v->memo = saved->memo;
+}
+
+/* One side of if_then_else widened with the lanes m live: its loads are masked in code
+   generation, and a load of one element for all lanes becomes a broadcast vector load so that
+   it is masked too. */
 static te_expr *wide_side(vec *v, te_expr *m, te_expr *e) {
-  te_expr *saved = v->mask;
-  ir_map *saved_memo = v->memo;
-  v->mask = saved ? ir_and(saved, m) : m;
-  te_expr *r = (v->memo = ir_map_new(v->ctx)) ? wide(v, e) : fail(v);
-  v->mask = saved;
-  v->memo = saved_memo;
+  mask_scope saved;
+  te_expr *r = mask_enter(v, m, &saved) ? wide(v, e) : NULL;
+  mask_leave(v, &saved);
   return r;
 }
 
@@ -296,17 +314,11 @@ static te_expr *wide(vec *v, te_expr *e) {
 
 static ir_stmt *wide_stmt(vec *v, ir_stmt *s);
 
-/* s widened under the mask m (and the enclosing one), inside `// attr vector_mask = m`. Widened
-   loads depend on the mask: the memo is fresh inside and restored after. */
+/* s widened under the mask m (and the enclosing one), inside `// attr vector_mask = m`. */
 static ir_stmt *masked(vec *v, te_expr *m, ir_stmt *s) {
-  te_expr *saved = v->mask;
-  ir_map *saved_memo = v->memo;
-  v->mask = saved ? ir_and(saved, m) : m;
-  if (!(v->memo = ir_map_new(v->ctx)))
-    return NULL;
-  ir_stmt *r = wide_stmt(v, s);
-  v->mask = saved;
-  v->memo = saved_memo;
+  mask_scope saved;
+  ir_stmt *r = mask_enter(v, m, &saved) ? wide_stmt(v, s) : NULL;
+  mask_leave(v, &saved);
   return r ? ir_attr(v->ctx, LW_VECTOR_MASK, NULL, m, r) : NULL;
 }
 
