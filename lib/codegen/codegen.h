@@ -9,11 +9,11 @@
 
 #include "../lower/lower.h"
 
-typedef enum cg_target_kind { CG_TARGET_LLVM, CG_TARGET_CUDA, CG_TARGET_VULKAN } cg_target_kind;
+typedef enum tg_kind { TG_LLVM, TG_CUDA, TG_VULKAN } tg_kind;
 
 struct te_target {
   te_ctx *ctx;
-  cg_target_kind kind;
+  tg_kind kind;
   const char *triple;   /* resolved: never NULL for LLVM */
   const char *cpu;      /* resolved ("znver5" for native on this host) */
   const char *features; /* resolved "+avx512f,..." */
@@ -33,8 +33,8 @@ struct te_target {
 
 /* GPU target strings (target_gpu.c): true when s starts with the kind "cuda", "nvptx" or
    "vulkan"; the parse fills t (kind, limits, canonical string) or records the error. */
-bool cg_target_is_gpu(const char *s);
-te_status cg_gpu_target_parse(te_ctx *, const char *s, te_target *t);
+bool tg_string_is_gpu(const char *s);
+te_status tg_gpu_parse(te_ctx *, const char *s, te_target *t);
 
 /* One argument of a kernel, as a saved header describes it (in the context's memory). */
 typedef struct cg_arg_meta {

@@ -137,8 +137,8 @@ LLVMValueRef cg_str(cg_llvm *, const char *s); /* a private constant C string */
 LLVMValueRef cg_entry(cg_llvm *, lw_func *);
 
 /* target.c */
-void cg_llvm_init_targets(void);
-LLVMTargetMachineRef cg_target_machine(te_ctx *, const te_target *, bool for_jit);
+void tg_llvm_init(void);
+LLVMTargetMachineRef tg_llvm_machine(te_ctx *, const te_target *, bool for_jit);
 
 /* llvm_module.c: cg_llvm_compile for the host part of a GPU module: the entry NAME is compiled
    for the CPU target host (and JIT'd) with hooks writing its body; the module keeps its own

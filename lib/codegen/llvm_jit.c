@@ -129,7 +129,7 @@ static LLVMErrorRef cg_define_symbols(LLVMOrcLLJITRef jit) {
 }
 
 static LLVMErrorRef cg_make_jit(te_module *m, LLVMOrcLLJITRef *jit) {
-  LLVMTargetMachineRef jtm = cg_target_machine(m->ctx, m->target, true);
+  LLVMTargetMachineRef jtm = tg_llvm_machine(m->ctx, m->target, true);
   if (!jtm)
     return LLVMCreateStringError("no target machine");
   LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();

@@ -126,7 +126,7 @@ static te_status cg_check_module(te_module *m, lw_func *f) {
                     "te_build: kernel '%s': the module already holds kernel '%s' (build one "
                     "module a kernel)",
                     f->name, m->kernels ? m->kernels[0].name : "?");
-  if (!m->target || m->target->kind != CG_TARGET_LLVM)
+  if (!m->target || m->target->kind != TG_LLVM)
     return ir_error(m->ctx, TE_ERR_TARGET, "te_build: kernel '%s': not an LLVM target", f->name);
   return TE_OK;
 }
@@ -151,7 +151,7 @@ static te_status cg_compile(te_module *m, lw_func *f, const cg_host_hooks *host)
     return st;
   te_status before = te_last_status(m->ctx);
   double t0 = cg_now();
-  LLVMTargetMachineRef tm = cg_target_machine(m->ctx, m->target, false);
+  LLVMTargetMachineRef tm = tg_llvm_machine(m->ctx, m->target, false);
   if (!tm)
     return TE_ERR_TARGET;
   cg_llvm_module *lm = calloc(1, sizeof *lm);

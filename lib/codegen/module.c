@@ -142,7 +142,7 @@ te_status te_module_call(te_module *m, const char *name, int ntensors, DLTensor 
   cg_kernel *k = cg_find_kernel(m, "te_module_call", name);
   if (!k)
     return name ? TE_ERR_NOT_FOUND : TE_ERR_INVALID_ARG;
-  if (m->target->kind == CG_TARGET_VULKAN) { /* launched through libte_runtime's Vulkan */
+  if (m->target->kind == TG_VULKAN) { /* launched through libte_runtime's Vulkan */
     te_status vst = cg_check_call(m, k, ntensors, tensors, nscalars, scalars);
     return vst != TE_OK ? vst : cg_vulkan_call(m, k, tensors, scalars);
   }

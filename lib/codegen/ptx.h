@@ -25,7 +25,7 @@ te_status cg_cuda_compile(te_module *, lw_func *);
 ir_stmt *cg_ptx_legalize(te_ctx *, const char *kernel, ir_stmt *body);
 
 /* ptx_kernel.c: writes kernel k into cg's (NVPTX) module. */
-bool cg_ptx_kernel(cg_llvm *, const cg_gpu_kernel *k);
+bool cg_ptx_kernel(cg_llvm *, const lw_gpu_kernel *k);
 
 /* ptx_host.c: the body of the host entry (cg_host_hooks.impl); data is the te_rt_cuda_module
    handle its launches use. */

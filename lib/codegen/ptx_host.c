@@ -38,7 +38,7 @@ static void ph_check(ph *h, LLVMValueRef failed, LLVMValueRef code) {
   LLVMPositionBuilderAtEnd(cg->b, ok);
 }
 
-static bool ph_alloc(ph *h, const cg_gpu_step *st) {
+static bool ph_alloc(ph *h, const lw_gpu_step *st) {
   cg_llvm *cg = h->cg;
   LLVMValueRef n = cg_expr(cg, st->count);
   if (!n)
@@ -54,10 +54,10 @@ static bool ph_alloc(ph *h, const cg_gpu_step *st) {
 }
 
 /* A stack slot holding one kernel parameter's value. */
-static LLVMValueRef ph_param_value(ph *h, const cg_gpu_param *p) {
+static LLVMValueRef ph_param_value(ph *h, const lw_gpu_param *p) {
   cg_llvm *cg = h->cg;
   LLVMValueRef v;
-  if (p->kind == CG_GPU_PARAM_BUFFER) {
+  if (p->kind == LW_GPU_PARAM_BUFFER) {
     LLVMValueRef slot = ir_map_get(h->slots, p->buffer);
     v = slot ? LLVMBuildLoad2(cg->b, cg->t_ptr, slot, "") : ir_map_get(cg->bufs, p->buffer);
   } else {
@@ -74,7 +74,7 @@ static LLVMValueRef ph_param_value(ph *h, const cg_gpu_param *p) {
   return a;
 }
 
-static bool ph_launch(ph *h, const cg_gpu_kernel *k) {
+static bool ph_launch(ph *h, const lw_gpu_kernel *k) {
   cg_llvm *cg = h->cg;
   LLVMTypeRef dims_t = LLVMArrayType2(cg->t_i64, 6);
   LLVMTypeRef args_t = LLVMArrayType2(cg->t_ptr, (uint64_t)(k->nparams > 0 ? k->nparams : 1));
@@ -109,10 +109,10 @@ static void ph_free(ph *h, LLVMValueRef slot) {
   LLVMBuildStore(cg->b, LLVMConstNull(cg->t_ptr), slot);
 }
 
-static bool ph_steps(ph *h, const cg_gpu_module *m) {
+static bool ph_steps(ph *h, const lw_gpu_module *m) {
   for (int i = 0; i < m->nsteps; i++) { /* every slot NULL before anything can fail */
-    const cg_gpu_step *st = &m->steps[i];
-    if (st->kind != CG_GPU_STEP_ALLOC)
+    const lw_gpu_step *st = &m->steps[i];
+    if (st->kind != LW_GPU_STEP_ALLOC)
       continue;
     LLVMValueRef slot = cg_alloca(h->cg, h->cg->t_ptr, st->buffer->name, 8);
     LLVMBuildStore(h->cg->b, LLVMConstNull(h->cg->t_ptr), slot);
@@ -120,11 +120,11 @@ static bool ph_steps(ph *h, const cg_gpu_module *m) {
     h->temp_slots[h->ntemps++] = slot;
   }
   for (int i = 0; i < m->nsteps; i++) {
-    const cg_gpu_step *st = &m->steps[i];
-    if (st->kind == CG_GPU_STEP_ALLOC) {
+    const lw_gpu_step *st = &m->steps[i];
+    if (st->kind == LW_GPU_STEP_ALLOC) {
       if (!ph_alloc(h, st))
         return false;
-    } else if (st->kind == CG_GPU_STEP_FREE) {
+    } else if (st->kind == LW_GPU_STEP_FREE) {
       ph_free(h, ir_map_get(h->slots, st->buffer));
     } else if (!ph_launch(h, &m->kernels[st->kernel])) {
       return false;
@@ -134,7 +134,7 @@ static bool ph_steps(ph *h, const cg_gpu_module *m) {
 }
 
 LLVMValueRef cg_cuda_host_impl(cg_llvm *cg, lw_func *f, void *rt_module) {
-  const cg_gpu_module *m = f->gpu;
+  const lw_gpu_module *m = f->gpu;
   LLVMValueRef fn = m ? cg_impl_function(cg, f) : NULL;
   cg->vars = ir_map_new(cg->ctx);
   cg->bufs = ir_map_new(cg->ctx);

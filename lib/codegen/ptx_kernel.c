@@ -38,19 +38,19 @@ static bool ptx_barrier(cg_llvm *cg) {
   return ptx_intrinsic_call(cg, name, takes_id ? 1 : 0, &zero) != NULL;
 }
 
-static LLVMTypeRef ptx_param_type(cg_llvm *cg, const cg_gpu_param *p) {
-  if (p->kind == CG_GPU_PARAM_BUFFER)
+static LLVMTypeRef ptx_param_type(cg_llvm *cg, const lw_gpu_param *p) {
+  if (p->kind == LW_GPU_PARAM_BUFFER)
     return LLVMPointerTypeInContext(cg->lctx, 1);
   return ir_is_bool(p->var->dtype) ? cg->t_i8 : cg_type(cg, p->var->dtype);
 }
 
-static bool ptx_bind_params(cg_llvm *cg, const cg_gpu_kernel *k, LLVMValueRef fn) {
+static bool ptx_bind_params(cg_llvm *cg, const lw_gpu_kernel *k, LLVMValueRef fn) {
   for (int i = 0; i < k->nparams; i++) {
-    const cg_gpu_param *p = &k->params[i];
+    const lw_gpu_param *p = &k->params[i];
     LLVMValueRef v = LLVMGetParam(fn, (unsigned)i);
-    const char *name = p->kind == CG_GPU_PARAM_BUFFER ? p->buffer->name : p->var->u.var.name;
+    const char *name = p->kind == LW_GPU_PARAM_BUFFER ? p->buffer->name : p->var->u.var.name;
     LLVMSetValueName2(v, name, strlen(name));
-    if (p->kind == CG_GPU_PARAM_BUFFER) {
+    if (p->kind == LW_GPU_PARAM_BUFFER) {
       cg_add_enum_attr(cg, fn, (unsigned)i + 1, "noalias");
       if (!p->written)
         cg_add_enum_attr(cg, fn, (unsigned)i + 1, "readonly");
@@ -64,12 +64,12 @@ static bool ptx_bind_params(cg_llvm *cg, const cg_gpu_kernel *k, LLVMValueRef fn
   return true;
 }
 
-static bool ptx_bind_indices(cg_llvm *cg, const cg_gpu_kernel *k) {
-  static const char *const sreg[CG_GPU_NIDX] = {
+static bool ptx_bind_indices(cg_llvm *cg, const lw_gpu_kernel *k) {
+  static const char *const sreg[LW_GPU_NIDX] = {
       "llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
       "llvm.nvvm.read.ptx.sreg.ctaid.z", "llvm.nvvm.read.ptx.sreg.tid.x",
       "llvm.nvvm.read.ptx.sreg.tid.y",   "llvm.nvvm.read.ptx.sreg.tid.z"};
-  for (int t = 0; t < CG_GPU_NIDX; t++) {
+  for (int t = 0; t < LW_GPU_NIDX; t++) {
     if (!k->idx[t])
       continue;
     LLVMValueRef v = ptx_intrinsic_call(cg, sreg[t], 0, NULL);
@@ -80,9 +80,9 @@ static bool ptx_bind_indices(cg_llvm *cg, const cg_gpu_kernel *k) {
   return true;
 }
 
-static bool ptx_bind_buffers(cg_llvm *cg, const cg_gpu_kernel *k) {
+static bool ptx_bind_buffers(cg_llvm *cg, const lw_gpu_kernel *k) {
   for (int i = 0; i < k->nshared; i++) {
-    const cg_gpu_alloc *a = &k->shared[i];
+    const lw_gpu_alloc *a = &k->shared[i];
     LLVMTypeRef elem = cg_mem_type(cg, a->buffer->dtype);
     if (!elem)
       return false;
@@ -96,7 +96,7 @@ static bool ptx_bind_buffers(cg_llvm *cg, const cg_gpu_kernel *k) {
     ir_map_put(cg->bufs, a->buffer, LLVMBuildAddrSpaceCast(cg->b, g, cg->t_ptr, a->buffer->name));
   }
   for (int i = 0; i < k->nlocal; i++) {
-    const cg_gpu_alloc *a = &k->local[i];
+    const lw_gpu_alloc *a = &k->local[i];
     LLVMTypeRef elem = cg_mem_type(cg, a->buffer->dtype);
     if (!elem)
       return false;
@@ -106,7 +106,7 @@ static bool ptx_bind_buffers(cg_llvm *cg, const cg_gpu_kernel *k) {
   return true;
 }
 
-bool cg_ptx_kernel(cg_llvm *cg, const cg_gpu_kernel *k) {
+bool cg_ptx_kernel(cg_llvm *cg, const lw_gpu_kernel *k) {
   ir_stmt *body = cg_ptx_legalize(cg->ctx, k->name, k->body);
   if (!body)
     return false;

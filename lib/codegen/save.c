@@ -116,21 +116,21 @@ static te_status cg_check_modules(cg_save *sv, int n, te_module *const mods[]) {
 
 static te_status cg_check_target(cg_save *sv, const te_target *t, unsigned what) {
   char tb[256];
-  if ((what & (TE_SAVE_PTX | TE_SAVE_SPIRV)) && t->kind == CG_TARGET_LLVM)
+  if ((what & (TE_SAVE_PTX | TE_SAVE_SPIRV)) && t->kind == TG_LLVM)
     return ir_error(sv->ctx, TE_ERR_TARGET,
                     "%s: '%s': target '%s' is a CPU target: it has no %s (for GPU targets)", sv->fn,
                     sv->name, cg_target_brief(t, tb, sizeof tb),
                     what & TE_SAVE_PTX ? "PTX" : "SPIR-V");
-  if ((what & TE_SAVE_SPIRV) && t->kind != CG_TARGET_VULKAN)
+  if ((what & TE_SAVE_SPIRV) && t->kind != TG_VULKAN)
     return ir_error(sv->ctx, TE_ERR_TARGET,
                     "%s: '%s': target '%s' has no SPIR-V (a vulkan target has)", sv->fn, sv->name,
                     cg_target_brief(t, tb, sizeof tb));
-  if ((what & TE_SAVE_PTX) && t->kind != CG_TARGET_CUDA)
+  if ((what & TE_SAVE_PTX) && t->kind != TG_CUDA)
     return ir_error(sv->ctx, TE_ERR_TARGET, "%s: '%s': target '%s' has no PTX (a cuda target has)",
                     sv->fn, sv->name, cg_target_brief(t, tb, sizeof tb));
   if (what & (TE_SAVE_OBJECT | TE_SAVE_STATIC_LIB))
     return cg_check_object_target(sv->ctx, t, sv->fn);
-  if ((what & (TE_SAVE_LLVM_IR | TE_SAVE_ASM)) && t->kind != CG_TARGET_LLVM)
+  if ((what & (TE_SAVE_LLVM_IR | TE_SAVE_ASM)) && t->kind != TG_LLVM)
     return ir_error(sv->ctx, TE_ERR_TARGET, "%s: '%s': target '%s' has no LLVM IR or asm", sv->fn,
                     sv->name, cg_target_brief(t, tb, sizeof tb));
   return TE_OK;

@@ -46,7 +46,7 @@ static const char *cg_object_format(const char *triple) {
 }
 
 const char *cg_target_brief(const te_target *t, char *buf, size_t size) {
-  if (t->kind == CG_TARGET_LLVM && t->triple && t->cpu)
+  if (t->kind == TG_LLVM && t->triple && t->cpu)
     snprintf(buf, size, "llvm -mtriple=%s -mcpu=%s%s", t->triple, t->cpu,
              t->features && *t->features ? " -mattr=..." : "");
   else
@@ -56,12 +56,12 @@ const char *cg_target_brief(const te_target *t, char *buf, size_t size) {
 
 te_status cg_check_object_target(te_ctx *ctx, const te_target *t, const char *fn) {
   char tb[256];
-  if (t->kind != CG_TARGET_LLVM)
+  if (t->kind != TG_LLVM)
     return ir_error(ctx, TE_ERR_TARGET,
                     "%s: target '%s' cannot write objects or static libraries (a GPU target: "
                     "save its code with TE_SAVE_PTX or TE_SAVE_SPIRV)",
                     fn, cg_target_brief(t, tb, sizeof tb));
-  cg_llvm_init_targets();
+  tg_llvm_init();
   LLVMTargetRef lt = NULL;
   char *err = NULL;
   bool ok = !LLVMGetTargetFromTriple(t->triple, &lt, &err) && LLVMTargetHasAsmBackend(lt);
@@ -148,7 +148,7 @@ te_status cg_link_modules(te_ctx *ctx, int n, te_module *const mods[], const cha
     return ir_error(ctx, TE_ERR_NOMEM, "te_module_save: out of memory");
   }
   LLVMContextSetDiagnosticHandler(out->lctx, cg_diag_handler, d);
-  out->tm = cg_target_machine(ctx, mods[0]->target, false);
+  out->tm = tg_llvm_machine(ctx, mods[0]->target, false);
   if (!out->tm)
     return TE_ERR_TARGET;
   for (int i = 0; i < n; i++) {

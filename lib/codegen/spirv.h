@@ -179,7 +179,7 @@ typedef struct cg_spv_push {
   te_dtype *mtype; /* the member's type (bool/8/16-bit ints: 32-bit; sizes: i32) */
   uint32_t bytes;  /* the block's size, a multiple of 4 */
 } cg_spv_push;
-te_status cg_spv_push_layout(te_ctx *, const cg_gpu_kernel *, cg_spv_push *out);
+te_status cg_spv_push_layout(te_ctx *, const lw_gpu_kernel *, cg_spv_push *out);
 
 /* One compiled kernel: SPIR-V words (malloc'd) and what the host needs to launch it. */
 typedef struct cg_spv_kernel {
@@ -193,7 +193,7 @@ typedef struct cg_spv_kernel {
 /* Compiles one device kernel. TE_ERR_TARGET for non-constant block extents, TE_ERR_UNSUPPORTED
    for constructs this back end does not emit (named), TE_ERR_CODEGEN when validation fails (in
    TE_DEBUG builds, or always when validate is set). */
-te_status cg_spv_compile_kernel(te_ctx *, const cg_gpu_kernel *, bool validate, cg_spv_kernel *out);
+te_status cg_spv_compile_kernel(te_ctx *, const lw_gpu_kernel *, bool validate, cg_spv_kernel *out);
 
 /* ---- SPIRV-Tools (spirv_tools.c) ---- */
 

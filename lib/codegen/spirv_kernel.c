@@ -17,8 +17,8 @@
 
 #include "spirv.h"
 
-static te_dtype push_member_type(const cg_gpu_param *p) {
-  if (p->kind == CG_GPU_PARAM_SIZE)
+static te_dtype push_member_type(const lw_gpu_param *p) {
+  if (p->kind == LW_GPU_PARAM_SIZE)
     return TE_I32;
   te_dtype t = ir_elem(p->var->dtype);
   if (ir_is_bool(t))
@@ -28,7 +28,7 @@ static te_dtype push_member_type(const cg_gpu_param *p) {
   return t;
 }
 
-te_status cg_spv_push_layout(te_ctx *ctx, const cg_gpu_kernel *k, cg_spv_push *out) {
+te_status cg_spv_push_layout(te_ctx *ctx, const lw_gpu_kernel *k, cg_spv_push *out) {
   *out = (cg_spv_push){0};
   out->nmembers = k->nparams;
   out->offset = ir_alloc(ctx, sizeof *out->offset * (size_t)(k->nparams + 1));
@@ -38,7 +38,7 @@ te_status cg_spv_push_layout(te_ctx *ctx, const cg_gpu_kernel *k, cg_spv_push *o
   uint32_t at = 0;
   for (int i = 0; i < k->nparams; i++) {
     out->offset[i] = -1;
-    if (k->params[i].kind == CG_GPU_PARAM_BUFFER)
+    if (k->params[i].kind == LW_GPU_PARAM_BUFFER)
       continue;
     te_dtype t = push_member_type(&k->params[i]);
     uint32_t size = (uint32_t)t.bits / 8;
@@ -65,7 +65,7 @@ static bool dtype_ok(te_dtype t) {
 }
 
 /* A buffer parameter: binding, Block struct, variable. */
-static te_status kernel_buffer(cg_spv *s, const cg_gpu_param *p, uint32_t binding) {
+static te_status kernel_buffer(cg_spv *s, const lw_gpu_param *p, uint32_t binding) {
   ir_buffer *buf = p->buffer;
   if (!dtype_ok(buf->dtype))
     return kernel_unsupported_dtype(s, "buffer", buf->name, buf->dtype);
@@ -100,7 +100,7 @@ static te_status kernel_buffer(cg_spv *s, const cg_gpu_param *p, uint32_t bindin
 }
 
 /* The push-constant block, and each scalar/size param loaded into its binding. */
-static te_status kernel_push(cg_spv *s, const cg_gpu_kernel *k, const cg_spv_push *pl) {
+static te_status kernel_push(cg_spv *s, const lw_gpu_kernel *k, const cg_spv_push *pl) {
   if (!pl->bytes)
     return TE_OK;
   uint32_t members[64], mem_idx[64];
@@ -111,7 +111,7 @@ static te_status kernel_push(cg_spv *s, const cg_gpu_kernel *k, const cg_spv_pus
     if (n == 64)
       return ir_error(s->ctx, TE_ERR_UNSUPPORTED,
                       "te_build: kernel '%s': more than 64 scalar parameters and sizes", s->kernel);
-    if (k->params[i].kind == CG_GPU_PARAM_SCALAR && !dtype_ok(k->params[i].var->dtype))
+    if (k->params[i].kind == LW_GPU_PARAM_SCALAR && !dtype_ok(k->params[i].var->dtype))
       return kernel_unsupported_dtype(s, "scalar", k->params[i].var->u.var.name,
                                       k->params[i].var->dtype);
     mem_idx[n] = (uint32_t)i;
@@ -128,7 +128,7 @@ static te_status kernel_push(cg_spv *s, const cg_gpu_kernel *k, const cg_spv_pus
   cg_spv_decorate(s, st, SpvDecorationBlock, 0, NULL);
   cg_spv_name(s, var, "params");
   for (int j = 0; j < n; j++) {
-    const cg_gpu_param *p = &k->params[mem_idx[j]];
+    const lw_gpu_param *p = &k->params[mem_idx[j]];
     te_dtype mt = pl->mtype[mem_idx[j]];
     cg_spv_member_decorate(s, st, (uint32_t)j, SpvDecorationOffset,
                            (uint32_t)pl->offset[mem_idx[j]]);
@@ -136,8 +136,8 @@ static te_status kernel_push(cg_spv *s, const cg_gpu_kernel *k, const cg_spv_pus
         cg_spv_inst(s, SpvOpAccessChain, cg_spv_t_ptr(s, SpvStorageClassPushConstant, members[j]),
                     2, (uint32_t[]){var, cg_spv_const_i32(s, j)});
     uint32_t v = cg_spv_inst(s, SpvOpLoad, members[j], 1, &ptr);
-    cg_spv_val val = {v, p->kind == CG_GPU_PARAM_SIZE};
-    if (p->kind == CG_GPU_PARAM_SCALAR)
+    cg_spv_val val = {v, p->kind == LW_GPU_PARAM_SIZE};
+    if (p->kind == LW_GPU_PARAM_SCALAR)
       val = cg_spv_cast(s, val, mt, p->var->dtype);
     cg_spv_binding *b = ir_alloc(s->ctx, sizeof *b);
     if (!b || !val.id)
@@ -151,7 +151,7 @@ static te_status kernel_push(cg_spv *s, const cg_gpu_kernel *k, const cg_spv_pus
 
 /* WorkgroupId / LocalInvocationId components for the kernel's index variables. Returns the
    number of Input variables written to iface. */
-static int kernel_builtins(cg_spv *s, const cg_gpu_kernel *k, uint32_t iface[2]) {
+static int kernel_builtins(cg_spv *s, const lw_gpu_kernel *k, uint32_t iface[2]) {
   uint32_t uvec3 = cg_spv_type(s, SpvOpTypeVector, 2, (uint32_t[]){s->t_u32, 3});
   uint32_t pin = cg_spv_t_ptr(s, SpvStorageClassInput, uvec3);
   int n = 0;
@@ -187,7 +187,7 @@ static int kernel_builtins(cg_spv *s, const cg_gpu_kernel *k, uint32_t iface[2])
 }
 
 /* Shared (Workgroup) and local (Function) arrays. */
-static te_status kernel_alloc(cg_spv *s, const cg_gpu_alloc *a, bool shared) {
+static te_status kernel_alloc(cg_spv *s, const lw_gpu_alloc *a, bool shared) {
   ir_buffer *buf = a->buffer;
   if (!dtype_ok(buf->dtype))
     return kernel_unsupported_dtype(s, shared ? "shared buffer" : "local buffer", buf->name,
@@ -213,7 +213,7 @@ static te_status kernel_alloc(cg_spv *s, const cg_gpu_alloc *a, bool shared) {
   return ir_map_put(s->bufs, buf, b) ? TE_OK : TE_ERR_NOMEM;
 }
 
-static te_status kernel_local_size(te_ctx *ctx, const cg_gpu_kernel *k, int64_t local[3]) {
+static te_status kernel_local_size(te_ctx *ctx, const lw_gpu_kernel *k, int64_t local[3]) {
   static const char axis[3] = {'x', 'y', 'z'};
   for (int d = 0; d < 3; d++) {
     if (!ir_is_const_int(k->block[d], &local[d])) {
@@ -234,7 +234,7 @@ static te_status kernel_local_size(te_ctx *ctx, const cg_gpu_kernel *k, int64_t 
 }
 
 /* Everything up to the body: types, interface, the function's entry block. */
-static te_status kernel_prologue(cg_spv *s, const cg_gpu_kernel *k, cg_spv_kernel *out,
+static te_status kernel_prologue(cg_spv *s, const lw_gpu_kernel *k, cg_spv_kernel *out,
                                  uint32_t iface[2], int *niface) {
   s->t_void = cg_spv_type(s, SpvOpTypeVoid, 0, NULL);
   s->t_bool = cg_spv_type(s, SpvOpTypeBool, 0, NULL);
@@ -254,7 +254,7 @@ static te_status kernel_prologue(cg_spv *s, const cg_gpu_kernel *k, cg_spv_kerne
   te_status st = TE_OK;
   uint32_t binding = 0;
   for (int i = 0; i < k->nparams && st == TE_OK; i++)
-    if (k->params[i].kind == CG_GPU_PARAM_BUFFER)
+    if (k->params[i].kind == LW_GPU_PARAM_BUFFER)
       st = kernel_buffer(s, &k->params[i], binding++);
   if (st == TE_OK)
     st = cg_spv_push_layout(s->ctx, k, &out->push);
@@ -283,7 +283,7 @@ static void kernel_entry_point(cg_spv *s, const char *name, const uint32_t *ifac
   cg_spv_op(s, &s->entry, SpvOpEntryPoint, 2 + (int)len + niface, w);
 }
 
-te_status cg_spv_compile_kernel(te_ctx *ctx, const cg_gpu_kernel *k, bool validate,
+te_status cg_spv_compile_kernel(te_ctx *ctx, const lw_gpu_kernel *k, bool validate,
                                 cg_spv_kernel *out) {
   *out = (cg_spv_kernel){0};
   te_status st = kernel_local_size(ctx, k, out->local);

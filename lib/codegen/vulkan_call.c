@@ -240,7 +240,7 @@ static te_status vk_launch(te_module *m, cg_vk_kernel *k, const int64_t *slots,
   int nb = 0;
   for (int i = 0; i < k->nparams; i++) {
     cg_vk_param *p = &k->params[i];
-    if (p->kind == CG_GPU_PARAM_BUFFER) {
+    if (p->kind == LW_GPU_PARAM_BUFFER) {
       if (nb == 64)
         return vk_fail(m, TE_ERR_UNSUPPORTED, "more than 64 buffers");
       bufs[nb++] = p->tensor >= 0 ? vm->tensors[p->tensor].buf : vm->temps[p->temp].buf;
@@ -260,11 +260,11 @@ static te_status vk_run_steps(te_module *m, const int64_t *slots, const void *co
   cg_vk_module *vm = m->vk;
   for (int i = 0; i < vm->nsteps; i++) {
     cg_vk_step *s = &vm->steps[i];
-    if (s->kind == CG_GPU_STEP_LAUNCH) {
+    if (s->kind == LW_GPU_STEP_LAUNCH) {
       te_status st = vk_launch(m, &vm->kernels[s->kernel], slots, scalars);
       if (st != TE_OK)
         return st;
-    } else if (s->kind == CG_GPU_STEP_ALLOC) {
+    } else if (s->kind == LW_GPU_STEP_ALLOC) {
       int64_t n;
       const char *err;
       if (!cg_vk_prog_eval(&s->count, slots, &n, &err))

@@ -58,7 +58,7 @@ typedef struct cg_vk_tensor {
 } cg_vk_tensor;
 
 typedef struct cg_vk_param {
-  cg_gpu_param_kind kind;
+  lw_gpu_param_kind kind;
   int tensor;     /* BUFFER: tensor argument index, or -1 */
   int temp;       /* BUFFER: host temporary index, or -1 */
   int slot;       /* SCALAR / SIZE: slot index */
@@ -87,7 +87,7 @@ typedef struct cg_vk_temp {
 } cg_vk_temp;
 
 typedef struct cg_vk_step {
-  cg_gpu_step_kind kind;
+  lw_gpu_step_kind kind;
   int kernel, temp;
   cg_vk_prog count;
 } cg_vk_step;

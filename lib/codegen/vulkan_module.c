@@ -79,10 +79,10 @@ static int vk_tensor_index(lw_func *f, int arg_index) {
   return t;
 }
 
-static int vk_temp_index(const cg_gpu_module *g, ir_buffer *b) {
+static int vk_temp_index(const lw_gpu_module *g, ir_buffer *b) {
   int t = 0;
   for (int i = 0; i < g->nsteps; i++)
-    if (g->steps[i].kind == CG_GPU_STEP_ALLOC) {
+    if (g->steps[i].kind == LW_GPU_STEP_ALLOC) {
       if (g->steps[i].buffer == b)
         return t;
       t++;
@@ -98,16 +98,16 @@ static int vk_slot_index(const cg_vk_slots *s, te_expr *var) {
 }
 
 static te_status vk_params(te_ctx *ctx, cg_vk_module *vm, lw_func *f, const cg_vk_slots *slots,
-                           const cg_gpu_kernel *gk, cg_vk_kernel *vk, const cg_spv_push *push) {
+                           const lw_gpu_kernel *gk, cg_vk_kernel *vk, const cg_spv_push *push) {
   vk->nparams = gk->nparams;
   vk->params = ir_alloc_persistent(ctx, sizeof *vk->params * (size_t)(gk->nparams + 1));
   if (!vk->params)
     return TE_ERR_NOMEM;
   for (int i = 0; i < gk->nparams; i++) {
-    const cg_gpu_param *p = &gk->params[i];
+    const lw_gpu_param *p = &gk->params[i];
     cg_vk_param *q = &vk->params[i];
     *q = (cg_vk_param){.kind = p->kind, .tensor = -1, .temp = -1, .slot = -1, .offset = -1};
-    if (p->kind == CG_GPU_PARAM_BUFFER) {
+    if (p->kind == LW_GPU_PARAM_BUFFER) {
       vk->nbuffers++;
       if (p->buffer->arg_index >= 0) {
         q->tensor = vk_tensor_index(f, p->buffer->arg_index);
@@ -135,7 +135,7 @@ static te_status vk_params(te_ctx *ctx, cg_vk_module *vm, lw_func *f, const cg_v
 }
 
 static te_status vk_kernel(te_ctx *ctx, cg_vk_module *vm, lw_func *f, const cg_vk_slots *slots,
-                           const cg_gpu_kernel *gk, cg_vk_kernel *vk) {
+                           const lw_gpu_kernel *gk, cg_vk_kernel *vk) {
   cg_spv_kernel sk;
   te_status st = cg_spv_compile_kernel(ctx, gk, false, &sk);
   if (st != TE_OK)
@@ -153,20 +153,20 @@ static te_status vk_kernel(te_ctx *ctx, cg_vk_module *vm, lw_func *f, const cg_v
 }
 
 static te_status vk_steps(te_ctx *ctx, cg_vk_module *vm, lw_func *f, const cg_vk_slots *slots) {
-  const cg_gpu_module *g = f->gpu;
+  const lw_gpu_module *g = f->gpu;
   vm->nsteps = g->nsteps;
   vm->steps = ir_alloc_persistent(ctx, sizeof *vm->steps * (size_t)(g->nsteps + 1));
   vm->temps = ir_alloc_persistent(ctx, sizeof *vm->temps * (size_t)(g->nsteps + 1));
   if (!vm->steps || !vm->temps)
     return TE_ERR_NOMEM;
   for (int i = 0; i < g->nsteps; i++) {
-    const cg_gpu_step *gs = &g->steps[i];
+    const lw_gpu_step *gs = &g->steps[i];
     cg_vk_step *s = &vm->steps[i];
     *s = (cg_vk_step){.kind = gs->kind, .kernel = gs->kernel, .temp = -1};
-    if (gs->kind == CG_GPU_STEP_LAUNCH)
+    if (gs->kind == LW_GPU_STEP_LAUNCH)
       continue;
     s->temp = vk_temp_index(g, gs->buffer);
-    if (gs->kind == CG_GPU_STEP_ALLOC) {
+    if (gs->kind == LW_GPU_STEP_ALLOC) {
       cg_vk_temp *t = &vm->temps[vm->ntemps++];
       t->name = ir_strdup_persistent(ctx, gs->buffer->name);
       t->dtype = gs->buffer->dtype;

@@ -45,7 +45,7 @@ static te_status cg_check_build(te_ctx *ctx, te_schedule *sch, const char *name,
   if (t->ctx != ctx)
     return ir_error(ctx, TE_ERR_INVALID_ARG,
                     "te_build: kernel '%s': the target belongs to another context", name);
-  if (t->kind != CG_TARGET_LLVM && t->kind != CG_TARGET_VULKAN && t->kind != CG_TARGET_CUDA)
+  if (t->kind != TG_LLVM && t->kind != TG_VULKAN && t->kind != TG_CUDA)
     return ir_error(ctx, TE_ERR_TARGET,
                     "te_build: kernel '%s': target '%s' cannot be built by "
                     "this version",
@@ -73,8 +73,8 @@ te_status te_build(te_schedule *sch, const char *name, int ntensors, te_tensor *
   st = lw_lower(sch, name, ntensors, tensors, nscalars, scalars, target, &f);
   m->times.lower_s = cg_now() - t0;
   if (st == TE_OK)
-    st = target->kind == CG_TARGET_VULKAN ? cg_vulkan_compile(m, f)
-         : target->kind == CG_TARGET_CUDA ? cg_cuda_compile(m, f)
+    st = target->kind == TG_VULKAN ? cg_vulkan_compile(m, f)
+         : target->kind == TG_CUDA ? cg_cuda_compile(m, f)
                                           : cg_llvm_compile(m, f);
   if (m->kernels)
     m->kernels[0].func = NULL; /* it lived in the scratch arena */

@@ -17,13 +17,13 @@
  * ---- What a kernel body may contain (guaranteed by gpu_split) ----
  *   - Statements: FOR (kinds SERIAL and UNROLLED only; UNROLLED may be emitted as a plain loop),
  *     STORE, LET_STMT, IF, SEQ, EVALUATE, BARRIER, ATTR (ignorable annotations: emit the body).
- *     No ALLOCATE (shared and local buffers are hoisted into cg_gpu_kernel::shared/local), no
+ *     No ALLOCATE (shared and local buffers are hoisted into lw_gpu_kernel::shared/local), no
  *     REALIZE/PROVIDE (flattened), no ASSERT, no thread-bound or parallel FOR.
  *     VECTORIZED loops, RAMP/BROADCAST and vector loads/stores appear only where the schedule
  *     asked for vectorize; a back end that cannot emit them refuses with TE_ERR_UNSUPPORTED
  *     naming the kernel.
  *   - Expressions: the ordinary flattened expression IR (ir.h). Free variables of a body are
- *     exactly: the kernel's index variables (cg_gpu_kernel::idx), its scalar and size params.
+ *     exactly: the kernel's index variables (lw_gpu_kernel::idx), its scalar and size params.
  *     Buffers read or written are exactly: its buffer params, its shared and its local buffers.
  *   - Index arithmetic is i64 (as everywhere in te); the index variables are i64 too (a back end
  *     reads the 32-bit hardware id and zero-extends it).
@@ -40,7 +40,7 @@
  *
  * ---- Parameter order (the device calling convention; both back ends keep it) ----
  *   params[] lists buffers first (by increasing arg_index of the lowered function, then host
- *   temporaries in the order of their CG_GPU_STEP_ALLOC steps), then scalar parameters (in the
+ *   temporaries in the order of their LW_GPU_STEP_ALLOC steps), then scalar parameters (in the
  *   lowered function's order), then symbolic sizes (in lw_func::size_vars order). PTX: one
  *   kernel parameter each (buffers: a global pointer to the element type; scalars by value;
  *   sizes as i64). SPIR-V: buffer i is binding i of descriptor set 0; scalars then sizes are
@@ -52,37 +52,37 @@
 #include "../lower/lower.h"
 
 /* The kernel's index variables, indexed by te_thread_tag: TE_BLOCK_X .. TE_THREAD_Z. */
-enum { CG_GPU_NIDX = 6 };
+enum { LW_GPU_NIDX = 6 };
 
-typedef enum cg_gpu_param_kind {
-  CG_GPU_PARAM_BUFFER, /* a global-memory buffer: a function argument or a host temporary */
-  CG_GPU_PARAM_SCALAR, /* a scalar kernel parameter (IR_VAR_PARAM var, any supported dtype) */
-  CG_GPU_PARAM_SIZE    /* a symbolic size (IR_VAR_INDEX var, i64), bound by the host */
-} cg_gpu_param_kind;
+typedef enum lw_gpu_param_kind {
+  LW_GPU_PARAM_BUFFER, /* a global-memory buffer: a function argument or a host temporary */
+  LW_GPU_PARAM_SCALAR, /* a scalar kernel parameter (IR_VAR_PARAM var, any supported dtype) */
+  LW_GPU_PARAM_SIZE    /* a symbolic size (IR_VAR_INDEX var, i64), bound by the host */
+} lw_gpu_param_kind;
 
-typedef struct cg_gpu_param {
-  cg_gpu_param_kind kind;
+typedef struct lw_gpu_param {
+  lw_gpu_param_kind kind;
   ir_buffer *buffer; /* BUFFER: scope global; arg_index >= 0 for a function argument (the
-                        DLTensor at that position), -1 for a host temporary (CG_GPU_STEP_ALLOC) */
+                        DLTensor at that position), -1 for a host temporary (LW_GPU_STEP_ALLOC) */
   te_expr *var;      /* SCALAR, SIZE: the variable the body reads */
   bool read;         /* BUFFER: the body loads from it */
   bool written;      /* BUFFER: the body stores to it */
-} cg_gpu_param;
+} lw_gpu_param;
 
 /* A buffer allocated inside a kernel: scope TE_SCOPE_SHARED (one per block, in workgroup /
    addrspace(3) memory) or TE_SCOPE_LOCAL (one per thread: registers or a private array).
    The element count is a compile-time constant (gpu_split refuses symbolic ones). The memory
    is uninitialized at kernel start. */
-typedef struct cg_gpu_alloc {
+typedef struct lw_gpu_alloc {
   ir_buffer *buffer; /* buffer->dtype is the element type; buffer->name is unique in the kernel */
   int64_t count;     /* elements (>= 1) */
-} cg_gpu_alloc;
+} lw_gpu_alloc;
 
-typedef struct cg_gpu_kernel {
+typedef struct lw_gpu_kernel {
   const char *name; /* a C identifier, unique in the module: "<func>_kernel<k>" */
-  int index;        /* position in cg_gpu_module::kernels */
+  int index;        /* position in lw_gpu_module::kernels */
   int nparams;
-  cg_gpu_param *params; /* see "Parameter order" above */
+  lw_gpu_param *params; /* see "Parameter order" above */
   /* Launch dimensions: grid[d] blocks and block[d] threads per block on axis d = x, y, z.
      i64 expressions over the size and scalar params only (the host evaluates them at call
      time); the constant 1 on an axis no loop is bound to. block[] is constant when the
@@ -92,42 +92,42 @@ typedef struct cg_gpu_kernel {
   /* The index variables the body reads: idx[TE_BLOCK_X] is blockIdx.x, idx[TE_THREAD_X] is
      threadIdx.x, ... (IR_VAR_INDEX, i64, named "blockIdx.x" etc.). NULL when unused. Their
      range is [0, grid[d]) or [0, block[d]). */
-  te_expr *idx[CG_GPU_NIDX];
+  te_expr *idx[LW_GPU_NIDX];
   int nshared;
-  cg_gpu_alloc *shared; /* TE_SCOPE_SHARED buffers */
+  lw_gpu_alloc *shared; /* TE_SCOPE_SHARED buffers */
   int nlocal;
-  cg_gpu_alloc *local;  /* TE_SCOPE_LOCAL buffers */
+  lw_gpu_alloc *local;  /* TE_SCOPE_LOCAL buffers */
   int64_t shared_bytes; /* sum over shared of count * element bytes (checked against the target) */
   bool uses_barrier;    /* the body contains IR_S_BARRIER */
   ir_stmt *body;        /* the code of one thread */
-} cg_gpu_kernel;
+} lw_gpu_kernel;
 
 /* One step of the host part, run in order by the host entry. */
-typedef enum cg_gpu_step_kind {
-  CG_GPU_STEP_ALLOC,  /* allocate buffer (global scope, count elements) on the device */
-  CG_GPU_STEP_LAUNCH, /* launch kernels[kernel] with its grid/block, after all earlier steps */
-  CG_GPU_STEP_FREE    /* release a buffer of an earlier ALLOC (after the launches using it) */
-} cg_gpu_step_kind;
+typedef enum lw_gpu_step_kind {
+  LW_GPU_STEP_ALLOC,  /* allocate buffer (global scope, count elements) on the device */
+  LW_GPU_STEP_LAUNCH, /* launch kernels[kernel] with its grid/block, after all earlier steps */
+  LW_GPU_STEP_FREE    /* release a buffer of an earlier ALLOC (after the launches using it) */
+} lw_gpu_step_kind;
 
-typedef struct cg_gpu_step {
-  cg_gpu_step_kind kind;
+typedef struct lw_gpu_step {
+  lw_gpu_step_kind kind;
   int kernel;        /* LAUNCH */
   ir_buffer *buffer; /* ALLOC, FREE: a host temporary (arg_index -1) */
   te_expr *count;    /* ALLOC: element count, i64 over sizes and scalars */
-} cg_gpu_step;
+} lw_gpu_step;
 
-typedef struct cg_gpu_module {
+typedef struct lw_gpu_module {
   int nkernels;
-  cg_gpu_kernel *kernels;
+  lw_gpu_kernel *kernels;
   int nsteps;
-  cg_gpu_step *steps; /* the host part; launches in the order the stages compute */
+  lw_gpu_step *steps; /* the host part; launches in the order the stages compute */
   /* Launches in one module run back to back on one stream/queue: a kernel sees every global
      write of the kernels launched before it. The host entry checks DLTensors (device type
      kDLCUDA for cuda; the Vulkan launcher's own buffers for vulkan) before the first step. */
-} cg_gpu_module;
+} lw_gpu_module;
 
 /* The printed split (malloc'd): each kernel with its launch dimensions, parameters, shared and
    local buffers and body, then the host steps. What te_lower_text shows for a GPU target. */
-char *cg_gpu_module_to_string(const lw_func *, const cg_gpu_module *);
+char *lw_gpu_module_to_string(const lw_func *, const lw_gpu_module *);
 
 #endif

@@ -37,7 +37,7 @@ typedef struct accs {
 
 typedef struct gb {
   lw_pass_ctx *p;
-  cg_gpu_kernel *k;
+  lw_gpu_kernel *k;
   ir_map *shared;  /* the kernel's shared buffers */
   ir_map *varying; /* variables whose value differs between the threads of a block */
   bool single;     /* inside a single-thread guard */
@@ -76,7 +76,7 @@ static bool join(gb *g, accs *to, const accs *from) {
 
 /* ---------------------------------------------------------------- thread dependence */
 
-static bool is_thread_idx(const cg_gpu_kernel *k, te_expr *v) {
+static bool is_thread_idx(const lw_gpu_kernel *k, te_expr *v) {
   for (int t = TE_THREAD_X; t <= TE_THREAD_Z; t++)
     if (k->idx[t] == v)
       return true;
@@ -325,9 +325,9 @@ static ir_stmt *sync_stmt(gb *g, ir_stmt *s, bool uniform, res *out) {
 ir_stmt *lw_gpu_barriers(lw_pass_ctx *p, ir_stmt *s) {
   if (!lw_gpu_target(p) || !p->func->gpu)
     return s;
-  cg_gpu_module *m = p->func->gpu;
+  lw_gpu_module *m = p->func->gpu;
   for (int i = 0; i < m->nkernels; i++) {
-    cg_gpu_kernel *k = &m->kernels[i];
+    lw_gpu_kernel *k = &m->kernels[i];
     gb g = {.p = p, .k = k, .shared = ir_map_new(p->ctx), .varying = ir_map_new(p->ctx)};
     if (!g.shared || !g.varying)
       return NULL;

@@ -22,16 +22,16 @@
 typedef struct kbind {
   ir_stmt *loop;
   const char *stage;
-  te_expr *outer[CG_GPU_NIDX]; /* the enclosing loop bound to each index (its extent) */
-  const char *outer_stage[CG_GPU_NIDX];
+  te_expr *outer[LW_GPU_NIDX]; /* the enclosing loop bound to each index (its extent) */
+  const char *outer_stage[LW_GPU_NIDX];
 } kbind;
 
 typedef struct kstate {
   lw_gpu_host *h;
-  cg_gpu_kernel *k;
+  lw_gpu_kernel *k;
   ir_analyzer *an;
-  te_expr *ext[CG_GPU_NIDX];
-  const char *ext_stage[CG_GPU_NIDX];
+  te_expr *ext[LW_GPU_NIDX];
+  const char *ext_stage[LW_GPU_NIDX];
 } kstate;
 
 static te_status kerr(kstate *s, te_status st, const char *fmt, const char *a, const char *b,
@@ -180,7 +180,7 @@ static te_status check_limits(kstate *s) {
 }
 
 static te_status check_shared(kstate *s) {
-  cg_gpu_kernel *k = s->k;
+  lw_gpu_kernel *k = s->k;
   const te_target *t = s->h->p->target;
   char list[300] = "", a[32], b[32];
   for (int i = 0; i < k->nshared; i++) {
@@ -221,7 +221,7 @@ static int p_store(ir_visitor *v, ir_stmt *s) {
   return IR_CONTINUE;
 }
 
-static te_status make_params(lw_gpu_host *h, cg_gpu_kernel *k) {
+static te_status make_params(lw_gpu_host *h, lw_gpu_kernel *k) {
   te_ctx *ctx = h->p->ctx;
   lw_func *f = h->p->func;
   pwalk w = {h, ir_map_new(ctx), ir_map_new(ctx), ir_map_new(ctx)};
@@ -242,21 +242,21 @@ static te_status make_params(lw_gpu_host *h, cg_gpu_kernel *k) {
       bool r = b && ir_map_has(w.read, b), wr = b && ir_map_has(w.written, b);
       if (r || wr)
         k->params[k->nparams++] =
-            (cg_gpu_param){.kind = CG_GPU_PARAM_BUFFER, .buffer = b, .read = r, .written = wr};
+            (lw_gpu_param){.kind = LW_GPU_PARAM_BUFFER, .buffer = b, .read = r, .written = wr};
     }
   for (int i = 0; i < f->nargs; i++)
     if (!f->args[i].is_buffer && ir_map_has(w.vars, f->args[i].var))
-      k->params[k->nparams++] = (cg_gpu_param){.kind = CG_GPU_PARAM_SCALAR, .var = f->args[i].var};
+      k->params[k->nparams++] = (lw_gpu_param){.kind = LW_GPU_PARAM_SCALAR, .var = f->args[i].var};
   for (int i = 0; i < f->nsizes; i++)
     if (ir_map_has(w.vars, f->size_vars[i]))
-      k->params[k->nparams++] = (cg_gpu_param){.kind = CG_GPU_PARAM_SIZE, .var = f->size_vars[i]};
+      k->params[k->nparams++] = (lw_gpu_param){.kind = LW_GPU_PARAM_SIZE, .var = f->size_vars[i]};
   return TE_OK;
 }
 
 /* ---------------------------------------------------------------- the kernel */
 
 static te_status finish_body(kstate *s, ir_stmt *root) {
-  cg_gpu_kernel *k = s->k;
+  lw_gpu_kernel *k = s->k;
   lw_pass_ctx *p = s->h->p;
   ir_stmt *body = lw_gpu_rewrite_body(s->h, k, root, s->ext);
   if (!body)
@@ -266,7 +266,7 @@ static te_status finish_body(kstate *s, ir_stmt *root) {
   ir_analyzer *an = lw_analyzer_new(p);
   if (!an)
     return te_last_status(p->ctx);
-  for (int t = 0; t < CG_GPU_NIDX; t++)
+  for (int t = 0; t < LW_GPU_NIDX; t++)
     if (k->idx[t])
       ir_analyzer_bind(an, k->idx[t], ir_i64(p->ctx, 0), s->ext[t]);
   k->body = ir_simplify_stmt(an, body);
@@ -282,7 +282,7 @@ static te_status finish_body(kstate *s, ir_stmt *root) {
   return TE_OK;
 }
 
-te_status lw_gpu_make_kernel(lw_gpu_host *h, ir_stmt *root, cg_gpu_kernel *k) {
+te_status lw_gpu_make_kernel(lw_gpu_host *h, ir_stmt *root, lw_gpu_kernel *k) {
   lw_pass_ctx *p = h->p;
   te_ctx *ctx = p->ctx;
   char name[300];

@@ -27,7 +27,7 @@ bool lw_gpu_has_thread_loop(ir_stmt *s);
    allocated around kernels, in order) and the names of stages for messages. */
 typedef struct lw_gpu_host {
   lw_pass_ctx *p;
-  cg_gpu_module *mod;
+  lw_gpu_module *mod;
   int ntemps, cap_temps;
   ir_buffer **temps;
   int cap_kernels, cap_steps;
@@ -36,17 +36,17 @@ typedef struct lw_gpu_host {
 
 /* gpu_kernel.c: makes kernel number index of h->mod from root, an outermost thread-bound loop
    (launch extents, the checks against the target's limits, the body, the parameters). */
-te_status lw_gpu_make_kernel(lw_gpu_host *h, ir_stmt *root, cg_gpu_kernel *k);
+te_status lw_gpu_make_kernel(lw_gpu_host *h, ir_stmt *root, lw_gpu_kernel *k);
 
 /* gpu_rewrite.c: the body of one thread of k: thread-bound loops become index variables
    (guarded where a loop has fewer iterations than the launch), shared and local allocations are
    hoisted into k (global-scope ones inside a kernel get shared or local scope), stores outside
    every threadIdx loop are guarded to run in one thread. ext[tag] are the launch extents. */
-ir_stmt *lw_gpu_rewrite_body(lw_gpu_host *h, cg_gpu_kernel *k, ir_stmt *root,
-                             te_expr *const ext[CG_GPU_NIDX]);
+ir_stmt *lw_gpu_rewrite_body(lw_gpu_host *h, lw_gpu_kernel *k, ir_stmt *root,
+                             te_expr *const ext[LW_GPU_NIDX]);
 
 /* True when cond is the single-thread guard gpu_rewrite.c makes (threadIdx.x == 0 && ...). */
-bool lw_gpu_is_single_guard(const cg_gpu_kernel *k, te_expr *cond);
+bool lw_gpu_is_single_guard(const lw_gpu_kernel *k, te_expr *cond);
 
 /* The passes (registered in pipeline.c). */
 ir_stmt *lw_gpu_split(lw_pass_ctx *, ir_stmt *);

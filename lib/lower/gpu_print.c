@@ -15,11 +15,11 @@
 
 #include "gpu.h"
 
-static void print_param(ir_str *s, const cg_gpu_param *p) {
+static void print_param(ir_str *s, const lw_gpu_param *p) {
   char dt[32];
-  if (p->kind != CG_GPU_PARAM_BUFFER) {
+  if (p->kind != LW_GPU_PARAM_BUFFER) {
     ir_str_printf(s, "%s: %s%s", p->var->u.var.name, ir_dtype_name(p->var->dtype, dt, sizeof dt),
-                  p->kind == CG_GPU_PARAM_SIZE ? " size" : "");
+                  p->kind == LW_GPU_PARAM_SIZE ? " size" : "");
     return;
   }
   const ir_buffer *b = p->buffer;
@@ -42,14 +42,14 @@ static void print_dims(ir_str *s, const char *what, te_expr *const d[3]) {
   ir_str_puts(s, ")");
 }
 
-static void print_allocs(ir_str *s, const char *scope, int n, const cg_gpu_alloc *a) {
+static void print_allocs(ir_str *s, const char *scope, int n, const lw_gpu_alloc *a) {
   char dt[32];
   for (int i = 0; i < n; i++)
     ir_str_printf(s, "  %s %s[%s * %lld]\n", scope, a[i].buffer->name,
                   ir_dtype_name(a[i].buffer->dtype, dt, sizeof dt), (long long)a[i].count);
 }
 
-static void print_kernel(ir_str *s, const cg_gpu_kernel *k) {
+static void print_kernel(ir_str *s, const lw_gpu_kernel *k) {
   ir_str_printf(s, "kernel %s(", k->name);
   for (int i = 0; i < k->nparams; i++) {
     if (i)
@@ -67,28 +67,28 @@ static void print_kernel(ir_str *s, const cg_gpu_kernel *k) {
   ir_str_puts(s, "}\n");
 }
 
-static void print_host(ir_str *s, const lw_func *f, const cg_gpu_module *m) {
+static void print_host(ir_str *s, const lw_func *f, const lw_gpu_module *m) {
   char dt[32];
   ir_str_printf(s, "func %s(", f->name);
   for (int i = 0; i < f->nargs; i++) {
     if (i)
       ir_str_puts(s, ", ");
-    cg_gpu_param p = {f->args[i].is_buffer ? CG_GPU_PARAM_BUFFER : CG_GPU_PARAM_SCALAR,
+    lw_gpu_param p = {f->args[i].is_buffer ? LW_GPU_PARAM_BUFFER : LW_GPU_PARAM_SCALAR,
                       f->args[i].buffer, f->args[i].var, false, false};
     print_param(s, &p);
   }
   ir_str_puts(s, ") {\n");
   for (int i = 0; i < m->nsteps; i++) {
-    const cg_gpu_step *st = &m->steps[i];
-    if (st->kind == CG_GPU_STEP_ALLOC) {
+    const lw_gpu_step *st = &m->steps[i];
+    if (st->kind == LW_GPU_STEP_ALLOC) {
       ir_str_printf(s, "  alloc %s[%s * ", st->buffer->name,
                     ir_dtype_name(st->buffer->dtype, dt, sizeof dt));
       ir_print_expr(s, st->count);
       ir_str_puts(s, "]\n");
-    } else if (st->kind == CG_GPU_STEP_FREE) {
+    } else if (st->kind == LW_GPU_STEP_FREE) {
       ir_str_printf(s, "  free %s\n", st->buffer->name);
     } else {
-      const cg_gpu_kernel *k = &m->kernels[st->kernel];
+      const lw_gpu_kernel *k = &m->kernels[st->kernel];
       ir_str_printf(s, "  launch %s", k->name);
       print_dims(s, "grid", k->grid);
       print_dims(s, "block", k->block);
@@ -98,7 +98,7 @@ static void print_host(ir_str *s, const lw_func *f, const cg_gpu_module *m) {
   ir_str_puts(s, "}\n");
 }
 
-char *cg_gpu_module_to_string(const lw_func *f, const cg_gpu_module *m) {
+char *lw_gpu_module_to_string(const lw_func *f, const lw_gpu_module *m) {
   if (!f || !m)
     return NULL;
   ir_str s = {0};

@@ -23,7 +23,7 @@
 
 typedef struct rw {
   lw_gpu_host *h;
-  cg_gpu_kernel *k;
+  lw_gpu_kernel *k;
   te_expr *const *ext;
   ir_analyzer *an;
   unsigned enclosing; /* bit t: inside a loop bound to index t (or inside a guard: all bits) */
@@ -38,7 +38,7 @@ static te_expr *idx_var(rw *r, te_thread_tag t) {
   return r->k->idx[t];
 }
 
-bool lw_gpu_is_single_guard(const cg_gpu_kernel *k, te_expr *c) {
+bool lw_gpu_is_single_guard(const lw_gpu_kernel *k, te_expr *c) {
   if (c->kind == IR_AND)
     return lw_gpu_is_single_guard(k, c->args[0]) && lw_gpu_is_single_guard(k, c->args[1]);
   int64_t z;
@@ -122,17 +122,17 @@ static ir_stmt *rw_thread_for(rw *r, ir_stmt *s) {
   return body;
 }
 
-static bool add_alloc(rw *r, cg_gpu_alloc **list, int *n, int *cap, ir_buffer *b, int64_t count) {
+static bool add_alloc(rw *r, lw_gpu_alloc **list, int *n, int *cap, ir_buffer *b, int64_t count) {
   if (*n == *cap) {
     *cap = *cap ? 2 * *cap : 4;
-    cg_gpu_alloc *a = ir_alloc(r->h->p->ctx, sizeof *a * (size_t)*cap);
+    lw_gpu_alloc *a = ir_alloc(r->h->p->ctx, sizeof *a * (size_t)*cap);
     if (!a)
       return false;
     if (*n)
       memcpy(a, *list, sizeof *a * (size_t)*n);
     *list = a;
   }
-  (*list)[(*n)++] = (cg_gpu_alloc){b, count};
+  (*list)[(*n)++] = (lw_gpu_alloc){b, count};
   return true;
 }
 
@@ -225,8 +225,8 @@ static ir_stmt *rw_stmt(rw *r, ir_stmt *s) {
   }
 }
 
-ir_stmt *lw_gpu_rewrite_body(lw_gpu_host *h, cg_gpu_kernel *k, ir_stmt *root,
-                             te_expr *const ext[CG_GPU_NIDX]) {
+ir_stmt *lw_gpu_rewrite_body(lw_gpu_host *h, lw_gpu_kernel *k, ir_stmt *root,
+                             te_expr *const ext[LW_GPU_NIDX]) {
   rw r = {.h = h, .k = k, .ext = ext, .an = lw_analyzer_new(h->p), .stage = h->stage};
   if (!r.an)
     return NULL;

@@ -16,15 +16,15 @@
 
 #include "gpu_lower.h"
 
-static const char *const tag_names[CG_GPU_NIDX] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
+static const char *const tag_names[LW_GPU_NIDX] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
                                                    "threadIdx.x", "threadIdx.y", "threadIdx.z"};
 
 bool lw_gpu_target(const lw_pass_ctx *p) {
-  return p->target && (p->target->kind == CG_TARGET_CUDA || p->target->kind == CG_TARGET_VULKAN);
+  return p->target && (p->target->kind == TG_CUDA || p->target->kind == TG_VULKAN);
 }
 
 const char *lw_gpu_tag_name(te_thread_tag t) {
-  return (unsigned)t < CG_GPU_NIDX ? tag_names[t] : "?";
+  return (unsigned)t < LW_GPU_NIDX ? tag_names[t] : "?";
 }
 
 static int find_thread_loop(ir_visitor *v, ir_stmt *s) {
@@ -59,11 +59,11 @@ static te_status host_error(lw_gpu_host *h, const char *what, const char *name) 
                   p->api, h->stage ? h->stage : "?", what, name, p->target->str);
 }
 
-static bool add_step(lw_gpu_host *h, cg_gpu_step step) {
-  cg_gpu_module *m = h->mod;
+static bool add_step(lw_gpu_host *h, lw_gpu_step step) {
+  lw_gpu_module *m = h->mod;
   if (m->nsteps == h->cap_steps) {
     int cap = h->cap_steps ? 2 * h->cap_steps : 8;
-    cg_gpu_step *s = ir_alloc(h->p->ctx, sizeof *s * (size_t)cap);
+    lw_gpu_step *s = ir_alloc(h->p->ctx, sizeof *s * (size_t)cap);
     if (!s)
       return false;
     if (m->nsteps)
@@ -76,23 +76,23 @@ static bool add_step(lw_gpu_host *h, cg_gpu_step step) {
 
 static ir_stmt *launch(lw_gpu_host *h, ir_stmt *root) {
   te_ctx *ctx = h->p->ctx;
-  cg_gpu_module *m = h->mod;
+  lw_gpu_module *m = h->mod;
   if (m->nkernels == h->cap_kernels) {
     int cap = h->cap_kernels ? 2 * h->cap_kernels : 4;
-    cg_gpu_kernel *k = ir_alloc(ctx, sizeof *k * (size_t)cap);
+    lw_gpu_kernel *k = ir_alloc(ctx, sizeof *k * (size_t)cap);
     if (!k)
       return NULL;
     if (m->nkernels)
       memcpy(k, m->kernels, sizeof *k * (size_t)m->nkernels);
     m->kernels = k, h->cap_kernels = cap;
   }
-  cg_gpu_kernel *k = &m->kernels[m->nkernels];
+  lw_gpu_kernel *k = &m->kernels[m->nkernels];
   memset(k, 0, sizeof *k);
   k->index = m->nkernels;
   if (lw_gpu_make_kernel(h, root, k) != TE_OK)
     return NULL;
   m->nkernels++;
-  if (!add_step(h, (cg_gpu_step){.kind = CG_GPU_STEP_LAUNCH, .kernel = k->index}))
+  if (!add_step(h, (lw_gpu_step){.kind = LW_GPU_STEP_LAUNCH, .kernel = k->index}))
     return NULL;
   return ir_attr(ctx, "gpu_launch", k, ir_i64(ctx, k->index), ir_evaluate(ir_i64(ctx, 0)));
 }
@@ -115,10 +115,10 @@ static ir_stmt *host_alloc(lw_gpu_host *h, ir_stmt *s) {
     h->temps = t, h->cap_temps = cap;
   }
   h->temps[h->ntemps++] = b;
-  if (!add_step(h, (cg_gpu_step){.kind = CG_GPU_STEP_ALLOC, .buffer = b, .count = s->exprs[0]}))
+  if (!add_step(h, (lw_gpu_step){.kind = LW_GPU_STEP_ALLOC, .buffer = b, .count = s->exprs[0]}))
     return NULL;
   ir_stmt *body = host_stmt(h, s->stmts[0]);
-  if (!body || !add_step(h, (cg_gpu_step){.kind = CG_GPU_STEP_FREE, .buffer = b}))
+  if (!body || !add_step(h, (lw_gpu_step){.kind = LW_GPU_STEP_FREE, .buffer = b}))
     return NULL;
   return ir_stmt_with_children(h->p->ctx, s, s->exprs, &body);
 }
@@ -198,7 +198,7 @@ static ir_stmt *host_stmt(lw_gpu_host *h, ir_stmt *s) {
 ir_stmt *lw_gpu_split(lw_pass_ctx *p, ir_stmt *s) {
   if (!lw_gpu_target(p))
     return s;
-  cg_gpu_module *m = ir_alloc(p->ctx, sizeof *m);
+  lw_gpu_module *m = ir_alloc(p->ctx, sizeof *m);
   if (!m)
     return NULL;
   lw_gpu_host h = {.p = p, .mod = m};

@@ -32,7 +32,7 @@ typedef struct lw_func {
   const char *trace; /* the schedule trace, for headers and logs */
   /* GPU targets: the host/device split made by the last pass (lib/codegen/gpu.h); NULL for
      CPU targets and before that pass. */
-  struct cg_gpu_module *gpu;
+  struct lw_gpu_module *gpu;
 } lw_func;
 
 typedef struct lw_pass_ctx {

@@ -36,7 +36,7 @@ char *lw_func_to_string(const lw_func *f) {
   if (!f)
     return NULL;
   if (f->gpu) /* a GPU target: the host steps and the kernels */
-    return cg_gpu_module_to_string(f, f->gpu);
+    return lw_gpu_module_to_string(f, f->gpu);
   ir_str s = {0};
   ir_str_printf(&s, "func %s(", f->name);
   for (int i = 0; i < f->nargs; i++) {

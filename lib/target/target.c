@@ -22,33 +22,33 @@
 
 #include "llvm_cg.h"
 
-typedef enum cg_arch { CG_ARCH_X86, CG_ARCH_AARCH64, CG_ARCH_OTHER } cg_arch;
+typedef enum tg_arch { TG_ARCH_X86, TG_ARCH_AARCH64, TG_ARCH_OTHER } tg_arch;
 
-typedef struct cg_cpu_name {
-  cg_arch arch;
+typedef struct tg_cpu_name {
+  tg_arch arch;
   const char *name;
   int vector_bits;
-} cg_cpu_name;
+} tg_cpu_name;
 
-static const cg_cpu_name cg_cpus[] = {
-#define CG_CPU(arch, name, bits) {CG_ARCH_##arch, name, bits},
-#define CG_FEATURE(arch, name)
+static const tg_cpu_name tg_cpus[] = {
+#define TG_CPU(arch, name, bits) {TG_ARCH_##arch, name, bits},
+#define TG_FEATURE(arch, name)
 #include "cpus.def"
-#undef CG_CPU
-#undef CG_FEATURE
+#undef TG_CPU
+#undef TG_FEATURE
 };
 
-static const cg_cpu_name cg_features[] = {
-#define CG_CPU(arch, name, bits)
-#define CG_FEATURE(arch, name) {CG_ARCH_##arch, name, 0},
+static const tg_cpu_name tg_features[] = {
+#define TG_CPU(arch, name, bits)
+#define TG_FEATURE(arch, name) {TG_ARCH_##arch, name, 0},
 #include "cpus.def"
-#undef CG_CPU
-#undef CG_FEATURE
+#undef TG_CPU
+#undef TG_FEATURE
 };
 
-static pthread_once_t cg_init_once = PTHREAD_ONCE_INIT;
+static pthread_once_t tg_init_once = PTHREAD_ONCE_INIT;
 
-static void cg_init_targets_once(void) {
+static void tg_init_targets_once(void) {
   LLVMInitializeX86TargetInfo();
   LLVMInitializeX86Target();
   LLVMInitializeX86TargetMC();
@@ -59,10 +59,10 @@ static void cg_init_targets_once(void) {
   LLVMInitializeAArch64AsmPrinter();
 }
 
-void cg_llvm_init_targets(void) { pthread_once(&cg_init_once, cg_init_targets_once); }
+void tg_llvm_init(void) { pthread_once(&tg_init_once, tg_init_targets_once); }
 
-LLVMTargetMachineRef cg_target_machine(te_ctx *ctx, const te_target *t, bool for_jit) {
-  cg_llvm_init_targets();
+LLVMTargetMachineRef tg_llvm_machine(te_ctx *ctx, const te_target *t, bool for_jit) {
+  tg_llvm_init();
   LLVMTargetRef lt = NULL;
   char *err = NULL;
   if (LLVMGetTargetFromTriple(t->triple, &lt, &err)) {
@@ -79,16 +79,16 @@ LLVMTargetMachineRef cg_target_machine(te_ctx *ctx, const te_target *t, bool for
   return tm;
 }
 
-static cg_arch cg_arch_of(const char *triple) {
+static tg_arch tg_arch_of(const char *triple) {
   if (!strncmp(triple, "x86_64", 6) ||
       (triple[0] == 'i' && strchr("3456", triple[1]) && !strncmp(triple + 2, "86", 2)))
-    return CG_ARCH_X86;
+    return TG_ARCH_X86;
   if (!strncmp(triple, "aarch64", 7) || !strncmp(triple, "arm64", 5))
-    return CG_ARCH_AARCH64;
-  return CG_ARCH_OTHER;
+    return TG_ARCH_AARCH64;
+  return TG_ARCH_OTHER;
 }
 
-static const cg_cpu_name *cg_find(const cg_cpu_name *tab, size_t n, cg_arch arch, const char *name,
+static const tg_cpu_name *tg_find(const tg_cpu_name *tab, size_t n, tg_arch arch, const char *name,
                                   size_t len) {
   for (size_t i = 0; i < n; i++)
     if (tab[i].arch == arch && strlen(tab[i].name) == len && !strncmp(tab[i].name, name, len))
@@ -98,11 +98,11 @@ static const cg_cpu_name *cg_find(const cg_cpu_name *tab, size_t n, cg_arch arch
 
 /* ---------------------------------------------------------------- parsing */
 
-typedef struct cg_opts {
+typedef struct tg_opts {
   char *triple, *cpu, *mattr; /* point into the parser's copy */
-} cg_opts;
+} tg_opts;
 
-static te_status cg_parse_option(te_ctx *ctx, char *tok, cg_opts *o) {
+static te_status tg_parse_option(te_ctx *ctx, char *tok, tg_opts *o) {
   char *eq = strchr(tok, '=');
   if (tok[0] != '-' || !eq || eq == tok + 1 || eq[1] == '\0')
     return ir_error(ctx, TE_ERR_PARSE,
@@ -122,7 +122,7 @@ static te_status cg_parse_option(te_ctx *ctx, char *tok, cg_opts *o) {
 }
 
 /* Splits s (a writable copy) into the kind and options. */
-static te_status cg_parse(te_ctx *ctx, char *s, const char **kind, cg_opts *o) {
+static te_status tg_parse(te_ctx *ctx, char *s, const char **kind, tg_opts *o) {
   const char *sep = " \t\n";
   char *save = NULL;
   char *tok = strtok_r(s, sep, &save);
@@ -133,7 +133,7 @@ static te_status cg_parse(te_ctx *ctx, char *s, const char **kind, cg_opts *o) {
     return ir_error(ctx, TE_ERR_TARGET,
                     "te_target_parse: unknown target kind '%s' (known: llvm, cuda, vulkan)", tok);
   while ((tok = strtok_r(NULL, sep, &save))) {
-    te_status st = cg_parse_option(ctx, tok, o);
+    te_status st = tg_parse_option(ctx, tok, o);
     if (st != TE_OK)
       return st;
   }
@@ -143,20 +143,20 @@ static te_status cg_parse(te_ctx *ctx, char *s, const char **kind, cg_opts *o) {
 /* ---------------------------------------------------------------- features */
 
 /* A feature list "+a,-b,..." as separate items. */
-typedef struct cg_featlist {
+typedef struct tg_featlist {
   int n, cap;
   char **items; /* malloc'd */
-} cg_featlist;
+} tg_featlist;
 
-static void cg_featlist_free(cg_featlist *l) {
+static void tg_featlist_free(tg_featlist *l) {
   for (int i = 0; i < l->n; i++)
     free(l->items[i]);
   free(l->items);
-  *l = (cg_featlist){0};
+  *l = (tg_featlist){0};
 }
 
 /* Adds an item, replacing an earlier one for the same feature (later settings win, as in LLVM). */
-static bool cg_featlist_set(cg_featlist *l, const char *item, size_t len) {
+static bool tg_featlist_set(tg_featlist *l, const char *item, size_t len) {
   for (int i = 0; i < l->n; i++) {
     if (strlen(l->items[i] + 1) == len - 1 && !strncmp(l->items[i] + 1, item + 1, len - 1)) {
       l->items[i][0] = item[0];
@@ -180,7 +180,7 @@ static bool cg_featlist_set(cg_featlist *l, const char *item, size_t len) {
 }
 
 /* Parses "+a,-b" into l; validates names against the table for arch (when known). */
-static te_status cg_featlist_add(te_ctx *ctx, cg_featlist *l, const char *s, cg_arch arch) {
+static te_status tg_featlist_add(te_ctx *ctx, tg_featlist *l, const char *s, tg_arch arch) {
   while (s && *s) {
     const char *end = strchr(s, ',');
     size_t len = end ? (size_t)(end - s) : strlen(s);
@@ -189,11 +189,11 @@ static te_status cg_featlist_add(te_ctx *ctx, cg_featlist *l, const char *s, cg_
         return ir_error(ctx, TE_ERR_PARSE,
                         "te_target_parse: malformed -mattr item '%.*s' (expected +name or -name)",
                         (int)len, s);
-      if (arch != CG_ARCH_OTHER &&
-          !cg_find(cg_features, sizeof cg_features / sizeof cg_features[0], arch, s + 1, len - 1))
+      if (arch != TG_ARCH_OTHER &&
+          !tg_find(tg_features, sizeof tg_features / sizeof tg_features[0], arch, s + 1, len - 1))
         return ir_error(ctx, TE_ERR_TARGET, "te_target_parse: unknown CPU feature '%.*s'",
                         (int)len - 1, s + 1);
-      if (!cg_featlist_set(l, s, len))
+      if (!tg_featlist_set(l, s, len))
         return ir_error(ctx, TE_ERR_NOMEM, "te_target_parse: out of memory");
     }
     s = end ? end + 1 : NULL;
@@ -201,14 +201,14 @@ static te_status cg_featlist_add(te_ctx *ctx, cg_featlist *l, const char *s, cg_
   return TE_OK;
 }
 
-static int cg_featlist_find(const cg_featlist *l, const char *name) {
+static int tg_featlist_find(const tg_featlist *l, const char *name) {
   for (int i = 0; i < l->n; i++)
     if (!strcmp(l->items[i] + 1, name))
       return l->items[i][0];
   return 0;
 }
 
-static char *cg_featlist_join(const cg_featlist *l) {
+static char *tg_featlist_join(const tg_featlist *l) {
   ir_str s = {0};
   for (int i = 0; i < l->n; i++)
     ir_str_printf(&s, "%s%s", i ? "," : "", l->items[i]);
@@ -217,14 +217,14 @@ static char *cg_featlist_join(const cg_featlist *l) {
 }
 
 /* The vector width: the CPU's, then -mattr switching AVX-512F / AVX / AVX2 on or off. */
-static int cg_vector_bits(cg_arch arch, int cpu_bits, const cg_featlist *l) {
-  if (arch != CG_ARCH_X86)
+static int tg_vector_bits(tg_arch arch, int cpu_bits, const tg_featlist *l) {
+  if (arch != TG_ARCH_X86)
     return 128;
   bool avx512 = cpu_bits >= 512, avx = cpu_bits >= 256;
-  int f = cg_featlist_find(l, "avx512f");
+  int f = tg_featlist_find(l, "avx512f");
   if (f)
     avx512 = f == '+';
-  int a = cg_featlist_find(l, "avx"), a2 = cg_featlist_find(l, "avx2");
+  int a = tg_featlist_find(l, "avx"), a2 = tg_featlist_find(l, "avx2");
   if (a || a2)
     avx = a == '+' || a2 == '+';
   if (a == '-')
@@ -234,7 +234,7 @@ static int cg_vector_bits(cg_arch arch, int cpu_bits, const cg_featlist *l) {
 
 /* ---------------------------------------------------------------- resolution */
 
-static char *cg_llvm_string(te_ctx *ctx, char *msg) { /* copies and disposes an LLVM string */
+static char *tg_llvm_string(te_ctx *ctx, char *msg) { /* copies and disposes an LLVM string */
   char *s = ir_strdup_persistent(ctx, msg ? msg : "");
   LLVMDisposeMessage(msg);
   return s;
@@ -242,7 +242,7 @@ static char *cg_llvm_string(te_ctx *ctx, char *msg) { /* copies and disposes an 
 
 /* Normalized triples name the same platform: arch, OS and environment equal; the vendor
    ("pc", "unknown") does not matter (Debian says x86_64-linux-gnu, LLVM x86_64-pc-linux-gnu). */
-static bool cg_same_platform(const char *a, const char *b) {
+static bool tg_same_platform(const char *a, const char *b) {
   const char *da = strchr(a, '-'), *db = strchr(b, '-');
   if (!da || !db || da - a != db - b || strncmp(a, b, (size_t)(da - a)))
     return !strcmp(a, b);
@@ -253,28 +253,28 @@ static bool cg_same_platform(const char *a, const char *b) {
 }
 
 /* Every feature the target turns on is on in the host. */
-static bool cg_host_has_all(const cg_featlist *want, const cg_featlist *host) {
+static bool tg_host_has_all(const tg_featlist *want, const tg_featlist *host) {
   for (int i = 0; i < want->n; i++)
-    if (want->items[i][0] == '+' && cg_featlist_find(host, want->items[i] + 1) != '+')
+    if (want->items[i][0] == '+' && tg_featlist_find(host, want->items[i] + 1) != '+')
       return false;
   return true;
 }
 
-static te_status cg_resolve_cpu(te_ctx *ctx, const cg_opts *o, te_target *t, bool host_triple,
-                                cg_arch arch, int *cpu_bits, bool *native) {
+static te_status tg_resolve_cpu(te_ctx *ctx, const tg_opts *o, te_target *t, bool host_triple,
+                                tg_arch arch, int *cpu_bits, bool *native) {
   *native = (!o->cpu && host_triple) || (o->cpu && !strcmp(o->cpu, "native"));
   if (*native && !host_triple)
     return ir_error(ctx, TE_ERR_TARGET,
                     "te_target_parse: -mcpu=native needs the host's triple, not '%s'", t->triple);
-  t->cpu = *native ? cg_llvm_string(ctx, LLVMGetHostCPUName())
+  t->cpu = *native ? tg_llvm_string(ctx, LLVMGetHostCPUName())
                    : ir_strdup_persistent(ctx, o->cpu ? o->cpu : "generic");
   if (!t->cpu)
     return TE_ERR_NOMEM;
   *cpu_bits = 128;
-  if (arch == CG_ARCH_OTHER)
+  if (arch == TG_ARCH_OTHER)
     return TE_OK;
-  const cg_cpu_name *c =
-      cg_find(cg_cpus, sizeof cg_cpus / sizeof cg_cpus[0], arch, t->cpu, strlen(t->cpu));
+  const tg_cpu_name *c =
+      tg_find(tg_cpus, sizeof tg_cpus / sizeof tg_cpus[0], arch, t->cpu, strlen(t->cpu));
   if (c)
     *cpu_bits = c->vector_bits;
   else if (!*native)
@@ -283,12 +283,12 @@ static te_status cg_resolve_cpu(te_ctx *ctx, const cg_opts *o, te_target *t, boo
   return TE_OK;
 }
 
-static te_status cg_resolve(te_ctx *ctx, const cg_opts *o, te_target *t) {
-  cg_llvm_init_targets();
+static te_status tg_resolve(te_ctx *ctx, const tg_opts *o, te_target *t) {
+  tg_llvm_init();
   char *raw = LLVMGetDefaultTargetTriple();
-  char *host_triple = cg_llvm_string(ctx, LLVMNormalizeTargetTriple(raw));
+  char *host_triple = tg_llvm_string(ctx, LLVMNormalizeTargetTriple(raw));
   LLVMDisposeMessage(raw);
-  t->triple = o->triple ? cg_llvm_string(ctx, LLVMNormalizeTargetTriple(o->triple)) : host_triple;
+  t->triple = o->triple ? tg_llvm_string(ctx, LLVMNormalizeTargetTriple(o->triple)) : host_triple;
   if (!host_triple || !t->triple)
     return TE_ERR_NOMEM;
   LLVMTargetRef lt = NULL;
@@ -300,33 +300,33 @@ static te_status cg_resolve(te_ctx *ctx, const cg_opts *o, te_target *t) {
                     "aarch64)",
                     o->triple);
   }
-  bool is_host_triple = cg_same_platform(t->triple, host_triple);
-  cg_arch arch = cg_arch_of(t->triple);
+  bool is_host_triple = tg_same_platform(t->triple, host_triple);
+  tg_arch arch = tg_arch_of(t->triple);
   int cpu_bits;
   bool native;
-  te_status st = cg_resolve_cpu(ctx, o, t, is_host_triple, arch, &cpu_bits, &native);
+  te_status st = tg_resolve_cpu(ctx, o, t, is_host_triple, arch, &cpu_bits, &native);
   if (st != TE_OK)
     return st;
 
-  cg_featlist feats = {0}, host = {0};
+  tg_featlist feats = {0}, host = {0};
   char *host_features = LLVMGetHostCPUFeatures();
-  st = cg_featlist_add(ctx, &host, host_features, CG_ARCH_OTHER);
+  st = tg_featlist_add(ctx, &host, host_features, TG_ARCH_OTHER);
   if (st == TE_OK && native)
-    st = cg_featlist_add(ctx, &feats, host_features, CG_ARCH_OTHER);
+    st = tg_featlist_add(ctx, &feats, host_features, TG_ARCH_OTHER);
   LLVMDisposeMessage(host_features);
   if (st == TE_OK)
-    st = cg_featlist_add(ctx, &feats, o->mattr, arch);
+    st = tg_featlist_add(ctx, &feats, o->mattr, arch);
   if (st == TE_OK) {
-    char *joined = cg_featlist_join(&feats);
+    char *joined = tg_featlist_join(&feats);
     t->features = ir_strdup_persistent(ctx, joined ? joined : "");
     free(joined);
-    t->vector_bits = cg_vector_bits(arch, cpu_bits, &feats);
+    t->vector_bits = tg_vector_bits(arch, cpu_bits, &feats);
     char *host_cpu = LLVMGetHostCPUName();
-    t->is_host = is_host_triple && !strcmp(t->cpu, host_cpu) && cg_host_has_all(&feats, &host);
+    t->is_host = is_host_triple && !strcmp(t->cpu, host_cpu) && tg_host_has_all(&feats, &host);
     LLVMDisposeMessage(host_cpu);
   }
-  cg_featlist_free(&feats);
-  cg_featlist_free(&host);
+  tg_featlist_free(&feats);
+  tg_featlist_free(&host);
   return st;
 }
 
@@ -346,23 +346,23 @@ te_target *te_target_parse(te_ctx *ctx, const char *s) {
     ir_error(ctx, TE_ERR_NOMEM, "te_target_parse: out of memory");
     return NULL;
   }
-  if (cg_target_is_gpu(s)) {
+  if (tg_string_is_gpu(s)) {
     free(copy);
-    return cg_gpu_target_parse(ctx, s, t) == TE_OK ? t : NULL;
+    return tg_gpu_parse(ctx, s, t) == TE_OK ? t : NULL;
   }
   const char *kind = NULL;
-  cg_opts o = {0};
-  te_status st = cg_parse(ctx, copy, &kind, &o);
+  tg_opts o = {0};
+  te_status st = tg_parse(ctx, copy, &kind, &o);
   if (st == TE_OK) {
     t->ctx = ctx;
-    t->kind = CG_TARGET_LLVM;
-    st = cg_resolve(ctx, &o, t);
+    t->kind = TG_LLVM;
+    st = tg_resolve(ctx, &o, t);
   }
   free(copy);
   if (st != TE_OK)
     return NULL;
   t->str = NULL;
-  LLVMTargetMachineRef tm = cg_target_machine(ctx, t, false);
+  LLVMTargetMachineRef tm = tg_llvm_machine(ctx, t, false);
   if (!tm)
     return NULL;
   LLVMDisposeTargetMachine(tm);

@@ -27,10 +27,10 @@
 
 #include "codegen.h"
 
-static const int cg_sm_versions[] = {50, 52, 53, 60, 61,  62,  70,  72,  75,  80, 86,
+static const int tg_sm_versions[] = {50, 52, 53, 60, 61,  62,  70,  72,  75,  80, 86,
                                      87, 88, 89, 90, 100, 101, 103, 110, 120, 121};
 
-bool cg_target_is_gpu(const char *s) {
+bool tg_string_is_gpu(const char *s) {
   if (!s)
     return false;
   while (*s == ' ' || *s == '\t' || *s == '\n')
@@ -41,7 +41,7 @@ bool cg_target_is_gpu(const char *s) {
 }
 
 /* A positive decimal integer up to max, or -1. */
-static int64_t cg_parse_count(const char *v, int64_t max) {
+static int64_t tg_parse_count(const char *v, int64_t max) {
   if (!*v)
     return -1;
   int64_t x = 0;
@@ -55,10 +55,10 @@ static int64_t cg_parse_count(const char *v, int64_t max) {
   return x > 0 ? x : -1;
 }
 
-static te_status cg_parse_arch(te_ctx *ctx, const char *v, te_target *t) {
-  int64_t sm = strncmp(v, "sm_", 3) ? -1 : cg_parse_count(v + 3, 1000);
-  for (size_t i = 0; sm > 0 && i < sizeof cg_sm_versions / sizeof cg_sm_versions[0]; i++)
-    if (cg_sm_versions[i] == sm) {
+static te_status tg_parse_arch(te_ctx *ctx, const char *v, te_target *t) {
+  int64_t sm = strncmp(v, "sm_", 3) ? -1 : tg_parse_count(v + 3, 1000);
+  for (size_t i = 0; sm > 0 && i < sizeof tg_sm_versions / sizeof tg_sm_versions[0]; i++)
+    if (tg_sm_versions[i] == sm) {
       t->gpu_arch = (int)sm;
       return TE_OK;
     }
@@ -68,11 +68,11 @@ static te_status cg_parse_arch(te_ctx *ctx, const char *v, te_target *t) {
                   v);
 }
 
-typedef struct cg_gpu_opts {
+typedef struct tg_gpu_opts {
   const char *arch, *threads, *shared;
-} cg_gpu_opts;
+} tg_gpu_opts;
 
-static te_status cg_gpu_option(te_ctx *ctx, bool cuda, char *tok, cg_gpu_opts *o) {
+static te_status tg_gpu_option(te_ctx *ctx, bool cuda, char *tok, tg_gpu_opts *o) {
   char *eq = strchr(tok, '=');
   if (tok[0] != '-' || !eq || eq == tok + 1 || eq[1] == '\0')
     return ir_error(ctx, TE_ERR_PARSE,
@@ -93,8 +93,8 @@ static te_status cg_gpu_option(te_ctx *ctx, bool cuda, char *tok, cg_gpu_opts *o
   return TE_OK;
 }
 
-static void cg_gpu_defaults(te_target *t, bool cuda) {
-  t->kind = cuda ? CG_TARGET_CUDA : CG_TARGET_VULKAN;
+static void tg_gpu_defaults(te_target *t, bool cuda) {
+  t->kind = cuda ? TG_CUDA : TG_VULKAN;
   t->gpu_arch = cuda ? 80 : 0;
   t->max_threads_per_block = cuda ? 1024 : 256;
   t->max_block_dim[0] = t->max_block_dim[1] = cuda ? 1024 : 256;
@@ -108,9 +108,9 @@ static void cg_gpu_defaults(te_target *t, bool cuda) {
   t->is_host = false;
 }
 
-static te_status cg_gpu_limits(te_ctx *ctx, bool cuda, const cg_gpu_opts *o, te_target *t) {
+static te_status tg_gpu_limits(te_ctx *ctx, bool cuda, const tg_gpu_opts *o, te_target *t) {
   if (o->threads) {
-    int64_t n = cg_parse_count(o->threads, 1024);
+    int64_t n = tg_parse_count(o->threads, 1024);
     if (n < 0)
       return ir_error(ctx, TE_ERR_TARGET,
                       "te_target_parse: -max_threads_per_block=%s must be a count from 1 to 1024",
@@ -123,7 +123,7 @@ static te_status cg_gpu_limits(te_ctx *ctx, bool cuda, const cg_gpu_opts *o, te_
   }
   if (o->shared) {
     int64_t cap = cuda ? 227 * 1024 : 64 * 1024;
-    int64_t n = cg_parse_count(o->shared, cap);
+    int64_t n = tg_parse_count(o->shared, cap);
     if (n < 0)
       return ir_error(ctx, TE_ERR_TARGET,
                       "te_target_parse: -max_shared_memory_per_block=%s must be a byte count "
@@ -134,38 +134,38 @@ static te_status cg_gpu_limits(te_ctx *ctx, bool cuda, const cg_gpu_opts *o, te_
   return TE_OK;
 }
 
-static te_status cg_gpu_parse_text(te_ctx *ctx, char *s, te_target *t) {
+static te_status tg_gpu_parse_text(te_ctx *ctx, char *s, te_target *t) {
   const char *sep = " \t\n";
   char *save = NULL;
   char *kind = strtok_r(s, sep, &save);
   bool cuda = strcmp(kind, "vulkan") != 0;
-  cg_gpu_defaults(t, cuda);
-  cg_gpu_opts o = {0};
+  tg_gpu_defaults(t, cuda);
+  tg_gpu_opts o = {0};
   for (char *tok; (tok = strtok_r(NULL, sep, &save));) {
-    te_status st = cg_gpu_option(ctx, cuda, tok, &o);
+    te_status st = tg_gpu_option(ctx, cuda, tok, &o);
     if (st != TE_OK)
       return st;
   }
   if (o.arch) {
-    te_status st = cg_parse_arch(ctx, o.arch, t);
+    te_status st = tg_parse_arch(ctx, o.arch, t);
     if (st != TE_OK)
       return st;
   }
-  return cg_gpu_limits(ctx, cuda, &o, t);
+  return tg_gpu_limits(ctx, cuda, &o, t);
 }
 
-te_status cg_gpu_target_parse(te_ctx *ctx, const char *s, te_target *t) {
+te_status tg_gpu_parse(te_ctx *ctx, const char *s, te_target *t) {
   char *copy = strdup(s);
   if (!copy)
     return ir_error(ctx, TE_ERR_NOMEM, "te_target_parse: out of memory");
   t->ctx = ctx;
-  te_status st = cg_gpu_parse_text(ctx, copy, t);
+  te_status st = tg_gpu_parse_text(ctx, copy, t);
   free(copy);
   if (st != TE_OK)
     return st;
   ir_str str = {0};
   char cpu[16] = "";
-  if (t->kind == CG_TARGET_CUDA) {
+  if (t->kind == TG_CUDA) {
     snprintf(cpu, sizeof cpu, "sm_%d", t->gpu_arch);
     ir_str_printf(&str, "cuda -arch=%s ", cpu);
   } else {

@@ -25,7 +25,7 @@ static void parse_bad(const char *s, te_status st, const char *sub) {
 Test(target, host) {
   te_target *t = parse_ok("llvm");
   cr_expect(t->is_host);
-  cr_expect_eq(t->kind, CG_TARGET_LLVM);
+  cr_expect_eq(t->kind, TG_LLVM);
   cr_expect(t->vector_bits == 128 || t->vector_bits == 256 || t->vector_bits == 512);
   cr_expect(!strncmp(te_target_str(t), "llvm -mtriple=", 14), "%s", te_target_str(t));
   cr_expect(strstr(te_target_str(t), "-mcpu=native") == NULL, "native is resolved");

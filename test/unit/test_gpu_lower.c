@@ -85,10 +85,10 @@ Test(gpu_lower, matmul_structure) {
   lw_func *f = NULL;
   cr_assert_eq(lw_lower(c.sch, "mm", c.ntensors, c.tensors, 0, NULL, t, &f), TE_OK, "%s",
                te_last_error(ctx));
-  cg_gpu_module *m = f->gpu;
+  lw_gpu_module *m = f->gpu;
   cr_assert_not_null(m);
   cr_assert_eq(m->nkernels, 1);
-  cg_gpu_kernel *k = &m->kernels[0];
+  lw_gpu_kernel *k = &m->kernels[0];
   int64_t v;
   cr_expect(ir_is_const_int(k->grid[0], &v) && v == 8);
   cr_expect(ir_is_const_int(k->grid[1], &v) && v == 8);
@@ -103,7 +103,7 @@ Test(gpu_lower, matmul_structure) {
   cr_expect_not_null(k->idx[TE_THREAD_X]);
   cr_expect_null(k->idx[TE_THREAD_Z]);
   cr_expect_eq(m->nsteps, 1);
-  cr_expect_eq(m->steps[0].kind, CG_GPU_STEP_LAUNCH);
+  cr_expect_eq(m->steps[0].kind, LW_GPU_STEP_LAUNCH);
   ir_scratch_end(ctx);
   te_ctx_free(ctx);
 }

@@ -105,7 +105,7 @@ Test(save_errors, targets_that_cannot_write_objects, .init = with_module) {
   /* a GPU-kind target (not buildable by this version: made by hand) */
   te_target *gpu = ir_alloc_persistent(ctx, sizeof *gpu);
   *gpu = *mod->target;
-  gpu->kind = CG_TARGET_CUDA;
+  gpu->kind = TG_CUDA;
   gpu->str = "cuda -arch=sm_90";
   te_module *g = cg_module_new(ctx, gpu);
   g->nkernels = 1;

@@ -46,13 +46,13 @@ static ir_buffer *buf(const char *name, te_dtype t, int arg, te_scope scope) {
   te_expr *n = I64(16);
   return OKP(ir_buffer_new(ctx, name, t, 1, &n, scope, NULL, arg));
 }
-static cg_gpu_param pbuf(ir_buffer *b, bool read, bool written) {
-  return (cg_gpu_param){.kind = CG_GPU_PARAM_BUFFER, .buffer = b, .read = read, .written = written};
+static lw_gpu_param pbuf(ir_buffer *b, bool read, bool written) {
+  return (lw_gpu_param){.kind = LW_GPU_PARAM_BUFFER, .buffer = b, .read = read, .written = written};
 }
-static cg_gpu_param pvar(cg_gpu_param_kind k, te_expr *v) {
-  return (cg_gpu_param){.kind = k, .var = v};
+static lw_gpu_param pvar(lw_gpu_param_kind k, te_expr *v) {
+  return (lw_gpu_param){.kind = k, .var = v};
 }
-static void set_launch(cg_gpu_kernel *k, int64_t grid, int64_t block) {
+static void set_launch(lw_gpu_kernel *k, int64_t grid, int64_t block) {
   for (int d = 0; d < 3; d++)
     k->grid[d] = k->block[d] = I64(1);
   k->grid[0] = I64(grid);
@@ -79,7 +79,7 @@ static te_rt_vk_buffer *dev_buf(const void *data, uint64_t bytes) {
   return b;
 }
 
-static void run(const cg_gpu_kernel *k, const cg_spv_kernel *sk, int nb, te_rt_vk_buffer **bufs,
+static void run(const lw_gpu_kernel *k, const cg_spv_kernel *sk, int nb, te_rt_vk_buffer **bufs,
                 const void *push, uint64_t groups) {
   te_rt_vk_kernel *pipe = NULL;
   cr_assert_eq(
@@ -114,10 +114,10 @@ Test(spirv, push_layout) {
   te_expr *l = OKP(ir_var_new(ctx, "l", TE_I64, IR_VAR_PARAM));
   te_expr *b = OKP(ir_var_new(ctx, "b", TE_BOOL, IR_VAR_PARAM));
   te_expr *n = idx_var("n");
-  cg_gpu_param ps[5] = {pbuf(buf("A", TE_F32, 0, TE_SCOPE_GLOBAL), true, false),
-                        pvar(CG_GPU_PARAM_SCALAR, f), pvar(CG_GPU_PARAM_SCALAR, l),
-                        pvar(CG_GPU_PARAM_SCALAR, b), pvar(CG_GPU_PARAM_SIZE, n)};
-  cg_gpu_kernel k = {.name = "k", .nparams = 5, .params = ps};
+  lw_gpu_param ps[5] = {pbuf(buf("A", TE_F32, 0, TE_SCOPE_GLOBAL), true, false),
+                        pvar(LW_GPU_PARAM_SCALAR, f), pvar(LW_GPU_PARAM_SCALAR, l),
+                        pvar(LW_GPU_PARAM_SCALAR, b), pvar(LW_GPU_PARAM_SIZE, n)};
+  lw_gpu_kernel k = {.name = "k", .nparams = 5, .params = ps};
   cg_spv_push p;
   cr_assert_eq(cg_spv_push_layout(ctx, &k, &p), TE_OK);
   cr_expect_eq(p.offset[0], -1);
@@ -132,8 +132,8 @@ Test(spirv, push_layout) {
 Test(spirv, non_constant_workgroup_size) {
   te_expr *n = idx_var("n");
   ir_buffer *a = buf("A", TE_F32, 0, TE_SCOPE_GLOBAL);
-  cg_gpu_param ps[2] = {pbuf(a, false, true), pvar(CG_GPU_PARAM_SIZE, n)};
-  cg_gpu_kernel k = {.name = "k0", .nparams = 2, .params = ps};
+  lw_gpu_param ps[2] = {pbuf(a, false, true), pvar(LW_GPU_PARAM_SIZE, n)};
+  lw_gpu_kernel k = {.name = "k0", .nparams = 2, .params = ps};
   set_launch(&k, 1, 1);
   k.block[0] = n;
   k.body = OKP(ir_store(a, ir_float(ctx, TE_F32, 1), I64(0)));
@@ -147,8 +147,8 @@ Test(spirv, non_constant_workgroup_size) {
 
 Test(spirv, validator_reports_broken_modules) {
   ir_buffer *a = buf("A", TE_F32, 0, TE_SCOPE_GLOBAL);
-  cg_gpu_param ps[1] = {pbuf(a, false, true)};
-  cg_gpu_kernel k = {.name = "k1", .nparams = 1, .params = ps};
+  lw_gpu_param ps[1] = {pbuf(a, false, true)};
+  lw_gpu_kernel k = {.name = "k1", .nparams = 1, .params = ps};
   set_launch(&k, 1, 1);
   k.body = OKP(ir_store(a, ir_float(ctx, TE_F32, 1), I64(0)));
   cg_spv_kernel sk;
@@ -200,12 +200,12 @@ Test(spirv, mixed_types_run) {
   ir_buffer *b[6] = {buf("A", TE_F32, 0, TE_SCOPE_GLOBAL),  buf("B", TE_F32, 1, TE_SCOPE_GLOBAL),
                      buf("F", TE_BOOL, 2, TE_SCOPE_GLOBAL), buf("J", TE_I64, 3, TE_SCOPE_GLOBAL),
                      buf("I", TE_I64, 4, TE_SCOPE_GLOBAL),  buf("L", TE_F32, -1, TE_SCOPE_LOCAL)};
-  cg_gpu_param ps[7] = {pbuf(b[0], true, false),   pbuf(b[1], true, true),
+  lw_gpu_param ps[7] = {pbuf(b[0], true, false),   pbuf(b[1], true, true),
                         pbuf(b[2], false, true),   pbuf(b[3], true, false),
-                        pbuf(b[4], false, true),   pvar(CG_GPU_PARAM_SCALAR, k),
-                        pvar(CG_GPU_PARAM_SIZE, n)};
-  cg_gpu_alloc local = {b[5], 4};
-  cg_gpu_kernel kern = {.name = "mixed", .nparams = 7, .params = ps, .nlocal = 1, .local = &local};
+                        pbuf(b[4], false, true),   pvar(LW_GPU_PARAM_SCALAR, k),
+                        pvar(LW_GPU_PARAM_SIZE, n)};
+  lw_gpu_alloc local = {b[5], 4};
+  lw_gpu_kernel kern = {.name = "mixed", .nparams = 7, .params = ps, .nlocal = 1, .local = &local};
   memcpy(kern.idx, idx, sizeof idx);
   set_launch(&kern, 2, 8);
   kern.body = mixed_body(idx, b, k, n);
@@ -265,9 +265,9 @@ Test(spirv, shared_memory_barrier_run) {
   te_expr *g = ir_add(ir_mul(idx[TE_BLOCK_X], I64(T)), idx[TE_THREAD_X]);
   ir_stmt *st[3] = {ir_store(S, ir_load(A, TE_F32, g), idx[TE_THREAD_X]), ir_barrier(ctx),
                     ir_store(B, ir_load(S, TE_F32, ir_sub(I64(T - 1), idx[TE_THREAD_X])), g)};
-  cg_gpu_param ps[2] = {pbuf(A, true, false), pbuf(B, false, true)};
-  cg_gpu_alloc shared = {S, T};
-  cg_gpu_kernel k = {.name = "rev",
+  lw_gpu_param ps[2] = {pbuf(A, true, false), pbuf(B, false, true)};
+  lw_gpu_alloc shared = {S, T};
+  lw_gpu_kernel k = {.name = "rev",
                      .nparams = 2,
                      .params = ps,
                      .nshared = 1,
