@@ -46,6 +46,12 @@ void ir_arena_release(ir_arena *a) {
   a->head = NULL;
 }
 
+void ir_cons_free(ir_cons_table *t) {
+  free(t->slots);
+  t->slots = NULL;
+  t->cap = t->count = 0;
+}
+
 void te_ctx_free(te_ctx *ctx) {
   if (!ctx) return;
   for (ir_on_free *f = ctx->on_free; f; f = f->next) f->fn(f->arg);

@@ -1,12 +1,14 @@
-/* ctx_internal.h — the layout of te_ctx, visible to lib/ir only.
+/* ctx_internal.h — the layout of te_ctx, visible to lib/base and lib/ir only.
  *
- * Other modules use the functions of ir.h; only the files of lib/ir (constructors, cons tables,
- * the failing-allocator hook) look inside a context.
+ * Other modules use the functions of base.h; only lib/base (arenas, errors, the failing-allocator
+ * hook) and the files of lib/ir that intern expressions (constructors, cons tables) look inside a
+ * context. The context holds the IR's cons tables (one per arena, so that ir_scratch_end can drop
+ * a build's expressions with its memory); what is in them is lib/ir's business (cons.c).
  */
 #ifndef TE_IR_CTX_INTERNAL_H
 #define TE_IR_CTX_INTERNAL_H
 
-#include "ir.h"
+#include "base.h"
 
 /* A chunked bump allocator. Chunks are malloc'd, zeroed, at least IR_CHUNK_MIN bytes. */
 typedef struct ir_chunk {
@@ -60,7 +62,7 @@ void ir_debug_fail_alloc_after(te_ctx *, long n);
 /* malloc/realloc through the hook (for cons tables and maps); record TE_ERR_NOMEM on failure. */
 void *ir_ctx_malloc(te_ctx *, size_t size);
 
-/* Cons tables (expr.c). */
+/* Frees a cons table's slots (the expressions live in arenas). */
 void ir_cons_free(ir_cons_table *);
 
 #endif

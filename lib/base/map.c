@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "ir.h"
+#include "base.h"
 
 static size_t ptr_hash(const void *p) {
   uint64_t x = (uint64_t)(uintptr_t)p;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
+#include "base.h"
 
 static bool reserve(ir_str *s, size_t extra) {
   if (s->oom) return false;

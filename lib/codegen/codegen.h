@@ -1,40 +1,16 @@
-/* codegen.h — targets, modules and the LLVM CPU back end (internal).
+/* codegen.h — modules and the back ends (internal).
  *
- * te_build = lw_lower (lib/lower) + cg_llvm_compile (this folder) + JIT. One te_module holds one
- * LLVM module and its JIT; its kernels are called through libffi (te_module_call) or directly
- * (te_module_entry).
+ * The codegen layer (lib/codegen/) translates a lowered function (lib/lower: lw_func, and for GPU
+ * targets its host/device split, lower/gpu.h) for a target (lib/target) into a te_module; it
+ * never sees a schedule. te_build (lib/driver/build.c) = lw_lower + cg_llvm_compile (or the
+ * cuda / vulkan back end) + JIT. One te_module holds one LLVM module and its JIT; its kernels
+ * are called through libffi (te_module_call) or directly (te_module_entry).
  */
 #ifndef TE_CODEGEN_H
 #define TE_CODEGEN_H
 
-#include "../lower/lower.h"
-
-typedef enum tg_kind { TG_LLVM, TG_CUDA, TG_VULKAN } tg_kind;
-
-struct te_target {
-  te_ctx *ctx;
-  tg_kind kind;
-  const char *triple;   /* resolved: never NULL for LLVM */
-  const char *cpu;      /* resolved ("znver5" for native on this host) */
-  const char *features; /* resolved "+avx512f,..." */
-  int vector_bits;      /* preferred vector width: 512, 256, 128 */
-  bool is_host;         /* JIT-able in this process */
-  const char *str;      /* canonical string */
-  /* GPU targets (kind CUDA or VULKAN; target_gpu.c). The lowering checks launches against these
-     limits; 0 for CPU targets. */
-  int gpu_arch;                /* cuda: the SM version, 80 for sm_80; vulkan: 0 */
-  int max_threads_per_block;   /* threads in one block / workgroup (all axes together) */
-  int max_block_dim[3];        /* threads per block on x, y, z */
-  int64_t max_grid_dim[3];     /* blocks on x, y, z */
-  int64_t max_shared_bytes;    /* shared (workgroup) memory of one block, in bytes */
-  te_target *host;             /* GPU targets: the CPU target host entries are compiled for
-                                  (made by the first build, ptx_module.c) */
-};
-
-/* GPU target strings (target_gpu.c): true when s starts with the kind "cuda", "nvptx" or
-   "vulkan"; the parse fills t (kind, limits, canonical string) or records the error. */
-bool tg_string_is_gpu(const char *s);
-te_status tg_gpu_parse(te_ctx *, const char *s, te_target *t);
+#include "lower/lower.h"
+#include "target/target.h"
 
 /* One argument of a kernel, as a saved header describes it (in the context's memory). */
 typedef struct cg_arg_meta {
@@ -98,6 +74,13 @@ const char *cg_vulkan_source(te_module *);
    owned by the module (te_module_save's TE_SAVE_SPIRV). */
 int cg_vulkan_nkernels(const te_module *);
 const uint32_t *cg_vulkan_words(const te_module *, int i, size_t *nwords);
+
+/* Seconds since an arbitrary point (CLOCK_MONOTONIC; llvm_module.c). */
+double cg_now(void);
+
+/* True for names generated code calls (libm, libc, te_rt_*): a kernel may not take them
+   (llvm_jit.c). */
+bool cg_is_reserved_symbol(const char *name);
 
 /* Copies what a saved header says about the kernel (arguments, dtypes, shapes, sizes) from the
    lowered function into the context's memory (save_header.c). */

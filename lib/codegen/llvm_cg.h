@@ -16,8 +16,9 @@
  *   llvm_jit.c       ORC LLJIT, absolute symbols, asm emission, disposal
  *   llvm_rt.c        calls into libte_runtime (te/runtime.h)
  *   save_object.c    modules linked into one and written as an object, asm or IR (save.h)
- * and, outside the LLVM state: target.c (te_target_parse; CPU names from cpus.def), build.c
- * (te_build), module.c (te_module_call through libffi, texts, times).
+ * and, outside the LLVM state: module.c (te_module_call through libffi, texts, times). Targets
+ * are lib/target's (te_target_parse, target machines: target/target_llvm.h); te_build, which runs
+ * the lowering and then this back end, is lib/driver's.
  *
  * Error convention: functions return NULL / false on failure with the message on the context
  * (TE_ERR_INTERNAL for IR that cannot reach codegen, TE_ERR_TARGET for constructs the CPU cannot
@@ -32,6 +33,7 @@
 #include <llvm-c/TargetMachine.h>
 
 #include "codegen.h"
+#include "target/target_llvm.h"
 
 struct cg_llvm;
 /* The host part of a GPU module (ptx_host.c): the entry point checks its DLTensors as a CPU
@@ -136,10 +138,6 @@ LLVMValueRef cg_str(cg_llvm *, const char *s); /* a private constant C string */
 /* llvm_entry.c: the typed entry NAME and its body function; returns the entry. */
 LLVMValueRef cg_entry(cg_llvm *, lw_func *);
 
-/* target.c */
-void tg_llvm_init(void);
-LLVMTargetMachineRef tg_llvm_machine(te_ctx *, const te_target *, bool for_jit);
-
 /* llvm_module.c: cg_llvm_compile for the host part of a GPU module: the entry NAME is compiled
    for the CPU target host (and JIT'd) with hooks writing its body; the module keeps its own
    (GPU) target. */
@@ -179,12 +177,6 @@ te_status cg_emit_ll(te_ctx *, cg_linked *, cg_blob *out);
 /* The global symbols the object defines (the kernels), malloc'd array of malloc'd names. */
 int cg_exported_symbols(cg_linked *, char ***out);
 void cg_linked_free(cg_linked *);
-
-/* Seconds since an arbitrary point (CLOCK_MONOTONIC). */
-double cg_now(void);
-
-/* True for names generated code calls (libm, libc, te_rt_*): a kernel may not take them. */
-bool cg_is_reserved_symbol(const char *name);
 
 void cg_llvm_setup(cg_llvm *cg, te_module *m, lw_func *f, LLVMTargetMachineRef tm,
                    const char *triple);

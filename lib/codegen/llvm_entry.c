@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gpu.h"
+#include "lower/gpu.h"
 #include "llvm_cg.h"
 
 typedef struct cg_targ {

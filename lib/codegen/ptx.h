@@ -13,7 +13,7 @@
 #ifndef TE_PTX_H
 #define TE_PTX_H
 
-#include "gpu.h"
+#include "lower/gpu.h"
 #include "llvm_cg.h"
 
 /* te_build's back end for a "cuda" target: fills the module (kernel record, PTX, host entry). */

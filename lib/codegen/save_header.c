@@ -62,10 +62,9 @@ te_status cg_kernel_meta(te_ctx *ctx, cg_kernel *k, const lw_func *f) {
       cg_arg_meta *m = &k->args[n++];
       m->is_tensor = a->is_buffer;
       if (a->is_buffer) {
-        const te_tensor *t = a->buffer->tensor;
         m->name = ir_strdup_persistent(ctx, a->buffer->name ? a->buffer->name : "arg");
         m->dtype = a->buffer->dtype;
-        m->is_output = t && t->op && t->op->kind == SCH_OP_COMPUTE;
+        m->is_output = a->is_output;
         m->shape = cg_shape_text(ctx, a->buffer);
       } else {
         m->name = ir_strdup_persistent(ctx, a->var->u.var.name ? a->var->u.var.name : "arg");

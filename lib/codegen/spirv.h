@@ -39,7 +39,7 @@
 #include <spirv/unified1/spirv.h>
 
 #include "codegen.h"
-#include "gpu.h"
+#include "lower/gpu.h"
 
 /* ---- the module being written (spirv_module.c) ---- */
 

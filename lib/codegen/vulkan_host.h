@@ -17,7 +17,7 @@
 #ifndef TE_CODEGEN_VULKAN_HOST_H
 #define TE_CODEGEN_VULKAN_HOST_H
 
-#include "../runtime/vulkan.h"
+#include "runtime/vulkan.h"
 #include "spirv.h"
 
 /* ---- host expressions (vulkan_prog.c) ---- */

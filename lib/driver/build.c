@@ -1,5 +1,9 @@
 /* build.c — te_build: schedule -> lowered function -> compiled module.
  *
+ * The driver layer (lib/driver/): the one place that runs the lowering (lib/lower) and then a back
+ * end (lib/codegen), as Halide's Pipeline and TVM's driver do, so that neither of the two calls
+ * the other.
+ *
  * The whole build runs inside one scratch arena (ir_scratch_begin/end): everything lowering and
  * code generation make is released when the build ends, so a tuner building thousands of
  * candidates in one context does not grow. What the module keeps (kernel names, dtypes, the
@@ -7,9 +11,11 @@
  */
 #include <string.h>
 
-#include "llvm_cg.h"
+#include "codegen/codegen.h"
+#include "lower/lower.h"
+#include "schedule/sch.h"
 
-static bool cg_is_identifier(const char *s) {
+static bool is_identifier(const char *s) {
   if (!s || !*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
     return false;
   for (; *s; s++)
@@ -19,7 +25,7 @@ static bool cg_is_identifier(const char *s) {
   return true;
 }
 
-static te_status cg_check_build(te_ctx *ctx, te_schedule *sch, const char *name, te_target *t,
+static te_status check_build(te_ctx *ctx, te_schedule *sch, const char *name, te_target *t,
                                 te_module **out) {
   if (!sch)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_build: schedule is NULL");
@@ -29,7 +35,7 @@ static te_status cg_check_build(te_ctx *ctx, te_schedule *sch, const char *name,
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_build: out is NULL");
   if (!name)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_build: kernel name is NULL");
-  if (!cg_is_identifier(name))
+  if (!is_identifier(name))
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_build: kernel name '%s' is not a C identifier",
                     name);
   if (cg_is_reserved_symbol(name))
@@ -60,7 +66,7 @@ te_status te_build(te_schedule *sch, const char *name, int ntensors, te_tensor *
   te_ctx *ctx = sch ? sch->ctx : target ? target->ctx : NULL;
   if (!ctx)
     return TE_ERR_INVALID_ARG;
-  te_status st = cg_check_build(ctx, sch, name, target, out);
+  te_status st = check_build(ctx, sch, name, target, out);
   if (st != TE_OK)
     return st;
   te_module *m = cg_module_new(ctx, target);

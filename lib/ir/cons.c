@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ctx_internal.h"
 #include "cons.h"
-#include "ctx_internal.h"
 
 static uint32_t mix(uint32_t h, uint64_t v) {
   v *= 0x9e3779b97f4a7c15ULL;
@@ -122,10 +122,4 @@ bool ir_cons_insert(te_ctx *ctx, te_expr *e) {
   }
   place(t, e);
   return true;
-}
-
-void ir_cons_free(ir_cons_table *t) {
-  free(t->slots);
-  t->slots = NULL;
-  t->cap = t->count = 0;
 }

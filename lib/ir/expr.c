@@ -7,9 +7,8 @@
  */
 #include <string.h>
 
-#include "../schedule/sch.h"
+#include "base/ctx_internal.h"
 #include "cons.h"
-#include "ctx_internal.h"
 
 /* Bytes of the payload (u member) a node kind carries. */
 static size_t payload_size(ir_expr_kind k) {

@@ -16,6 +16,10 @@
  *
  * Children are uniform arrays (args for expressions, exprs/stmts for statements); nodes.def says
  * what each position means. The payload union holds the rest.
+ *
+ * The ir layer (lib/ir/) uses lib/base only (contexts, memory, errors, strings, maps: base.h).
+ * Tensors are known by their name, dtype and shape (struct te_tensor below), not by the schedule
+ * that computes them.
  */
 #ifndef TE_IR_H
 #define TE_IR_H
@@ -25,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/base.h"
 #include "te/te.h"
 
 /* ---------------------------------------------------------------- kinds */
@@ -124,6 +129,19 @@ typedef struct ir_loop_info {
   te_thread_tag tag; /* IR_FOR_THREAD */
 } ir_loop_info;
 
+/* A tensor, as the IR refers to it (ACCESS and PROVIDE nodes, REALIZE, buffers, "produce"
+   attributes): its name, element dtype and shape. The operation that computes it is the schedule
+   layer's (lib/schedule/sch.h: te_compute, te_placeholder); the IR never looks at op. */
+struct te_tensor {
+  te_ctx *ctx;
+  const char *name;
+  te_dtype dtype;
+  int ndim;
+  te_expr **shape;
+  struct sch_op *op; /* the placeholder or compute making it (schedule layer) */
+  int value_index;   /* which of op's outputs it is */
+};
+
 /* A flat buffer (after storage flattening): a kernel argument or an allocation. Element i of a
    buffer is at data + i * sizeof(element). */
 struct ir_buffer {
@@ -194,38 +212,6 @@ struct ir_stmt {
 #define IR_FOR_MIN(s) ((s)->exprs[1])
 #define IR_FOR_EXTENT(s) ((s)->exprs[2])
 #define IR_FOR_BODY(s) ((s)->stmts[0])
-
-/* ---------------------------------------------------------------- context, memory, errors */
-
-/* Memory. ir_alloc returns zeroed memory in the current arena: the build's scratch arena while
-   one is open, else the context's. ir_alloc_persistent always uses the context's arena (for what
-   must outlive a build: modules, schedules). Allocation failure longjmps nowhere: it returns
-   NULL after recording TE_ERR_NOMEM. */
-void *ir_alloc(te_ctx *, size_t size);
-void *ir_alloc_persistent(te_ctx *, size_t size);
-char *ir_strdup(te_ctx *, const char *s);
-char *ir_strdup_persistent(te_ctx *, const char *s);
-
-/* A scratch arena for one build. Expressions made while it is open go into a cons table layered
-   over the context's (look-ups fall through, new nodes go to scratch). Nests: begin/end pair. */
-void ir_scratch_begin(te_ctx *);
-void ir_scratch_end(te_ctx *);
-bool ir_in_scratch(const te_ctx *);
-
-/* Functions run by te_ctx_free (for objects holding non-arena resources: JITs, modules). */
-void ir_ctx_on_free(te_ctx *, void (*fn)(void *), void *arg);
-
-/* Records a failure (the first one since te_clear_error wins) and returns status.
-   fmt names the API function and the culprit: "te_split: stage 'C': factor must be > 0". */
-te_status ir_error(te_ctx *, te_status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-te_status ir_verror(te_ctx *, te_status, const char *fmt, va_list);
-/* True when the context holds a failure. */
-bool ir_failed(const te_ctx *);
-
-/* Internal invariant: records TE_ERR_INTERNAL with file:line and returns false when cond is
-   false (never aborts). Use as: if (!ir_check(ctx, cond, "what")) return NULL; */
-#define ir_check(ctx, cond, what) \
-  ((cond) ? true : (ir_error((ctx), TE_ERR_INTERNAL, "internal: %s (%s:%d)", (what), __FILE__, __LINE__), false))
 
 /* ---------------------------------------------------------------- dtypes */
 
@@ -374,32 +360,7 @@ bool ir_expr_uses(te_expr *e, te_expr *var);
 bool ir_expr_uses_any(te_expr *e, int n, te_expr *const vars[]);
 bool ir_stmt_uses(ir_stmt *s, te_expr *var);
 
-/* ---------------------------------------------------------------- maps
- * Pointer -> pointer hash map in the current arena (grows by doubling; old tables stay in the
- * arena until it is released). Keys must be non-NULL. */
-typedef struct ir_map {
-  te_ctx *ctx;
-  size_t count, cap;
-  const void **keys;
-  void **vals;
-} ir_map;
-ir_map *ir_map_new(te_ctx *);
-void *ir_map_get(const ir_map *, const void *key); /* NULL when absent */
-bool ir_map_has(const ir_map *, const void *key);
-bool ir_map_put(ir_map *, const void *key, void *val); /* false on NOMEM */
-
-/* ---------------------------------------------------------------- text */
-
-/* A growable malloc'd string. */
-typedef struct ir_str {
-  char *buf;
-  size_t len, cap;
-  bool oom;
-} ir_str;
-void ir_str_printf(ir_str *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void ir_str_puts(ir_str *, const char *);
-char *ir_str_take(ir_str *); /* the malloc'd text (free with te_free/free); resets */
-void ir_str_free(ir_str *);
+/* ---------------------------------------------------------------- printing */
 
 /* Printing: deterministic text (see docs/ir-text.md). Variables print by name; distinct
    variables with the same name get suffixes (i, i_1, ...) in order of first appearance. */

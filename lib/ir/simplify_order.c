@@ -8,7 +8,6 @@
  */
 #include <string.h>
 
-#include "../schedule/sch.h"
 #include "arith_internal.h"
 
 #define NO_VAR UINT32_MAX

@@ -6,8 +6,8 @@
  */
 #include <string.h>
 
-#include "../schedule/sch.h"
-#include "ctx_internal.h"
+#include "base/ctx_internal.h"
+#include "ir.h"
 
 /* Bytes of the payload (u member) a statement kind carries. */
 static size_t payload_size(ir_stmt_kind k) {

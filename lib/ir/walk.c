@@ -11,7 +11,8 @@
  */
 #include <string.h>
 
-#include "ctx_internal.h"
+#include "base/ctx_internal.h"
+#include "ir.h"
 
 /* ---------------------------------------------------------------- visitor */
 

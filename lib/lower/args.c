@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lower.h"
+#include "schedule/sch.h"
 
 static bool is_c_identifier(const char *s) {
   if (!s || !*s)
@@ -208,6 +209,7 @@ static te_status make_args(te_ctx *ctx, lw_func *f, int nt, te_tensor *const ts[
     if (!b || !ir_map_put(tb, t, b))
       return te_last_status(ctx);
     f->args[i].is_buffer = true;
+    f->args[i].is_output = t->op->kind == SCH_OP_COMPUTE;
     f->args[i].buffer = b;
   }
   for (int i = 0; i < ns; i++)

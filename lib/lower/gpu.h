@@ -8,7 +8,8 @@
  *   - the host part: the launches in order, and the global temporaries that live between them.
  * Both back ends (PTX: lib/codegen/ptx_*.c; SPIR-V: lib/codegen/spirv_*.c) consume only this
  * structure; they never see thread-bound loops. The split lives in the build's scratch arena,
- * reachable from lw_func::gpu (NULL for CPU targets).
+ * reachable from lw_func::gpu (NULL for CPU targets). It is the lowering layer's: lib/lower makes
+ * and prints it (gpu_print.c), lib/codegen only reads it.
  *
  * Stability: this is the contract between the GPU lowering and the two back ends. Changes are
  * additive (new fields at the end of a struct, new enum values at the end); existing fields keep
@@ -46,10 +47,10 @@
  *   sizes as i64). SPIR-V: buffer i is binding i of descriptor set 0; scalars then sizes are
  *   the members of one push-constant block, in params[] order.
  */
-#ifndef TE_CODEGEN_GPU_H
-#define TE_CODEGEN_GPU_H
+#ifndef TE_LOWER_GPU_MODULE_H
+#define TE_LOWER_GPU_MODULE_H
 
-#include "../lower/lower.h"
+#include "lower.h"
 
 /* The kernel's index variables, indexed by te_thread_tag: TE_BLOCK_X .. TE_THREAD_Z. */
 enum { LW_GPU_NIDX = 6 };

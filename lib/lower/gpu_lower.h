@@ -6,14 +6,13 @@
  *                                 becomes a kernel (gpu_kernel.c: launch extents and limits;
  *                                 gpu_rewrite.c: the body of one thread); fills lw_func::gpu
  *   gpu_barriers  (gpu_barrier.c) barriers where threads of a block share a buffer
- * For CPU targets both return their statement unchanged. The result (codegen/gpu.h) is what the
+ * For CPU targets both return their statement unchanged. The result (lower/gpu.h) is what the
  * PTX and SPIR-V back ends compile.
  */
 #ifndef TE_LOWER_GPU_H
 #define TE_LOWER_GPU_H
 
-#include "../codegen/codegen.h"
-#include "../codegen/gpu.h"
+#include "gpu.h"
 #include "lower.h"
 
 /* True when lowering for a cuda or vulkan target. */

@@ -1,4 +1,4 @@
-/* gpu_print.c — the printed form of a GPU module (codegen/gpu.h), what te_lower_text shows for
+/* gpu_print.c — the printed form of a GPU module (gpu.h), what te_lower_text shows for
  * a cuda or vulkan target:
  *
  *     func NAME(A: f32[n], B: f32[n], C: f32[n]) {

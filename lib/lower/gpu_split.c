@@ -1,7 +1,7 @@
 /* gpu_split.c — the host/device split (pass "gpu_split"; GPU targets only).
  *
  * Needs: the flattened, simplified loop nest (the end of the CPU pipeline).
- * Guarantees: lw_func::gpu holds the split (codegen/gpu.h): one kernel per outermost loop bound
+ * Guarantees: lw_func::gpu holds the split (gpu.h): one kernel per outermost loop bound
  * to a block or thread index, in the order the stages compute, and the host steps around them;
  * the returned statement is the host part, each kernel replaced by `attr gpu_launch = K`, for
  * TE_DUMP and the verifier (te_lower_text prints lw_func::gpu instead).
@@ -20,7 +20,7 @@ static const char *const tag_names[LW_GPU_NIDX] = {"blockIdx.x",  "blockIdx.y", 
                                                    "threadIdx.x", "threadIdx.y", "threadIdx.z"};
 
 bool lw_gpu_target(const lw_pass_ctx *p) {
-  return p->target && (p->target->kind == TG_CUDA || p->target->kind == TG_VULKAN);
+  return tg_is_gpu(p->target);
 }
 
 const char *lw_gpu_tag_name(te_thread_tag t) {

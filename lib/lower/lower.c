@@ -7,6 +7,7 @@
  * built with a failed primitive is not what the user meant to compile).
  */
 #include "lower.h"
+#include "schedule/sch.h"
 
 te_status lw_lower_until(te_schedule *sch, const char *api, const char *name, int ntensors,
                          te_tensor *const tensors[], int nscalars, te_expr *const scalars[],

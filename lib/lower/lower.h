@@ -4,17 +4,24 @@
  *     ir_stmt *pass(lw_pass_ctx *, ir_stmt *)
  * in its own file, with a header comment saying what it needs and what it guarantees. A pass
  * returns NULL on failure with the error recorded on the context.
+ *
+ * The lowering layer (lib/lower/) uses schedule, target and ir (lib/layers.txt). It reads a
+ * schedule and a target and makes an lw_func, with its host/device split for GPU targets
+ * (gpu.h): what the back ends (lib/codegen) translate. This header names no schedule internals
+ * (the files that read them include schedule/sch.h), so the back ends, which include it, see
+ * none.
  */
 #ifndef TE_LOWER_H
 #define TE_LOWER_H
 
-#include "../ir/arith.h"
-#include "../ir/ir.h"
-#include "../schedule/sch.h"
+#include "ir/arith.h"
+#include "ir/ir.h"
+#include "target/target.h"
 
 /* One argument of a lowered function: a buffer (a tensor) or a scalar parameter. */
 typedef struct lw_arg {
   bool is_buffer;
+  bool is_output;    /* is_buffer: a computed tensor (the kernel writes it), not a placeholder */
   ir_buffer *buffer; /* is_buffer: the flat buffer bound to the i-th DLTensor */
   te_expr *var;      /* scalar parameter (IR_VAR_PARAM or IR_VAR_INDEX var) */
 } lw_arg;
@@ -30,7 +37,7 @@ typedef struct lw_func {
   int *size_arg, *size_dim; /* where each size var is read from */
   ir_stmt *body;
   const char *trace; /* the schedule trace, for headers and logs */
-  /* GPU targets: the host/device split made by the last pass (lib/codegen/gpu.h); NULL for
+  /* GPU targets: the host/device split made by the last pass (lower/gpu.h); NULL for
      CPU targets and before that pass. */
   struct lw_gpu_module *gpu;
 } lw_func;

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../codegen/codegen.h"
-#include "../codegen/gpu.h"
+#include "gpu.h"
 #include "lower.h"
+#include "schedule/sch.h"
 
 static void print_arg(ir_str *s, const lw_arg *a) {
   char dt[32];

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gpu_lower.h"
+#include "schedule/sch.h"
 
 typedef struct pf_walk {
   te_ctx *ctx;

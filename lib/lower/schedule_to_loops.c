@@ -8,6 +8,7 @@
  * nest (bodies, extents of intermediate tensors, reduce domains) shows every variable used.
  */
 #include "lower.h"
+#include "schedule/sch.h"
 
 typedef struct free_vars {
   te_ctx *ctx;

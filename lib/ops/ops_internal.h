@@ -8,7 +8,7 @@
 #ifndef TE_OPS_INTERNAL_H
 #define TE_OPS_INTERNAL_H
 
-#include "../schedule/sch.h"
+#include "schedule/sch.h"
 #include "te/ops.h"
 
 /* Longest operator name accepted; stage names add at most OP_SUFFIX_MAX characters. */

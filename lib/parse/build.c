@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../schedule/sch.h"
+#include "schedule/sch.h"
 #include "build.h"
 
 enum { MAX_OUTPUTS = 64 };

@@ -9,7 +9,7 @@
 #ifndef TE_PS_BUILD_H
 #define TE_PS_BUILD_H
 
-#include "../ir/arith.h"
+#include "ir/arith.h"
 #include "parse.h"
 
 typedef enum ps_sym_kind {

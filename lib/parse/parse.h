@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../ir/ir.h"
+#include "ir/ir.h"
 
 /* ---------------------------------------------------------------- tokens (lex.c) */
 

@@ -4,7 +4,7 @@
 #ifndef TE_PS_PRINT_H
 #define TE_PS_PRINT_H
 
-#include "../schedule/sch.h"
+#include "schedule/sch.h"
 #include "parse.h"
 
 /* Pointer -> pointer, open addressing, malloc'd. Keys non-NULL. */

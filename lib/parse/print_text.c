@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../schedule/sch.h"
+#include "schedule/sch.h"
 #include "print.h"
 
 /* ---------------------------------------------------------------- names */

@@ -13,8 +13,8 @@
 #ifndef TE_SCH_H
 #define TE_SCH_H
 
-#include "../ir/arith.h"
-#include "../ir/ir.h"
+#include "ir/arith.h"
+#include "ir/ir.h"
 
 typedef enum sch_op_kind { SCH_OP_PLACEHOLDER, SCH_OP_COMPUTE } sch_op_kind;
 
@@ -33,16 +33,6 @@ typedef struct sch_op {
   int nout;
   te_tensor **outputs;
 } sch_op;
-
-struct te_tensor {
-  te_ctx *ctx;
-  const char *name;
-  te_dtype dtype;
-  int ndim;
-  te_expr **shape;
-  sch_op *op;
-  int value_index;
-};
 
 /* Helpers shared by tensor.c and compute.c. */
 bool sch_is_identifier(const char *s);

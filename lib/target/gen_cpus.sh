@@ -3,7 +3,7 @@
 # compiles for, with each x86 CPU's vector width. LLVM's C API cannot validate a CPU or feature
 # name (an unknown one only prints a warning at code generation time) nor tell a CPU's features,
 # so te_target_parse checks against this table. Run it when the pinned LLVM version changes:
-#     sh lib/codegen/gen_cpus.sh > lib/codegen/cpus.def
+#     sh lib/target/gen_cpus.sh > lib/target/cpus.def
 set -eu
 LLC=${LLC:-llc-22}
 CLANG=${CLANG:-clang-22}

@@ -20,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llvm_cg.h"
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+
+#include "target_llvm.h"
 
 typedef enum tg_arch { TG_ARCH_X86, TG_ARCH_AARCH64, TG_ARCH_OTHER } tg_arch;
 

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen.h"
+#include "target.h"
 
 static const int tg_sm_versions[] = {50, 52, 53, 60, 61,  62,  70,  72,  75,  80, 86,
                                      87, 88, 89, 90, 100, 101, 103, 110, 120, 121};

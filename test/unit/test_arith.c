@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "arith_util.h"
-#include "ir/ctx_internal.h"
+#include "base/ctx_internal.h"
 
 ARITH_FIXTURE(arith);
 

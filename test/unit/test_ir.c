@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/ctx_internal.h"
+#include "base/ctx_internal.h"
 #include "schedule/sch.h"
 
 static te_ctx *ctx;

@@ -4,7 +4,8 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "ir/ctx_internal.h"
+#include "base/ctx_internal.h"
+#include "ir/ir.h"
 
 /* Builds a small kernel body; returns it or NULL. */
 static ir_stmt *build(te_ctx *ctx) {
