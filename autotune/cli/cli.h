@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "at.h"
+#include "autotune/at.h"
 
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_NOT_FOUND = 3, CLI_IO = 4 };
 

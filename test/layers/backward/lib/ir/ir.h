@@ -1,0 +1,1 @@
+/* ir.h — the lower layer of this test tree. */
