@@ -29,9 +29,7 @@ foreach(_line IN LISTS _te_layer_lines)
   # The layer's include root: one entry, the layer's name, pointing at its folder.
   set(_root "${PROJECT_BINARY_DIR}/layers/${_name}")
   file(MAKE_DIRECTORY "${_root}")
-  if(NOT EXISTS "${_root}/${_name}")
-    file(CREATE_LINK "${PROJECT_SOURCE_DIR}/${_folder}" "${_root}/${_name}" SYMBOLIC)
-  endif()
+  file(CREATE_LINK "${PROJECT_SOURCE_DIR}/${_folder}" "${_root}/${_name}" SYMBOLIC) # replaces an old one
 endforeach()
 
 # The include roots a target of layer <layer> gets: its own and those of the layers it may use.
