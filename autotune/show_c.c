@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "at.h"
+#include "schedule/trace.h"
 
 enum { MAX_WORDS = 72, MAX_MADE = 32 };
 
@@ -58,23 +59,6 @@ static bool stage_c(gen *g, const char *name, char *buf, size_t size) {
   return true;
 }
 
-static const char *enum_of(const char *word, const char *const table[][2]) {
-  for (int i = 0; table[i][0]; i++)
-    if (!strcmp(word, table[i][0]))
-      return table[i][1];
-  return NULL;
-}
-
-static const char *const scopes[][2] = {{"global", "TE_SCOPE_GLOBAL"}, {"local", "TE_SCOPE_LOCAL"},
-                                        {"shared", "TE_SCOPE_SHARED"}, {NULL, NULL}};
-static const char *const tails[][2] = {{"guard", "TE_TAIL_GUARD"},
-                                       {"shift_inwards", "TE_TAIL_SHIFT_INWARDS"},
-                                       {"round_up", "TE_TAIL_ROUND_UP"}, {NULL, NULL}};
-static const char *const tags[][2] = {
-    {"blockIdx.x", "TE_BLOCK_X"},   {"blockIdx.y", "TE_BLOCK_Y"},   {"blockIdx.z", "TE_BLOCK_Z"},
-    {"threadIdx.x", "TE_THREAD_X"}, {"threadIdx.y", "TE_THREAD_Y"}, {"threadIdx.z", "TE_THREAD_Z"},
-    {NULL, NULL}};
-
 static bool made_tensor(gen *g, const char *name) {
   if (g->nmade >= MAX_MADE)
     return fail(g, "too many new stages at", name);
@@ -82,96 +66,112 @@ static bool made_tensor(gen *g, const char *name) {
   return true;
 }
 
-/* Steps that take a tensor (cache_read, cache_write, rfactor). */
-static bool tensor_step(gen *g, char **w, int n) {
-  ir_str *o = &g->out;
-  const char *t = tensor_c(g, w[1]);
-  char made[96], st[200];
-  if (!t)
-    return fail(g, "unknown tensor", w[1]);
-  char tc[160];
-  snprintf(tc, sizeof tc, "%s", t);
-  if (!strcmp(w[0], "rfactor")) {
-    if (n != 4 || !stage_c(g, w[1], st, sizeof st))
-      return n == 4 ? false : fail(g, "malformed step", w[0]);
-    snprintf(made, sizeof made, "%s_rf", w[1]);
-    ir_str_printf(o, "  TRY(te_rfactor(s, %s, it(%s, \"%s\"), %s, &t_%s));\n", tc, st, w[2], w[3],
-                  made);
-    return made_tensor(g, made);
-  }
-  const char *scope = n >= 3 ? enum_of(w[2], scopes) : NULL;
-  if (!scope)
-    return fail(g, "bad scope in", w[0]);
-  snprintf(made, sizeof made, "%s_%s", w[1], w[2]);
-  if (!strcmp(w[0], "cache_write")) {
-    ir_str_printf(o, "  TRY(te_cache_write(s, %s, %s, &t_%s));\n", tc, scope, made);
-    return made_tensor(g, made);
-  }
-  ir_str_printf(o, "  TRY(te_cache_read(s, %s, %s, %d, (te_stage *const[]){", tc, scope, n - 3);
-  for (int i = 3; i < n; i++) {
-    if (!stage_c(g, w[i], st, sizeof st))
-      return false;
-    ir_str_printf(o, "%s%s", i > 3 ? ", " : "", st);
-  }
-  ir_str_printf(o, "}, &t_%s));\n", made);
-  return made_tensor(g, made);
+static bool is_integer(const char *w) {
+  char *end;
+  (void)strtoll(w, &end, 10);
+  return *w && !*end;
 }
 
-/* Steps on one stage: primitive name, stage, iterators, numbers. */
-static bool stage_step(gen *g, char **w, int n) {
+/* One word of kind (steps.def) as a C argument. cur is the STAGE(...) of the stage named last,
+   which I and A words belong to; count is the number of words of a list (A: the stage's axes). */
+static bool word_c(gen *g, char kind, const char *w, char *cur, size_t cursize, int count) {
   ir_str *o = &g->out;
-  char st[200], st2[200];
-  if (n < 2 || !stage_c(g, w[1], st, sizeof st))
-    return n < 2 ? fail(g, "malformed step", w[0]) : false;
-  const char *k = w[0];
-#define IT(i) "it(%s, \"%s\")"
-  if (!strcmp(k, "split") || !strcmp(k, "split_nparts"))
-    return n == 4 ? ir_str_printf(o, "  TRY(te_%s(%s, " IT() ", %s, &o, &i));\n", k, st, st, w[2], w[3]), true
-                  : fail(g, "malformed step", k);
-  if (!strcmp(k, "tile"))
-    return n == 6 ? ir_str_printf(o, "  TRY(te_tile(%s, " IT() ", " IT() ", %s, %s, &o, &o2, &i, &i2));\n", st,
-                                  st, w[2], st, w[3], w[4], w[5]), true
-                  : fail(g, "malformed step", k);
-  if (!strcmp(k, "fuse"))
-    return n == 4 ? ir_str_printf(o, "  TRY(te_fuse(%s, " IT() ", " IT() ", &f));\n", st, st, w[2], st, w[3]), true
-                  : fail(g, "malformed step", k);
-  if (!strcmp(k, "vectorize") || !strcmp(k, "unroll") || !strcmp(k, "parallel"))
-    return n == 3 ? ir_str_printf(o, "  TRY(te_%s(%s, " IT() "));\n", k, st, st, w[2]), true
-                  : fail(g, "malformed step", k);
-  if (!strcmp(k, "reorder")) {
-    ir_str_printf(o, "  TRY(te_reorder(%s, %d, (te_iter *const[]){", st, n - 2);
-    for (int i = 2; i < n; i++)
-      ir_str_printf(o, "%s" IT(), i > 2 ? ", " : "", st, w[i]);
-    ir_str_puts(o, "}));\n");
+  const ir_enum_words *words = sch_kind_enum(kind);
+  switch (kind) {
+  case 'S':
+    if (!stage_c(g, w, cur, cursize))
+      return false;
+    ir_str_puts(o, cur);
+    return true;
+  case 'T': {
+    const char *t = tensor_c(g, w);
+    if (!t)
+      return fail(g, "unknown tensor", w);
+    snprintf(cur, cursize, "STAGE(%s)", t);
+    ir_str_puts(o, t);
     return true;
   }
-  if (!strcmp(k, "reorder_storage")) { /* lists every data axis of the stage: n - 2 of them */
-    ir_str_printf(o, "  TRY(te_reorder_storage(%s, %d, (te_iter *const[]){", st, n - 2);
-    for (int i = 2; i < n; i++)
-      ir_str_printf(o, "%saxis(%s, %d, \"%s\")", i > 2 ? ", " : "", st, n - 2, w[i]);
-    ir_str_puts(o, "}));\n");
+  case 'I':
+    ir_str_printf(o, "it(%s, \"%s\")", cur, w);
+    return true;
+  case 'A':
+    ir_str_printf(o, "axis(%s, %d, \"%s\")", cur, count, w);
+    return true;
+  case 'N':
+  case 'P':
+    if (!is_integer(w))
+      return fail(g, "expected an integer, got", w);
+    ir_str_puts(o, w);
+    return true;
+  case 'K':
+    if (strpbrk(w, "\"\\"))
+      return fail(g, "bad pragma key", w);
+    ir_str_printf(o, "\"%s\"", w);
+    return true;
+  default: {
+    int v = ir_enum_value(words, w);
+    if (v < 0) {
+      char what[40];
+      snprintf(what, sizeof what, "unknown %s", words->what);
+      return fail(g, what, w);
+    }
+    ir_str_puts(o, ir_enum_enumerator(words, v));
     return true;
   }
-  if (!strcmp(k, "compute_inline") || !strcmp(k, "compute_root"))
-    return ir_str_printf(o, "  TRY(te_%s(%s));\n", k, st), true;
-  if (!strcmp(k, "compute_at"))
-    return n == 4 && stage_c(g, w[2], st2, sizeof st2)
-               ? ir_str_printf(o, "  TRY(te_compute_at(%s, %s, " IT() "));\n", st, st2, st2, w[3]), true
-               : (n == 4 ? false : fail(g, "malformed step", k));
-  const char *e;
-  if (!strcmp(k, "bind"))
-    return n == 4 && (e = enum_of(w[3], tags))
-               ? ir_str_printf(o, "  TRY(te_bind(%s, " IT() ", %s));\n", st, st, w[2], e), true
-               : fail(g, "malformed step", k);
-  if (!strcmp(k, "set_tail"))
-    return n == 4 && (e = enum_of(w[3], tails))
-               ? ir_str_printf(o, "  TRY(te_set_tail(%s, " IT() ", %s));\n", st, st, w[2], e), true
-               : fail(g, "malformed step", k);
-  if (!strcmp(k, "pragma"))
-    return n == 5 ? ir_str_printf(o, "  TRY(te_pragma(%s, " IT() ", \"%s\", %s));\n", st, st, w[2], w[3], w[4]), true
-                  : fail(g, "malformed step", k);
-#undef IT
-  return fail(g, "unknown step", k);
+  }
+}
+
+/* The words from w[first] on as a list: `count, (te_X *const[]){...}`. */
+static bool list_c(gen *g, char kind, char **w, int first, int n, char *cur, size_t cursize) {
+  ir_str *o = &g->out;
+  char stage[200];
+  ir_str_printf(o, "%d, (%s *const[]){", n - first, kind == 'S' ? "te_stage" : "te_iter");
+  for (int i = first; i < n; i++) {
+    if (i > first)
+      ir_str_puts(o, ", ");
+    /* a list of stages does not change the stage later words belong to */
+    bool ok = kind == 'S' ? word_c(g, kind, w[i], stage, sizeof stage, n - first)
+                          : word_c(g, kind, w[i], cur, cursize, n - first);
+    if (!ok)
+      return false;
+  }
+  ir_str_puts(o, "}");
+  return true;
+}
+
+/* A step as the call of its primitive te_<verb>, its words rendered by their kinds: the table
+   of lib/schedule/steps.def, which replay reads too, so the two cannot disagree. */
+static bool step_c(gen *g, char **w, int n) {
+  int id = sch_step_find(w[0]);
+  if (id < 0)
+    return fail(g, "unknown step", w[0]);
+  const sch_step_info *info = &sch_steps[id];
+  bool list;
+  int nk = sch_step_nkinds(info, &list);
+  if (list ? n < nk + 1 : n != nk + 1)
+    return fail(g, "malformed step", w[0]);
+  ir_str *o = &g->out;
+  char cur[200] = "";
+  ir_str_printf(o, "  TRY(te_%s(", info->verb);
+  if (info->words[0] == 'T') /* the steps on tensors are primitives of the schedule */
+    ir_str_puts(o, "s, ");
+  for (int k = 0; k < nk; k++) {
+    if (k > 0)
+      ir_str_puts(o, ", ");
+    bool ok = list && k == nk - 1 ? list_c(g, info->words[k], w, k + 1, n, cur, sizeof cur)
+                                  : word_c(g, info->words[k], w[k + 1], cur, sizeof cur, 1);
+    if (!ok)
+      return false;
+  }
+  char made[96] = "";
+  if (info->adds)
+    snprintf(made, sizeof made, info->adds, w[1], n > 2 ? w[2] : "");
+  if (info->outs)
+    ir_str_printf(o, ", %s", info->outs);
+  else if (info->adds)
+    ir_str_printf(o, ", &t_%s", made);
+  ir_str_puts(o, "));\n");
+  return !info->adds || made_tensor(g, made);
 }
 
 static bool step(gen *g, char *line) {
@@ -185,9 +185,7 @@ static bool step(gen *g, char *line) {
   for (int i = 0; i < n; i++)
     ir_str_printf(&g->out, " %s", w[i]);
   ir_str_puts(&g->out, " */\n");
-  if (!strcmp(w[0], "cache_read") || !strcmp(w[0], "cache_write") || !strcmp(w[0], "rfactor"))
-    return tensor_step(g, w, n);
-  return stage_step(g, w, n);
+  return step_c(g, w, n);
 }
 
 static const char prologue[] =

@@ -26,11 +26,24 @@ typedef struct te_schedule te_schedule;
 typedef struct te_stage te_stage;
 typedef struct te_iter te_iter;
 
+/* Where a buffer te allocates lives (te_cache_read, te_cache_write). On CPU targets every scope
+   is ordinary memory; on GPU targets global is device memory, shared is a thread block's shared
+   memory, local a thread's own. */
 typedef enum { TE_SCOPE_GLOBAL, TE_SCOPE_LOCAL, TE_SCOPE_SHARED } te_scope;
+/* A GPU index a loop can be bound to (te_bind): blockIdx.x/y/z and threadIdx.x/y/z. */
 typedef enum {
   TE_BLOCK_X, TE_BLOCK_Y, TE_BLOCK_Z, TE_THREAD_X, TE_THREAD_Y, TE_THREAD_Z
 } te_thread_tag;
+/* How a split that does not divide its extent handles the last tile (te_set_tail). */
 typedef enum { TE_TAIL_GUARD, TE_TAIL_SHIFT_INWARDS, TE_TAIL_ROUND_UP } te_tail;
+
+/* The words of these enumerators as traces, the IR text and messages write them: "global",
+   "local", "shared"; "blockIdx.x" ... "threadIdx.z"; "guard", "shift_inwards", "round_up".
+   Static strings; NULL for a value that is no enumerator, so a binding can list every word by
+   counting up from 0 until NULL. Thread-safe. */
+TE_API const char *te_scope_name(te_scope);
+TE_API const char *te_thread_tag_name(te_thread_tag);
+TE_API const char *te_tail_name(te_tail);
 
 /* A schedule for computing the given output tensors (computes, not placeholders), with every
    stage at its default: computed at root, loops in definition order, serial. */
@@ -71,8 +84,28 @@ TE_API te_status te_reorder(te_stage *, int n, te_iter *const order[]);
    here (use te_rfactor). A vectorized loop holding another vectorized loop is unrolled around
    the inner vector code. */
 TE_API te_status te_vectorize(te_stage *, te_iter *);
+/* The loop, a leaf of the stage (data or reduce axis), is replaced by one copy of its body per
+   iteration. TE_ERR_SCHEDULE when the leaf already has another annotation. Refused at te_build
+   and te_lower_text with TE_ERR_SCHEDULE, naming the loop: a loop with neither a constant
+   extent nor a constant upper bound ("unroll a loop of constant extent, such as the inner loop
+   of a split"), or more than 1024 iterations. Loops the schedule does not unroll are left to
+   LLVM, except loops holding other loops or vectors wider than the target's, which are kept as
+   loops so that the schedule alone decides how much of a tiled kernel is copied. */
 TE_API te_status te_unroll(te_stage *, te_iter *);
+/* The iterations of the loop, a data-parallel leaf of the stage, run on several threads: on
+   CPU targets the body becomes a closure run by the runtime's parallel-for (OpenMP); a parallel
+   loop inside another runs serially within each outer iteration. TE_ERR_SCHEDULE for a reduce
+   axis (its iterations update the same element: use te_rfactor first) or a leaf that already
+   has another annotation. te_set_num_threads (te/build.h) sets how many threads run. */
 TE_API te_status te_parallel(te_stage *, te_iter *);
+/* Binds the loop, a data-parallel leaf of the stage, to a GPU block or thread index: on a cuda
+   or vulkan target the loop becomes that index of a kernel launch (its extent the launch's,
+   guarded when the loop is shorter). A stage binds each tag at most once; different stages may
+   bind the same tag (their loops share the index). Errors: TE_ERR_INVALID_ARG for an unknown
+   tag; TE_ERR_SCHEDULE for a reduce axis (cross-thread reductions need te_rfactor first), a tag
+   this stage already bound to another leaf, or a leaf with another annotation. te_build for a
+   CPU target refuses a bound loop with TE_ERR_TARGET; on GPU targets every stage must run
+   inside bound loops (TE_ERR_SCHEDULE at te_build otherwise). */
 TE_API te_status te_bind(te_stage *, te_iter *, te_thread_tag);
 
 /* Placement. compute_inline substitutes the stage's body into its readers (an injective stage,
@@ -92,12 +125,63 @@ TE_API te_status te_compute_root(te_stage *);
    given twice. A stage inlined later has no buffer: the order is then unused. */
 TE_API te_status te_reorder_storage(te_stage *, int n, te_iter *const dims[]);
 
+/* Stages that schedules add. These rewrite the computation this schedule runs, never the
+   user's tensors: another schedule of the same computation is unaffected. The new tensor
+   (*cache, *rf; pass NULL when not needed) belongs to the context, its stage to the schedule
+   (te_stage_of). */
+
+/* Adds the stage T_<scope> ("A_local") that copies tensor t (a placeholder or a computed
+   tensor of this schedule) into a buffer of the given scope, and makes the nreaders listed
+   stages read the copy instead of t; other readers keep reading t. The copy's axes are named
+   ax0, ax1, ...; it is computed at root until placed (compute it at a reader's loop to copy
+   only the tile that loop reads). Errors: TE_ERR_INVALID_ARG for a NULL t, nreaders < 1,
+   a NULL reader or an unknown scope; TE_ERR_NOT_FOUND when t is not part of the schedule;
+   TE_ERR_SCHEDULE for a reader of another schedule or one that does not read t directly (a
+   read through an inlined stage does not count: name the stage that reads it). */
 TE_API te_status te_cache_read(te_schedule *, te_tensor *, te_scope, int nreaders,
                                te_stage *const readers[], te_tensor **cache);
+/* Adds the stage T_<scope> ("C_local") that computes t's expression (same axis and reduce-axis
+   names) into a buffer of the given scope, and turns t's own stage into the copy
+   t[...] = T_<scope>[...]; *cache is the new stage's tensor. The usual use: tile t's stage and
+   compute the cache at a tile loop, so a reduction accumulates in a small buffer. Call it
+   before any other primitive on t's stage. Errors: TE_ERR_INVALID_ARG for a NULL t or an
+   unknown scope; TE_ERR_NOT_FOUND when t is a placeholder or not part of the schedule;
+   TE_ERR_SCHEDULE when t's stage was already scheduled or another stage is computed at one of
+   its loops; TE_ERR_UNSUPPORTED for a multi-output stage (te_compute_multi). */
 TE_API te_status te_cache_write(te_schedule *, te_tensor *, te_scope, te_tensor **cache);
+/* Factors a reduction: for k, a reduce leaf of t's stage (usually the inner loop of a split
+   reduce axis), adds the stage T_rf whose data axes are t's with k inserted at position
+   factor_axis, reducing over t's other reduce leaves; t's stage becomes the reduction of T_rf
+   over that axis (a new reduce axis named like k). The partial results are independent, so
+   they may be parallel, vectorized or bound to threads. t's stage is rebuilt: schedule it
+   after te_rfactor. Errors: TE_ERR_INVALID_ARG for a NULL t or k, or factor_axis outside
+   [0, ndim(t)]; TE_ERR_NOT_FOUND when t has no stage; TE_ERR_SCHEDULE when t's body is no
+   reduction, k is data-parallel, of another stage or not a leaf, or another stage is computed
+   at one of its loops; TE_ERR_UNSUPPORTED for a custom reducer (te_reduce) or a stage with
+   fused reduce iterators. */
 TE_API te_status te_rfactor(te_schedule *, te_tensor *, te_iter *, int factor_axis,
                             te_tensor **rf);
+/* How splits of the iterator (of this stage; it need not be a leaf, and may be split later)
+   handle a factor that does not divide its extent. TE_TAIL_GUARD, the default: the last tile
+   skips the points past the end, and loop partitioning peels it into its own loop.
+   TE_TAIL_SHIFT_INWARDS: the last tile is shifted back to end at the extent, so every tile is
+   full and needs no condition; overlapping points are computed twice (where that would be
+   wrong, as in a reduction with a data loop inside a reduce loop, the guard is kept).
+   TE_TAIL_ROUND_UP: every tile is computed whole into storage padded to whole tiles, with the
+   stage's reads clamped into its inputs' shapes. Errors: TE_ERR_INVALID_ARG for a NULL or
+   unknown argument; TE_ERR_SCHEDULE for an iterator of another stage, shift_inwards or
+   round_up of a reduce axis, or round_up of an output stage (its buffer is the caller's). */
 TE_API te_status te_set_tail(te_stage *, te_iter *, te_tail);
+/* Attaches a hint to the loop, a leaf of the stage, printed in the IR as an attribute around
+   it. The keys (the string is copied):
+     "unroll_max_step"  inside the loop, every serial loop nest of constant extents with at most
+                        value iterations in all is unrolled (TVM's auto_unroll_max_step);
+     "prefetch"         CPU targets: each iteration prefetches what the loop reads value
+                        iterations ahead (loops inside at their first iteration); GPU targets
+                        keep the attribute only. A value <= 0 prefetches nothing.
+   A loop may carry several pragmas. Errors: TE_ERR_INVALID_ARG for a NULL iterator,
+   TE_ERR_SCHEDULE for one that is not a leaf of the stage, TE_ERR_UNSUPPORTED for a NULL or
+   unknown key. */
 TE_API te_status te_pragma(te_stage *, te_iter *, const char *key, int64_t value);
 
 /* The primitives applied so far, one step a line, as replayable text; te_free() it. */

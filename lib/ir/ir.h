@@ -124,6 +124,22 @@ typedef enum ir_for_kind {
 } ir_for_kind;
 extern const char *const ir_for_kind_name[]; /* "", "parallel", "vectorized", ... */
 
+/* The words of te_scope, te_thread_tag and te_tail (enums.def): "global", "threadIdx.x",
+   "round_up", ... The trace, the IR printer and messages use these tables and nothing else. */
+typedef struct ir_enum_words {
+  const char *what; /* "scope", "thread tag", "tail strategy": for messages */
+  int count;
+  const char *const *words;       /* indexed by the enumerator's value */
+  const char *const *enumerators; /* the C spelling: "TE_SCOPE_GLOBAL" (te-tune show --as-c) */
+} ir_enum_words;
+extern const ir_enum_words ir_scope_words, ir_thread_tag_words, ir_tail_words;
+/* The word of value, NULL when value is not an enumerator. */
+const char *ir_enum_word(const ir_enum_words *, int value);
+/* The C spelling of value, NULL when value is not an enumerator. */
+const char *ir_enum_enumerator(const ir_enum_words *, int value);
+/* The value whose word is word, -1 when none is (or word is NULL). */
+int ir_enum_value(const ir_enum_words *, const char *word);
+
 typedef struct ir_loop_info {
   ir_for_kind kind;
   te_thread_tag tag; /* IR_FOR_THREAD */

@@ -75,11 +75,12 @@ const char *ir_printer_var_name(ir_printer *p, const te_expr *v) {
 
 /* ---------------------------------------------------------------- statements */
 
-static const char *const scope_names[] = {"global", "local", "shared"};
-static const char *const tag_names[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
-                                        "threadIdx.x", "threadIdx.y", "threadIdx.z"};
-
-static const char *scope_name(te_scope s) { return (unsigned)s < 3 ? scope_names[s] : "?"; }
+/* The word of an enumerator; "?" for a value that is none (a bug the printer still shows). */
+static const char *word_of(const ir_enum_words *words, int value) {
+  const char *w = ir_enum_word(words, value);
+  return w ? w : "?";
+}
+static const char *scope_name(te_scope s) { return word_of(&ir_scope_words, (int)s); }
 
 static void line_start(ir_printer *p, int indent) {
   for (int i = 0; i < indent; i++) ir_str_puts(p->out, "  ");
@@ -102,7 +103,7 @@ static void print_for(ir_printer *p, ir_stmt *s, int indent) {
   ir_str_puts(p->out, ")");
   ir_loop_info l = s->u.loop;
   if (l.kind == IR_FOR_THREAD)
-    ir_str_printf(p->out, " thread(%s)", (unsigned)l.tag < 6 ? tag_names[l.tag] : "?");
+    ir_str_printf(p->out, " thread(%s)", word_of(&ir_thread_tag_words, (int)l.tag));
   else if (l.kind != IR_FOR_SERIAL && (unsigned)l.kind <= IR_FOR_THREAD)
     ir_str_printf(p->out, " %s", ir_for_kind_name[l.kind]);
   block(p, IR_FOR_BODY(s), indent);

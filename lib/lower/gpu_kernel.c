@@ -81,7 +81,7 @@ static te_status merge_extent(kstate *s, te_thread_tag tag, te_expr *e, const ch
   te_status st = kerr(s, TE_ERR_SCHEDULE,
                       "%s has extent '%s' in stage '%s' and '%s' in another: the extents of the "
                       "loops bound to one index must be constants or provably ordered",
-                      lw_gpu_tag_name(tag), a ? a : "?", s->ext_stage[tag], b ? b : "?");
+                      te_thread_tag_name(tag), a ? a : "?", s->ext_stage[tag], b ? b : "?");
   free(a), free(b);
   return st;
 }
@@ -92,7 +92,7 @@ static te_status check_nested(kstate *s, kbind *b, te_thread_tag tag, te_expr *e
     return TE_OK;
   char *a = str_of(e), *o = str_of(outer);
   char what[200];
-  snprintf(what, sizeof what, "%s (extent %s)", lw_gpu_tag_name(tag), a ? a : "?");
+  snprintf(what, sizeof what, "%s (extent %s)", te_thread_tag_name(tag), a ? a : "?");
   te_status st = kerr(s, TE_ERR_SCHEDULE,
                       "inconsistent thread extents: stage '%s' binds %s inside a loop of stage "
                       "'%s' bound to the same index with extent %s; an inner binding may not have "
@@ -118,7 +118,7 @@ static te_status collect(kstate *s, ir_stmt *st, kbind b) {
       te_status r = kerr(s, TE_ERR_SCHEDULE,
                          "stage '%s': loop '%s' bound to %s has extent '%s', which depends on an "
                          "enclosing loop: launch extents must be known before the launch",
-                         b.stage ? b.stage : "?", IR_FOR_VAR(st)->u.var.name, lw_gpu_tag_name(tag),
+                         b.stage ? b.stage : "?", IR_FOR_VAR(st)->u.var.name, te_thread_tag_name(tag),
                          t ? t : "?");
       free(t);
       return r;
@@ -153,13 +153,13 @@ static te_status check_limits(kstate *s) {
       continue;
     }
     size_t n = strlen(c);
-    snprintf(c + n, sizeof c - n, "%s%s %" PRId64, n ? " x " : "", lw_gpu_tag_name(TE_THREAD_X + d),
+    snprintf(c + n, sizeof c - n, "%s%s %" PRId64, n ? " x " : "", te_thread_tag_name(TE_THREAD_X + d),
              v);
     threads *= v;
     if (v > t->max_block_dim[d]) {
       snprintf(a, sizeof a, "%" PRId64, v), snprintf(b, sizeof b, "%d", t->max_block_dim[d]);
       return kerr(s, TE_ERR_SCHEDULE, "%s extent %s (stage '%s') is over the target's limit of %s",
-                  lw_gpu_tag_name(TE_THREAD_X + d), a, s->ext_stage[TE_THREAD_X + d], b);
+                  te_thread_tag_name(TE_THREAD_X + d), a, s->ext_stage[TE_THREAD_X + d], b);
     }
   }
   if (all_const && threads > t->max_threads_per_block) {
@@ -173,7 +173,7 @@ static te_status check_limits(kstate *s) {
     if (s->ext[d] && ir_is_const_int(s->ext[d], &v) && v > t->max_grid_dim[d]) {
       snprintf(a, sizeof a, "%" PRId64, v), snprintf(b, sizeof b, "%" PRId64, t->max_grid_dim[d]);
       return kerr(s, TE_ERR_SCHEDULE, "%s extent %s (stage '%s') is over the target's limit of %s",
-                  lw_gpu_tag_name((te_thread_tag)d), a, s->ext_stage[d], b);
+                  te_thread_tag_name((te_thread_tag)d), a, s->ext_stage[d], b);
     }
   }
   return TE_OK;

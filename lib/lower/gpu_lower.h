@@ -17,8 +17,6 @@
 
 /* True when lowering for a cuda or vulkan target. */
 bool lw_gpu_target(const lw_pass_ctx *);
-/* "blockIdx.x" ... "threadIdx.z". */
-const char *lw_gpu_tag_name(te_thread_tag);
 /* True when s contains a loop bound to a block or thread index. */
 bool lw_gpu_has_thread_loop(ir_stmt *s);
 

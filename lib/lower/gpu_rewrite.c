@@ -34,7 +34,7 @@ typedef struct rw {
 
 static te_expr *idx_var(rw *r, te_thread_tag t) {
   if (!r->k->idx[t])
-    r->k->idx[t] = ir_var_new(r->h->p->ctx, lw_gpu_tag_name(t), TE_I64, IR_VAR_INDEX);
+    r->k->idx[t] = ir_var_new(r->h->p->ctx, te_thread_tag_name(t), TE_I64, IR_VAR_INDEX);
   return r->k->idx[t];
 }
 
@@ -157,7 +157,7 @@ static ir_stmt *rw_allocate(rw *r, ir_stmt *s) {
     ir_error(p->ctx, TE_ERR_SCHEDULE,
              "%s: kernel '%s': %s buffer '%s' has %s elements: buffers inside a kernel need a "
              "constant size (split the loops of the stages that compute it by constants)",
-             p->api, r->k->name, b->scope == TE_SCOPE_SHARED ? "shared" : "local", b->name,
+             p->api, r->k->name, te_scope_name(b->scope), b->name,
              t ? t : "?");
     free(t);
     return NULL;

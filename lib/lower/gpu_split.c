@@ -16,15 +16,8 @@
 
 #include "gpu_lower.h"
 
-static const char *const tag_names[LW_GPU_NIDX] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
-                                                   "threadIdx.x", "threadIdx.y", "threadIdx.z"};
-
 bool lw_gpu_target(const lw_pass_ctx *p) {
   return tg_is_gpu(p->target);
-}
-
-const char *lw_gpu_tag_name(te_thread_tag t) {
-  return (unsigned)t < LW_GPU_NIDX ? tag_names[t] : "?";
 }
 
 static int find_thread_loop(ir_visitor *v, ir_stmt *s) {

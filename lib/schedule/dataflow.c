@@ -15,9 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sch.h"
-
-static const char *const scope_names[] = {"global", "local", "shared"};
+#include "trace.h"
 
 static sch_op *op_new(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
                       const char *const axis_names[]) {
@@ -121,11 +119,8 @@ te_status te_cache_read(te_schedule *s, te_tensor *t, te_scope scope, int nreade
     int idx = sch_stage_index(s, r);
     if (idx < first) first = idx;
   }
-  /* the trace names the tensor by its stage when it has a single-output one (stage names are
-     unique), else by the tensor's own name */
-  const char *tname = producer && producer->op->nout == 1 ? producer->name : t->name;
   char name[160];
-  snprintf(name, sizeof name, "%s_%s", t->name, scope_names[scope]);
+  snprintf(name, sizeof name, "%s_%s", t->name, te_scope_name(scope));
   sch_op *op = op_new(ctx, name, t->ndim, t->shape, default_axis_names(ctx, t->ndim));
   if (!op || !op_finish(op, ir_access(t, t->ndim, op->axes), NULL)) return te_last_status(ctx);
   te_tensor *ct = op->outputs[0];
@@ -145,12 +140,8 @@ te_status te_cache_read(te_schedule *s, te_tensor *t, te_scope scope, int nreade
   if (!st) return te_last_status(ctx);
   st->scope = scope;
   if (cache) *cache = ct;
-  char buf[2048];
-  size_t k = (size_t)snprintf(buf, sizeof buf, "cache_read %s %s", tname, scope_names[scope]);
-  for (int i = 0; i < nreaders && k < sizeof buf; i++)
-    k += (size_t)snprintf(buf + k, sizeof buf - k, " %s", readers[i]->name);
-  sch_trace_add(s, "%s", buf);
-  return TE_OK;
+  return sch_trace_step(s, SCH_STEP_cache_read, (sch_arg[]){{.tensor = t}, {.e = (int)scope},
+                                                            {.stages = {nreaders, readers}}});
 }
 
 /* ---------------------------------------------------------------- cache_write */
@@ -199,7 +190,7 @@ te_status te_cache_write(te_schedule *s, te_tensor *t, te_scope scope, te_tensor
                     fn, inner->name, st->name, st->name);
   sch_op *orig = st->op;
   char name[160];
-  snprintf(name, sizeof name, "%s_%s", t->name, scope_names[scope]);
+  snprintf(name, sizeof name, "%s_%s", t->name, te_scope_name(scope));
   const char **names = axis_names_of(orig);
   sch_op *cw = op_new(ctx, name, orig->ndim, orig->shape, names);
   if (!cw) return te_last_status(ctx);
@@ -213,6 +204,5 @@ te_status te_cache_write(te_schedule *s, te_tensor *t, te_scope scope, te_tensor
   if (!cst || !sch_stage_reset(st, copy)) return te_last_status(ctx);
   cst->scope = scope;
   if (cache) *cache = cw->outputs[0];
-  sch_trace_add(s, "cache_write %s %s", st->name, scope_names[scope]);
-  return TE_OK;
+  return sch_trace_step(s, SCH_STEP_cache_write, (sch_arg[]){{.tensor = t}, {.e = (int)scope}});
 }

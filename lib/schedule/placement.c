@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "sch.h"
+#include "trace.h"
 
 /* True when consumer reads an output of producer directly or through inlined stages. */
 static bool reads_through_inline(te_schedule *s, sch_op *consumer, te_stage *producer, int depth) {
@@ -61,8 +61,7 @@ te_status te_compute_inline(te_stage *st) {
   st->attach = SCH_ATTACH_INLINE;
   st->attach_stage = NULL;
   st->attach_iter = NULL;
-  sch_trace_add(st->sch, "compute_inline %s", st->name);
-  return TE_OK;
+  return sch_trace_step(st->sch, SCH_STEP_compute_inline, (sch_arg[]){{.stage = st}});
 }
 
 te_status te_compute_root(te_stage *st) {
@@ -70,8 +69,7 @@ te_status te_compute_root(te_stage *st) {
   st->attach = SCH_ATTACH_ROOT;
   st->attach_stage = NULL;
   st->attach_iter = NULL;
-  sch_trace_add(st->sch, "compute_root %s", st->name);
-  return TE_OK;
+  return sch_trace_step(st->sch, SCH_STEP_compute_root, (sch_arg[]){{.stage = st}});
 }
 
 /* True when st is computed inside a loop of target (directly or through its attachments). */
@@ -127,6 +125,6 @@ te_status te_compute_at(te_stage *producer, te_stage *consumer, te_iter *at) {
   producer->attach = SCH_ATTACH_AT;
   producer->attach_stage = consumer;
   producer->attach_iter = at;
-  sch_trace_add(producer->sch, "compute_at %s %s %s", producer->name, consumer->name, at->name);
-  return TE_OK;
+  return sch_trace_step(producer->sch, SCH_STEP_compute_at,
+                        (sch_arg[]){{.stage = producer}, {.stage = consumer}, {.iter = at}});
 }

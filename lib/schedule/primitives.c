@@ -9,13 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sch.h"
-
-static const char *const tag_names[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
-                                        "threadIdx.x", "threadIdx.y", "threadIdx.z"};
-const char *sch_thread_tag_name(te_thread_tag t) {
-  return (unsigned)t < 6 ? tag_names[t] : "?";
-}
+#include "trace.h"
 
 /* A stage and one of its current leaves. */
 static bool check_leaf(const char *fn, te_stage *st, te_iter *it, const char *what) {
@@ -76,17 +70,17 @@ static te_status do_split(const char *fn, te_stage *st, te_iter *it, int64_t v, 
 te_status te_split(te_stage *st, te_iter *it, int64_t factor, te_iter **outer, te_iter **inner) {
   if (!st) return TE_ERR_INVALID_ARG;
   te_status s = do_split("te_split", st, it, factor, false, outer, inner);
-  if (s == TE_OK) sch_trace_add(st->sch, "split %s %s %lld", st->name, it->name, (long long)factor);
-  return s;
+  if (s != TE_OK) return s;
+  return sch_trace_step(st->sch, SCH_STEP_split, (sch_arg[]){{.stage = st}, {.iter = it}, {.i = factor}});
 }
 
 te_status te_split_nparts(te_stage *st, te_iter *it, int64_t nparts, te_iter **outer,
                           te_iter **inner) {
   if (!st) return TE_ERR_INVALID_ARG;
   te_status s = do_split("te_split_nparts", st, it, nparts, true, outer, inner);
-  if (s == TE_OK)
-    sch_trace_add(st->sch, "split_nparts %s %s %lld", st->name, it->name, (long long)nparts);
-  return s;
+  if (s != TE_OK) return s;
+  return sch_trace_step(st->sch, SCH_STEP_split_nparts,
+                        (sch_arg[]){{.stage = st}, {.iter = it}, {.i = nparts}});
 }
 
 te_status te_fuse(te_stage *st, te_iter *outer, te_iter *inner, te_iter **fused) {
@@ -116,8 +110,8 @@ te_status te_fuse(te_stage *st, te_iter *outer, te_iter *inner, te_iter **fused)
   r->fused = f;
   if (!sch_leaf_replace(st, po, 2, 1, &f)) return fail_status(st);
   if (fused) *fused = f;
-  sch_trace_add(st->sch, "fuse %s %s %s", st->name, outer->name, inner->name);
-  return TE_OK;
+  return sch_trace_step(st->sch, SCH_STEP_fuse,
+                        (sch_arg[]){{.stage = st}, {.iter = outer}, {.iter = inner}});
 }
 
 static te_status do_reorder(const char *fn, te_stage *st, int n, te_iter *const order[]) {
@@ -157,8 +151,7 @@ te_status te_reorder(te_stage *st, int n, te_iter *const order[]) {
   if (!st) return TE_ERR_INVALID_ARG;
   te_status s = do_reorder("te_reorder", st, n, order);
   if (s != TE_OK) return s;
-  sch_trace_iters(st, "reorder", n, order);
-  return TE_OK;
+  return sch_trace_step(st->sch, SCH_STEP_reorder, (sch_arg[]){{.stage = st}, {.iters = {n, order}}});
 }
 
 te_status te_tile(te_stage *st, te_iter *x, te_iter *y, int64_t fx, int64_t fy, te_iter **xo,
@@ -186,14 +179,13 @@ te_status te_tile(te_stage *st, te_iter *x, te_iter *y, int64_t fx, int64_t fy, 
   if (yo) *yo = b;
   if (xi) *xi = c;
   if (yi) *yi = d;
-  sch_trace_add(st->sch, "tile %s %s %s %lld %lld", st->name, x->name, y->name, (long long)fx,
-                (long long)fy);
-  return TE_OK;
+  return sch_trace_step(st->sch, SCH_STEP_tile,
+                        (sch_arg[]){{.stage = st}, {.iter = x}, {.iter = y}, {.i = fx}, {.i = fy}});
 }
 
 /* ---------------------------------------------------------------- annotations */
 
-static te_status annotate(const char *fn, const char *step, te_stage *st, te_iter *it,
+static te_status annotate(const char *fn, sch_step_id step, te_stage *st, te_iter *it,
                           ir_for_kind kind) {
   if (!st) return TE_ERR_INVALID_ARG;
   if (!check_leaf(fn, st, it, "iter")) return fail_status(st);
@@ -207,18 +199,17 @@ static te_status annotate(const char *fn, const char *step, te_stage *st, te_ite
                     "element (use te_rfactor first)",
                     fn, st->name, it->name);
   it->kind = kind;
-  sch_trace_add(st->sch, "%s %s %s", step, st->name, it->name);
-  return TE_OK;
+  return sch_trace_step(st->sch, step, (sch_arg[]){{.stage = st}, {.iter = it}});
 }
 
 te_status te_vectorize(te_stage *st, te_iter *it) {
-  return annotate("te_vectorize", "vectorize", st, it, IR_FOR_VECTORIZED);
+  return annotate("te_vectorize", SCH_STEP_vectorize, st, it, IR_FOR_VECTORIZED);
 }
 te_status te_unroll(te_stage *st, te_iter *it) {
-  return annotate("te_unroll", "unroll", st, it, IR_FOR_UNROLLED);
+  return annotate("te_unroll", SCH_STEP_unroll, st, it, IR_FOR_UNROLLED);
 }
 te_status te_parallel(te_stage *st, te_iter *it) {
-  return annotate("te_parallel", "parallel", st, it, IR_FOR_PARALLEL);
+  return annotate("te_parallel", SCH_STEP_parallel, st, it, IR_FOR_PARALLEL);
 }
 
 te_status te_bind(te_stage *st, te_iter *it, te_thread_tag tag) {
@@ -239,15 +230,14 @@ te_status te_bind(te_stage *st, te_iter *it, te_thread_tag tag) {
     if (o != it && o->kind == IR_FOR_THREAD && o->tag == tag)
       return ir_error(ctx, TE_ERR_SCHEDULE,
                       "%s: stage '%s': thread tag %s is already bound to iter '%s'", fn, st->name,
-                      tag_names[tag], o->name);
+                      te_thread_tag_name(tag), o->name);
   }
   if (it->kind != IR_FOR_SERIAL && !(it->kind == IR_FOR_THREAD && it->tag == tag))
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': iter '%s' is already %s", fn, st->name,
                     it->name, ir_for_kind_name[it->kind]);
   it->kind = IR_FOR_THREAD;
   it->tag = tag;
-  sch_trace_add(st->sch, "bind %s %s %s", st->name, it->name, tag_names[tag]);
-  return TE_OK;
+  return sch_trace_step(st->sch, SCH_STEP_bind, (sch_arg[]){{.stage = st}, {.iter = it}, {.e = (int)tag}});
 }
 
 te_status te_set_tail(te_stage *st, te_iter *it, te_tail tail) {
@@ -272,10 +262,9 @@ te_status te_set_tail(te_stage *st, te_iter *it, te_tail tail) {
                     "%s: stage '%s' is an output: rounding its loops up would write outside the "
                     "caller's buffer (round up an intermediate stage, e.g. a te_cache_write stage)",
                     fn, st->name);
-  static const char *const names[] = {"guard", "shift_inwards", "round_up"};
   it->tail = tail;
-  sch_trace_add(st->sch, "set_tail %s %s %s", st->name, it->name, names[tail]);
-  return TE_OK;
+  return sch_trace_step(st->sch, SCH_STEP_set_tail,
+                        (sch_arg[]){{.stage = st}, {.iter = it}, {.e = (int)tail}});
 }
 
 te_status te_pragma(te_stage *st, te_iter *it, const char *key, int64_t value) {
@@ -300,6 +289,6 @@ te_status te_pragma(te_stage *st, te_iter *it, const char *key, int64_t value) {
   it->pragma_keys = keys;
   it->pragma_values = vals;
   it->npragmas = n;
-  sch_trace_add(st->sch, "pragma %s %s %s %lld", st->name, it->name, key, (long long)value);
-  return TE_OK;
+  return sch_trace_step(st->sch, SCH_STEP_pragma,
+                        (sch_arg[]){{.stage = st}, {.iter = it}, {.word = key}, {.i = value}});
 }

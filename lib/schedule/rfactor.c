@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sch.h"
+#include "trace.h"
 
 static te_status check(const char *fn, te_schedule *s, te_tensor *t, te_iter *it, int axis,
                        te_stage **out) {
@@ -175,10 +175,7 @@ te_status te_rfactor(te_schedule *s, te_tensor *t, te_iter *it, int axis, te_ten
     return te_last_status(ctx);
 
   int pos = sch_stage_index(s, st);
-  char itname[128];
-  snprintf(itname, sizeof itname, "%s", it->name);
   if (!sch_stage_insert(s, pos, rop) || !sch_stage_reset(st, cop)) return te_last_status(ctx);
   if (rf) *rf = rop->outputs[0];
-  sch_trace_add(s, "rfactor %s %s %d", st->name, itname, axis);
-  return TE_OK;
+  return sch_trace_step(s, SCH_STEP_rfactor, (sch_arg[]){{.tensor = t}, {.iter = it}, {.i = axis}});
 }

@@ -124,15 +124,8 @@ bool sch_stage_reset(te_stage *, sch_op *);
 te_stage *sch_stage_insert(te_schedule *, int pos, sch_op *);
 int sch_stage_index(const te_schedule *, const te_stage *);
 
-/* "threadIdx.x", ... */
-const char *sch_thread_tag_name(te_thread_tag);
 /* True when consumer reads producer's output directly or through inlined stages. */
 bool sch_stage_reads(te_stage *consumer, te_stage *producer);
-
-/* Appends a step to the trace (printf-like). */
-void sch_trace_add(te_schedule *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends the step "verb stage it0 it1 ..." (reorder, reorder_storage). */
-void sch_trace_iters(te_stage *, const char *verb, int n, te_iter *const its[]);
 
 /* stage_values.c: shared by bound inference and loop generation. */
 te_expr *sch_inline_expr(te_schedule *, te_expr *);

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "sch.h"
+#include "trace.h"
 
 te_status te_reorder_storage(te_stage *st, int n, te_iter *const dims[]) {
   const char *fn = "te_reorder_storage";
@@ -51,6 +51,6 @@ te_status te_reorder_storage(te_stage *st, int n, te_iter *const dims[]) {
   }
   memcpy(st->storage, order, (size_t)n);
   st->nstorage = n;
-  sch_trace_iters(st, "reorder_storage", n, dims);
-  return TE_OK;
+  return sch_trace_step(st->sch, SCH_STEP_reorder_storage,
+                        (sch_arg[]){{.stage = st}, {.iters = {n, dims}}});
 }

@@ -10,33 +10,94 @@
  * Stages are named by their (unique) stage names, iterators by their names in that stage, which
  * are deterministic: replaying the same steps on a fresh schedule of the same computation makes
  * the same names and so the same loop nest.
+ *
+ * Which words a step has is steps.def's; this file only knows how each kind of word is written
+ * (sch_trace_step) and read back (te_schedule_replay).
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sch.h"
+#include "trace.h"
 
-void sch_trace_add(te_schedule *s, const char *fmt, ...) {
-  char buf[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (!sch_grow(s->ctx, (void ***)&s->steps, &s->cap_steps, s->nsteps, s->nsteps + 1)) return;
-  char *copy = ir_strdup_persistent(s->ctx, buf);
-  if (copy) s->steps[s->nsteps++] = copy;
+const sch_step_info sch_steps[SCH_STEP_COUNT] = {
+#define SCH_STEP(verb, words, outs, adds, call) {#verb, words, outs, adds},
+#include "steps.def"
+#undef SCH_STEP
+};
+
+int sch_step_find(const char *verb) {
+  for (int k = 0; verb && k < SCH_STEP_COUNT; k++)
+    if (strcmp(sch_steps[k].verb, verb) == 0) return k;
+  return -1;
 }
 
-void sch_trace_iters(te_stage *st, const char *verb, int n, te_iter *const its[]) {
-  char buf[2048];
-  size_t k = (size_t)snprintf(buf, sizeof buf, "%s %s", verb, st->name);
-  for (int i = 0; i < n && k < sizeof buf; i++)
-    k += (size_t)snprintf(buf + k, sizeof buf - k, " %s", its[i]->name);
-  sch_trace_add(st->sch, "%s", buf);
+int sch_step_nkinds(const sch_step_info *info, bool *list) {
+  int n = 0;
+  *list = false;
+  for (const char *c = info->words; *c; c++) {
+    if (*c == '*') *list = true;
+    else n++;
+  }
+  return n;
+}
+
+const ir_enum_words *sch_kind_enum(char kind) {
+  switch (kind) {
+    case 'C': return &ir_scope_words;
+    case 'G': return &ir_thread_tag_words;
+    case 'L': return &ir_tail_words;
+    default: return NULL;
+  }
+}
+
+/* ---------------------------------------------------------------- recording */
+
+/* How a trace names a tensor: by its stage when that stage has one output (stage names are
+   unique), else by its own name (replay's tensor_word reads both). */
+static const char *tensor_name(te_schedule *s, const te_tensor *t) {
+  te_stage *st = sch_stage_of_tensor(s, t);
+  return st && st->op->nout == 1 ? st->name : t->name;
+}
+
+static void put_word(ir_str *out, te_schedule *s, char kind, const sch_arg *a) {
+  switch (kind) {
+    case 'S': ir_str_printf(out, " %s", a->stage->name); return;
+    case 'T': ir_str_printf(out, " %s", tensor_name(s, a->tensor)); return;
+    case 'I': case 'A': ir_str_printf(out, " %s", a->iter->name); return;
+    case 'N': case 'P': ir_str_printf(out, " %lld", (long long)a->i); return;
+    case 'K': ir_str_printf(out, " %s", a->word); return;
+    default: {
+      const char *w = ir_enum_word(sch_kind_enum(kind), a->e);
+      ir_str_printf(out, " %s", w ? w : "?");
+    }
+  }
+}
+
+static void put_list(ir_str *out, char kind, const sch_arg *a) {
+  if (kind == 'S')
+    for (int k = 0; k < a->stages.n; k++) ir_str_printf(out, " %s", a->stages.v[k]->name);
+  else
+    for (int k = 0; k < a->iters.n; k++) ir_str_printf(out, " %s", a->iters.v[k]->name);
+}
+
+te_status sch_trace_step(te_schedule *s, sch_step_id id, const sch_arg args[]) {
+  const char *kinds = sch_steps[id].words;
+  ir_str line = {0};
+  ir_str_puts(&line, sch_steps[id].verb);
+  for (int k = 0; kinds[k] && kinds[k] != '*'; k++) {
+    if (kinds[k + 1] == '*') put_list(&line, kinds[k], &args[k]);
+    else put_word(&line, s, kinds[k], &args[k]);
+  }
+  char *copy = line.oom ? NULL : ir_strdup_persistent(s->ctx, line.buf);
+  ir_str_free(&line);
+  if (!copy) return ir_error(s->ctx, TE_ERR_NOMEM, "te_schedule_trace: out of memory recording a step");
+  if (!sch_grow(s->ctx, (void ***)&s->steps, &s->cap_steps, s->nsteps, s->nsteps + 1))
+    return TE_ERR_NOMEM;
+  s->steps[s->nsteps++] = copy;
+  return TE_OK;
 }
 
 char *te_schedule_trace(te_schedule *s) {
@@ -56,6 +117,10 @@ typedef struct step {
   int line;
   int n;
   char *w[MAX_WORDS];
+  te_stage *cur; /* the stage named last: the one I and A words belong to */
+  /* the storage of a list word */
+  te_stage *stages[MAX_WORDS];
+  te_iter *iters[MAX_WORDS];
 } step;
 
 static te_status bad(step *p, te_status st, const char *what, const char *word) {
@@ -69,11 +134,11 @@ static te_stage *stage_word(step *p, int i) {
   return st;
 }
 
-static te_iter *iter_word(step *p, te_stage *st, int i) {
-  te_iter *it = sch_stage_find_iter(st, p->w[i]);
+static te_iter *iter_word(step *p, int i) {
+  te_iter *it = sch_stage_find_iter(p->cur, p->w[i]);
   if (!it) {
     ir_error(p->s->ctx, TE_ERR_NOT_FOUND, "te_schedule_replay: line %d: stage '%s' has no iter '%s'",
-             p->line, st->name, p->w[i]);
+             p->line, p->cur->name, p->w[i]);
   }
   return it;
 }
@@ -105,13 +170,6 @@ static te_tensor *tensor_word(step *p, int i) {
   return found;
 }
 
-static int scope_word(const char *w) {
-  static const char *const names[] = {"global", "local", "shared"};
-  for (int k = 0; k < 3; k++)
-    if (!strcmp(w, names[k])) return k;
-  return -1;
-}
-
 static bool int_word(step *p, int i, int64_t *v) {
   char *end;
   errno = 0;
@@ -124,119 +182,85 @@ static bool int_word(step *p, int i, int64_t *v) {
   return true;
 }
 
-static te_status need(step *p, int n, bool exact) {
-  if (exact ? p->n != n : p->n < n)
-    return ir_error(p->s->ctx, TE_ERR_PARSE, "te_schedule_replay: line %d: '%s' takes %s%d words (got %d)",
-                    p->line, p->w[0], exact ? "" : "at least ", n - 1, p->n - 1);
+/* Reads word i as kind into a; the status of the first word that does not read. */
+static te_status read_word(step *p, char kind, int i, sch_arg *a) {
+  switch (kind) {
+    case 'S':
+      if (!(a->stage = p->cur = stage_word(p, i))) return TE_ERR_NOT_FOUND;
+      return TE_OK;
+    case 'T':
+      if (!(a->tensor = tensor_word(p, i))) return TE_ERR_NOT_FOUND;
+      p->cur = sch_stage_of_tensor(p->s, a->tensor);
+      return TE_OK;
+    case 'I': case 'A':
+      if (!p->cur) return bad(p, TE_ERR_NOT_FOUND, "no stage computes", p->w[i - 1]);
+      return (a->iter = iter_word(p, i)) ? TE_OK : TE_ERR_NOT_FOUND;
+    case 'N': return int_word(p, i, &a->i) ? TE_OK : TE_ERR_PARSE;
+    case 'P':
+      if (!int_word(p, i, &a->i)) return TE_ERR_PARSE;
+      if (a->i < 0 || a->i > INT_MAX) return bad(p, TE_ERR_PARSE, "axis out of range:", p->w[i]);
+      return TE_OK;
+    case 'K': a->word = p->w[i]; return TE_OK;
+    default: {
+      const ir_enum_words *t = sch_kind_enum(kind);
+      char what[40];
+      if ((a->e = ir_enum_value(t, p->w[i])) >= 0) return TE_OK;
+      snprintf(what, sizeof what, "unknown %s", t->what);
+      return bad(p, TE_ERR_PARSE, what, p->w[i]);
+    }
+  }
+}
+
+/* The words from first on as a list of kind (S, I or A), into a. */
+static te_status read_list(step *p, char kind, int first, sch_arg *a) {
+  sch_arg one;
+  int n = p->n - first;
+  for (int i = first; i < p->n; i++) {
+    te_status st = read_word(p, kind, i, &one);
+    if (st != TE_OK) return st;
+    if (kind == 'S') p->stages[i - first] = one.stage;
+    else p->iters[i - first] = one.iter;
+  }
+  if (kind == 'S') {
+    a->stages.n = n;
+    a->stages.v = p->stages;
+  } else {
+    a->iters.n = n;
+    a->iters.v = p->iters;
+  }
   return TE_OK;
 }
 
-static int tag_word(const char *w) {
-  for (int t = TE_BLOCK_X; t <= TE_THREAD_Z; t++)
-    if (strcmp(w, sch_thread_tag_name((te_thread_tag)t)) == 0) return t;
-  return -1;
+/* The step's primitive, as steps.def calls it (s and a are the names CALL uses). */
+static te_status apply(te_schedule *s, sch_step_id id, const sch_arg a[]) {
+  switch (id) {
+#define SCH_STEP(verb, words, outs, adds, call) \
+  case SCH_STEP_##verb: return call;
+#include "steps.def"
+#undef SCH_STEP
+    default: break;
+  }
+  return ir_error(s->ctx, TE_ERR_INTERNAL, "te_schedule_replay: step %d has no primitive", (int)id);
 }
 
 static te_status run_step(step *p) {
-  const char *verb = p->w[0];
-  te_stage *st = NULL;
-  te_iter *a = NULL, *b = NULL;
-  int64_t x = 0, y = 0;
-  te_status s;
-#define NEED(n, exact) \
-  if ((s = need(p, (n), (exact))) != TE_OK) return s
-#define STAGE(i) \
-  if (!(st = stage_word(p, (i)))) return TE_ERR_NOT_FOUND
-#define ITER(v, i) \
-  if (!((v) = iter_word(p, st, (i)))) return TE_ERR_NOT_FOUND
-#define INT(v, i) \
-  if (!int_word(p, (i), &(v))) return TE_ERR_PARSE
-
-  if (!strcmp(verb, "split") || !strcmp(verb, "split_nparts")) {
-    NEED(4, true); STAGE(1); ITER(a, 2); INT(x, 3);
-    return verb[5] ? te_split_nparts(st, a, x, NULL, NULL) : te_split(st, a, x, NULL, NULL);
+  int id = sch_step_find(p->w[0]);
+  if (id < 0) return bad(p, TE_ERR_PARSE, "unknown step", p->w[0]);
+  const sch_step_info *info = &sch_steps[id];
+  bool list;
+  int n = sch_step_nkinds(info, &list) + 1; /* words, the verb included */
+  if (list ? p->n < n : p->n != n)
+    return ir_error(p->s->ctx, TE_ERR_PARSE, "te_schedule_replay: line %d: '%s' takes %s%d words (got %d)",
+                    p->line, p->w[0], list ? "at least " : "", n - 1, p->n - 1);
+  sch_arg a[8];
+  p->cur = NULL;
+  for (int k = 0; k < n - 1; k++) {
+    bool is_list = list && k == n - 2;
+    te_status st = is_list ? read_list(p, info->words[k], k + 1, &a[k])
+                           : read_word(p, info->words[k], k + 1, &a[k]);
+    if (st != TE_OK) return st;
   }
-  if (!strcmp(verb, "tile")) {
-    NEED(6, true); STAGE(1); ITER(a, 2); ITER(b, 3); INT(x, 4); INT(y, 5);
-    return te_tile(st, a, b, x, y, NULL, NULL, NULL, NULL);
-  }
-  if (!strcmp(verb, "fuse")) {
-    NEED(4, true); STAGE(1); ITER(a, 2); ITER(b, 3);
-    return te_fuse(st, a, b, NULL);
-  }
-  if (!strcmp(verb, "reorder")) {
-    NEED(3, false); STAGE(1);
-    te_iter *order[MAX_WORDS];
-    for (int i = 2; i < p->n; i++) ITER(order[i - 2], i);
-    return te_reorder(st, p->n - 2, order);
-  }
-  if (!strcmp(verb, "reorder_storage")) {
-    NEED(3, false); STAGE(1);
-    te_iter *dims[MAX_WORDS];
-    for (int i = 2; i < p->n; i++) ITER(dims[i - 2], i);
-    return te_reorder_storage(st, p->n - 2, dims);
-  }
-  if (!strcmp(verb, "vectorize") || !strcmp(verb, "unroll") || !strcmp(verb, "parallel")) {
-    NEED(3, true); STAGE(1); ITER(a, 2);
-    return verb[0] == 'v' ? te_vectorize(st, a) : verb[0] == 'u' ? te_unroll(st, a) : te_parallel(st, a);
-  }
-  if (!strcmp(verb, "bind")) {
-    NEED(4, true); STAGE(1); ITER(a, 2);
-    int tag = tag_word(p->w[3]);
-    if (tag < 0) return bad(p, TE_ERR_PARSE, "unknown thread tag", p->w[3]);
-    return te_bind(st, a, (te_thread_tag)tag);
-  }
-  if (!strcmp(verb, "compute_inline") || !strcmp(verb, "compute_root")) {
-    NEED(2, true); STAGE(1);
-    return verb[8] == 'i' ? te_compute_inline(st) : te_compute_root(st);
-  }
-  if (!strcmp(verb, "compute_at")) {
-    NEED(4, true); STAGE(1);
-    te_stage *prod = st;
-    STAGE(2); ITER(a, 3);
-    return te_compute_at(prod, st, a);
-  }
-  if (!strcmp(verb, "cache_read") || !strcmp(verb, "cache_write")) {
-    bool rd = verb[6] == 'r';
-    NEED(rd ? 4 : 3, !rd);
-    te_tensor *t = tensor_word(p, 1);
-    if (!t) return TE_ERR_NOT_FOUND;
-    int sc = scope_word(p->w[2]);
-    if (sc < 0) return bad(p, TE_ERR_PARSE, "unknown scope", p->w[2]);
-    if (!rd) return te_cache_write(p->s, t, (te_scope)sc, NULL);
-    te_stage *readers[MAX_WORDS];
-    for (int i = 3; i < p->n; i++) {
-      STAGE(i);
-      readers[i - 3] = st;
-    }
-    return te_cache_read(p->s, t, (te_scope)sc, p->n - 3, readers, NULL);
-  }
-  if (!strcmp(verb, "rfactor")) {
-    NEED(4, true);
-    te_tensor *t = tensor_word(p, 1);
-    if (!t) return TE_ERR_NOT_FOUND;
-    st = sch_stage_of_tensor(p->s, t);
-    if (!st) return bad(p, TE_ERR_NOT_FOUND, "no stage computes", p->w[1]);
-    ITER(a, 2); INT(x, 3);
-    if (x < 0 || x > INT_MAX) return bad(p, TE_ERR_PARSE, "axis out of range:", p->w[3]);
-    return te_rfactor(p->s, t, a, (int)x, NULL);
-  }
-  if (!strcmp(verb, "set_tail")) {
-    NEED(4, true); STAGE(1); ITER(a, 2);
-    static const char *const tails[] = {"guard", "shift_inwards", "round_up"};
-    for (int t = 0; t < 3; t++)
-      if (!strcmp(p->w[3], tails[t])) return te_set_tail(st, a, (te_tail)t);
-    return bad(p, TE_ERR_PARSE, "unknown tail strategy", p->w[3]);
-  }
-  if (!strcmp(verb, "pragma")) {
-    NEED(5, true); STAGE(1); ITER(a, 2); INT(x, 4);
-    return te_pragma(st, a, p->w[3], x);
-  }
-  return bad(p, TE_ERR_PARSE, "unknown step", verb);
-#undef NEED
-#undef STAGE
-#undef ITER
-#undef INT
+  return apply(p->s, (sch_step_id)id, a);
 }
 
 te_status te_schedule_replay(te_schedule *s, const char *trace) {
@@ -244,21 +268,21 @@ te_status te_schedule_replay(te_schedule *s, const char *trace) {
   if (!trace) return ir_error(s->ctx, TE_ERR_INVALID_ARG, "te_schedule_replay: trace is NULL");
   char *text = ir_strdup(s->ctx, trace);
   if (!text) return TE_ERR_NOMEM;
-  step p = {s, 0, 0, {0}};
+  step words = {.s = s}, *p = &words;
   for (char *line = text, *next; line; line = next) {
     next = strchr(line, '\n');
     if (next) *next++ = '\0';
-    p.line++;
-    p.n = 0;
+    p->line++;
+    p->n = 0;
     for (char *c = line; *c;) { /* split on blanks in place (strtok is not thread-safe) */
       while (*c == ' ' || *c == '\t' || *c == '\r') *c++ = '\0';
       if (!*c) break;
-      if (p.n == MAX_WORDS) return bad(&p, TE_ERR_PARSE, "too many words after", c);
-      p.w[p.n++] = c;
+      if (p->n == MAX_WORDS) return bad(p, TE_ERR_PARSE, "too many words after", c);
+      p->w[p->n++] = c;
       while (*c && *c != ' ' && *c != '\t' && *c != '\r') c++;
     }
-    if (p.n == 0 || p.w[0][0] == '#') continue;
-    te_status st = run_step(&p);
+    if (p->n == 0 || p->w[0][0] == '#') continue;
+    te_status st = run_step(p);
     if (st != TE_OK) return st;
   }
   return TE_OK;

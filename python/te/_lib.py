@@ -182,6 +182,9 @@ _PROTOS = {
     "te_rfactor": (S, [P, P, P, INT, PP]),
     "te_set_tail": (S, [P, P, INT]),
     "te_pragma": (S, [P, P, CS, I64]),
+    "te_scope_name": (CS, [INT]),
+    "te_thread_tag_name": (CS, [INT]),
+    "te_tail_name": (CS, [INT]),
     "te_schedule_trace": (P, [P]),
     "te_schedule_replay": (S, [P, CS]),
     # build.h

@@ -20,10 +20,22 @@ from .tensor import AxisRef, Tensor
 
 L = _lib.lib
 
-SCOPES = {"global": 0, "local": 1, "shared": 2}
-THREAD_TAGS = {"blockIdx.x": 0, "blockIdx.y": 1, "blockIdx.z": 2,
-               "threadIdx.x": 3, "threadIdx.y": 4, "threadIdx.z": 5}
-TAILS = {"guard": 0, "shift_inwards": 1, "round_up": 2}
+
+def _words(name_of):
+    """{word: value} of a C enum, read from the library (te_scope_name and friends return NULL
+    past the last enumerator), so the words are written once, in lib/ir/enums.def."""
+    table, value = {}, 0
+    while True:
+        word = name_of(value)
+        if word is None:
+            return table
+        table[word.decode()] = value
+        value += 1
+
+
+SCOPES = _words(L.te_scope_name)            # {"global": 0, "local": 1, "shared": 2}
+THREAD_TAGS = _words(L.te_thread_tag_name)  # {"blockIdx.x": 0, ..., "threadIdx.z": 5}
+TAILS = _words(L.te_tail_name)              # {"guard": 0, "shift_inwards": 1, "round_up": 2}
 
 
 def _enum(table, value, what):

@@ -1,0 +1,126 @@
+/* test_trace_steps.c — schedule steps, declared once in lib/schedule/steps.def:
+ *   - the table is well formed: known word kinds, a list only last, unique verbs, a stage added
+ *     only by steps on tensors;
+ *   - old traces still replay: every record of trace_logs/te-0.1.0.jsonl, a tuning log written
+ *     by te before steps.def existed (tuner records of five workloads, and hand schedules that
+ *     use every step), replays on its workload and gives back its trace byte for byte, and the
+ *     schedule lowers; together the records use every declared step, so a step added to
+ *     steps.def fails here until a record of it is added;
+ *   - te_scope_name, te_thread_tag_name and te_tail_name give each enumerator's word, NULL past
+ *     the last, and the words read back to their values.
+ */
+#define _POSIX_C_SOURCE 200809L /* strdup, strtok_r */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../autotune/at.h"
+#include "schedule/trace.h"
+
+static te_ctx *ctx;
+static void setup(void) { ctx = te_ctx_new(); }
+static void teardown(void) { te_ctx_free(ctx); }
+TestSuite(trace_steps, .init = setup, .fini = teardown, .timeout = 120);
+
+Test(trace_steps, table_is_well_formed) {
+  cr_assert_eq(SCH_STEP_COUNT, 18);
+  for (int k = 0; k < SCH_STEP_COUNT; k++) {
+    const sch_step_info *s = &sch_steps[k];
+    cr_assert_eq(sch_step_find(s->verb), k, "verb '%s' is not unique", s->verb);
+    size_t n = strlen(s->words);
+    cr_assert(n >= 1 && n <= 6, "%s: %zu kinds", s->verb, n);
+    for (size_t i = 0; i < n; i++) {
+      char c = s->words[i];
+      if (c == '*') {
+        cr_assert_eq(i, n - 1, "%s: a list must be the last word", s->verb);
+        cr_assert(strchr("SIA", s->words[i - 1]), "%s: a list of '%c'", s->verb, s->words[i - 1]);
+      } else {
+        cr_assert(strchr("STIANPCGLK", c), "%s: unknown kind '%c'", s->verb, c);
+      }
+    }
+    /* only steps on a tensor add a stage, and only they take the schedule first */
+    cr_assert_eq(s->adds != NULL, s->words[0] == 'T', "%s", s->verb);
+    cr_assert(!(s->adds && s->outs), "%s", s->verb);
+  }
+  cr_assert_eq(sch_step_find("frobnicate"), -1);
+  cr_assert_eq(sch_step_find(NULL), -1);
+  bool list;
+  cr_assert_eq(sch_step_nkinds(&sch_steps[SCH_STEP_cache_read], &list), 3);
+  cr_assert(list);
+  cr_assert_eq(sch_step_nkinds(&sch_steps[SCH_STEP_tile], &list), 5);
+  cr_assert_not(list);
+}
+
+/* Replays one record's trace on its workload: the same trace back, and a schedule that lowers. */
+static void replay_record(const at_record *r) {
+  te_ctx *c = te_ctx_new();
+  int nout = 0;
+  te_tensor **outs = NULL;
+  cr_assert_eq(te_parse(c, r->wl_text, &nout, &outs), TE_OK, "%s: %s", r->wl_desc,
+               te_last_error(c));
+  te_schedule *s = te_schedule_new(c, nout, outs);
+  cr_assert_eq(te_schedule_replay(s, r->trace), TE_OK, "%s: %s\n%s", r->wl_desc, te_last_error(c),
+               r->trace);
+  char *back = te_schedule_trace(s);
+  cr_assert_str_eq(back, r->trace, "%s", r->wl_desc);
+  te_free(back);
+  te_tensor **in = NULL;
+  int nin = sch_schedule_inputs(s, &in);
+  te_tensor *args[16];
+  cr_assert(nin + nout <= 16);
+  for (int i = 0; i < nin; i++) args[i] = in[i];
+  for (int i = 0; i < nout; i++) args[nin + i] = outs[i];
+  char *ir = te_lower_text(s, nin + nout, args, 0, NULL);
+  cr_assert_not_null(ir, "%s: %s", r->wl_desc, te_last_error(c));
+  te_free(ir);
+  te_ctx_free(c);
+}
+
+Test(trace_steps, log_from_before_replays_byte_identical) {
+  at_log log = {0};
+  cr_assert_eq(at_log_read(ctx, TE_SOURCE_DIR "/test/unit/trace_logs/te-0.1.0.jsonl", false, stderr,
+                           &log),
+               TE_OK, "%s", te_last_error(ctx));
+  cr_assert_eq(log.skipped, 0);
+  cr_assert_geq(log.n, 20);
+  bool used[SCH_STEP_COUNT] = {0};
+  for (int i = 0; i < log.n; i++) {
+    replay_record(&log.rec[i]);
+    char *copy = strdup(log.rec[i].trace), *save = NULL;
+    for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+      char verb[32];
+      if (sscanf(l, "%31s", verb) == 1 && sch_step_find(verb) >= 0) used[sch_step_find(verb)] = true;
+    }
+    free(copy);
+  }
+  for (int k = 0; k < SCH_STEP_COUNT; k++)
+    cr_expect(used[k], "no record of trace_logs/te-0.1.0.jsonl uses step '%s'", sch_steps[k].verb);
+  at_log_free(&log);
+}
+
+Test(trace_steps, enum_words) {
+  const char *scopes[] = {"global", "local", "shared"};
+  const char *tags[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
+                        "threadIdx.z"};
+  const char *tails[] = {"guard", "shift_inwards", "round_up"};
+  for (int v = 0; v < 3; v++) {
+    cr_assert_str_eq(te_scope_name((te_scope)v), scopes[v]);
+    cr_assert_eq(ir_enum_value(&ir_scope_words, scopes[v]), v);
+    cr_assert_str_eq(te_tail_name((te_tail)v), tails[v]);
+    cr_assert_eq(ir_enum_value(&ir_tail_words, tails[v]), v);
+  }
+  for (int v = 0; v < 6; v++) {
+    cr_assert_str_eq(te_thread_tag_name((te_thread_tag)v), tags[v]);
+    cr_assert_eq(ir_enum_value(&ir_thread_tag_words, tags[v]), v);
+  }
+  cr_assert_str_eq(te_scope_name(TE_SCOPE_SHARED), "shared");
+  cr_assert_str_eq(ir_enum_enumerator(&ir_thread_tag_words, TE_THREAD_Z), "TE_THREAD_Z");
+  cr_assert_str_eq(ir_enum_enumerator(&ir_tail_words, TE_TAIL_ROUND_UP), "TE_TAIL_ROUND_UP");
+  cr_assert_null(te_scope_name((te_scope)3));
+  cr_assert_null(te_scope_name((te_scope)-1));
+  cr_assert_null(te_thread_tag_name((te_thread_tag)6));
+  cr_assert_null(te_tail_name((te_tail)3));
+  cr_assert_eq(ir_enum_value(&ir_scope_words, "Global"), -1);
+  cr_assert_eq(ir_enum_value(&ir_scope_words, NULL), -1);
+}
