@@ -109,6 +109,14 @@ def test_bind_needs_gpu_target(ctx):
         s[C].bind(C.op.axis[0], "warp.x")
 
 
+def test_enum_words_come_from_the_library():
+    # read through te_scope_name / te_thread_tag_name / te_tail_name, in the enums' order
+    assert te.schedule.SCOPES == {"global": 0, "local": 1, "shared": 2}
+    assert te.schedule.THREAD_TAGS == {"blockIdx.x": 0, "blockIdx.y": 1, "blockIdx.z": 2,
+                                       "threadIdx.x": 3, "threadIdx.y": 4, "threadIdx.z": 5}
+    assert te.schedule.TAILS == {"guard": 0, "shift_inwards": 1, "round_up": 2}
+
+
 def test_set_tail_and_pragma(ctx, rng):
     A, C = scale2(10, 12)
     for tail in ("guard", "shift_inwards"):

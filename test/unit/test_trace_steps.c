@@ -6,6 +6,7 @@
  *     use every step), replays on its workload and gives back its trace byte for byte, and the
  *     schedule lowers; together the records use every declared step, so a step added to
  *     steps.def fails here until a record of it is added;
+ *   - docs/schedule-trace.md has a row for every declared step;
  *   - te_scope_name, te_thread_tag_name and te_tail_name give each enumerator's word, NULL past
  *     the last, and the words read back to their values.
  */
@@ -97,6 +98,21 @@ Test(trace_steps, log_from_before_replays_byte_identical) {
   for (int k = 0; k < SCH_STEP_COUNT; k++)
     cr_expect(used[k], "no record of trace_logs/te-0.1.0.jsonl uses step '%s'", sch_steps[k].verb);
   at_log_free(&log);
+}
+
+/* docs/schedule-trace.md's table of steps has a row for every declared step. */
+Test(trace_steps, reference_lists_every_step) {
+  FILE *f = fopen(TE_SOURCE_DIR "/docs/schedule-trace.md", "r");
+  cr_assert_not_null(f);
+  static char doc[1 << 16];
+  size_t n = fread(doc, 1, sizeof doc - 1, f);
+  fclose(f);
+  doc[n] = '\0';
+  for (int k = 0; k < SCH_STEP_COUNT; k++) {
+    char row[64];
+    snprintf(row, sizeof row, "`%s ", sch_steps[k].verb);
+    cr_expect(strstr(doc, row), "docs/schedule-trace.md has no row for step '%s'", sch_steps[k].verb);
+  }
 }
 
 Test(trace_steps, enum_words) {
