@@ -150,9 +150,6 @@ bool ps_print_index(ir_str *, const ps_names *, te_expr *e, te_expr **bad);
 bool ps_print_reduce(ir_str *, const ps_names *, te_expr *e, te_expr **bad);
 /* The end of a range [lo, lo + ext) as `lo + ext` (te_parse reads the extent back exactly). */
 bool ps_print_range_end(ir_str *, const ps_names *, te_expr *lo, te_expr *ext, te_expr **bad);
-/* Literals as the IR printer writes them: 5, i32(5), true, 1.5, 1.5f, f32(inf). */
-void ps_print_float(ir_str *, te_dtype, double);
-void ps_print_int(ir_str *, te_dtype, int64_t);
 
 /* Words that are never names (where, true, false, inf, nan). */
 bool ps_is_keyword(const char *name);

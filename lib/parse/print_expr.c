@@ -1,8 +1,8 @@
 /* print_expr.c — expressions in the workload syntax (the inverse of build_expr.c).
  *
- * The text follows the IR printer (docs/ir-text.md) wherever the two languages share a
- * construct: the fewest parentheses that keep the tree (a right operand of equal precedence
- * and a comparison inside a comparison are parenthesized), spaces around + - and the
+ * The text is the IR printer's (docs/ir-text.md) wherever the two languages share a construct:
+ * precedence, operator spelling, parentheses and literals come from the same core
+ * (lib/ir/print_core.c): the fewest parentheses that keep the tree, spaces around + - and the
  * comparisons but not around * / // %, literals with their dtype unless it is the default
  * (5, i32(5), 1.5, 1.5f, f32(inf), true). Differences: names come from print.c (unique in the
  * text), reductions read sum(body, k, l where cond) and R((v0, v1), k) for a declared reducer,
@@ -10,58 +10,10 @@
  * min/max whose second operand is a reduce axis writes it as (k) (a bare axis name there means
  * a reduction). Every literal reads back to the same node (shortest text for its width).
  */
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
+#include "ir/print_core.h"
 #include "parse.h"
-
-enum { P_OR = 1, P_AND, P_CMP, P_ADD, P_MUL, P_UNARY, P_ATOM };
-
-static int prec(const te_expr *e) {
-  switch (e->kind) {
-    case IR_OR: return P_OR;
-    case IR_AND: return P_AND;
-    case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE: return P_CMP;
-    case IR_ADD: case IR_SUB: return P_ADD;
-    case IR_MUL: case IR_DIV: case IR_FLOORDIV: case IR_FLOORMOD: return P_MUL;
-    case IR_NOT: return P_UNARY;
-    case IR_INT:
-      return e->u.i < 0 && e->dtype.code == kDLInt && e->dtype.bits == 64 ? P_UNARY : P_ATOM;
-    case IR_FLOAT: /* -1.5 and -1.5f read as a minus and a number; f32(-inf) and nan do not */
-      if (isnan(e->u.f) || (isinf(e->u.f) && e->dtype.bits == 32)) return P_ATOM;
-      return signbit(e->u.f) ? P_UNARY : P_ATOM;
-    default: return P_ATOM;
-  }
-}
-
-void ps_print_float(ir_str *out, te_dtype t, double v) {
-  bool f32 = t.bits == 32;
-  char buf[48];
-  if (!isfinite(v)) {
-    const char *s = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
-    if (f32) ir_str_printf(out, "f32(%s)", s);
-    else ir_str_puts(out, s);
-    return;
-  }
-  for (int p = 1; p <= 17; p++) {
-    snprintf(buf, sizeof buf - 3, "%.*g", p, v);
-    double back = strtod(buf, NULL);
-    if (f32 ? (float)back == (float)v : back == v) break;
-  }
-  if (!strpbrk(buf, ".e")) strcat(buf, ".0");
-  ir_str_printf(out, "%s%s", buf, f32 ? "f" : "");
-}
-
-void ps_print_int(ir_str *out, te_dtype t, int64_t v) {
-  char name[24];
-  if (ir_is_bool(t)) ir_str_puts(out, v ? "true" : "false");
-  else if (t.code == kDLInt && t.bits == 64) ir_str_printf(out, "%lld", (long long)v);
-  else if (t.code == kDLUInt && t.bits == 64)
-    ir_str_printf(out, "u64(%llu)", (unsigned long long)v);
-  else ir_str_printf(out, "%s(%lld)", te_dtype_str(t, name, sizeof name), (long long)v);
-}
 
 typedef struct pctx {
   ir_str *out;
@@ -92,15 +44,9 @@ static bool index_expr(pctx *c, te_expr *e) {
 }
 
 static bool infix(pctx *c, te_expr *e) {
-  static const char *const ops[] = {[IR_ADD] = " + ", [IR_SUB] = " - ", [IR_EQ] = " == ",
-                                    [IR_NE] = " != ", [IR_LT] = " < ", [IR_LE] = " <= ",
-                                    [IR_GT] = " > ", [IR_GE] = " >= ", [IR_AND] = " && ",
-                                    [IR_OR] = " || ", [IR_MUL] = "*", [IR_DIV] = "/",
-                                    [IR_FLOORDIV] = "//", [IR_FLOORMOD] = "%"};
-  int pe = prec(e), pl = prec(e->args[0]), pr = prec(e->args[1]);
-  if (!sub(c, e->args[0], pl < pe || (pe == P_CMP && pl == P_CMP))) return false;
-  ir_str_puts(c->out, ops[e->kind]);
-  return sub(c, e->args[1], pr <= pe);
+  if (!sub(c, e->args[0], ir_print_parens_left(e))) return false;
+  ir_str_puts(c->out, ir_print_infix_op(e->kind));
+  return sub(c, e->args[1], ir_print_parens_right(e));
 }
 
 static bool call(pctx *c, const char *name, int n, te_expr *const args[]) {
@@ -165,8 +111,8 @@ static bool reduce(pctx *c, te_expr *e) {
 static bool expr(pctx *c, te_expr *e) {
   char name[24];
   switch ((ir_expr_kind)e->kind) {
-    case IR_INT: ps_print_int(c->out, e->dtype, e->u.i); return true;
-    case IR_FLOAT: ps_print_float(c->out, e->dtype, e->u.f); return true;
+    case IR_INT: ir_print_int(c->out, e->dtype, e->u.i); return true;
+    case IR_FLOAT: ir_print_float(c->out, e->dtype, e->u.f); return true;
     case IR_VAR: {
       const char *n = ps_names_var(c->names, e);
       if (!n) return unsupported(c, e);
@@ -175,7 +121,7 @@ static bool expr(pctx *c, te_expr *e) {
     }
     case IR_NOT:
       ir_str_puts(c->out, "!");
-      return sub(c, e->args[0], prec(e->args[0]) < P_UNARY);
+      return sub(c, e->args[0], ir_print_prec(e->args[0]) < IR_PREC_UNARY);
     case IR_MIN: case IR_MAX: return minmax(c, e);
     case IR_SELECT: return call(c, "select", 3, e->args);
     case IR_CAST:
@@ -218,5 +164,5 @@ bool ps_print_range_end(ir_str *out, const ps_names *names, te_expr *lo, te_expr
   if (x->kind == IR_CAST && ir_dtype_eq(x->dtype, TE_I64) && ir_is_intlike(x->args[0]->dtype) &&
       !ir_is_bool(x->args[0]->dtype))
     x = x->args[0];
-  return sub(&c, x, prec(x) <= P_ADD);
+  return sub(&c, x, ir_print_prec(x) <= IR_PREC_ADD);
 }

@@ -3,6 +3,7 @@
  * line:column and message.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -120,6 +121,49 @@ Test(parse, literals) {
                "C[i] = max(A[i], f32(-inf)) + f32(inf)\nwhere A: f32[4], C: [4]\n");
   expect_canon("C[i] = i - -9223372036854775808 + -5 where A: f32[4], C: [4]",
                "C[i] = i - -9223372036854775808 + -5\nwhere C: [4]\n");
+}
+
+/* NaN and the infinities as operands, printed by the IR printer and by te_workload_text (one
+   printer core, lib/ir/print_core.c), and read back by te_parse to the same values. */
+Test(parse, nonfinite_literals_in_both_printers) {
+  const struct {
+    te_dtype t;
+    double v;
+    const char *ir, *text;
+  } cases[] = {
+      {TE_F64, NAN, "A[i] - nan", "C[i] = A[i] - nan\nwhere A: f64[4], C: [4]\n"},
+      {TE_F64, -NAN, "A[i] - nan", "C[i] = A[i] - nan\nwhere A: f64[4], C: [4]\n"},
+      {TE_F64, INFINITY, "A[i] - inf", "C[i] = A[i] - inf\nwhere A: f64[4], C: [4]\n"},
+      {TE_F64, -INFINITY, "A[i] - -inf", "C[i] = A[i] - -inf\nwhere A: f64[4], C: [4]\n"},
+      {TE_F32, NAN, "A[i] - f32(nan)", "C[i] = A[i] - f32(nan)\nwhere A: f32[4], C: [4]\n"},
+      {TE_F32, INFINITY, "A[i] - f32(inf)", "C[i] = A[i] - f32(inf)\nwhere A: f32[4], C: [4]\n"},
+      {TE_F32, -INFINITY, "A[i] - f32(-inf)", "C[i] = A[i] - f32(-inf)\nwhere A: f32[4], C: [4]\n"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    te_expr *i = te_var(ctx, "i"), *n4 = te_int(ctx, 4);
+    te_tensor *A = te_placeholder(ctx, "A", cases[k].t, 1, &n4);
+    te_expr *body = te_sub(te_at(A, 1, &i), te_float(ctx, cases[k].t, cases[k].v));
+    char *ir = te_expr_text(body);
+    cr_expect_str_eq(ir, cases[k].ir);
+    te_free(ir);
+    te_tensor *C = te_compute(ctx, "C", 1, &n4, &i, body);
+    char *text = te_workload_text(1, &C);
+    cr_assert_not_null(text, "%s", te_last_error(ctx));
+    cr_expect_str_eq(text, cases[k].text);
+    /* read back: the same text, and a literal of the same dtype and value */
+    int n;
+    te_tensor **outs;
+    cr_assert_eq(te_parse(ctx, text, &n, &outs), TE_OK, "%s: %s", text, te_last_error(ctx));
+    char *again = te_workload_text(n, outs);
+    cr_expect_str_eq(again, text);
+    te_expr *lit = outs[0]->op->body[0]->args[1];
+    cr_assert_eq(lit->kind, IR_FLOAT, "%s", text);
+    cr_expect(te_dtype_eq(lit->dtype, cases[k].t), "%s", text);
+    if (isnan(cases[k].v)) cr_expect(isnan(lit->u.f), "%s", text);
+    else cr_expect_eq(lit->u.f, cases[k].v, "%s", text);
+    te_free(again);
+    te_free(text);
+  }
 }
 
 Test(parse, operators_and_parentheses) {
