@@ -214,10 +214,10 @@ static bool binary(cg_vk_op op, int64_t a, int64_t b, int64_t *r) {
     *r = m;
     return true;
   case VK_FLOORDIV:
-    *r = (m != 0 && ((m < 0) != (b < 0))) ? q - 1 : q;
+    *r = ir_floordiv64(a, b);
     return true;
   case VK_FLOORMOD:
-    *r = (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
+    *r = ir_floormod64(a, b);
     return true;
   default:
     return false;

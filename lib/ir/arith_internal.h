@@ -39,8 +39,6 @@ void ir_analyzer_restore(ir_analyzer *, te_expr *var, const ir_binding *saved);
 int64_t ir_sat_add(int64_t a, int64_t b);
 int64_t ir_sat_mul(int64_t a, int64_t b);
 /* Floor division and modulo on plain integers (b != 0). */
-int64_t ir_floordiv64(int64_t a, int64_t b);
-int64_t ir_floormod64(int64_t a, int64_t b);
 int64_t ir_gcd64(int64_t a, int64_t b); /* >= 0; gcd(0, x) = |x| */
 static inline int64_t ir_neg_wrap(int64_t v) { return (int64_t)(0 - (uint64_t)v); }
 /* The range of an integer dtype's values ([-inf, +inf] for i64 and u64). */

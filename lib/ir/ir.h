@@ -240,6 +240,12 @@ static inline bool ir_dtype_eq(te_dtype a, te_dtype b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
 static inline te_dtype ir_with_lanes(te_dtype t, int lanes) { t.lanes = (uint16_t)lanes; return t; }
+
+/* FLOORDIV and FLOORMOD of two constants (b != 0), the one definition every constant fold uses:
+   rounds towards -inf, the remainder takes b's sign. INT64_MIN / -1 wraps to INT64_MIN (and its
+   remainder is 0), as i64 arithmetic does. */
+int64_t ir_floordiv64(int64_t a, int64_t b);
+int64_t ir_floormod64(int64_t a, int64_t b);
 static inline te_dtype ir_elem(te_dtype t) { t.lanes = 1; return t; }
 static inline te_dtype ir_bool_of(te_dtype t) { te_dtype b = TE_BOOL; b.lanes = t.lanes; return b; }
 /* Bytes an element takes in memory (bool: 1). */

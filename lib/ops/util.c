@@ -84,12 +84,8 @@ te_expr *op_ifloordiv(te_ctx *ctx, te_expr *a, te_expr *b) {
   bool ca = ir_is_const_int(a, &x), cb = ir_is_const_int(b, &y);
   if (cb && y == 1)
     return a;
-  if (ca && cb && y != 0) {
-    int64_t q = x / y;
-    if ((x % y != 0) && ((x < 0) != (y < 0)))
-      q--;
-    return te_int(ctx, q);
-  }
+  if (ca && cb && y != 0)
+    return te_int(ctx, ir_floordiv64(x, y));
   return te_floordiv(a, b);
 }
 
