@@ -183,20 +183,10 @@ static sch_op *make_compute(te_ctx *ctx, const char *fn, const char *name, int n
   if (!check_vars(ctx, name, ndim, vars)) return NULL;
   for (int k = 0; k < nbody; k++)
     if (!check_body(ctx, fn, name, bodies[k], bodies[0])) return NULL;
-  sch_op *op = ir_alloc_persistent(ctx, sizeof *op);
+  const char *axis_names[TE_MAX_DIMS];
+  for (int i = 0; i < ndim; i++) axis_names[i] = vars[i]->u.var.name;
+  sch_op *op = sch_op_new(ctx, SCH_OP_COMPUTE, name, ndim, shape, axis_names, nbody);
   if (!op) return NULL;
-  op->kind = SCH_OP_COMPUTE;
-  op->ctx = ctx;
-  op->name = ir_strdup_persistent(ctx, name);
-  op->ndim = ndim;
-  op->shape = sch_copy_shape(ctx, ndim, shape);
-  op->axes = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)(ndim ? ndim : 1));
-  op->nbody = op->nout = nbody;
-  op->body = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)nbody);
-  op->outputs = ir_alloc_persistent(ctx, sizeof(te_tensor *) * (size_t)nbody);
-  if (!op->name || !op->shape || !op->axes || !op->body || !op->outputs) return NULL;
-  for (int i = 0; i < ndim; i++)
-    if (!(op->axes[i] = ir_var_new(ctx, vars[i]->u.var.name, TE_I64, IR_VAR_INDEX))) return NULL;
   /* the first body fixes the fresh reduce axes; the others are renamed the same way */
   te_expr *first = sch_freshen_body(ctx, bodies[0], ndim, vars, op->axes, op);
   if (!first) return NULL;

@@ -17,31 +17,10 @@
 
 #include "trace.h"
 
-static sch_op *op_new(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
-                      const char *const axis_names[]) {
-  sch_op *op = ir_alloc_persistent(ctx, sizeof *op);
-  if (!op) return NULL;
-  op->kind = SCH_OP_COMPUTE;
-  op->ctx = ctx;
-  op->name = ir_strdup_persistent(ctx, name);
-  op->ndim = ndim;
-  op->shape = sch_copy_shape(ctx, ndim, shape);
-  op->axes = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)(ndim ? ndim : 1));
-  op->body = ir_alloc_persistent(ctx, sizeof(te_expr *));
-  op->nbody = 1;
-  if (!op->name || !op->shape || !op->axes || !op->body) return NULL;
-  for (int i = 0; i < ndim; i++)
-    if (!(op->axes[i] = ir_var_new(ctx, axis_names[i], TE_I64, IR_VAR_INDEX))) return NULL;
-  return op;
-}
-
-/* An op computing out[axes] = body, with outputs either new (out == NULL) or the given one. */
+/* Completes op as out[axes] = body, out either new (out == NULL) or the given tensor. */
 static bool op_finish(sch_op *op, te_expr *body, te_tensor *out) {
   if (!body) return false;
   op->body[0] = body;
-  op->nout = 1;
-  op->outputs = ir_alloc_persistent(op->ctx, sizeof(te_tensor *));
-  if (!op->outputs) return false;
   op->outputs[0] = out ? out : sch_make_output(op, body->dtype, 0);
   return op->outputs[0] != NULL;
 }
@@ -121,7 +100,8 @@ te_status te_cache_read(te_schedule *s, te_tensor *t, te_scope scope, int nreade
   }
   char name[160];
   snprintf(name, sizeof name, "%s_%s", t->name, te_scope_name(scope));
-  sch_op *op = op_new(ctx, name, t->ndim, t->shape, default_axis_names(ctx, t->ndim));
+  sch_op *op = sch_op_new(ctx, SCH_OP_COMPUTE, name, t->ndim, t->shape,
+                          default_axis_names(ctx, t->ndim), 1);
   if (!op || !op_finish(op, ir_access(t, t->ndim, op->axes), NULL)) return te_last_status(ctx);
   te_tensor *ct = op->outputs[0];
   for (int i = 0; i < nreaders; i++) {
@@ -192,11 +172,11 @@ te_status te_cache_write(te_schedule *s, te_tensor *t, te_scope scope, te_tensor
   char name[160];
   snprintf(name, sizeof name, "%s_%s", t->name, te_scope_name(scope));
   const char **names = axis_names_of(orig);
-  sch_op *cw = op_new(ctx, name, orig->ndim, orig->shape, names);
+  sch_op *cw = sch_op_new(ctx, SCH_OP_COMPUTE, name, orig->ndim, orig->shape, names, 1);
   if (!cw) return te_last_status(ctx);
   if (!op_finish(cw, sch_freshen_body(ctx, orig->body[0], orig->ndim, orig->axes, cw->axes, cw), NULL))
     return te_last_status(ctx);
-  sch_op *copy = op_new(ctx, orig->name, orig->ndim, orig->shape, names);
+  sch_op *copy = sch_op_new(ctx, SCH_OP_COMPUTE, orig->name, orig->ndim, orig->shape, names, 1);
   if (!copy || !op_finish(copy, ir_access(cw->outputs[0], copy->ndim, copy->axes), t))
     return te_last_status(ctx);
   int pos = sch_stage_index(s, st);

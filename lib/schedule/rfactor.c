@@ -93,13 +93,12 @@ te_status te_rfactor(te_schedule *s, te_tensor *t, te_iter *it, int axis, te_ten
     return ir_error(ctx, TE_ERR_SHAPE, "%s: stage '%s' has too many dimensions to add one", fn, st->name);
   char name[160];
   snprintf(name, sizeof name, "%s_rf", st->name);
-  sch_op *rop = ir_alloc_persistent(ctx, sizeof *rop);
-  te_expr **raxes = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)nd);
+  sch_op *rop = sch_op_new(ctx, SCH_OP_COMPUTE, name, nd, shape, names, 1);
+  te_expr **raxes = rop ? rop->axes : NULL;
   te_expr **rred = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)st->nleaf);
   te_expr **from = ir_alloc(ctx, sizeof(te_expr *) * (size_t)(st->nleaf + op->ndim + op->nreduce));
   te_expr **to = ir_alloc(ctx, sizeof(te_expr *) * (size_t)(st->nleaf + op->ndim + op->nreduce));
-  if (!rop || !raxes || !rred || !from || !to) return te_last_status(ctx);
-  for (int d = 0; d < nd; d++) raxes[d] = ir_var_new(ctx, names[d], TE_I64, IR_VAR_INDEX);
+  if (!rop || !rred || !from || !to) return te_last_status(ctx);
   /* step 1: roots -> values in leaves; data axes -> C_rf's axes */
   int n = 0;
   for (int d = 0, k = 0; d < nd; d++)
@@ -139,19 +138,8 @@ te_status te_rfactor(te_schedule *s, te_tensor *t, te_iter *it, int axis, te_ten
     rbody = cond ? ir_select(cond, src, sch_reduce_identity(ctx, kind, red->dtype)) : src;
   }
   if (!rbody) return te_last_status(ctx);
-  rop->kind = SCH_OP_COMPUTE;
-  rop->ctx = ctx;
-  rop->name = ir_strdup_persistent(ctx, name);
-  rop->ndim = nd;
-  rop->axes = raxes;
-  rop->shape = sch_copy_shape(ctx, nd, shape);
-  rop->nbody = 1;
-  rop->body = ir_alloc_persistent(ctx, sizeof(te_expr *));
   rop->nreduce = nr;
   rop->reduce_axes = rred;
-  rop->nout = 1;
-  rop->outputs = ir_alloc_persistent(ctx, sizeof(te_tensor *));
-  if (!rop->name || !rop->shape || !rop->body || !rop->outputs) return te_last_status(ctx);
   rop->body[0] = rbody;
   rop->outputs[0] = sch_make_output(rop, red->dtype, 0);
 

@@ -39,6 +39,13 @@ bool sch_is_identifier(const char *s);
 bool sch_check_shape(te_ctx *, const char *fn, const char *name, int ndim, te_expr *const shape[]);
 te_expr **sch_copy_shape(te_ctx *, int ndim, te_expr *const shape[]);
 te_tensor *sch_make_output(sch_op *, te_dtype, int value_index);
+/* The one constructor of operations: kind, name and shape copied in (the shape simplified to
+   i64 extents), room for nout outputs (the caller makes them with sch_make_output) and, for a
+   compute, for nout bodies and ndim fresh IR_VAR_INDEX axes named axis_names[d] (placeholders
+   have no axes: axis_names may be NULL). Reduce axes are the caller's. NULL (the error on ctx)
+   when memory runs out. */
+sch_op *sch_op_new(te_ctx *, sch_op_kind, const char *name, int ndim, te_expr *const shape[],
+                   const char *const axis_names[], int nout);
 te_expr *sch_freshen_body(te_ctx *, te_expr *body, int n, te_expr *const from[],
                           te_expr *const to[], sch_op *op);
 

@@ -88,6 +88,28 @@ te_tensor *sch_make_output(sch_op *op, te_dtype dtype, int value_index) {
   return t;
 }
 
+sch_op *sch_op_new(te_ctx *ctx, sch_op_kind kind, const char *name, int ndim,
+                   te_expr *const shape[], const char *const axis_names[], int nout) {
+  sch_op *op = ir_alloc_persistent(ctx, sizeof *op);
+  if (!op) return NULL;
+  op->kind = kind;
+  op->ctx = ctx;
+  op->name = ir_strdup_persistent(ctx, name);
+  op->ndim = ndim;
+  op->shape = sch_copy_shape(ctx, ndim, shape);
+  op->nout = nout;
+  op->outputs = ir_alloc_persistent(ctx, sizeof(te_tensor *) * (size_t)nout);
+  if (!op->name || !op->shape || !op->outputs) return NULL;
+  if (kind == SCH_OP_PLACEHOLDER) return op;
+  op->nbody = nout;
+  op->body = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)nout);
+  op->axes = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)(ndim ? ndim : 1));
+  if (!op->body || !op->axes) return NULL;
+  for (int i = 0; i < ndim; i++)
+    if (!(op->axes[i] = ir_var_new(ctx, axis_names[i], TE_I64, IR_VAR_INDEX))) return NULL;
+  return op;
+}
+
 te_tensor *te_placeholder(te_ctx *ctx, const char *name, te_dtype dtype, int ndim,
                           te_expr *const shape[]) {
   if (!ctx) return NULL;
@@ -105,16 +127,8 @@ te_tensor *te_placeholder(te_ctx *ctx, const char *name, te_dtype dtype, int ndi
     return NULL;
   }
   if (!sch_check_shape(ctx, "te_placeholder", name, ndim, shape)) return NULL;
-  sch_op *op = ir_alloc_persistent(ctx, sizeof *op);
+  sch_op *op = sch_op_new(ctx, SCH_OP_PLACEHOLDER, name, ndim, shape, NULL, 1);
   if (!op) return NULL;
-  op->kind = SCH_OP_PLACEHOLDER;
-  op->ctx = ctx;
-  op->name = ir_strdup_persistent(ctx, name);
-  op->ndim = ndim;
-  op->shape = sch_copy_shape(ctx, ndim, shape);
-  op->nout = 1;
-  op->outputs = ir_alloc_persistent(ctx, sizeof(te_tensor *));
-  if (!op->name || !op->shape || !op->outputs) return NULL;
   op->outputs[0] = sch_make_output(op, dtype, 0);
   return op->outputs[0];
 }
