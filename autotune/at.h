@@ -36,8 +36,6 @@ void at_rng_seed(at_rng *, uint64_t seed);
 uint64_t at_rng_next(at_rng *);
 int at_rng_int(at_rng *, int n); /* uniform in [0, n); 0 when n <= 0 */
 double at_rng_unit(at_rng *);    /* uniform in [0, 1) */
-/* FNV-1a, 64 bits: the hash of workload texts and traces. */
-uint64_t at_hash64(const char *);
 /* 16 lowercase hex digits and a NUL. */
 void at_hex64(uint64_t, char out[17]);
 

@@ -224,7 +224,7 @@ static void mark_superseded(at_log *l) {
     return; /* then no record is superseded: each judged alone, as before the confirm pass */
   for (int i = 0; i < l->n; i++) {
     const at_record *r = &l->rec[i];
-    uint64_t k = (at_hash64(r->key) * 31 + at_hash64(r->target)) * 31 + at_hash64(r->trace);
+    uint64_t k = (ir_str_hash(r->key) * 31 + ir_str_hash(r->target)) * 31 + ir_str_hash(r->trace);
     h[i] = (rec_hash){k, i}; /* equal hashes are compared in full: collisions do no harm */
   }
   qsort(h, (size_t)l->n, sizeof *h, by_hash);

@@ -1,8 +1,8 @@
-/* rng.c — the tuner's random numbers and hashes.
+/* rng.c — the tuner's random numbers, and hashes as hex.
  *
  * xoshiro256** seeded through splitmix64: small, fast, and the same stream on every platform,
- * which is what makes `te-tune --seed` reproducible. FNV-1a gives stable 64-bit hashes of
- * workload texts and traces (the log's workload key).
+ * which is what makes `te-tune --seed` reproducible. Hashes of workload texts and traces (the
+ * log's workload key) are ir_str_hash's FNV-1a, the same as te_workload_hash.
  */
 #include <stdio.h>
 
@@ -43,15 +43,6 @@ int at_rng_int(at_rng *r, int n) {
 }
 
 double at_rng_unit(at_rng *r) { return (double)(at_rng_next(r) >> 11) * 0x1.0p-53; }
-
-uint64_t at_hash64(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (; s && *s; s++) {
-    h ^= (unsigned char)*s;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 void at_hex64(uint64_t h, char out[17]) {
   snprintf(out, 17, "%016llx", (unsigned long long)h);

@@ -49,7 +49,7 @@ typedef struct ind {
 /* ---------------------------------------------------------------- the seen set */
 
 static uint64_t trace_hash(const char *t) {
-  uint64_t h = at_hash64(t);
+  uint64_t h = ir_str_hash(t);
   return h ? h : 1;
 }
 

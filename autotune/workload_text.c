@@ -125,7 +125,7 @@ char *at_workload_text(const at_workload *wl) {
   return fallback_text(wl);
 }
 
-void at_workload_key(const char *text, char out[17]) { at_hex64(at_hash64(text), out); }
+void at_workload_key(const char *text, char out[17]) { at_hex64(ir_str_hash(text), out); }
 
 /* ---------------------------------------------------------------- flops */
 

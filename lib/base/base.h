@@ -73,5 +73,9 @@ void ir_str_printf(ir_str *, const char *fmt, ...) __attribute__((format(printf,
 void ir_str_puts(ir_str *, const char *);
 char *ir_str_take(ir_str *); /* the malloc'd text (free with te_free/free); resets */
 void ir_str_free(ir_str *);
+/* The 64-bit FNV-1a hash of s's bytes up to its NUL (NULL hashes as ""): workload keys
+   (te_workload_hash) and the autotuner's hashes of traces. Stable across versions and machines:
+   tuning logs store it. */
+uint64_t ir_str_hash(const char *s);
 
 #endif

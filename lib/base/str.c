@@ -1,4 +1,4 @@
-/* str.c — a growable malloc'd string for printers and messages.
+/* str.c — a growable malloc'd string for printers and messages, and the hash of strings.
  *
  * Out of memory sets oom and drops further text; ir_str_take then returns NULL.
  */
@@ -68,4 +68,13 @@ void ir_str_free(ir_str *s) {
   s->buf = NULL;
   s->len = s->cap = 0;
   s->oom = false;
+}
+
+uint64_t ir_str_hash(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, 64 bits: offset basis and prime */
+  for (; s && *s; s++) {
+    h ^= (unsigned char)*s;
+    h *= 0x100000001b3ull;
+  }
+  return h;
 }

@@ -43,11 +43,4 @@ te_status te_parse(te_ctx *ctx, const char *text, int *nout, te_tensor ***outs) 
   return TE_OK;
 }
 
-uint64_t te_workload_hash(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (; s && *s; s++) {
-    h ^= (unsigned char)*s;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+uint64_t te_workload_hash(const char *s) { return ir_str_hash(s); }
