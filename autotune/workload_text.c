@@ -15,9 +15,8 @@
  *   compute matmul f32 [512, 512] (i, j) = sum(A[i, k]*B[k, j], axes=[k]) with k in range(0, extent 512)
  *   outputs matmul
  *
- * Expressions are printed by te's IR printer (docs/ir-text.md) with one variable namespace for
- * the whole text, so it is deterministic. When te_workload_text (the workload parser's printer)
- * exists, this is the one function to switch to it.
+ * The fallback's expressions are printed by te's IR printer (docs/ir-text.md) with one variable
+ * namespace for the whole text, so it is deterministic.
  */
 #include <string.h>
 

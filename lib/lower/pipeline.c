@@ -1,9 +1,8 @@
 /* pipeline.c — the lowering pipeline: the one ordered table of passes, and its driver.
  *
- * The order is the design (DESIGN.md §7); each pass is one file with a header comment saying
- * what it needs and guarantees. Later issues insert vectorize (after loop_partition),
- * storage_rewrite, lower_intrinsics, make_parallel_closures and host_device_split (before
- * simplify_final) here, and nowhere else.
+ * The order is the design (docs/design.md lists the passes and why they come in this order);
+ * each pass is one file with a header comment saying what it needs and guarantees. A new pass
+ * is one line of this table and nowhere else.
  *
  * The driver, for each pass in order:
  *   - runs it and times it (TE_TIME_PASSES=1 prints the times to stderr); a pass that returns

@@ -1,4 +1,4 @@
-/* ops_to_loops.c — the schedule as one loop nest (DESIGN.md §6), after bound inference.
+/* ops_to_loops.c — the schedule as one loop nest (docs/design.md §4), after bound inference.
  *
  * Every stage at root becomes `produce T { loops }`, in topological order; intermediate stages
  * at root are realized (given storage) around the whole program. A stage computed at a
