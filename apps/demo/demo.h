@@ -41,29 +41,30 @@ void dm_poison(dm_data *d);
    first element over tol (or -1). */
 double dm_check(const dm_data *d, double tol, long *where);
 
-/* Relative tolerance of an f32 dot product of n terms: a few ulps of the sum of |terms|. */
-#define DM_TOLERANCE 1e-5
+/* The tolerance of dm_time's checks, relative to sum_k |A B|: f32 sums of n terms typically
+   err by about sqrt(n) ulps of it (2.4e-7 seen at n = 512), so this leaves a margin of 10 to 40
+   over that and still catches a term missing or counted twice (>= 1 / n of it). */
+double dm_tolerance(int n);
 
 /* A way to compute C = A * B: run(user) computes it from d's A and B, returns 0 or an error
    (its message in msg). */
 typedef int (*dm_run_fn)(void *user, char *msg, size_t msg_size);
 
-enum { DM_MAX_RUNS = 256 };
-
 /* What timing one variant gave (zero it before the first round). */
 typedef struct dm_timing {
-  bool ok;         /* every run succeeded and every check passed */
-  double err;      /* the largest error dm_check saw */
-  double median_s; /* the median of the timed runs of every round so far */
+  bool ok;          /* every run succeeded and every check passed */
+  double err;       /* the largest error dm_check saw */
+  double fastest_s; /* the fastest timed run of every round so far */
   int rounds, runs;
-  double samples[DM_MAX_RUNS];
   char msg[512]; /* why not ok */
 } dm_timing;
 
-/* One round of timing: a first run on poisoned C, checked (tolerance DM_TOLERANCE); then runs
-   timed back to back until they add up to min_s (at least 3), and a last checked run. A first
-   run longer than min_s is the round's only sample. Rounds add samples to t, so rounds that
-   alternate between variants share the machine's slow and fast moments. */
+/* One round of timing: a first run on poisoned C, checked (dm_tolerance); then runs timed back
+   to back until they add up to min_s (at least 3), and a last checked run. A first run longer
+   than min_s is the round's only timed run. The fastest run counts: on a shared machine the
+   runs other programs slowed down are noise (the median of a kernel timed while another
+   program ran measures that program), and rounds alternating between variants give each its
+   quiet moments. */
 void dm_time(dm_data *d, dm_run_fn run, void *user, double min_s, dm_timing *t);
 
 double dm_now_s(void);

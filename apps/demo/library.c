@@ -3,8 +3,9 @@
  * compiled with the C compiler te was built with and run on the spot.
  *
  * Where things are comes from the build (apps/CMakeLists.txt): TE_DEMO_CC (the compiler),
- * TE_DEMO_USE_KERNEL_C (the program's source), TE_DEMO_RUNTIME_DIR (libte_runtime's folder),
- * TE_DEMO_DLPACK_DIR (the folder holding dlpack/dlpack.h).
+ * TE_DEMO_CFLAGS (a sanitizer build's flags), TE_DEMO_USE_KERNEL_C (the program's source),
+ * TE_DEMO_RUNTIME_DIR (libte_runtime's folder), TE_DEMO_DLPACK_DIR (the folder holding
+ * dlpack/dlpack.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "demo.h"
@@ -36,10 +37,10 @@ bool dm_library(te_module *mod, const char *kernel, int n, const char *dir, cons
   printf("  te_module_save wrote %s/lib%s.a and %s/%s.h\n", shown, kernel, shown, kernel);
   char cmd[4096];
   snprintf(cmd, sizeof cmd,
-           "'%s' -std=c11 -O2 -DN=%d '%s' -I'%s' -I'%s' '%s/lib%s.a' -L'%s' -Wl,-rpath,'%s' "
+           "'%s' %s -std=c11 -O2 -DN=%d '%s' -I'%s' -I'%s' '%s/lib%s.a' -L'%s' -Wl,-rpath,'%s' "
            "-lte_runtime -lm -o '%s/use_kernel'",
-           TE_DEMO_CC, n, TE_DEMO_USE_KERNEL_C, dir, TE_DEMO_DLPACK_DIR, dir, kernel,
-           TE_DEMO_RUNTIME_DIR, TE_DEMO_RUNTIME_DIR, dir);
+           TE_DEMO_CC, TE_DEMO_CFLAGS, n, TE_DEMO_USE_KERNEL_C, dir, TE_DEMO_DLPACK_DIR, dir,
+           kernel, TE_DEMO_RUNTIME_DIR, TE_DEMO_RUNTIME_DIR, dir);
   printf("  cc use_kernel.c lib%s.a -lte_runtime -lm   (no libte, no LLVM)\n", kernel);
   if (!run_shown(cmd)) {
     printf("  compiling the program failed: %s\n", cmd);

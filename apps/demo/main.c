@@ -16,6 +16,7 @@
  *               on a busy machine, see machine_busy)
  *   --out DIR   where the tuning log, the library and the program go (default: the build's
  *               apps/demo-out)
+ *   --tuned LOG te-tune's schedule from that log (the best for this matmul), without a search
  *   --verbose   also the full target string (every CPU feature) and the schedules' traces
  * Exit status 0 when every kernel ran and every check passed, 1 otherwise, 2 for bad usage.
  */
@@ -33,7 +34,7 @@
 typedef struct options {
   int n, threads;
   double budget_s;
-  const char *out;
+  const char *out, *tuned; /* tuned: a log to take te-tune's schedule from, instead of a search */
   bool verbose;
 } options;
 
@@ -60,7 +61,7 @@ static void die(te_ctx *ctx, const char *what) {
 }
 
 static bool parse_args(int argc, char **argv, options *o) {
-  *o = (options){512, 0, 30, TE_DEMO_OUT_DIR, false};
+  *o = (options){512, 0, 30, TE_DEMO_OUT_DIR, NULL, false};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--quick"))
@@ -75,9 +76,11 @@ static bool parse_args(int argc, char **argv, options *o) {
       o->budget_s = atof(v), i++;
     else if (!strcmp(a, "--out") && v)
       o->out = v, i++;
+    else if (!strcmp(a, "--tuned") && v)
+      o->tuned = v, i++;
     else {
       fprintf(stderr, "usage: te-demo [--quick] [--size N (16..4096)] [--budget SECONDS (>= 1)] "
-                      "[--threads N] [--out DIR] [--verbose]\n");
+                      "[--threads N] [--out DIR] [--tuned LOG] [--verbose]\n");
       return false;
     }
   }
@@ -151,11 +154,11 @@ static void print_row(const variant *v, const variant *blas) {
     printf("  %-24s  FAILED: %s\n", v->label, v->t.msg);
     return;
   }
-  double n = v->k.d->n, gflops = 2.0 * n * n * n / v->t.median_s * 1e-9;
+  double n = v->k.d->n, gflops = 2.0 * n * n * n / v->t.fastest_s * 1e-9;
   char vs[32] = "";
   if (blas && !blas->skipped && blas->t.ok)
-    snprintf(vs, sizeof vs, "%5.0f%%", 100.0 * blas->t.median_s / v->t.median_s);
-  printf("  %-24s %9.2f %9.1f   %-11s %8.1e  %d\n", v->label, v->t.median_s * 1e3, gflops, vs,
+    snprintf(vs, sizeof vs, "%5.0f%%", 100.0 * blas->t.fastest_s / v->t.fastest_s);
+  printf("  %-24s %9.2f %9.1f   %-11s %8.1e  %d\n", v->label, v->t.fastest_s * 1e3, gflops, vs,
          v->t.err, v->t.runs);
 }
 
@@ -165,8 +168,8 @@ static bool time_all(variant *v, int nv, bool quick) {
     for (int i = 0; i < nv; i++)
       if (!v[i].skipped && (i > 0 || round == 0))
         dm_time(v[i].k.d, v[i].run, v[i].user, quick ? 0.05 : 0.3, &v[i].t);
-  printf("\n  %-24s %9s %9s   %-11s %8s  %s\n", "", "ms", "GFLOP/s", "of OpenBLAS", "error",
-         "runs");
+  printf("\n  %-24s %9s %9s   %-11s %8s  %s\n", "", "ms", "GFLOP/s", "of OpenBLAS", "max err",
+         "runs (the fastest counts)");
   bool ok = true;
   for (int i = 0; i < nv; i++) {
     print_row(&v[i], &v[nv - 1]);
@@ -206,13 +209,19 @@ static te_module *build_tuned(te_ctx *ctx, te_tensor *C, te_tensor *const args[3
                               const char **why) {
   char desc[96];
   snprintf(desc, sizeof desc, "matmul M=%d N=%d K=%d dtype=f32", o->n, o->n, o->n);
-  printf("  te-tune searching for %.0f s (te_tune; the log: %s):\n", o->budget_s, shown_path(log));
-  fflush(stdout);
-  dm_tune_result tr = dm_tune(ctx, C, target, o->budget_s, log, desc);
-  if (tr.status != TE_OK)
-    die(ctx, "te_tune");
-  printf("  %d schedules measured in %.0f s (%d failed), the best at %.1f GFLOP/s there\n",
-         tr.trials, tr.seconds, tr.errors, tr.best_gflops);
+  if (o->tuned) {
+    printf("  te-tune's schedule: the best in %s (no search: --tuned)\n", o->tuned);
+    log = o->tuned;
+  } else {
+    printf("  te-tune searching for %.0f s (te_tune; the log: %s):\n", o->budget_s,
+           shown_path(log));
+    fflush(stdout);
+    dm_tune_result tr = dm_tune(ctx, C, target, o->budget_s, log, desc);
+    if (tr.status != TE_OK)
+      die(ctx, "te_tune");
+    printf("  %d schedules measured in %.0f s (%d failed), the best at %.1f GFLOP/s there\n",
+           tr.trials, tr.seconds, tr.errors, tr.best_gflops);
+  }
   te_schedule *tuned = te_schedule_new(ctx, 1, &C);
   te_status st = te_apply_best(tuned, log, target);
   if (st == TE_ERR_NOT_FOUND) {
@@ -285,7 +294,10 @@ int main(int argc, char **argv) {
   te_module *m_hand = build_hand(ctx, n, target, o.verbose);
   char log[4200], tuned_label[64];
   snprintf(log, sizeof log, "%s/tune.jsonl", o.out);
-  snprintf(tuned_label, sizeof tuned_label, "te-tune (%.0f s budget)", o.budget_s);
+  if (o.tuned)
+    snprintf(tuned_label, sizeof tuned_label, "te-tune (its log)");
+  else
+    snprintf(tuned_label, sizeof tuned_label, "te-tune (%.0f s budget)", o.budget_s);
   const char *no_tuned = NULL;
   te_module *m_tuned = build_tuned(ctx, C, args, target, &o, log, &no_tuned);
 
@@ -299,7 +311,7 @@ int main(int argc, char **argv) {
   if (have_blas)
     printf("  %s\n", dm_openblas_config());
 
-  bool use_tuned = m_tuned && v[2].t.ok && v[2].t.median_s < v[1].t.median_s;
+  bool use_tuned = m_tuned && v[2].t.ok && v[2].t.fastest_s < v[1].t.fastest_s;
   printf("\n3. Without te: the %s kernel as a static library, called from C\n",
          use_tuned ? "tuned" : "hand-scheduled");
   if (!ok)
@@ -312,7 +324,7 @@ int main(int argc, char **argv) {
   }
   printf("\nMore: te-tune show --log %s matmul M=%d N=%d K=%d   (the tuned schedule)\n"
          "      te-demo --verbose   (every schedule's trace, the whole target string)\n",
-         shown_path(log), n, n, n);
+         shown_path(o.tuned ? o.tuned : log), n, n, n);
   printf("%s\n", ok ? "te-demo: every result checked: correct" : "te-demo: FAILED");
   dm_data_free(&d);
   te_ctx_free(ctx);

@@ -40,8 +40,8 @@ bool dm_openblas_load(char *why, size_t why_size) {
     lib = dlopen("libopenblas.so", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     snprintf(why, why_size,
-             "OpenBLAS is not installed (scripts/setup.sh installs it: "
-             "libopenblas-dev); te is shown alone");
+             "not installed: scripts/setup.sh installs it, libopenblas-dev; "
+             "te is shown alone");
     return false;
   }
   /* dlsym's void * to function pointers: what POSIX guarantees works. */

@@ -52,7 +52,7 @@ dm_tune_result dm_tune(te_ctx *ctx, te_tensor *out, te_target *target, double bu
       .time_budget_s = budget_s,
       .jobs = cores > 0 ? (int)cores : 1,
       .log_path = log_path,
-      .batch = 8, /* rounds end sooner, so the budget ends closer to its time */
+      .batch = 8,  /* rounds end sooner, so the budget ends closer to its time */
       .check = -1, /* the demo checks the result; the default schedule as reference costs seconds */
       .description = desc,
       .progress = on_progress,
