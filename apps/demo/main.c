@@ -10,14 +10,8 @@
  *   3. the fastest te kernel saved as a static library and called from a small C program
  *      linked only with libte_runtime (library.c, use_kernel.c).
  *
- * usage: te-demo [--quick] [--size N] [--budget SECONDS] [--threads N] [--out DIR] [--verbose]
- *   --quick     a short run for the test suite: n = 256, 5 s of tuning
- *   --threads N threads of te's parallel loops and of OpenBLAS (default: te's, every core; one
- *               on a busy machine, see machine_busy)
- *   --out DIR   where the tuning log, the library and the program go (default: the build's
- *               apps/demo-out)
- *   --tuned LOG te-tune's schedule from that log (the best for this matmul), without a search
- *   --verbose   also the full target string (every CPU feature) and the schedules' traces
+ * Options (usage() below, te-demo --help): the size, te-tune's budget, the thread count (one on a
+ * busy machine: machine_busy), where files go, a log to reuse instead of a search, --verbose.
  * Exit status 0 when every kernel ran and every check passed, 1 otherwise, 2 for bad usage.
  */
 #define _DEFAULT_SOURCE /* getloadavg */
@@ -60,10 +54,29 @@ static void die(te_ctx *ctx, const char *what) {
   exit(1);
 }
 
-static bool parse_args(int argc, char **argv, options *o) {
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: te-demo [--quick] [--size N] [--budget SECONDS] [--threads N] [--out DIR]\n"
+          "               [--tuned LOG] [--verbose]\n"
+          "  --quick       a short run (the test suite's): n = 256, 5 s of tuning\n"
+          "  --size N      the matmul's n, 16..4096 (default 512)\n"
+          "  --budget S    te-tune's time budget in seconds, >= 1 (default 30)\n"
+          "  --threads N   threads of te and OpenBLAS (default: every core; one when the\n"
+          "                machine is busy)\n"
+          "  --out DIR     the tuning log, library and program go there (default %s)\n"
+          "  --tuned LOG   te-tune's schedule from that log, without a search\n"
+          "  --verbose     every schedule's trace and the whole target string\n"
+          "exit status: 0 every check passed, 1 a kernel failed or was wrong, 2 usage error\n",
+          TE_DEMO_OUT_DIR);
+}
+
+/* 0: run; 1: done (--help); 2: usage error. */
+static int parse_args(int argc, char **argv, options *o) {
   *o = (options){512, 0, 30, TE_DEMO_OUT_DIR, NULL, false};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+      return usage(stdout), 1;
     if (!strcmp(a, "--quick"))
       o->n = 256, o->budget_s = 5;
     else if (!strcmp(a, "--verbose"))
@@ -79,12 +92,12 @@ static bool parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--tuned") && v)
       o->tuned = v, i++;
     else {
-      fprintf(stderr, "usage: te-demo [--quick] [--size N (16..4096)] [--budget SECONDS (>= 1)] "
-                      "[--threads N] [--out DIR] [--tuned LOG] [--verbose]\n");
-      return false;
+      fprintf(stderr, "te-demo: bad option '%s'%s\n", a, v ? "" : " (or its value missing)");
+      usage(stderr);
+      return 2;
     }
   }
-  return true;
+  return 0;
 }
 
 /* 1. The computation: A, B and C = A * B, named as te-tune's "matmul" operator names them
@@ -242,8 +255,9 @@ static te_module *build_tuned(te_ctx *ctx, te_tensor *C, te_tensor *const args[3
 
 int main(int argc, char **argv) {
   options o;
-  if (!parse_args(argc, argv, &o))
-    return 2;
+  int args_rc = parse_args(argc, argv, &o);
+  if (args_rc)
+    return args_rc == 1 ? 0 : 2;
   if (!make_dir(o.out))
     return 1;
   te_ctx *ctx = te_ctx_new();
