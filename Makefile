@@ -1,5 +1,7 @@
-# A thin convenience layer over CMake (as Neovim's): the README's two commands live here.
-#   make demo           install missing packages, build, run the matmul demo
+# A thin convenience layer over CMake (as Neovim's): the README's commands live here.
+#   make demo           install missing packages, build, run the matmul demo (DEMO_ARGS="--quick")
+#   make check          build, run the fast tests only (unit, golden, errors; not the tuning runs):
+#                       the quick loop while developing
 #   make test           install missing packages, build, run the suite, then the ASan+UBSan suite
 #   make build          configure build/ (RelWithDebInfo) and build
 #   make test-sanitize  only the ASan+UBSan suite, in build-asan/ (Debug)
@@ -15,8 +17,12 @@ CMAKE      ?= cmake
 CTEST      ?= ctest
 BENCH_DIR  ?= build-bench
 BENCH_ARGS ?=
+DEMO_ARGS  ?=
+# make check: the tests of these labels, less the tuning runs (a minute of the quick loop)
+CHECK_LABELS  ?= ^(unit|golden|errors)$$
+CHECK_EXCLUDE ?= ^unit[.]tune_(run|show)$$
 
-.PHONY: all setup build demo test test-sanitize bench clean
+.PHONY: all setup build demo check test test-sanitize bench clean
 
 all: build
 
@@ -28,7 +34,11 @@ build: setup
 	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS)
 
 demo: build
-	$(BUILD_DIR)/apps/te-demo
+	$(BUILD_DIR)/apps/te-demo $(DEMO_ARGS)
+
+check: build
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(CTEST_JOBS) -L '$(CHECK_LABELS)' \
+	  -E '$(CHECK_EXCLUDE)'
 
 test: build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(CTEST_JOBS)

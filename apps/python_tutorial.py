@@ -24,7 +24,7 @@ import te  # noqa: E402
 
 print("te", te.__version__, "from", te.library_path)
 tgt = te.target("llvm -mcpu=native")    # this CPU, with all its vector instructions
-print("target:", str(tgt)[:80], "...")
+print("target:", tgt.short)             # str(tgt) names every CPU feature
 
 
 def timeit(f, *args, repeat=5):

@@ -1,22 +1,10 @@
 /* sgemm.c — SGEMM f32, row-major, C = A * B with M = N = K = n: te vs OpenBLAS vs Halide 14 vs
  * naive C, at 1 and 2 threads (naive C: 1).
  *
- * te's schedule (the best this bench can express with te's primitives; GotoBLAS-like), for
- * MC <= 342 rows, MR = 6, NR = 64, KC = 128 and NC = 64 or 512 columns (sgemm_tiles):
- *   - B packed into panels Bp[j / 64][k][j % 64] (an extra compute stage at root, parallel,
- *     vectorized, read along B's rows), so the micro-kernel reads B contiguously (TB_EXTRA,
- *     "packB");
- *   - A packed per block of MC rows into Ap[i / 6][k][i % 6] (rows past n repeat the last),
- *     computed at C's row block, so the 6 broadcasts of a k step come from one 24-byte run
- *     (TB_EXTRA2, "packA");
- *   - C tiled MC x NC (i.o parallel, j.o); each tile accumulates in a local MC x NC block CL
- *     (te_cache_write, computed at j.o) with loops
- *       k.o(128)  j.o(NC / 64)  i.m  k.i  i.i(6, unrolled)  j(64, vectorized)
- *     so the 6 x 64 register tile (24 zmm accumulators) stays in registers over k.i, a
- *     128 x 64 panel of B stays in L1 over the i.m loop and packed A in L2;
- *     then the block is copied to C. A short last row block or column tile rounds CL up to
- *     whole register tiles (te_set_tail), and only the copy to C is versioned for it, as a
- *     branch of the parallel loop (loop_partition), so both threads get equal work.
+ * te's schedule (the best this bench can express with te's primitives; GotoBLAS-like) is in
+ * sgemm_schedule.c, shared with the demo (apps/demo/): B packed into 64-column panels (TB_EXTRA,
+ * "packB"), A packed per block of rows (TB_EXTRA2, "packA"), C tiled MC x NC with a local block
+ * holding a 6 x 64 register tile, parallel over row blocks.
  * TE_BENCH_SGEMM="MC,MR,NR,KC[,NC]" in the environment replaces the tile sizes (tuning by hand);
  * TE_BENCH_SGEMM_N=n times that size alone; TE_BENCH_AB=R adds R call-by-call te/OpenBLAS pairs.
  * The fallbacks (te_util.h) drop packing, threads, vectorizing or unrolling as te refuses them.
@@ -25,6 +13,7 @@
 #include "bench.h"
 #include "halide_bench.h"
 #include "report.h"
+#include "sgemm_schedule.h"
 #include "te_util.h"
 
 #include <cblas.h>
@@ -36,57 +25,9 @@
 
 enum { CHECK_ROWS = 9 };
 
-typedef struct sgemm_params {
-  int n;
-  int mc, mr, nr, kc; /* rows per parallel block, register tile rows, columns, k block */
-  int nc;             /* columns of C's tile (a multiple of nr): CL is MC x NC */
-} sgemm_params;
-
-/* Row blocks of at most max_mc rows (a multiple of mr) in an even count, as equal as multiples
-   of mr allow, so that two threads get the same work: the fewest blocks whose two halves differ
-   by at most 3% of the rows, else the most even split. */
-static int sgemm_block_rows(int n, int mr, long max_mc) {
-  if (max_mc < mr)
-    max_mc = mr;
-  int best = 0, best_diff = n + 1;
-  for (int blocks = 2; blocks <= 64; blocks += 2) {
-    int per = (n + blocks - 1) / blocks, mc = mr * ((per + mr - 1) / mr);
-    int last = n - (blocks - 1) * mc;
-    if (mc > max_mc || last <= 0)
-      continue;
-    int diff = mc - last; /* the two threads' rows differ by this */
-    if (diff * 100 <= 3 * n)
-      return mc;
-    if (diff < best_diff)
-      best = mc, best_diff = diff;
-  }
-  return best ? best : mr;
-}
-
-/* The tile sizes: a 6 x 64 register tile (24 zmm accumulators; 6 broadcasts and 4 loads feed
-   24 FMAs), k blocks of 128 (a 32 KB panel of B in L1), row blocks of at most 342 rows.
-   CL, C's tile, is MC x 64 when row blocks of 40 register tiles or more have their packed A
-   (MC x n, read once per tile) fit in 55% of L2 (sysconf; 2 MB when unknown): then k runs
-   inside each 64 columns. Otherwise (n = 2048)
-   CL is MC x 512 with k blocks outside its 64-column panels, as GotoBLAS orders them: packed A
-   is read a 342 x 128 slab at a time (in L2), CL (700 KB) stays in L2, and each 32 KB panel of
-   B serves 57 register tiles instead of 19 with 114-row blocks (te / OpenBLAS call by call,
-   medians of 15 pairs over three runs: 0.924 / 0.966 at 1 / 2 threads, against 0.903 / 0.947).
-   On a 2 MB L2: 2048 = 5 x 342 + 338 rows by 512 columns, 1024 = 3 x 258 + 250 rows by 64,
-   512 = 258 + 254 by 64. */
-static sgemm_params sgemm_tiles(int n) {
-  enum { MR = 6, NR = 64, KC = 128, MAX_MC = 342, WIDE_NC = 512 };
-  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  if (l2 <= 0)
-    l2 = 2L << 20;
-  long fits = (long)(0.55 * (double)l2) / (4L * n); /* rows of packed A that fit */
-  sgemm_params p = {n, 0, MR, NR, KC, NR};
-  if (fits >= 40 * MR || n <= WIDE_NC) { /* blocks of 40+ register tiles fit */
-    p.mc = sgemm_block_rows(n, MR, fits < MAX_MC ? fits : MAX_MC);
-  } else {
-    p.mc = sgemm_block_rows(n, MR, MAX_MC);
-    p.nc = WIDE_NC;
-  }
+/* The tile sizes for this CPU's L2 (sysconf; 2 MB when unknown), or TE_BENCH_SGEMM's. */
+static sgemm_params sgemm_tiles_here(int n) {
+  sgemm_params p = sgemm_tiles(n, sysconf(_SC_LEVEL2_CACHE_SIZE));
   /* TE_BENCH_SGEMM="MC,MR,NR,KC[,NC]" replaces them (tuning by hand) */
   const char *env = getenv("TE_BENCH_SGEMM");
   sgemm_params q = p;
@@ -100,105 +41,12 @@ static sgemm_params sgemm_tiles(int n) {
   return p;
 }
 
-static void sgemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
-  const sgemm_params *p = params;
-  int n = p->n;
-  te_expr *N = te_int(ctx, n), *nr = te_int(ctx, p->nr);
-  te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
-  te_expr *k = te_reduce_axis(ctx, "k", te_int(ctx, 0), N);
-  te_tensor *A = te_placeholder(ctx, "A", TE_F32, 2, TE_EXPRS(N, N));
-  te_tensor *B = te_placeholder(ctx, "B", TE_F32, 2, TE_EXPRS(N, N));
-  te_tensor *Bp = NULL;
-  te_expr *b_kj = TE_AT(B, k, j);
-  if (flags & TB_EXTRA) {
-    /* Columns past n (when NR does not divide n) repeat column n - 1, as A's rows do. */
-    te_expr *pj = te_var(ctx, "pj"), *pk = te_var(ctx, "pk"), *pl = te_var(ctx, "pl");
-    te_expr *col = te_add(te_mul(pj, nr), pl);
-    Bp = te_compute(ctx, "Bp", 3, TE_EXPRS(te_int(ctx, (n + p->nr - 1) / p->nr), N, nr),
-                    TE_EXPRS(pj, pk, pl),
-                    TE_AT(B, pk, n % p->nr == 0 ? col : te_min(col, te_int(ctx, n - 1))));
-    b_kj = TE_AT(Bp, te_floordiv(j, nr), k, te_floormod(j, nr));
-  }
-  te_tensor *Ap = NULL;
-  te_expr *a_ik = TE_AT(A, i, k);
-  if (flags & TB_EXTRA2) {
-    /* Rows past n (when MR does not divide n) repeat row n - 1: they only feed rows of the
-       rounded-up local block that are never copied to C (a select for zeros instead costs
-       a third more compile time, in LLVM's vectorizer). */
-    te_expr *mr = te_int(ctx, p->mr);
-    te_expr *qi = te_var(ctx, "qi"), *qk = te_var(ctx, "qk"), *ql = te_var(ctx, "ql");
-    te_expr *row = te_add(te_mul(qi, mr), ql);
-    te_expr *val = TE_AT(A, n % p->mr == 0 ? row : te_min(row, te_int(ctx, n - 1)), qk);
-    Ap = te_compute(ctx, "Ap", 3, TE_EXPRS(te_int(ctx, (n + p->mr - 1) / p->mr), N, mr),
-                    TE_EXPRS(qi, qk, ql), val);
-    a_ik = TE_AT(Ap, te_floordiv(i, mr), k, te_floormod(i, mr));
-  }
-  te_tensor *C =
-      te_compute(ctx, "C", 2, TE_EXPRS(N, N), TE_EXPRS(i, j), TE_SUM(te_mul(a_ik, b_kj), k));
-  out->s = te_schedule_new(ctx, 1, &C);
+/* The ladder's flags as the schedule's steps (TB_EXTRA packs B, TB_EXTRA2 packs A). */
+static void sgemm_define_flags(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
+  sgemm_steps steps = {(flags & TB_TILE) != 0,   (flags & TB_VEC) != 0,   (flags & TB_PAR) != 0,
+                       (flags & TB_UNROLL) != 0, (flags & TB_EXTRA) != 0, (flags & TB_EXTRA2) != 0};
   out->ntensors = 3;
-  out->tensors[0] = A;
-  out->tensors[1] = B;
-  out->tensors[2] = C;
-  if (!out->s || !(flags & TB_TILE))
-    return;
-
-  /* C accumulates in a local block CL (te_cache_write) computed at C's j.o tile: the 6 x 64
-     register tile then lives in a contiguous buffer, not in rows of C 4 n bytes apart,
-     whose addresses alias in L1 sets (and 4K-alias between the tile's stores and the next
-     tile's loads) once n reaches 1024. */
-  te_tensor *CL = NULL;
-  te_cache_write(out->s, C, TE_SCOPE_LOCAL, &CL);
-  if (!CL)
-    return;
-  te_stage *cs = te_stage_of(out->s, C), *ls = te_stage_of(out->s, CL);
-  te_iter *io = NULL, *ii = NULL, *jo = NULL, *ji = NULL;
-  int nc = p->nc;
-  te_tile(cs, te_axis(cs, 0), te_axis(cs, 1), p->mc, nc, &io, &jo, &ii, &ji);
-  te_compute_at(ls, cs, jo);
-  te_iter *lm = NULL, *li = NULL, *ko = NULL, *ki = NULL, *lj = NULL, *ljo = NULL;
-  /* A short last block's rows, and a short last tile's columns, are rounded up to whole
-     register tiles (packed A and B are padded): CL's loops then have no guard and its vectors
-     no mask, so only C's copy-out is versioned for them. */
-  te_set_tail(ls, te_axis(ls, 0), TE_TAIL_ROUND_UP);
-  te_split(ls, te_axis(ls, 0), p->mr, &lm, &li);
-  te_set_tail(ls, te_axis(ls, 1), TE_TAIL_ROUND_UP);
-  te_split(ls, te_axis(ls, 1), p->nr, &ljo, &lj);
-  te_split(ls, te_reduce_iter(ls, 0), p->kc, &ko, &ki);
-  te_reorder(ls, 6, (te_iter *const[]){ko, ljo, lm, ki, li, lj});
-  te_iter *jio = NULL, *jii = ji;
-  if (nc > p->nr)
-    te_split(cs, ji, p->nr, &jio, &jii);
-  if (flags & TB_VEC) {
-    te_vectorize(ls, lj);
-    te_vectorize(cs, jii);
-  }
-  if (flags & TB_UNROLL)
-    te_unroll(ls, li);
-  if (flags & TB_PAR)
-    te_parallel(cs, io);
-  if (Ap) {
-    /* Packed once per block of MC rows (which then stays in L2), in Ap's own order: reading
-       MR rows of A at once costs no more than reading each row along k and scattering it
-       (measured: within noise, and LLVM turns the latter into scatters). */
-    te_stage *as = te_stage_of(out->s, Ap);
-    te_compute_at(as, cs, io);
-    /* te's 6-lane vector (a gather of 6 rows, one store) rather than LLVM's vectorizer, whose
-       6-way interleaved stores cost 8 ms of compile time and run no faster (1.61 vs 1.53 ms
-       for a 2048 x 2048 A). */
-    if (flags & TB_VEC)
-      te_vectorize(as, te_axis(as, 2));
-  }
-  if (Bp) {
-    /* B is read along its rows (k outer): twice as fast as panel by panel, whose reads jump a
-       row of B (4n bytes) at every step and defeat the prefetcher. */
-    te_stage *ps = te_stage_of(out->s, Bp);
-    te_reorder(ps, 3, (te_iter *const[]){te_axis(ps, 1), te_axis(ps, 0), te_axis(ps, 2)});
-    if (flags & TB_VEC)
-      te_vectorize(ps, te_axis(ps, 2));
-    if (flags & TB_PAR)
-      te_parallel(ps, te_axis(ps, 1));
-  }
+  out->s = sgemm_define(ctx, params, steps, out->tensors);
 }
 
 /* The tuned kernel (--tuned LOG): the computation te-tune builds for "matmul M=N=K=n" (ops.h,
@@ -303,8 +151,8 @@ static void sgemm_size(const bench_cfg *cfg, int n) {
   unsigned ladder[TB_MAX_LADDER];
   int nl = tb_ladder(TB_EXTRA | TB_EXTRA2, ladder);
   tb_kernel k;
-  sgemm_params p = sgemm_tiles(n);
-  int have_te = tb_build(wl, "sgemm", sgemm_define, &p, ladder, nl,
+  sgemm_params p = sgemm_tiles_here(n);
+  int have_te = tb_build(wl, "sgemm", sgemm_define_flags, &p, ladder, nl,
                          (const char *const[2]){"packB", "packA"}, &k);
   if (have_te) {
     size_t len = strlen(k.note);

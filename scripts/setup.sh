@@ -13,6 +13,7 @@ packages=(
   libcriterion-dev                   # unit tests
   spirv-headers spirv-tools mesa-vulkan-drivers libvulkan-dev   # Vulkan / SPIR-V back end
   python3-numpy python3-pytest       # Python bindings and their tests
+  libopenblas-dev                    # the demo's yardstick (loaded at run time when present)
 )
 
 exec "$(dirname "${BASH_SOURCE[0]}")/install-packages.sh" "${packages[@]}"

@@ -79,6 +79,10 @@ int cli_run_on_best(int argc, char **argv, const char *cmd, const char *what_out
 /* The resolved target string of a target description (its canonical te_target_str). */
 int cli_target_str(const char *target, char *out, size_t size);
 
+/* A target string as people read it ("llvm -mcpu=znver5": te_target_short_str of it parsed; its
+   CPU when it does not parse), for messages. */
+const char *cli_target_short(const char *target, char *buf, size_t size);
+
 /* The CPU of a target string ("rocketlake"), for short listings. */
 const char *cli_target_cpu(const char *target, char *buf, size_t size);
 

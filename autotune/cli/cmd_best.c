@@ -103,7 +103,8 @@ int cmd_best(int argc, char **argv) {
 /* ---------------------------------------------------------------- show */
 
 static void show_help(void) {
-  printf("usage: te-tune show [--log F] [--target T] [--as-c | --ir] [WORKLOAD | --key K]\n"
+  printf("usage: te-tune show [--log F] [--target T] [--as-c | --ir | --verbose] [WORKLOAD | "
+         "--key K]\n"
          "\n"
          "Prints the best schedule of a workload for a target (default \"" CLI_DEFAULT_TARGET "\")\n"
          "from the log (default " CLI_DEFAULT_LOG "): its record and its trace. When the log holds\n"
@@ -112,6 +113,8 @@ static void show_help(void) {
          "          te_* calls (one per trace step); compile it against te and run it to print\n"
          "          the lowered IR (`--trace`: the trace). Operator workloads only.\n"
          "  --ir    the lowered loop IR of the schedule\n"
+         "  --verbose  the target as the log records it, every CPU feature named (otherwise in\n"
+         "          short: \"llvm -mcpu=znver5\")\n"
          "\n"
          "exit status: 0 shown, 1 the schedule no longer applies, 2 usage error, 3 no record,\n"
          "             4 the log cannot be read\n");
@@ -160,12 +163,14 @@ static int show_ir(const at_record *r, cli_workload *w) {
 
 int cmd_show(int argc, char **argv) {
   cli_select sel = {CLI_DEFAULT_LOG, NULL, NULL, "f32", 0, {0}};
-  bool bad = false, as_c = false, ir = false;
+  bool bad = false, as_c = false, ir = false, verbose = false;
   for (int i = 1; i < argc && !bad; i++) {
     if (cli_flag(argv, i, "--help") || cli_flag(argv, i, "-h"))
       return show_help(), CLI_OK;
     if (cli_flag(argv, i, "--as-c"))
       as_c = true;
+    else if (cli_flag(argv, i, "--verbose"))
+      verbose = true;
     else if (cli_flag(argv, i, "--ir"))
       ir = true;
     else if (!cli_select_arg(&sel, argc, argv, &i, &bad))
@@ -176,7 +181,7 @@ int cmd_show(int argc, char **argv) {
                       : CLI_USAGE;
   at_log log;
   cli_workload w;
-  char tstr[4096], cpu[64];
+  char tstr[4096], short_target[256];
   int best, rc = cli_find_best(&sel, &log, &w, tstr, sizeof tstr, &best);
   if (rc == CLI_OK) {
     const at_record *r = &log.rec[best];
@@ -187,7 +192,8 @@ int cmd_show(int argc, char **argv) {
     else
       printf("workload  %s (key %s)\ntarget    %s\nbest      %.2f GFLOP/s, median %.4g ms of %d "
              "runs, trial %d%s, sketch %s, %s\ntrace:\n%s",
-             r->wl_desc ? r->wl_desc : "(text)", r->key, cli_target_cpu(r->target, cpu, sizeof cpu),
+             r->wl_desc ? r->wl_desc : "(text)", r->key,
+             verbose ? r->target : cli_target_short(r->target, short_target, sizeof short_target),
              at_record_gflops(r), at_record_cost(r) * 1e3, r->ncosts, r->trial,
              r->confirm ? " (measured again by the confirm pass)" : "",
              r->sketch ? r->sketch : "-", r->timestamp ? r->timestamp : "", r->trace);

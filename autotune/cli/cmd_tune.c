@@ -138,6 +138,11 @@ static int run(te_tune_options *o, const char *target, cli_workload *w, progress
     fprintf(stderr, "te-tune: bad target '%s': %s\n", target, te_last_error(w->ctx));
     return CLI_USAGE;
   }
+  if (!pr->quiet) { /* the target in short: the log records it whole (te-tune show --verbose) */
+    printf("tuning %s for %s; log %s\n", w->is_op ? w->desc : "the workload",
+           te_target_short_str(t), o->log_path);
+    fflush(stdout);
+  }
   te_tune_summary sum;
   o->summary = &sum;
   o->description = w->is_op ? w->desc : NULL;

@@ -81,6 +81,15 @@ int cli_target_str(const char *target, char *out, size_t size) {
   return CLI_OK;
 }
 
+const char *cli_target_short(const char *target, char *buf, size_t size) {
+  te_ctx *ctx = te_ctx_new();
+  te_target *t = ctx ? te_target_parse(ctx, target) : NULL;
+  if (t)
+    snprintf(buf, size, "%s", te_target_short_str(t));
+  te_ctx_free(ctx);
+  return t ? buf : cli_target_cpu(target, buf, size);
+}
+
 const char *cli_target_cpu(const char *target, char *buf, size_t size) {
   const char *c = strstr(target, "-mcpu=");
   if (!c)
@@ -243,9 +252,9 @@ int cli_find_best(const cli_select *sel, at_log *log, cli_workload *w, char *tst
   }
   *best = at_log_best(log, key, tstr);
   if (*best < 0) {
-    char cpu[64];
+    char short_target[256];
     fprintf(stderr, "te-tune: no successful record of workload %s for target %s in '%s'\n", key,
-            cli_target_cpu(tstr, cpu, sizeof cpu), sel->log);
+            cli_target_short(tstr, short_target, sizeof short_target), sel->log);
     return CLI_NOT_FOUND;
   }
   if (!w->ctx)

@@ -36,6 +36,15 @@ TE_API te_target *te_target_parse(te_ctx *, const char *);
 /* The target as a canonical string, with the CPU and features resolved ("llvm -mtriple=x86_64-
    pc-linux-gnu -mcpu=znver5 -mattr=+avx512f,..."). Owned by the target. */
 TE_API const char *te_target_str(const te_target *);
+/* The target as people read it, for messages and listings: "llvm -mcpu=znver5" for this
+   machine. The -mtriple only when it is not the host's platform; of the features, on the host's
+   CPU only those set otherwise than on the host ("llvm -mcpu=znver5 -mattr=-avx512f"), on another
+   CPU those the string set; at most 6, then "... (N more)". te_target_str names them all (over
+   1,000 characters for an AVX-512 host); the short string of a parsed te_target_str is the same
+   as the original's. GPU targets: te_target_str. For display only: tuning logs and saved
+   libraries record te_target_str, and parsing this string may give a target with other
+   features. Owned by the target; NULL for NULL. */
+TE_API const char *te_target_short_str(const te_target *);
 /* The target's vector register width in bits (512 with AVX-512, 256 with AVX/AVX2, 128
    otherwise; 0 for NULL). The natural number of lanes for te_vectorize is this / the element's
    bits: 16 f32 lanes on AVX-512, 8 on AVX2. Wider vectors work too (they are split into several

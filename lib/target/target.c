@@ -286,6 +286,39 @@ static te_status tg_resolve_cpu(te_ctx *ctx, const tg_opts *o, te_target *t, boo
   return TE_OK;
 }
 
+/* The string people read (te_target_short_str): the triple only when it is not the host's
+   platform, the CPU, and of the features only those that make it differ from the host (when it
+   is the host's CPU: a canonical string read back gives the short one too) or those the string
+   set (another CPU), at most TG_SHORT_FEATURES of them with the count of the rest. The host's
+   whole list is over 1,000 characters on an AVX-512 CPU. */
+enum { TG_SHORT_FEATURES = 6 };
+
+static te_status tg_short_str(te_ctx *ctx, te_target *t, bool host_triple, const tg_featlist *feats,
+                              const tg_featlist *host, bool host_cpu) {
+  ir_str s = {0};
+  ir_str_puts(&s, "llvm");
+  if (!host_triple)
+    ir_str_printf(&s, " -mtriple=%s", t->triple);
+  ir_str_printf(&s, " -mcpu=%s", t->cpu);
+  int shown = 0, more = 0;
+  for (int i = 0; i < feats->n; i++) {
+    const char *f = feats->items[i];
+    if (host_cpu && tg_featlist_find(host, f + 1) == f[0])
+      continue; /* as on the host */
+    if (shown == TG_SHORT_FEATURES) {
+      more++;
+      continue;
+    }
+    ir_str_printf(&s, "%s%s", shown++ ? "," : " -mattr=", f);
+  }
+  if (more)
+    ir_str_printf(&s, ",... (%d more)", more);
+  char *text = ir_str_take(&s);
+  t->short_str = text ? ir_strdup_persistent(ctx, text) : NULL;
+  free(text);
+  return t->short_str ? TE_OK : ir_error(ctx, TE_ERR_NOMEM, "te_target_parse: out of memory");
+}
+
 static te_status tg_resolve(te_ctx *ctx, const tg_opts *o, te_target *t) {
   tg_llvm_init();
   char *raw = LLVMGetDefaultTargetTriple();
@@ -325,8 +358,10 @@ static te_status tg_resolve(te_ctx *ctx, const tg_opts *o, te_target *t) {
     free(joined);
     t->vector_bits = tg_vector_bits(arch, cpu_bits, &feats);
     char *host_cpu = LLVMGetHostCPUName();
-    t->is_host = is_host_triple && !strcmp(t->cpu, host_cpu) && tg_host_has_all(&feats, &host);
+    bool same_cpu = is_host_triple && !strcmp(t->cpu, host_cpu);
     LLVMDisposeMessage(host_cpu);
+    t->is_host = same_cpu && tg_host_has_all(&feats, &host);
+    st = tg_short_str(ctx, t, is_host_triple, &feats, &host, same_cpu);
   }
   tg_featlist_free(&feats);
   tg_featlist_free(&host);
@@ -384,5 +419,9 @@ te_target *te_target_parse(te_ctx *ctx, const char *s) {
 }
 
 const char *te_target_str(const te_target *t) { return t ? t->str : NULL; }
+
+const char *te_target_short_str(const te_target *t) {
+  return !t ? NULL : t->short_str ? t->short_str : t->str;
+}
 
 int te_target_vector_bits(const te_target *t) { return t ? t->vector_bits : 0; }

@@ -22,6 +22,7 @@ struct te_target {
   int vector_bits;      /* preferred vector width: 512, 256, 128 */
   bool is_host;         /* JIT-able in this process */
   const char *str;      /* canonical string */
+  const char *short_str; /* the string people read (te_target_short_str); NULL: str */
   /* GPU targets (kind CUDA or VULKAN; target_gpu.c). The lowering checks launches against these
      limits; 0 for CPU targets. */
   int gpu_arch;                /* cuda: the SM version, 80 for sm_80; vulkan: 0 */

@@ -200,6 +200,7 @@ _PROTOS = {
     # Optional: present in newer libraries (checked with has()).
     "te_set_num_threads": (None, [INT]),
     "te_num_threads": (INT, []),
+    "te_target_short_str": (CS, [P]),
     "te_module_save": (S, [P, CS, ctypes.c_uint]),
     "te_modules_save": (S, [P, INT, PP, CS, ctypes.c_uint]),
     "te_tune_stage": (P, [P, CS]),        # tune.h, but a plain look-up by name

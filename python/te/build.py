@@ -63,6 +63,14 @@ class Target:
         return L.te_target_str(self._p).decode()
 
     @property
+    def short(self):
+        """The target as people read it ("llvm -mcpu=znver5"; te_target_short_str): for
+        messages, not a key (logs and saved libraries record str())."""
+        if not _lib.has("te_target_short_str"):
+            raise errors.UnsupportedError("this libte has no te_target_short_str")
+        return L.te_target_short_str(self._p).decode()
+
+    @property
     def vector_bits(self):
         """The vector register width in bits (512 with AVX-512, 256 with AVX2, else 128): the
         natural te_vectorize width is this / the element's bits."""

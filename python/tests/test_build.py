@@ -19,6 +19,8 @@ def test_targets(ctx):
     t = te.target("llvm")
     assert str(t).startswith("llvm -mtriple=") and "-mcpu=" in str(t)
     assert "native" not in str(te.target("llvm -mcpu=native"))
+    if te._lib.has("te_target_short_str"):
+        assert t.short.startswith("llvm -mcpu=") and "-mattr" not in t.short
     if te._lib.has("te_target_vector_bits"):
         assert t.vector_bits in (128, 256, 512)
         assert t.lanes("float32") == t.vector_bits // 32 and t.lanes("float64") == t.vector_bits // 64

@@ -147,6 +147,10 @@ Test(tune_cli, tune_resume_best_show_export_plot) {
   cr_assert(strstr(out, "matmul M=32 N=32 K=16 dtype=f32"), "%s", out);
   cr_assert_eq(te_tune(&out, "show --log t.jsonl"), 0, "%s", out);
   cr_assert(strstr(out, "trace:") && strstr(out, "split matmul"), "%s", out);
+  /* the target in short ("llvm -mcpu=znver5"), whole with --verbose */
+  cr_assert(strstr(out, "target    llvm -mcpu=") && !strstr(out, "-mattr="), "%s", out);
+  cr_assert_eq(te_tune(&out, "show --log t.jsonl --verbose"), 0, "%s", out);
+  cr_assert(strstr(out, "target    llvm -mtriple="), "%s", out);
   cr_assert_eq(te_tune(&out, "show --log t.jsonl matmul M=32 N=32 K=16 --ir"), 0, "%s", out);
   cr_assert(strstr(out, "produce matmul"), "%s", out);
   cr_assert_eq(te_tune(&out, "show --log t.jsonl --as-c > prog.c"), 0, "%s", out);

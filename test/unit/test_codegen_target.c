@@ -94,3 +94,40 @@ Test(target, bad_strings) {
   cr_expect_null(te_target_parse(NULL, "llvm"));
   cr_expect_null(te_target_str(NULL));
 }
+
+/* te_target_short_str: what people read. The host is "llvm -mcpu=<its CPU>" (no triple, no
+   feature list), read back from its canonical string too; a feature set otherwise than on the
+   host, another CPU's features and a foreign triple are shown; at most 6 features. */
+Test(target, short_strings) {
+  te_target *t = parse_ok("llvm");
+  char want[256];
+  snprintf(want, sizeof want, "llvm -mcpu=%s", t->cpu);
+  cr_expect_str_eq(te_target_short_str(t), want);
+  cr_expect_str_eq(te_target_short_str(parse_ok(te_target_str(t))), want, "read back");
+  cr_expect_str_eq(te_target_short_str(parse_ok("llvm -mcpu=native")), want);
+  bool x86_linux = !strcmp(t->triple, "x86_64-pc-linux-gnu");
+  if (x86_linux) {
+    const char *flip = strstr(te_target_str(t), "+avx512f") ? "-avx512f" : "+avx512f";
+    char spec[64];
+    snprintf(spec, sizeof spec, "llvm -mattr=%s", flip);
+    te_target *f = parse_ok(spec);
+    snprintf(want, sizeof want, "llvm -mcpu=%s -mattr=%s", t->cpu, flip);
+    cr_expect_str_eq(te_target_short_str(f), want);
+    cr_expect_str_eq(te_target_short_str(parse_ok(te_target_str(f))), want, "read back");
+    if (strcmp(t->cpu, "skylake-avx512") && strcmp(t->cpu, "x86-64")) {
+      cr_expect_str_eq(te_target_short_str(parse_ok(
+                           "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=skylake-avx512 -mattr=-avx512f")),
+                       "llvm -mcpu=skylake-avx512 -mattr=-avx512f");
+      cr_expect_str_eq(
+          te_target_short_str(parse_ok("llvm -mcpu=x86-64 -mattr=+avx,+avx2,+fma,+f16c,+bmi,"
+                                       "+bmi2,+lzcnt,+movbe")),
+          "llvm -mcpu=x86-64 -mattr=+avx,+avx2,+fma,+f16c,+bmi,+bmi2,... (2 more)");
+    }
+  }
+  te_target *a = parse_ok("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1 -mattr=+sve");
+  snprintf(want, sizeof want, "llvm -mtriple=%s -mcpu=neoverse-v1 -mattr=+sve", a->triple);
+  cr_expect_str_eq(te_target_short_str(a), want);
+  te_target *g = parse_ok("cuda");
+  cr_expect_str_eq(te_target_short_str(g), te_target_str(g));
+  cr_expect_null(te_target_short_str(NULL));
+}

@@ -182,6 +182,13 @@ Test(save, header_contents) {
   for (size_t i = 0; i < sizeof want / sizeof *want; i++)
     cr_expect(strstr(h, want[i]) != NULL, "header lacks '%s':\n%s", want[i], h);
   cr_expect(strstr(h, "-mtriple=") != NULL && strstr(h, "-mcpu=") != NULL, "the target");
+  /* in short at the top, where people read; whole in the last comment */
+  char top[256];
+  snprintf(top, sizeof top, " * target: %s\n", te_target_short_str(t));
+  cr_expect(strstr(h, top) != NULL && strstr(h, top) < strstr(h, "#ifndef"), "'%s' in:\n%s", top,
+            h);
+  if (strcmp(te_target_short_str(t), te_target_str(t)))
+    cr_expect(strstr(h, "every CPU feature named") > strstr(h, "int32_t k_matmul("), "%s", h);
   free(h);
 }
 
