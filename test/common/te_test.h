@@ -61,13 +61,21 @@ void tt_set(tt_buf *, int64_t flat, double v);
 int64_t tt_geti(const tt_buf *, int64_t flat);
 void tt_seti(tt_buf *, int64_t flat, int64_t v);
 
-/* Compares got with ref element by element (dtypes and shapes must match): f32 within
-   rel 1e-4 + abs 1e-5 * max(1, reduce_len), f64 within 1e-10 (same scaling), ints and bools
-   exactly. Fails the test naming the first mismatching index, the values and the count. */
+/* Compares got with ref element by element (dtypes and shapes must match). Floats: within
+   rtol * (|ref| + m), where m is the mean magnitude of ref's finite elements (so an element
+   near zero is judged at the scale of the values around it) and rtol is tt_rtol(dtype,
+   reduce_len); infinities exactly. A NaN in ref fails the test: the poison is NaN, so a NaN
+   result could be an element never written (poison such outputs with a finite value and check
+   them explicitly). Ints and bools exactly. Fails the test naming the first mismatching index,
+   the values and the count. */
 #define tt_assert_close(got, ref, reduce_len)                                                      \
   tt_assert_close_((got), (ref), (reduce_len), __FILE__, __LINE__)
 void tt_assert_close_(const tt_buf *got, const tt_buf *ref, int64_t reduce_len, const char *file,
                       int line);
+/* The relative tolerance of a float dtype: 1e-4 for f32, 1e-10 for f64, times
+   sqrt(reduce_len / 256) for sums longer than 256 terms (rounding errors of a sum grow like the
+   square root of its length); reduce_len is the number of terms an element sums (1: none). */
+double tt_rtol(te_dtype, int64_t reduce_len);
 
 /* ---------------------------------------------------------------- building and calling */
 
