@@ -117,6 +117,21 @@ void tt_expect_err_(te_ctx *, te_status, const char *const substrs[], const char
 #define TT_NO_ERR(ctx) tt_no_err_((ctx), __FILE__, __LINE__)
 void tt_no_err_(te_ctx *, const char *file, int line);
 
+/* ---------------------------------------------------------------- skips */
+
+/* A test that needs what this machine lacks is skipped visibly: tt_skip prints "SKIP
+   <suite>.<test>: <why>" and ends the test as skipped; tt_skip_part prints the same line for a
+   part of the test and returns, so the rest still runs. When the feature is listed in the
+   environment variable TE_REQUIRE (names separated by commas, e.g. TE_REQUIRE=vulkan,ptxas; CI
+   sets it to what its machines have), both fail the test instead. Features: "vulkan" (a Vulkan
+   driver, lavapipe on CPU machines), "ptxas", "cuda" (a CUDA driver and GPU), "spirv-val",
+   "vulkan-int64" (a Vulkan device with Int64 and 8-bit storage), "avx512" (an AVX-512F host),
+   and the programs some tests call by their names ("ar", "readelf", "ld.lld", ...). */
+bool tt_required(const char *feature);
+void tt_skip(const char *feature, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
+__attribute__((noreturn));
+void tt_skip_part(const char *feature, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* ---------------------------------------------------------------- schedules and map kernels */
 
 /* A line of context (e.g. the schedule being tried) printed with every failure of the helpers
