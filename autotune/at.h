@@ -281,9 +281,11 @@ void at_bench_set_reference(at_bench *, void *entry, double timeout_s, at_result
 bool at_bench_has_reference(const at_bench *);
 
 /* Test hooks: the n-th call (0-based, counted per process from this call) of at_bench_run
-   crashes (SIGSEGV in the child), hangs, or returns a wrong output; -1 disables. Only tests set
-   them. */
-void at_test_plant(int crash_at, int hang_at, int wrong_at);
+   crashes (SIGABRT in the child), hangs, or returns a wrong output; -1 disables. hang_timeout_s
+   > 0 kills the planted hang after that many seconds instead of the run's timeout_s, so that a
+   test can give every real candidate a timeout that no loaded machine reaches and still see the
+   hang end quickly. Only tests set them. */
+void at_test_plant(int crash_at, int hang_at, int wrong_at, double hang_timeout_s);
 
 /* ---------------------------------------------------------------- the log (log.c) */
 

@@ -44,11 +44,13 @@ typedef struct child_msg {
 } child_msg;
 
 static int plant_crash = -1, plant_hang = -1, plant_wrong = -1, bench_calls;
+static double plant_hang_timeout_s;
 
-void at_test_plant(int crash_at, int hang_at, int wrong_at) {
+void at_test_plant(int crash_at, int hang_at, int wrong_at, double hang_timeout_s) {
   plant_crash = crash_at;
   plant_hang = hang_at;
   plant_wrong = wrong_at;
+  plant_hang_timeout_s = hang_timeout_s;
   bench_calls = 0;
 }
 
@@ -299,6 +301,8 @@ static void run_child(at_bench *b, void *entry, int nrun, const at_measure_opts 
     child_main(b, entry, nrun, o, fds[1], planted);
   }
   close(fds[1]);
+  if (planted == 2 && plant_hang_timeout_s > 0)
+    timeout_s = plant_hang_timeout_s;
   static child_msg m;
   int got = read_msg(fds[0], &m, now_s() + timeout_s);
   close(fds[0]);

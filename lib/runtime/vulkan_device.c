@@ -9,6 +9,13 @@
  * Features the SPIR-V writer may use (64-bit ints and floats, 16-bit ints, 8/16-bit storage
  * buffers) are enabled when the device has them and reported in te_rt_vk_info, so the host side
  * can refuse a kernel that needs what the device lacks with a clear message.
+ *
+ * The device lives until the process exits, then an atexit handler releases it: a driver frees
+ * what it keeps per device only then (Mesa's lavapipe holds a block per pipeline that
+ * LeakSanitizer otherwise reports as lost), and atexit handlers run before the libraries'
+ * destructors, so the driver is still there. The instance is kept: destroying it unloads the
+ * driver, and what the driver's globals held would then look lost. Buffers and kernels freed
+ * after the release free only their host memory.
  */
 #if __has_include(<vulkan/vulkan.h>) /* else vulkan_stub.c */
 #define _GNU_SOURCE                  /* dlopen, RTLD_* */
@@ -336,11 +343,26 @@ static bool rt_create_queue_objects(rt_vk *v) {
   return true;
 }
 
+/* At exit: waits for a dispatch in flight (the lock), then destroys the device's objects and
+   the device. Later calls find no device. */
+static void rt_release_at_exit(void) {
+  rt_vk *v = &rt_dev;
+  pthread_mutex_lock(&v->lock);
+  rt_status = TE_ERR_RUNTIME;
+  snprintf(rt_init_msg, sizeof rt_init_msg, "Vulkan: the device was released at process exit");
+  v->vkDestroyFence(v->dev, v->fence, NULL);
+  v->vkDestroyCommandPool(v->dev, v->pool, NULL); /* frees the command buffer */
+  v->vkDestroyPipelineCache(v->dev, v->cache, NULL);
+  v->vkDestroyDevice(v->dev, NULL);
+  v->dev = VK_NULL_HANDLE;
+  pthread_mutex_unlock(&v->lock);
+}
+
 static void rt_init_once(void) {
   rt_vk *v = &rt_dev;
   pthread_mutex_init(&v->lock, NULL);
   if (rt_load_library(v) && rt_create_instance(v) && rt_pick_device(v) && rt_create_device(v) &&
-      rt_pick_memory(v) && rt_create_queue_objects(v))
+      rt_pick_memory(v) && rt_create_queue_objects(v) && atexit(rt_release_at_exit) == 0)
     rt_status = 0;
   /* On failure the objects made so far are kept (the process has no device either way). */
 }

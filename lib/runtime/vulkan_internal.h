@@ -44,6 +44,7 @@
   X(vkCreatePipelineLayout)                                                                        \
   X(vkDestroyPipelineLayout)                                                                       \
   X(vkCreatePipelineCache)                                                                         \
+  X(vkDestroyPipelineCache)                                                                        \
   X(vkCreateComputePipelines)                                                                      \
   X(vkDestroyPipeline)                                                                             \
   X(vkCreateDescriptorPool)                                                                        \
@@ -51,6 +52,7 @@
   X(vkAllocateDescriptorSets)                                                                      \
   X(vkUpdateDescriptorSets)                                                                        \
   X(vkCreateCommandPool)                                                                           \
+  X(vkDestroyCommandPool)                                                                          \
   X(vkAllocateCommandBuffers)                                                                      \
   X(vkBeginCommandBuffer)                                                                          \
   X(vkEndCommandBuffer)                                                                            \
@@ -62,6 +64,7 @@
   X(vkCmdPipelineBarrier)                                                                          \
   X(vkQueueSubmit)                                                                                 \
   X(vkCreateFence)                                                                                 \
+  X(vkDestroyFence)                                                                                \
   X(vkWaitForFences)                                                                               \
   X(vkResetFences)
 
@@ -89,7 +92,8 @@ typedef struct rt_vk {
 } rt_vk;
 
 /* The device, made on the first call; NULL (with the message in te_rt_last_error and the status
-   in *status) when there is none. The failure is remembered: later calls fail the same way. */
+   in *status) when there is none. The failure is remembered: later calls fail the same way.
+   After the process began to exit (the device is released then) it is NULL too. */
 rt_vk *rt_vk_get(int32_t *status);
 
 /* Records "what failed (VkResult name)" for a Vulkan call and returns TE_ERR_RUNTIME. */

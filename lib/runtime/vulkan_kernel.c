@@ -88,10 +88,14 @@ int32_t te_rt_vk_buffer_new(uint64_t bytes, te_rt_vk_buffer **out) {
 }
 
 void te_rt_vk_buffer_free(te_rt_vk_buffer *b) {
-  int32_t st;
-  rt_vk *v = b ? rt_vk_get(&st) : NULL;
-  if (!v)
+  if (!b)
     return;
+  int32_t st;
+  rt_vk *v = rt_vk_get(&st);
+  if (!v) { /* the device was released at exit: only the host memory is left */
+    free(b);
+    return;
+  }
   if (b->buf)
     v->vkDestroyBuffer(v->dev, b->buf, NULL);
   if (b->mem)
@@ -220,10 +224,14 @@ int32_t te_rt_vk_kernel_new(const char *name, const uint32_t *words, size_t nwor
 }
 
 void te_rt_vk_kernel_free(te_rt_vk_kernel *k) {
-  int32_t st;
-  rt_vk *v = k ? rt_vk_get(&st) : NULL;
-  if (!v)
+  if (!k)
     return;
+  int32_t st;
+  rt_vk *v = rt_vk_get(&st);
+  if (!v) { /* the device was released at exit: only the host memory is left */
+    free(k);
+    return;
+  }
   if (k->pipeline)
     v->vkDestroyPipeline(v->dev, k->pipeline, NULL);
   if (k->pool)

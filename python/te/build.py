@@ -369,7 +369,23 @@ def _allocate(mod, full, missing):
                 raise errors.ShapeError(
                     "kernel '%s': cannot infer extent '%s' of output '%s' from the inputs; pass "
                     "the output array" % (mod.name, d, t.name)) from None
-        full[i] = numpy.empty(dims, dtype=str(t.dtype))
+        full[i] = _new_output(numpy, dims, str(t.dtype))
+
+
+def _new_output(numpy, dims, dtype):
+    """An output array for the kernel to fill (numpy.empty: the kernel writes every element).
+
+    With the environment variable TE_DEBUG_POISON_OUTPUTS=1 (the test suite sets it) the array
+    starts as garbage instead: NaN for floats, 0x5A in every byte for integers and bools. Fresh
+    numpy.empty memory is often the block the previous call's result was freed from, still
+    holding that answer, so without the poison a kernel that writes nothing can pass a test."""
+    a = numpy.empty(dims, dtype=dtype)
+    if os.environ.get("TE_DEBUG_POISON_OUTPUTS", "0") not in ("", "0"):
+        if a.dtype.kind == "f":
+            a.fill(numpy.nan)
+        else:
+            a.reshape(-1).view(numpy.uint8).fill(0x5A)
+    return a
 
 
 def save_modules(modules, path_prefix, what=("object", "static_lib", "header")):

@@ -1,10 +1,14 @@
 """pytest configuration: import te from this source tree (unless TE_PYTHON_INSTALLED is set, to
-test an installed copy), skip everything cleanly without numpy, and give each test a fresh
-context as the current one."""
+test an installed copy), skip everything cleanly without numpy, poison every output te
+allocates, and give each test a fresh context as the current one."""
 import os
 import sys
 
 import pytest
+
+# Outputs the bindings allocate start as NaN / 0x5A bytes (te/build.py), so a kernel that writes
+# nothing fails instead of passing on a recycled block that still holds the previous answer.
+os.environ["TE_DEBUG_POISON_OUTPUTS"] = "1"
 
 if not os.environ.get("TE_PYTHON_INSTALLED"):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -1,12 +1,13 @@
 """Building: targets, lower text, module sources and entry points, saving kernels for programs
 that run without te, threads, and (when libte has it) autotuning."""
 import ctypes
+import time
 
 import numpy as np
 import pytest
 
 import te
-from _util import assert_close, rand
+from _util import assert_close, poisoned, rand
 
 
 def scale(n=16, name="C"):
@@ -35,18 +36,21 @@ def test_lower_text_and_module_info(ctx, rng):
     s = te.create_schedule(C)
     text = te.lower(s, [A, C])
     assert text.startswith("func main(A: f32[16], C: f32[16])") and "produce C" in text
+    t0 = time.monotonic()
     f = te.build(s, [A, C], name="triple")
+    build_s = time.monotonic() - t0
     assert f.name == "triple" and f["triple"] is f
     with pytest.raises(te.NotFoundError):
         f["other"]
     assert "define" in f.get_source("ll") and "triple" in f.source("asm")
     times = f.build_times
-    assert set(times) == {"lower_s", "llvm_s", "jit_s"} and min(times.values()) >= 0
+    assert set(times) == {"lower_s", "llvm_s", "jit_s"} and min(times.values()) > 0
+    assert sum(times.values()) <= build_s       # the phases, within the whole te.build call
     # the raw C entry point: int32_t triple(DLTensor *, DLTensor *)
     from te.dlpack import as_dltensor
     entry = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(f.entry)
     a = rand(rng, (16,))
-    c = np.zeros(16, np.float32)
+    c = poisoned(16)
     ha, hc = as_dltensor(a), as_dltensor(c)
     assert entry(ctypes.addressof(ha.dl), ctypes.addressof(hc.dl)) == 0
     assert_close(c, a * 3)
@@ -108,7 +112,7 @@ def test_tune_and_apply_best(ctx, rng, tmp_path):
     # forked children hang on parallel candidates until their timeout (reported to autotune)
     summary = te.tune(C, target="llvm", log_path=log, trials=4, batch=4, seed=1,
                       min_repeats=1, max_repeats=2, min_repeat_s=0.001, threads=1,
-                      confirm=2, confirm_rounds=2,
+                      confirm=2, confirm_rounds=2, timeout_s=60,   # only a hang reaches it
                       progress=seen.append, description="matmul 32x32x32 from pytest")
     assert summary.measured == 4 and summary.errors == 0 and len(summary.key) == 16
     assert summary.confirmed == 2                      # the best 2 measured again: 2 more records
@@ -122,7 +126,7 @@ def test_tune_and_apply_best(ctx, rng, tmp_path):
     assert s.trace()                                   # the best record's steps, replayed
     f = te.build(s, [A, B, C])
     a, b = rand(rng, (32, 32)), rand(rng, (32, 32))
-    assert_close(f(a, b), a @ b, scale=10)
+    assert_close(f(a, b), a @ b)
     D = te.compute((4,), lambda i: A[i, i] * 2, name="other")
     with pytest.raises(te.NotFoundError):
         te.apply_best(te.create_schedule(D), log, target="llvm")

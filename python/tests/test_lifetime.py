@@ -7,6 +7,7 @@ import weakref
 import numpy as np
 
 import te
+from _util import assert_close, assert_equal
 
 
 def make_kernel():
@@ -26,7 +27,7 @@ def test_kernel_outlives_context_variable():
     gc.collect()
     assert wctx() is not None              # the module keeps its context alive
     a = np.arange(8, dtype=np.float32)
-    np.testing.assert_allclose(f(a), a * 3 + 1)
+    assert_close(f(a), a * 3 + 1)
     del f
     gc.collect()
     assert wctx() is None                  # ... and only the module did
@@ -48,7 +49,7 @@ def test_expressions_and_tensors_outlive_context_variable():
     assert B.ctx is wctx()
     f = te.build(te.create_schedule(B), [A, B])
     a = np.arange(5, dtype=np.float32)
-    np.testing.assert_allclose(f(a), a + 8)
+    assert_close(f(a), a + 8)
     del n, A, e, B, f
     gc.collect()
     assert wctx() is None
@@ -99,7 +100,7 @@ def test_many_contexts_built_and_dropped():
     gc.collect()
     for entry in kernels:
         if entry is not None:
-            np.testing.assert_allclose(entry[0](a), a * 3 + 1)
+            assert_close(entry[0](a), a * 3 + 1)
     refs = [e[1] for e in kernels if e is not None]
     del kernels, entry
     gc.collect()
@@ -131,7 +132,7 @@ def test_custom_reducer_cache_does_not_keep_contexts():
         B = te.compute((4,), lambda i: argmin(A[i, k], axis=k), name="B")
         f = te.build(te.create_schedule(B), [A, B])
     a = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
-    np.testing.assert_allclose(f(a), a.min(axis=1))
+    assert_close(f(a), a.min(axis=1))
     del ctx, A, k, B, f
     gc.collect()
     assert wctx() is None
@@ -141,7 +142,7 @@ def test_custom_reducer_cache_does_not_keep_contexts():
         k = te.reduce_axis((0, 3), name="k")
         B = te.compute((2,), lambda i: argmin(A[i, k], axis=k), name="B")
         a = np.array([[3, 1, 2], [-1, 5, 0]], np.float32)
-        np.testing.assert_allclose(te.build(te.create_schedule(B), [A, B])(a), [1, -1])
+        assert_close(te.build(te.create_schedule(B), [A, B])(a), [1, -1])
 
 
 def test_threads_with_their_own_contexts():
@@ -170,5 +171,5 @@ def test_threads_with_their_own_contexts():
         th.join()
     assert not errors_, errors_
     for t in range(1, 5):
-        np.testing.assert_array_equal(results[t], np.full(64, t, np.float32))
+        assert_equal(results[t], np.full(64, t, np.float32))
     assert len({id(results[("ctx", t)]) for t in range(1, 5)}) == 4

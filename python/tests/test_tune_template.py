@@ -18,8 +18,10 @@ pytestmark = pytest.mark.skipif(not getattr(te, "HAS_TEMPLATES", False),
 
 TI = (4, 8, 16)
 # threads=1: see test_build.test_tune_and_apply_best (forked children and OpenMP's pool)
+# timeout_s=60: only a hang reaches it, however loaded the machine, so "no errors" cannot fail
+# because the machine is slow
 QUICK = dict(target="llvm", batch=4, population=16, generations=1, min_repeats=1, max_repeats=2,
-             min_repeat_s=0.001, threads=1, confirm=-1)   # one record per trial
+             min_repeat_s=0.001, threads=1, confirm=-1, timeout_s=60)   # one record per trial
 
 
 def matmul(n=64):
@@ -85,7 +87,7 @@ def test_template_tunes_its_knobs_and_apply_best_runs(ctx, rng, tmp_path):
     assert "split C i " in trace and "reorder C " in trace, trace
     f = te.build(s, [A, B, C])
     a, b = rand(rng, (64, 64)), rand(rng, (64, 64))
-    assert_close(f(a, b), a @ b, scale=10)
+    assert_close(f(a, b), a @ b)
 
 
 def raised_inside(fn):

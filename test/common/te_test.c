@@ -235,21 +235,44 @@ static void index_str(const tt_buf *b, int64_t flat, char *buf, size_t size) {
     snprintf(buf + n, size - n, "]");
 }
 
-static bool close_enough(const tt_buf *got, const tt_buf *ref, int64_t i, int64_t k) {
+/* The mean magnitude of the reference's finite elements: the scale a float result is compared
+   at, so that an element near zero (a cancelling sum, a small softmax entry) is judged against
+   the size of the values around it, never against a constant. */
+static double ref_scale(const tt_buf *ref) {
+  double sum = 0;
+  int64_t n = 0;
+  for (int64_t i = 0; i < ref->numel; i++) {
+    double r = tt_get(ref, i);
+    if (isfinite(r)) {
+      sum += fabs(r);
+      n++;
+    }
+  }
+  return n ? sum / (double)n : 0;
+}
+
+double tt_rtol(te_dtype t, int64_t reduce_len) {
+  double rtol = t.bits == 64 ? 1e-10 : 1e-4;
+  /* a sum's rounding error grows like the square root of its length (a random walk): long sums
+     get a little more room, still relative to the values */
+  return reduce_len > 256 ? rtol * sqrt((double)reduce_len / 256.0) : rtol;
+}
+
+typedef enum { TT_MATCH, TT_DIFFER, TT_REF_NAN } tt_verdict;
+
+static tt_verdict compare_elem(const tt_buf *got, const tt_buf *ref, int64_t i, double rtol,
+                               double scale) {
   te_dtype t = ref->dl.dtype;
   if (!is_float(t))
-    return tt_geti(got, i) == tt_geti(ref, i);
+    return tt_geti(got, i) == tt_geti(ref, i) ? TT_MATCH : TT_DIFFER;
   double g = tt_get(got, i), r = tt_get(ref, i);
-  if (isnan(r))
-    return isnan(g);
+  if (isnan(r)) /* the poison is NaN: a NaN result would match an element never written */
+    return TT_REF_NAN;
   if (isnan(g))
-    return false;
+    return TT_DIFFER;
   if (isinf(r))
-    return g == r;
-  double scale = (double)(k > 1 ? k : 1);
-  double rtol = t.bits == 32 ? 1e-4 : 1e-10;
-  double atol = t.bits == 32 ? 1e-5 : 1e-10;
-  return fabs(g - r) <= rtol * fabs(r) + atol * scale;
+    return g == r ? TT_MATCH : TT_DIFFER;
+  return fabs(g - r) <= rtol * (fabs(r) + scale) ? TT_MATCH : TT_DIFFER;
 }
 
 void tt_assert_close_(const tt_buf *got, const tt_buf *ref, int64_t k, const char *file, int line) {
@@ -259,9 +282,13 @@ void tt_assert_close_(const tt_buf *got, const tt_buf *ref, int64_t k, const cha
             te_dtype_str(ref->dl.dtype, b, sizeof b));
   cr_assert(got->numel == ref->numel, "%s:%d: %lld elements vs %lld in the reference", file, line,
             (long long)got->numel, (long long)ref->numel);
-  int64_t bad = 0, first = -1;
+  double rtol = tt_rtol(ref->dl.dtype, k), scale = is_float(ref->dl.dtype) ? ref_scale(ref) : 0;
+  int64_t bad = 0, first = -1, ref_nan = -1;
   for (int64_t i = 0; i < ref->numel; i++) {
-    if (!close_enough(got, ref, i, k)) {
+    tt_verdict v = compare_elem(got, ref, i, rtol, scale);
+    if (v == TT_REF_NAN && ref_nan < 0)
+      ref_nan = i;
+    if (v != TT_MATCH) {
       if (first < 0)
         first = i;
       bad++;
@@ -271,11 +298,17 @@ void tt_assert_close_(const tt_buf *got, const tt_buf *ref, int64_t k, const cha
     return;
   char idx[128];
   index_str(ref, first, idx, sizeof idx);
+  if (ref_nan >= 0)
+    cr_assert_fail("%s:%d: [%s] the reference is NaN at flat index %lld: a NaN result cannot be "
+                   "told from the NaN poison of an element never written (check NaN results "
+                   "with another poison)",
+                   file, line, tt_note_text(), (long long)ref_nan);
   if (is_float(ref->dl.dtype))
     cr_assert_fail("%s:%d: [%s] %lld of %lld elements differ; first at %s (flat %lld): got "
-                   "%.9g, expected %.9g",
+                   "%.9g, expected %.9g (tolerance %.3g relative to |expected| + %.3g, the "
+                   "reference's mean magnitude)",
                    file, line, tt_note_text(), (long long)bad, (long long)ref->numel, idx,
-                   (long long)first, tt_get(got, first), tt_get(ref, first));
+                   (long long)first, tt_get(got, first), tt_get(ref, first), rtol, scale);
   else
     cr_assert_fail("%s:%d: [%s] %lld of %lld elements differ; first at %s (flat %lld): got "
                    "%lld, expected %lld",

@@ -61,13 +61,21 @@ void tt_set(tt_buf *, int64_t flat, double v);
 int64_t tt_geti(const tt_buf *, int64_t flat);
 void tt_seti(tt_buf *, int64_t flat, int64_t v);
 
-/* Compares got with ref element by element (dtypes and shapes must match): f32 within
-   rel 1e-4 + abs 1e-5 * max(1, reduce_len), f64 within 1e-10 (same scaling), ints and bools
-   exactly. Fails the test naming the first mismatching index, the values and the count. */
+/* Compares got with ref element by element (dtypes and shapes must match). Floats: within
+   rtol * (|ref| + m), where m is the mean magnitude of ref's finite elements (so an element
+   near zero is judged at the scale of the values around it) and rtol is tt_rtol(dtype,
+   reduce_len); infinities exactly. A NaN in ref fails the test: the poison is NaN, so a NaN
+   result could be an element never written (poison such outputs with a finite value and check
+   them explicitly). Ints and bools exactly. Fails the test naming the first mismatching index,
+   the values and the count. */
 #define tt_assert_close(got, ref, reduce_len)                                                      \
   tt_assert_close_((got), (ref), (reduce_len), __FILE__, __LINE__)
 void tt_assert_close_(const tt_buf *got, const tt_buf *ref, int64_t reduce_len, const char *file,
                       int line);
+/* The relative tolerance of a float dtype: 1e-4 for f32, 1e-10 for f64, times
+   sqrt(reduce_len / 256) for sums longer than 256 terms (rounding errors of a sum grow like the
+   square root of its length); reduce_len is the number of terms an element sums (1: none). */
+double tt_rtol(te_dtype, int64_t reduce_len);
 
 /* ---------------------------------------------------------------- building and calling */
 
@@ -108,6 +116,21 @@ void tt_expect_err_(te_ctx *, te_status, const char *const substrs[], const char
 /* Asserts that the context holds no error. */
 #define TT_NO_ERR(ctx) tt_no_err_((ctx), __FILE__, __LINE__)
 void tt_no_err_(te_ctx *, const char *file, int line);
+
+/* ---------------------------------------------------------------- skips */
+
+/* A test that needs what this machine lacks is skipped visibly: tt_skip prints "SKIP
+   <suite>.<test>: <why>" and ends the test as skipped; tt_skip_part prints the same line for a
+   part of the test and returns, so the rest still runs. When the feature is listed in the
+   environment variable TE_REQUIRE (names separated by commas, e.g. TE_REQUIRE=vulkan,ptxas; CI
+   sets it to what its machines have), both fail the test instead. Features: "vulkan" (a Vulkan
+   driver, lavapipe on CPU machines), "ptxas", "cuda" (a CUDA driver and GPU), "spirv-val",
+   "vulkan-int64" (a Vulkan device with Int64 and 8-bit storage), "avx512" (an AVX-512F host),
+   and the programs some tests call by their names ("ar", "readelf", "ld.lld", ...). */
+bool tt_required(const char *feature);
+void tt_skip(const char *feature, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
+__attribute__((noreturn));
+void tt_skip_part(const char *feature, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---------------------------------------------------------------- schedules and map kernels */
 

@@ -1,13 +1,16 @@
 /* test_api_misc.c — the public API around building: te_lower_text names the split/fused loops,
  * te_module_source gives LLVM IR and assembly that define the kernel, te_module_entry can be
  * called directly, te_target_str resolves the host, explicit target options build and run, the
- * schedule trace records primitives, te_expr_text prints, build times are non-negative.
+ * schedule trace records primitives, te_expr_text prints, each build phase is timed (more than
+ * zero, and together no more than the whole te_build).
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "../common/te_test.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 TestSuite(api_misc, .init = tt_setup, .fini = tt_teardown);
 
@@ -17,6 +20,12 @@ static te_tensor *scale2(te_tensor **A) {
   *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(10, 12));
   return TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(te_int(tt_ctx, 10), te_int(tt_ctx, 12)),
                           TE_EXPRS(i, j), te_mul(tt_at2(*A, i, j), te_float(tt_ctx, TE_F32, 2))));
+}
+
+static double wall_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void expect_contains(const char *text, const char *what, const char *needle) {
@@ -63,12 +72,19 @@ Test(api_misc, lower_text_of_tile) {
 
 Test(api_misc, module_source_entry_and_times) {
   te_tensor *A, *C = scale2(&A);
+  double t0 = wall_s();
   te_module *m = tt_build(tt_schedule1(C), "scale_two", 2, TT_TENSORS(A, C), 0, NULL);
+  double build_s = wall_s() - t0;
   expect_contains(te_module_source(m, "ll"), "ll source", "scale_two");
   expect_contains(te_module_source(m, "ll"), "ll source", "define");
   expect_contains(te_module_source(m, "asm"), "asm source", "scale_two");
+  /* each phase took some time, and together no more than the whole te_build call */
   te_build_times bt = te_module_build_times(m);
-  cr_assert(bt.lower_s >= 0 && bt.llvm_s >= 0 && bt.jit_s >= 0, "negative build times");
+  cr_assert(bt.lower_s > 0 && bt.llvm_s > 0 && bt.jit_s > 0, "build times %g, %g, %g s", bt.lower_s,
+            bt.llvm_s, bt.jit_s);
+  cr_assert(bt.lower_s + bt.llvm_s + bt.jit_s <= build_s,
+            "lower %g + llvm %g + jit %g s is more than te_build's %g s", bt.lower_s, bt.llvm_s,
+            bt.jit_s, build_s);
 
   typedef int32_t (*kern2)(DLTensor *, DLTensor *);
   kern2 fn = (kern2)te_module_entry(m, "scale_two");

@@ -1,10 +1,11 @@
 /* test_cuda.c — the "cuda" target end to end: every GPU kernel of the suite (gpu_cases.h) is
- * built to PTX, RUN on the machine's NVIDIA GPU through the CUDA driver and compared with the
- * same computation built for the CPU with its default schedule.
+ * built to PTX, RUN on the machine's NVIDIA GPU through the CUDA driver and compared with a
+ * plain C reference (gpu_ref.h). The output's device copy starts as the NaN poison, so a kernel
+ * that leaves an element unwritten fails.
  *
  * Without a CUDA driver (no libcuda.so.1, or no GPU) each test prints a SKIP line with the
- * reason and is reported as skipped (ctest passes). Building needs no GPU; see test_ptx.c and
- * errors/test_gpu_errors.c for what runs everywhere.
+ * reason and is reported as skipped (ctest passes; TE_REQUIRE=cuda makes it fail). Building needs
+ * no GPU; see test_ptx.c and errors/test_gpu_errors.c for what runs everywhere.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,24 +14,23 @@
 #include <te/device.h>
 
 #include "../common/gpu_cases.h"
+#include "../common/gpu_ref.h"
 #include "../common/te_test.h"
 
 TestSuite(cuda, .init = tt_setup, .fini = tt_teardown);
 
-static bool have_cuda(const char *test) {
-  if (te_device_available(kDLCUDA))
-    return true;
-  printf("SKIP cuda.%s: %s\n", test, te_device_last_error());
-  fflush(stdout);
-  return false;
+/* Skips the test (visibly; a failure when TE_REQUIRE lists "cuda") without a CUDA driver. */
+static void need_cuda(void) {
+  if (!te_device_available(kDLCUDA))
+    tt_skip("cuda", "no CUDA driver: %s", te_device_last_error());
 }
 
 static const DLDevice dev0 = {kDLCUDA, 0};
 
-/* Runs module m's kernel on copies of bufs in device memory; the last buffer is the output,
-   copied back into out. */
-static void run_on_device(te_module *m, const char *name, int nt, tt_buf *const bufs[],
-                          tt_buf *out) {
+/* Runs module m's kernel on copies of bufs in device memory and copies the last one, the
+   output, back into it. The caller poisons the output first: its device copy starts as the
+   poison, so an element the kernel never writes comes back as NaN. */
+static void run_on_device(te_module *m, const char *name, int nt, tt_buf *const bufs[]) {
   DLTensor dl[8];
   DLTensor *dlp[8];
   void *mem[8] = {0};
@@ -47,6 +47,7 @@ static void run_on_device(te_module *m, const char *name, int nt, tt_buf *const 
   te_status st = te_module_call(m, name, nt, dlp, 0, NULL);
   cr_assert_eq(st, TE_OK, "%s", te_last_error(tt_ctx));
   cr_assert_eq(te_device_sync(dev0), TE_OK, "%s", te_device_last_error());
+  tt_buf *out = bufs[nt - 1];
   size_t bytes = (size_t)out->numel * out->elem_bytes;
   cr_assert_eq(te_device_copy(out->dl.data, (DLDevice){kDLCPU, 0}, mem[nt - 1], dev0, bytes), TE_OK,
                "%s", te_device_last_error());
@@ -54,6 +55,8 @@ static void run_on_device(te_module *m, const char *name, int nt, tt_buf *const 
     te_device_free(dev0, mem[i]);
 }
 
+/* Builds the case for "cuda", runs it on random inputs and a poisoned output, and compares the
+   output with the case's plain C reference (gpu_ref.h), computed into a buffer of its own. */
 static void check_case(gpu_case_builder b, const int64_t *const shapes[], const int ndims[],
                        int64_t reduce_len) {
   gpu_case c;
@@ -61,44 +64,42 @@ static void check_case(gpu_case_builder b, const int64_t *const shapes[], const 
   te_module *m = NULL;
   TT_OK(te_build(c.sch, c.name, c.ntensors, c.tensors, 0, NULL,
                  TT_NN(te_target_parse(tt_ctx, "cuda")), &m));
-  te_tensor *outt = c.tensors[c.ntensors - 1];
-  te_module *ref = tt_build(tt_schedule1(outt), "ref", c.ntensors, c.tensors, 0, NULL);
-  tt_buf *bufs[8], *got = tt_alloc(TE_F32, ndims[c.ntensors - 1], shapes[c.ntensors - 1]);
+  int out = c.ntensors - 1;
+  tt_buf *bufs[8], *refs[8];
   for (int i = 0; i < c.ntensors; i++) {
     bufs[i] = tt_alloc(TE_F32, ndims[i], shapes[i]);
-    if (i < c.ntensors - 1)
+    if (i < out)
       tt_fill(bufs[i], 17 + (uint64_t)i);
+    refs[i] = bufs[i];
   }
-  tt_call(ref, "ref", c.ntensors, bufs, 0, NULL);
-  run_on_device(m, c.name, c.ntensors, bufs, got);
-  tt_assert_close(got, bufs[c.ntensors - 1], reduce_len);
-  printf("cuda.%s: matches the CPU\n", c.name);
+  refs[out] = tt_alloc(TE_F32, ndims[out], shapes[out]);
+  cr_assert(gpu_ref_case(c.name, c.ntensors, refs), "no C reference for %s", c.name);
+  tt_poison(bufs[out]);
+  run_on_device(m, c.name, c.ntensors, bufs);
+  tt_assert_close(bufs[out], refs[out], reduce_len);
+  printf("cuda.%s: matches the C reference\n", c.name);
 }
 
 Test(cuda, elementwise) {
-  if (!have_cuda("elementwise"))
-    cr_skip_test("no CUDA driver");
+  need_cuda();
   static const int64_t s[] = {1000}; /* not a multiple of 64: the guard */
   check_case(gpu_case_elementwise, (const int64_t *const[]){s, s, s}, (const int[]){1, 1, 1}, 1);
 }
 
 Test(cuda, reduce) {
-  if (!have_cuda("reduce"))
-    cr_skip_test("no CUDA driver");
+  need_cuda();
   static const int64_t a[] = {64, 1024}, b[] = {64};
   check_case(gpu_case_reduce, (const int64_t *const[]){a, b}, (const int[]){2, 1}, 1024);
 }
 
 Test(cuda, matmul) {
-  if (!have_cuda("matmul"))
-    cr_skip_test("no CUDA driver");
+  need_cuda();
   static const int64_t s[] = {128, 128};
   check_case(gpu_case_matmul, (const int64_t *const[]){s, s, s}, (const int[]){2, 2, 2}, 128);
 }
 
 Test(cuda, softmax) {
-  if (!have_cuda("softmax"))
-    cr_skip_test("no CUDA driver");
+  need_cuda();
   static const int64_t s[] = {32, 256};
   check_case(gpu_case_softmax, (const int64_t *const[]){s, s}, (const int[]){2, 2}, 256);
 }

@@ -129,6 +129,23 @@ Test(parse_kernels, conv2d_text_matches_operator) {
   tt_dl(3, TT_BUFS(x, w, y2), dl);
   cr_assert_eq(te_module_call(m2, "conv_text", 3, dl, 0, NULL), TE_OK, "%s", te_last_error(c2));
   tt_assert_close(y2, y1, 27);
+  /* and both compute the convolution: stride 2 x 1, padding 1, in plain C */
+  tt_buf *ref = TT_ALLOC(TE_F32, 1, 4, 5, 8);
+  for (int oc = 0; oc < 4; oc++)
+    for (int y = 0; y < 5; y++)
+      for (int xo = 0; xo < 8; xo++) {
+        double acc = 0;
+        for (int c = 0; c < 3; c++)
+          for (int ry = 0; ry < 3; ry++)
+            for (int rx = 0; rx < 3; rx++) {
+              int iy = 2 * y + ry - 1, ix = xo + rx - 1;
+              if (iy >= 0 && iy < 9 && ix >= 0 && ix < 8)
+                acc += tt_get(x, (c * 9 + iy) * 8 + ix) *
+                       tt_get(w, ((oc * 3 + c) * 3 + ry) * 3 + rx);
+            }
+        tt_set(ref, (oc * 5 + y) * 8 + xo, acc);
+      }
+  tt_assert_close(y1, ref, 27);
   te_ctx_free(c2);
   te_free(text);
 }

@@ -51,6 +51,7 @@ static te_tune_options quick(int trials) {
   o.generations = 1;
   o.min_repeat_s = 0.001;
   o.max_repeats = 3;
+  o.timeout_s = 60; /* only a hang reaches it, however loaded the machine */
   return o;
 }
 

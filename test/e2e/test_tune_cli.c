@@ -81,7 +81,10 @@ static bool exists(const char *name) {
   return stat(path, &st) == 0 && st.st_size > 0;
 }
 
-#define QUICK "--min-repeat-s 0.001 --max-repeats 3 --batch 3 --population 16 --quiet --confirm 0"
+/* --timeout 60: only a hang reaches it, however loaded the machine */
+#define QUICK                                                                                      \
+  "--min-repeat-s 0.001 --max-repeats 3 --batch 3 --population 16 --quiet --confirm 0 "            \
+  "--timeout 60"
 
 Test(tune_cli, help_and_usage_errors) {
   char *out;

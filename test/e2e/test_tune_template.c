@@ -105,6 +105,7 @@ static te_tune_options quick(const char *log, int trials, uint64_t seed) {
   o.min_repeat_s = 0.001;
   o.min_repeats = 1;
   o.max_repeats = 3;
+  o.timeout_s = 60; /* only a hang reaches it, however loaded the machine: "no errors" holds */
   o.threads = 1;
   o.confirm = -1; /* one record per trial */
   o.template_fn = mm_template;

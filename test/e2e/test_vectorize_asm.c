@@ -64,10 +64,8 @@ Test(vectorize_asm, avx2_uses_ymm) {
 
 Test(vectorize_asm, host_with_avx512_uses_zmm) {
   te_target *host = tt_target();
-  if (!strstr(te_target_str(host), "+avx512f") || te_target_vector_bits(host) < 512) {
-    cr_log_info("skip: the host has no AVX-512F (%s)", te_target_str(host));
-    return;
-  }
+  if (!strstr(te_target_str(host), "+avx512f") || te_target_vector_bits(host) < 512)
+    tt_skip("avx512", "the host has no AVX-512F (%s)", te_target_str(host));
   const char *text = matmul_asm("llvm");
   cr_expect_gt(count_lines(text, "vfmadd", "%zmm"), 0, "no zmm FMA in:\n%s", text);
 }

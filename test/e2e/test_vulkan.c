@@ -1,10 +1,10 @@
 /* test_vulkan.c — the "vulkan" target end to end: every GPU kernel of the suite (gpu_cases.h,
  * plus conv2d and element-wise maps over many operators and dtypes) is built to SPIR-V, RUN on
- * the machine's Vulkan device (Mesa's lavapipe on CPU-only machines) and compared with a plain C
- * reference or with the same computation built for the CPU ("llvm").
+ * the machine's Vulkan device (Mesa's lavapipe on CPU-only machines) on poisoned outputs and
+ * compared with a plain C reference.
  *
  * Without a Vulkan driver a call fails with TE_ERR_RUNTIME "no Vulkan driver": the test prints
- * a SKIP line and is reported as skipped (ctest passes).
+ * a SKIP line and is reported as skipped (ctest passes; TE_REQUIRE=vulkan makes it fail).
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
@@ -16,6 +16,7 @@
 #include <criterion/criterion.h>
 
 #include "../common/gpu_cases.h"
+#include "../common/gpu_ref.h"
 #include "../common/te_test.h"
 
 TestSuite(vulkan, .init = tt_setup, .fini = tt_teardown);
@@ -34,11 +35,8 @@ static void vk_call(te_module *m, const char *name, int nt, tt_buf *const bufs[]
   DLTensor *dl[16];
   tt_dl(nt, bufs, dl);
   te_status st = te_module_call(m, name, nt, dl, ns, sc);
-  if (st == TE_ERR_RUNTIME && strstr(te_last_error(tt_ctx), "no Vulkan driver")) {
-    printf("SKIP %s: %s\n", name, te_last_error(tt_ctx));
-    fflush(stdout);
-    cr_skip_test("no Vulkan driver");
-  }
+  if (st == TE_ERR_RUNTIME && strstr(te_last_error(tt_ctx), "no Vulkan driver"))
+    tt_skip("vulkan", "kernel %s: %s", name, te_last_error(tt_ctx));
   TT_OK(st);
 }
 
@@ -58,8 +56,7 @@ Test(vulkan, elementwise_symbolic_n) {
     tt_buf *got = TT_ALLOC(TE_F32, n), *ref = TT_ALLOC(TE_F32, n);
     tt_fill(a, 1 + (uint64_t)t);
     tt_fill(b, 7 + (uint64_t)t);
-    for (int64_t i = 0; i < n; i++)
-      tt_set(ref, i, (double)((float)tt_get(a, i) * 2.0f + (float)tt_get(b, i)));
+    gpu_ref_elementwise(a, b, ref);
     vk_call(m, c.name, 3, TT_BUFS(a, b, got), 0, NULL);
     tt_assert_close(got, ref, 1);
   }
@@ -73,12 +70,7 @@ Test(vulkan, reduce_shared_memory_and_barrier) {
   cr_expect(strstr(dis, "OpControlBarrier") && strstr(dis, "Workgroup"), "%s", dis);
   tt_buf *a = TT_ALLOC(TE_F32, 64, 1024), *got = TT_ALLOC(TE_F32, 64), *ref = TT_ALLOC(TE_F32, 64);
   tt_fill(a, 3);
-  for (int i = 0; i < 64; i++) {
-    double s = 0;
-    for (int k = 0; k < 1024; k++)
-      s += tt_get(a, i * 1024 + k);
-    tt_set(ref, i, s);
-  }
+  gpu_ref_rowsum(a, ref);
   vk_call(m, c.name, 2, TT_BUFS(a, got), 0, NULL);
   tt_assert_close(got, ref, 1024);
 }
@@ -92,13 +84,7 @@ Test(vulkan, matmul_shared_tiles) {
   tt_buf *got = TT_ALLOC(TE_F32, N, N), *ref = TT_ALLOC(TE_F32, N, N);
   tt_fill(a, 4);
   tt_fill(b, 5);
-  for (int i = 0; i < N; i++)
-    for (int j = 0; j < N; j++) {
-      double s = 0;
-      for (int k = 0; k < N; k++)
-        s += tt_get(a, i * N + k) * tt_get(b, k * N + j);
-      tt_set(ref, i * N + j, s);
-    }
+  tt_ref_matmul(a, b, ref, N, N, N);
   vk_call(m, c.name, 3, TT_BUFS(a, b, got), 0, NULL);
   tt_assert_close(got, ref, N);
 }
@@ -110,15 +96,7 @@ Test(vulkan, softmax_rows) {
   te_module *m = vk_build(c.sch, c.name, c.ntensors, c.tensors, 0, NULL);
   tt_buf *x = TT_ALLOC(TE_F32, R, L), *got = TT_ALLOC(TE_F32, R, L), *ref = TT_ALLOC(TE_F32, R, L);
   tt_fill(x, 6);
-  for (int r = 0; r < R; r++) {
-    double mx = -INFINITY, s = 0;
-    for (int k = 0; k < L; k++)
-      mx = fmax(mx, tt_get(x, r * L + k));
-    for (int k = 0; k < L; k++)
-      s += exp(tt_get(x, r * L + k) - mx);
-    for (int k = 0; k < L; k++)
-      tt_set(ref, r * L + k, exp(tt_get(x, r * L + k) - mx) / s);
-  }
+  gpu_ref_softmax(x, ref);
   vk_call(m, c.name, 2, TT_BUFS(x, got), 0, NULL);
   tt_assert_close(got, ref, L);
 }
@@ -164,14 +142,19 @@ Test(vulkan, conv2d_padded) {
   tt_assert_close(got, ref, C * K * K);
 }
 
-/* ---- element-wise maps: the same expression on the CPU ("llvm") and on Vulkan ---- */
+/* ---- element-wise maps: the same expression on Vulkan and in plain C ---- */
 
 typedef struct vk_map {
   const char *name;
   te_dtype in[2], out;
   double lo, hi; /* input range (lo == hi: tt_fill) */
   te_expr *(*body)(te_expr *a, te_expr *b);
+  /* out[i] in plain C: floats in double (the f32 roundings where a result is discontinuous in
+     them: floor, round, casts), integers exactly */
+  void (*ref)(const tt_buf *a, const tt_buf *b, tt_buf *out, int64_t i);
 } vk_map;
+
+static float f32_at(const tt_buf *t, int64_t i) { return (float)tt_get(t, i); }
 
 static te_expr *m_math(te_expr *a, te_expr *b) {
   te_ctx *c = tt_ctx;
@@ -187,17 +170,35 @@ static te_expr *m_math(te_expr *a, te_expr *b) {
   e = te_add(e, te_max(te_min(a, b), te_float(c, TE_F32, -0.5)));
   return te_add(e, te_call(c, "log10", 1, TE_EXPRS(te_call(c, "exp2", 1, TE_EXPRS(b)))));
 }
+static void r_math(const tt_buf *ta, const tt_buf *tb, tt_buf *out, int64_t i) {
+  float fa = f32_at(ta, i), fb = f32_at(tb, i);
+  double a = fa, b = fb;
+  double e = exp(a * 0.5) + log(fabs(b)) + tanh(a * b) + 1 / (1 + exp(-b)) + erf(a) + sqrt(fabs(a));
+  e += floorf(fa * 3.0f) + roundf(fb * 2.0f) + pow(a, 3) + fmax(fmin(a, b), -0.5);
+  tt_set(out, i, e + log10(exp2(b)));
+}
 static te_expr *m_select(te_expr *a, te_expr *b) {
   return te_select(te_and(te_lt(a, b), te_not(te_eq(a, te_float(tt_ctx, TE_F32, 0)))), te_sub(a, b),
                    te_div(a, b));
 }
+static void r_select(const tt_buf *ta, const tt_buf *tb, tt_buf *out, int64_t i) {
+  float a = f32_at(ta, i), b = f32_at(tb, i);
+  tt_set(out, i, a < b && a != 0 ? (double)(a - b) : (double)(a / b));
+}
 static te_expr *m_intdiv(te_expr *a, te_expr *b) {
   return te_add(te_mul(te_floordiv(a, b), te_int(tt_ctx, 100)), te_floormod(a, b));
+}
+static void r_intdiv(const tt_buf *ta, const tt_buf *tb, tt_buf *out, int64_t i) {
+  int64_t a = tt_geti(ta, i), b = tt_geti(tb, i);
+  tt_seti(out, i, tt_floordiv(a, b) * 100 + tt_floormod(a, b));
 }
 static te_expr *m_i64(te_expr *a, te_expr *b) {
   /* 64-bit data: values beyond 32 bits */
   te_expr *big = te_mul(a, te_cast(TE_I64, te_int(tt_ctx, 3000000000LL)));
   return te_add(big, te_floordiv(b, te_cast(TE_I64, te_int(tt_ctx, 4))));
+}
+static void r_i64(const tt_buf *ta, const tt_buf *tb, tt_buf *out, int64_t i) {
+  tt_seti(out, i, tt_geti(ta, i) * 3000000000LL + tt_floordiv(tt_geti(tb, i), 4));
 }
 static te_expr *m_casts(te_expr *a, te_expr *b) {
   te_expr *i = te_cast(TE_I32, te_mul(a, te_float(tt_ctx, TE_F32, 10)));
@@ -205,20 +206,30 @@ static te_expr *m_casts(te_expr *a, te_expr *b) {
   te_expr *bl = te_cast(TE_F32, te_gt(a, b));
   return te_add(te_add(te_cast(TE_F32, i), te_cast(TE_F32, u)), bl);
 }
+static void r_casts(const tt_buf *ta, const tt_buf *tb, tt_buf *out, int64_t i) {
+  float a = f32_at(ta, i), b = f32_at(tb, i);
+  int32_t iv = (int32_t)(a * 10.0f);
+  uint32_t uv = (uint32_t)((int32_t)b + 100);
+  tt_set(out, i, (double)((float)iv + (float)uv + (a > b ? 1.0f : 0.0f)));
+}
 static te_expr *m_f64(te_expr *a, te_expr *b) {
   te_ctx *c = tt_ctx;
   return te_add(te_call(c, "fma", 3, TE_EXPRS(a, b, te_float(c, TE_F64, 0.25))),
                 te_call(c, "sqrt", 1, TE_EXPRS(te_mul(a, a))));
 }
+static void r_f64(const tt_buf *ta, const tt_buf *tb, tt_buf *out, int64_t i) {
+  double a = tt_get(ta, i), b = tt_get(tb, i);
+  tt_set(out, i, fma(a, b, 0.25) + sqrt(a * a));
+}
 
 static const vk_map vk_maps[] = {
-    {"math_f32", {TE_F32, TE_F32}, TE_F32, -1.5, 1.5, m_math},
-    {"select_f32", {TE_F32, TE_F32}, TE_F32, 0, 0, m_select},
-    {"floordiv_i32", {TE_I32, TE_I32}, TE_I32, -50, 50, m_intdiv},
-    {"floordiv_i64", {TE_I64, TE_I64}, TE_I64, -50, 50, m_intdiv},
-    {"data_i64", {TE_I64, TE_I64}, TE_I64, -1000, 1000, m_i64},
-    {"casts", {TE_F32, TE_F32}, TE_F32, -3, 3, m_casts},
-    {"f64", {TE_F64, TE_F64}, TE_F64, 0, 0, m_f64},
+    {"math_f32", {TE_F32, TE_F32}, TE_F32, -1.5, 1.5, m_math, r_math},
+    {"select_f32", {TE_F32, TE_F32}, TE_F32, 0, 0, m_select, r_select},
+    {"floordiv_i32", {TE_I32, TE_I32}, TE_I32, -50, 50, m_intdiv, r_intdiv},
+    {"floordiv_i64", {TE_I64, TE_I64}, TE_I64, -50, 50, m_intdiv, r_intdiv},
+    {"data_i64", {TE_I64, TE_I64}, TE_I64, -1000, 1000, m_i64, r_i64},
+    {"casts", {TE_F32, TE_F32}, TE_F32, -3, 3, m_casts, r_casts},
+    {"f64", {TE_F64, TE_F64}, TE_F64, 0, 0, m_f64, r_f64},
 };
 
 static void vk_run_map(const vk_map *mp, int64_t n) {
@@ -235,9 +246,8 @@ static void vk_run_map(const vk_map *mp, int64_t n) {
   } else {
     tt_fill_range(a, 11, mp->lo, mp->hi), tt_fill_range(b, 12, mp->lo, mp->hi);
   }
-  te_module *cpu = tt_build(tt_schedule1(C), "cpu", 3, TT_TENSORS(A, B, C), 0, NULL);
-  tt_poison(ref);
-  tt_call(cpu, "cpu", 3, TT_BUFS(a, b, ref), 0, NULL);
+  for (int64_t k = 0; k < n; k++)
+    mp->ref(a, b, ref, k);
 
   te_schedule *s = tt_schedule1(C);
   te_stage *st = tt_stage(s, C);
@@ -248,10 +258,10 @@ static void vk_run_map(const vk_map *mp, int64_t n) {
   te_module *m = vk_build(s, "gpu", 3, TT_TENSORS(A, B, C), 0, NULL);
   tt_poison(got);
   vk_call(m, "gpu", 3, TT_BUFS(a, b, got), 0, NULL);
-  tt_assert_close(got, ref, 4);
+  tt_assert_close(got, ref, 1);
 }
 
-Test(vulkan, maps_against_cpu) {
+Test(vulkan, maps_against_c) {
   for (size_t k = 0; k < sizeof vk_maps / sizeof vk_maps[0]; k++)
     vk_run_map(&vk_maps[k], 333);
 }
@@ -318,9 +328,11 @@ Test(vulkan, save_spirv) {
   cr_expect_eq(head[0], 0x07230203u, "SPIR-V magic number");
   cr_expect_eq(head[1], 0x00010300u, "SPIR-V 1.3");
   char cmd[200];
-  snprintf(cmd, sizeof cmd,
-           "! command -v spirv-val >/dev/null || spirv-val --target-env vulkan1.1 %s", path);
-  cr_expect_eq(system(cmd), 0, "spirv-val rejected %s", path);
+  snprintf(cmd, sizeof cmd, "spirv-val --target-env vulkan1.1 %s", path);
+  if (system("command -v spirv-val >/dev/null") == 0)
+    cr_expect_eq(system(cmd), 0, "spirv-val rejected %s", path);
+  else
+    tt_skip_part("spirv-val", "spirv-val not installed: %s not validated", path);
   remove(path);
   rmdir(dir);
   cr_assert_eq(te_module_save(m, prefix, TE_SAVE_PTX), TE_ERR_TARGET);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "codegen/save.h"
+#include "te_test.h"
 
 static te_ctx *ctx;
 static char tmpdir[256];
@@ -192,6 +193,15 @@ static inline bool sv_have(const char *prog) {
   char cmd[256];
   snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", prog);
   return sv_system(cmd) == 0;
+}
+
+/* sv_have for a check that uses prog: a missing prog prints a SKIP line for that check (or fails
+   the test when TE_REQUIRE lists prog). */
+static inline bool sv_can_check_with(const char *prog, const char *check) {
+  if (sv_have(prog))
+    return true;
+  tt_skip_part(prog, "%s not installed: %s not checked", prog, check);
+  return false;
 }
 
 #endif

@@ -28,6 +28,8 @@ static struct {
   size_t alloc_bytes[8];
   void *alloc_ptr[8];
   bool ptx_has_entry;
+  char *fn_names[16]; /* the fake's CUfunction handles, freed when their module is unloaded */
+  int nfn;
 } fk;
 
 static int fake_nparams; /* parameters of the next launch, set by the test */
@@ -68,10 +70,18 @@ static rt_cu_result f_load(rt_cu_module *m, const void *ptx, unsigned n, int *o,
   *m = &fk;
   return 0;
 }
-static rt_cu_result f_unload(rt_cu_module m) { return (void)m, 0; }
+/* One module at a time: unloading it frees every function handle handed out. */
+static void free_fn_names(void) {
+  for (int i = 0; i < fk.nfn; i++)
+    free(fk.fn_names[i]);
+  fk.nfn = 0;
+}
+static rt_cu_result f_unload(rt_cu_module m) { return (void)m, free_fn_names(), 0; }
 static rt_cu_result f_getfn(rt_cu_function *f, rt_cu_module m, const char *name) {
   (void)m;
-  *f = strdup(name);
+  if (fk.nfn >= 16)
+    return 1;
+  *f = fk.fn_names[fk.nfn++] = strdup(name);
   return 0;
 }
 static rt_cu_result f_launch(rt_cu_function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -107,6 +117,7 @@ static void install(void) {
   rt_cuda_use_driver(&d);
 }
 
+/* Handles left in fk.fn_names belong to a module te never unloaded: LeakSanitizer shows them. */
 static void uninstall(void) { rt_cuda_use_driver(NULL); }
 
 TestSuite(cuda_launch, .init = install, .fini = uninstall);

@@ -13,6 +13,7 @@
 
 #include "gpu_cases.h"
 #include "te/te.h"
+#include "te_test.h"
 
 static const char *ptxas_path(void) {
   static char found[700];
@@ -46,7 +47,10 @@ static const char *ptxas_path(void) {
 static void assemble(const char *what, const char *ptx, const char *arch) {
   const char *ptxas = ptxas_path();
   if (!ptxas) {
-    printf("SKIP ptxas %s: ptxas not installed (textual checks only)\n", what);
+    tt_skip_part("ptxas",
+                 "ptxas not found on PATH, in $PTXAS or in /usr/local/cuda/bin: %s not "
+                 "assembled (textual checks only)",
+                 what);
     return;
   }
   char dir[] = "/tmp/te_ptx_XXXXXX";

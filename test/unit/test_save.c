@@ -121,7 +121,7 @@ Test(save, archive_of_several_kernels) {
   cr_expect_eq(member + 60 + on + (on & 1), n, "nothing after the member");
   free(a), free(obj);
 
-  if (sv_have("ar")) {
+  if (sv_can_check_with("ar", "the archive's member list")) {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ar t '%s' | grep -qx two.o", sv_path("libtwo.a"));
     cr_expect_eq(sv_system(cmd), 0, "ar lists the member");
@@ -143,7 +143,7 @@ Test(save, archive_writer_members_and_long_names) {
   cr_expect(memmem(b.data, b.size, "a_name_longer_than_fifteen.o/\n", 30) != NULL);
   cg_blob_free(&b);
   if (!sv_have("ar"))
-    cr_skip_test("ar not installed: the archive was checked by hand only");
+    tt_skip("ar", "ar not installed: the archive was checked by hand only");
   char cmd[700];
   snprintf(cmd, sizeof cmd,
            "cd '%s' && test \"$(ar t t.a | tr '\\n' ' ')\" = 'a.o a_name_longer_than_fifteen.o "
@@ -224,15 +224,16 @@ Test(save, aarch64_object) {
   cr_expect(strstr(h, "-mtriple=aarch64") != NULL, "%s", h);
   free(h);
   char cmd[800];
-  if (sv_have("readelf")) {
+  if (sv_can_check_with("readelf", "the ELF header")) {
     snprintf(cmd, sizeof cmd, "readelf -h '%s' | grep -q 'Machine: *AArch64'", sv_path("a64.o"));
     cr_expect_eq(sv_system(cmd), 0, "%s", cmd);
   }
-  if (sv_have("llvm-objdump-22")) {
+  if (sv_can_check_with("llvm-objdump-22", "the disassembly")) {
     snprintf(cmd, sizeof cmd, "llvm-objdump-22 -d '%s' | grep -q '<k_saxpy>:'", sv_path("a64.o"));
     cr_expect_eq(sv_system(cmd), 0, "%s", cmd);
   }
-  if (sv_have("ld.lld")) { /* its relocations link into a position-independent library */
+  /* its relocations link into a position-independent library */
+  if (sv_can_check_with("ld.lld", "linking a shared library")) {
     snprintf(cmd, sizeof cmd, "ld.lld -shared '%s' -o '%s'", sv_path("a64.o"), sv_path("a.so"));
     cr_expect_eq(sv_system(cmd), 0, "%s", cmd);
   }

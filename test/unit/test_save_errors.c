@@ -11,10 +11,8 @@ TestSuite(save_errors, .init = sv_setup, .fini = sv_teardown);
 
 static te_module *mod;
 
-static void with_module(void) {
-  sv_setup();
-  mod = sv_saxpy(sv_target("llvm"), "k_saxpy");
-}
+/* A test's own .init runs after the suite's (sv_setup): the context and directory exist. */
+static void with_module(void) { mod = sv_saxpy(sv_target("llvm"), "k_saxpy"); }
 
 /* The call failed with status and a message containing part; nothing was written to tmpdir. */
 static void expect_failure(te_status got, te_status status, const char *part) {
@@ -70,7 +68,8 @@ Test(save_errors, unwritable_paths, .init = with_module) {
   rmdir(sv_path("k.h"));
 
   if (geteuid() == 0)
-    cr_skip_test("running as root: a read-only directory is still writable");
+    tt_skip("non-root", "running as root: a read-only directory is still writable, so the "
+                        "permission error is not tested");
   cr_assert_eq(mkdir(sv_path("ro"), 0500), 0);
   st = te_module_save(mod, sv_path("ro/k"), TE_SAVE_STATIC_LIB);
   cr_expect_eq(st, TE_ERR_IO);

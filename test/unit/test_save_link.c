@@ -130,8 +130,8 @@ Test(save_link, three_libraries_one_program) {
 
 Test(save_link, aarch64_under_qemu) {
   if (!sv_have("aarch64-linux-gnu-gcc") || !sv_have("qemu-aarch64"))
-    cr_skip_test("aarch64-linux-gnu-gcc and qemu-aarch64 not installed: the aarch64 object is "
-                 "checked by save.aarch64_object only");
+    tt_skip("qemu-aarch64", "aarch64-linux-gnu-gcc and qemu-aarch64 not installed: the aarch64 "
+                            "object is checked by save.aarch64_object only");
   te_target *t = sv_target("llvm -mtriple=aarch64-linux-gnu");
   te_module *mods[2] = {sv_saxpy(t, "k"), sv_matmul(t, "k_impl")};
   cr_assert_eq(te_modules_save(ctx, 2, mods, sv_path("la"), TE_SAVE_STATIC_LIB | TE_SAVE_HEADER),

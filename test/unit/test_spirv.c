@@ -20,6 +20,7 @@
 #include "codegen/spirv.h"
 #include "codegen/vulkan_host.h"
 #include "runtime/vulkan.h"
+#include "te_test.h"
 
 static te_ctx *ctx;
 static void setup(void) {
@@ -61,11 +62,8 @@ static void set_launch(lw_gpu_kernel *k, int64_t grid, int64_t block) {
 
 /* Skips the test (with a line saying so) when no Vulkan device exists. */
 static const te_rt_vk_info *device_or_skip(void) {
-  if (te_rt_vk_init() != 0) {
-    printf("SKIP: %s\n", te_rt_last_error());
-    fflush(stdout);
-    cr_skip_test("no Vulkan driver");
-  }
+  if (te_rt_vk_init() != 0)
+    tt_skip("vulkan", "no Vulkan device: %s", te_rt_last_error());
   return te_rt_vk_device_info();
 }
 
@@ -94,7 +92,7 @@ static void run(const lw_gpu_kernel *k, const cg_spv_kernel *sk, int nb, te_rt_v
 /* spirv-val --target-env vulkan1.1 on the words, when the tool exists. */
 static void spirv_val(const cg_spv_kernel *sk) {
   if (system("command -v spirv-val > /dev/null 2>&1") != 0) {
-    printf("SKIP spirv-val: not installed\n");
+    tt_skip_part("spirv-val", "spirv-val not installed: the module is not validated");
     return;
   }
   char path[] = "/tmp/te_spirv_XXXXXX";
@@ -217,9 +215,8 @@ Test(spirv, mixed_types_run) {
 
   const te_rt_vk_info *info = device_or_skip();
   if (!info->int64 || !info->storage8 || !info->int8) {
-    printf("SKIP mixed_types_run: device '%s' lacks Int64 or 8-bit storage\n", info->name);
     free(sk.words);
-    cr_skip_test("device features");
+    tt_skip("vulkan-int64", "device '%s' lacks Int64 or 8-bit storage", info->name);
   }
   float A[4 * N], B[N];
   int64_t J[N], I[N];

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -119,9 +120,9 @@ Test(tune_run, confirm_pass_failure_supersedes) {
   te_tensor *out = tu_op(ctx, "matmul M=16 N=16 K=16 dtype=f32");
   te_tune_summary sum;
   te_tune_options o = with_confirm(log, 4, 2, 1, &sum);
-  at_test_plant(4, -1, -1); /* the first run of the confirm pass: the best schedule */
+  at_test_plant(4, -1, -1, 0); /* the first run of the confirm pass: the best schedule */
   te_status st = tune(ctx, out, &o);
-  at_test_plant(-1, -1, -1);
+  at_test_plant(-1, -1, -1, 0);
   cr_assert_eq(st, TE_OK, "%s", te_last_error(ctx));
   at_log l;
   tu_read(log, &l);
@@ -166,12 +167,13 @@ Test(tune_run, crash_hang_and_wrong_are_isolated) {
   te_tensor *out = tu_op(ctx, "matmul M=16 N=16 K=16 dtype=f32");
   te_tune_summary sum;
   te_tune_options o = tu_quick(log, 6, 3);
-  o.timeout_s = 1;
   o.check = 100; /* check every candidate */
   o.summary = &sum;
-  at_test_plant(1, 3, 4);
+  /* the planted hang is killed after 1 s; the real candidates keep tu_quick's timeout, which no
+     loaded machine reaches, so only the planted trial can be a timeout */
+  at_test_plant(1, 3, 4, 1.0);
   te_status st = tune(ctx, out, &o);
-  at_test_plant(-1, -1, -1);
+  at_test_plant(-1, -1, -1, 0);
   cr_assert_eq(st, TE_OK, "%s", te_last_error(ctx));
   cr_assert_eq(sum.measured, 6);
   cr_assert_eq(sum.errors, 3);
@@ -201,17 +203,24 @@ Test(tune_run, kill_then_resume) {
   fflush(NULL);
   pid_t pid = fork();
   cr_assert_geq(pid, 0);
-  if (pid == 0) { /* the tuner to kill: many trials, slowed by repeats */
+  if (pid == 0) { /* the tuner to kill: more trials than it can finish, slowed by repeats */
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* and it dies with the test, should the test time out */
     te_ctx *c = te_ctx_new();
-    te_tune_options o = tu_quick(log, 200, 5);
+    te_tune_options o = tu_quick(log, 100000, 5);
     o.batch = 2;
     o.min_repeat_s = 0.02;
     o.max_repeats = 200;
     te_tune(c, 1, (te_tensor *[]){tu_op(c, "matmul M=32 N=32 K=32 dtype=f32")}, tu_target(c), &o);
     _exit(0);
   }
-  for (int waited = 0; tu_count_lines(log) < 5 && waited < 2000; waited++)
+  /* killed once it has written 5 records, however long that takes on this machine (the test's
+     own timeout ends a tuner that never gets there); a tuner that exits first is a failure */
+  int ws = 0;
+  pid_t done = 0;
+  while (tu_count_lines(log) < 5 && (done = waitpid(pid, &ws, WNOHANG)) == 0)
     nanosleep(&(struct timespec){0, 20000000}, NULL);
+  cr_assert_eq(done, 0, "the tuner ended (status %d) after %d records, before it was killed", ws,
+               tu_count_lines(log));
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
   at_log before;

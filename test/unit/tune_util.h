@@ -63,7 +63,12 @@ static inline te_target *tu_target(te_ctx *c) {
   return t;
 }
 
-/* Options for a quick run: tiny repeats, small population, short timeout. */
+/* A candidate's timeout in the tests: the small workloads run in milliseconds, so no real
+   candidate reaches it even on a loaded 2-core machine; only a real hang would, and it still
+   ends within the tests' 240 s limit. Tests must not depend on how fast the machine is. */
+enum { TU_TIMEOUT_S = 60 };
+
+/* Options for a quick run: tiny repeats, small population, a timeout only a hang reaches. */
 static inline te_tune_options tu_quick(const char *log, int trials, uint64_t seed) {
   te_tune_options o = {0};
   o.trials = trials;
@@ -75,7 +80,7 @@ static inline te_tune_options tu_quick(const char *log, int trials, uint64_t see
   o.min_repeat_s = 0.0005;
   o.min_repeats = 1;
   o.max_repeats = 3;
-  o.timeout_s = 5;
+  o.timeout_s = TU_TIMEOUT_S;
   o.threads = 1;
   o.confirm = -1; /* one record per trial; test_tune_run.c tests the confirm pass */
   return o;
