@@ -50,6 +50,13 @@ LLVMValueRef cg_abi_call(cg_llvm *cg, ir_intrin id, LLVMValueRef *a) {
     return cg_dl_field(cg, a[0], 3, 1, cg->t_i8);
   case IR_INTRIN_DL_DTYPE_LANES:
     return cg_dl_field(cg, a[0], 3, 2, cg->t_i16);
+  case IR_INTRIN_DL_DTYPE: { /* LLVM merges the three loads into one where the layout allows */
+    LLVMValueRef code = LLVMBuildZExt(cg->b, cg_dl_field(cg, a[0], 3, 0, cg->t_i8), cg->t_i32, "");
+    LLVMValueRef bits = LLVMBuildZExt(cg->b, cg_dl_field(cg, a[0], 3, 1, cg->t_i8), cg->t_i32, "");
+    LLVMValueRef lanes = LLVMBuildZExt(cg->b, cg_dl_field(cg, a[0], 3, 2, cg->t_i16), cg->t_i32, "");
+    LLVMValueRef v = LLVMBuildOr(cg->b, code, LLVMBuildShl(cg->b, bits, LLVMConstInt(cg->t_i32, 8, 0), ""), "");
+    return LLVMBuildOr(cg->b, v, LLVMBuildShl(cg->b, lanes, LLVMConstInt(cg->t_i32, 16, 0), ""), "");
+  }
   case IR_INTRIN_DL_SHAPE:
     return cg_dl_field(cg, a[0], 4, -1, cg->t_ptr);
   case IR_INTRIN_DL_STRIDES:

@@ -282,6 +282,7 @@ static bool vk_dl_read(DLTensor *const *tensors, int64_t v, int64_t *r) {
   case IR_INTRIN_DL_DTYPE_CODE: *r = t->dtype.code; return true;
   case IR_INTRIN_DL_DTYPE_BITS: *r = t->dtype.bits; return true;
   case IR_INTRIN_DL_DTYPE_LANES: *r = t->dtype.lanes; return true;
+  case IR_INTRIN_DL_DTYPE: *r = t->dtype.code | t->dtype.bits << 8 | (int64_t)t->dtype.lanes << 16; return true;
   case IR_INTRIN_DL_BYTE_OFFSET: *r = (int64_t)t->byte_offset; return true;
   case IR_INTRIN_DL_EXTENT: *r = t->shape[d]; return true;
   case IR_INTRIN_DL_STRIDE: *r = t->strides[d]; return true;

@@ -17,8 +17,9 @@
  *
  * The checks, in order, with the messages users see (codegen prefixes "kernel 'NAME': "):
  *   1. per tensor: not NULL (TE_ERR_INVALID_ARG); on the target's device (TE_ERR_INVALID_ARG);
- *      rank (TE_ERR_SHAPE); dtype code, bits, lanes (TE_ERR_TYPE; bool tensors in the layouts
- *      numpy and TVM use: {kDLUInt, 8}, {kDLBool (6), 8}, {kDLUInt, 1}); data not NULL and, where
+ *      rank (TE_ERR_SHAPE); dtype code, bits, lanes (TE_ERR_TYPE: one compare of the whole
+ *      DLDataType, then, when it differs, which field; bool tensors in the layouts numpy and TVM
+ *      use: {kDLUInt, 8}, {kDLBool (6), 8}, {kDLUInt, 1}); data not NULL and, where
  *      the code works in place, data + byte_offset aligned to the element size
  *      (TE_ERR_INVALID_ARG); a shape array when ndim > 0 (TE_ERR_SHAPE);
  *   2. each symbolic size >= 1 (TE_ERR_SHAPE; below 2^31 too for 32-bit devices);
@@ -165,16 +166,27 @@ static void check_dtype(entry *e, tensor_arg *a) {
           NULL, NULL);
     return;
   }
+  /* if (dtype word wrong) { which field: code, bits, lanes }: one compare when it is right */
   char name[32];
   ir_dtype_name(t, name, sizeof name);
   te_expr *got[3] = {code, bits, lanes};
   unsigned want[3] = {t.code, t.bits, 1};
   const char *field[3] = {"code", "bits", "lanes"};
-  for (int i = 0; i < 3; i++) {
+  ir_stmt *fields = NULL;
+  for (int i = 2; i >= 0 && !e->failed; i--) {
     te_expr *w = got[i] ? ir_int(e->ctx, got[i]->dtype, want[i]) : NULL;
-    check(e, eq(got[i], w), TE_ERR_TYPE, msgf(e, "%s must be %s; dtype %s", a->what, name, field[i]),
-          i64c(e, want[i]), got[i]);
+    te_expr *vals[2] = {i64c(e, want[i]), got[i] ? ir_cast(TE_I64, got[i]) : NULL};
+    fields = vals[1] ? ir_assert_values(eq(got[i], w), TE_ERR_TYPE,
+                                        msgf(e, "%s must be %s; dtype %s", a->what, name, field[i]),
+                                        2, vals, fields)
+                     : NULL;
+    e->failed = e->failed || !fields;
   }
+  te_expr *word = ir_int(e->ctx, TE_U32, (int64_t)t.code | (int64_t)t.bits << 8 | 1 << 16);
+  te_expr *wrong = ir_binary(IR_NE, dl(e, IR_INTRIN_DL_DTYPE, TE_U32, a->handle), word);
+  ir_stmt *s = wrong && fields ? ir_if(wrong, fields, NULL) : NULL;
+  e->failed = e->failed || !s;
+  push(e, (item){.kind = ITEM_STMT, .stmt = s});
 }
 
 /* Where element 0 of a tensor is (data + byte_offset), and that the code may use it there. */
