@@ -11,7 +11,7 @@
  *   llvm_mem.c       loads and stores (bool is i1 in registers, i8 in memory)
  *   llvm_stmt.c      statements; early returns that free live heap allocations
  *   llvm_parallel.c  parallel loops outlined into closures for te_rt_parallel_for
- *   llvm_entry.c     the typed entry point and its DLTensor argument checks
+ *   llvm_entry.c     the typed entry point: make_entry's checks, binds and compute_scope
  *   llvm_module.c    module setup, verification, O3, the compile driver
  *   llvm_jit.c       ORC LLJIT, absolute symbols, asm emission, disposal
  *   llvm_rt.c        calls into libte_runtime (te/runtime.h)

@@ -1,12 +1,14 @@
 /* vulkan_host.h — the host side of a "vulkan" module (internal): what te_build keeps of the
  * lowered GPU module, and how te_module_call runs it through libte_runtime's launcher.
  *
- *   vulkan_prog.c    launch sizes, temporary sizes and tensor extents as small postfix programs
- *                    over the symbolic sizes and integer scalars: the IR lives in the build's
- *                    scratch arena, the module must evaluate them at every call
+ *   vulkan_prog.c    launch sizes, temporary sizes and the entry's expressions as small postfix
+ *                    programs over the symbolic sizes, integer scalars and DLTensor fields: the
+ *                    IR lives in the build's scratch arena, the module must evaluate them at
+ *                    every call
+ *   vulkan_entry.c   the entry's checks (lowering's make_entry) as steps run at every call
  *   vulkan_module.c  te_build for vulkan: each kernel to SPIR-V (spirv_*.c), the plan of steps,
  *                    the module's texts ("spirv-dis") and its destructor
- *   vulkan_call.c    te_module_call for vulkan: argument checks, device buffers, launches
+ *   vulkan_call.c    te_module_call for vulkan: the entry's checks, device buffers, launches
  *
  * Buffers at call time: the kernel takes ordinary CPU DLTensors (kDLCPU, or kDLCUDAHost, as the
  * CPU entry does). Each call copies every tensor into a storage buffer of the device (host-visible

@@ -55,7 +55,7 @@ typedef struct lw_pass_ctx {
 } lw_pass_ctx;
 
 /* A target's side of the calling convention (abi.c): what the entry make_entry writes must
-   check besides what every target checks (docs/design.md, "The calling convention"). */
+   check besides what every target checks (make_entry.c lists the checks). */
 typedef struct lw_abi {
   int device_type;         /* the DLDeviceType a tensor must have ... */
   int device_type_also;    /* ... or this one (0: none) */
