@@ -53,9 +53,12 @@ LLVMValueRef cg_abi_call(cg_llvm *cg, ir_intrin id, LLVMValueRef *a) {
   case IR_INTRIN_DL_DTYPE: { /* LLVM merges the three loads into one where the layout allows */
     LLVMValueRef code = LLVMBuildZExt(cg->b, cg_dl_field(cg, a[0], 3, 0, cg->t_i8), cg->t_i32, "");
     LLVMValueRef bits = LLVMBuildZExt(cg->b, cg_dl_field(cg, a[0], 3, 1, cg->t_i8), cg->t_i32, "");
-    LLVMValueRef lanes = LLVMBuildZExt(cg->b, cg_dl_field(cg, a[0], 3, 2, cg->t_i16), cg->t_i32, "");
-    LLVMValueRef v = LLVMBuildOr(cg->b, code, LLVMBuildShl(cg->b, bits, LLVMConstInt(cg->t_i32, 8, 0), ""), "");
-    return LLVMBuildOr(cg->b, v, LLVMBuildShl(cg->b, lanes, LLVMConstInt(cg->t_i32, 16, 0), ""), "");
+    LLVMValueRef lanes =
+        LLVMBuildZExt(cg->b, cg_dl_field(cg, a[0], 3, 2, cg->t_i16), cg->t_i32, "");
+    LLVMValueRef v =
+        LLVMBuildOr(cg->b, code, LLVMBuildShl(cg->b, bits, LLVMConstInt(cg->t_i32, 8, 0), ""), "");
+    return LLVMBuildOr(cg->b, v, LLVMBuildShl(cg->b, lanes, LLVMConstInt(cg->t_i32, 16, 0), ""),
+                       "");
   }
   case IR_INTRIN_DL_SHAPE:
     return cg_dl_field(cg, a[0], 4, -1, cg->t_ptr);
@@ -95,8 +98,10 @@ static const char *cg_capture_name(const ir_capture *k) {
 LLVMValueRef cg_captured(cg_llvm *cg, const ir_capture *k) {
   LLVMValueRef v = k->var ? ir_map_get(cg->vars, k->var) : ir_map_get(cg->bufs, k->buffer);
   if (!v)
-    ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': '%s' is captured but not "
-             "bound", cg->kernel, cg_capture_name(k));
+    ir_error(cg->ctx, TE_ERR_INTERNAL,
+             "internal: codegen: kernel '%s': '%s' is captured but not "
+             "bound",
+             cg->kernel, cg_capture_name(k));
   return v;
 }
 
@@ -107,8 +112,8 @@ LLVMValueRef cg_closure_function(cg_llvm *cg, const ir_closure *c) {
   for (int i = 0; i < c->ncaptures; i++)
     if (!(params[i] = c->captures[i].var ? cg_type(cg, c->captures[i].var->dtype) : cg->t_ptr))
       return NULL;
-  LLVMValueRef fn = LLVMAddFunction(
-      cg->mod, c->name, LLVMFunctionType(cg->t_i32, params, (unsigned)c->ncaptures, 0));
+  LLVMValueRef fn = LLVMAddFunction(cg->mod, c->name,
+                                    LLVMFunctionType(cg->t_i32, params, (unsigned)c->ncaptures, 0));
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   cg_fn_attrs(cg, fn);
   return fn;
@@ -160,14 +165,14 @@ bool cg_compute_scope(cg_llvm *cg, ir_stmt *s) {
   cg_fn saved_fn = cg->fn;
   ir_map *saved_vars = cg->vars, *saved_bufs = cg->bufs;
   LLVMBasicBlockRef saved_block = LLVMGetInsertBlock(cg->b);
-  LLVMValueRef impl = cg->host ? cg->host->impl(cg, c, cg->func, cg->host->data)
-                               : cg_impl(cg, c, s->stmts[0]);
+  LLVMValueRef impl =
+      cg->host ? cg->host->impl(cg, c, cg->func, cg->host->data) : cg_impl(cg, c, s->stmts[0]);
   cg->fn = saved_fn, cg->vars = saved_vars, cg->bufs = saved_bufs;
   LLVMPositionBuilderAtEnd(cg->b, saved_block);
   if (!impl)
     return false;
-  LLVMValueRef r = LLVMBuildCall2(cg->b, LLVMGlobalGetValueType(impl), impl, args,
-                                  (unsigned)c->ncaptures, "");
+  LLVMValueRef r =
+      LLVMBuildCall2(cg->b, LLVMGlobalGetValueType(impl), impl, args, (unsigned)c->ncaptures, "");
   LLVMBuildRet(cg->b, r);
   LLVMPositionBuilderAtEnd(cg->b, cg_new_block(cg, "unreachable")); /* nothing follows */
   return true;
@@ -228,7 +233,8 @@ LLVMValueRef cg_entry(cg_llvm *cg, lw_func *f) {
     if (f->args[i].is_buffer)
       cg_bind(cg, f->args[i].handle, p);
     else if (ir_is_bool(f->args[i].var->dtype)) /* a byte at the boundary, i1 inside */
-      cg_bind(cg, f->args[i].var, LLVMBuildICmp(cg->b, LLVMIntNE, p, LLVMConstInt(cg->t_i8, 0, 0), ""));
+      cg_bind(cg, f->args[i].var,
+              LLVMBuildICmp(cg->b, LLVMIntNE, p, LLVMConstInt(cg->t_i8, 0, 0), ""));
     else
       cg_bind(cg, f->args[i].var, p);
   }

@@ -102,8 +102,8 @@ static te_status entry_let(entry_builder *b, ir_stmt *s) {
 
 static te_status entry_if(entry_builder *b, ir_stmt *s) {
   if (s->nstmts > 1 && s->stmts[1])
-    return ir_error(b->ctx, TE_ERR_INTERNAL, "internal: te_build: kernel '%s': an else in the entry",
-                    b->f->name);
+    return ir_error(b->ctx, TE_ERR_INTERNAL,
+                    "internal: te_build: kernel '%s': an else in the entry", b->f->name);
   cg_vk_check *c = add_step(b, CG_VK_IF);
   if (!c)
     return TE_ERR_NOMEM;
@@ -162,7 +162,10 @@ static te_status entry_stmt(entry_builder *b, ir_stmt *s) {
 }
 
 te_status cg_vk_entry_make(te_ctx *ctx, cg_vk_module *vm, lw_func *f, cg_vk_slots *slots) {
-  entry_builder b = {.ctx = ctx, .vm = vm, .f = f, .slots = slots,
+  entry_builder b = {.ctx = ctx,
+                     .vm = vm,
+                     .f = f,
+                     .slots = slots,
                      .cap_vars = slots->nsizes + slots->nscalars + slots->nlets};
   te_status st = entry_stmt(&b, f->body);
   if (st == TE_OK && !b.done)

@@ -13,12 +13,15 @@
 #include "gpu_lower.h"
 
 static const lw_abi abi_cpu = {kDLCPU, kDLCUDAHost, "kDLCPU = 1; kDLCUDAHost = 3 is accepted too",
-                               true, false, "llvm"};
+                               true,   false,       "llvm"};
 static const lw_abi abi_cuda = {kDLCUDA, 0, "kDLCUDA = 2: device memory", true, false, "cuda"};
-static const lw_abi abi_vulkan = {kDLCPU, kDLCUDAHost,
+static const lw_abi abi_vulkan = {kDLCPU,
+                                  kDLCUDAHost,
                                   "kDLCPU = 1; kDLCUDAHost = 3 is accepted too; te copies the "
                                   "tensors to the Vulkan device",
-                                  false, true, "vulkan"};
+                                  false,
+                                  true,
+                                  "vulkan"};
 
 const lw_abi *lw_abi_of(const lw_pass_ctx *p) {
   if (!p->target)

@@ -43,7 +43,7 @@ typedef enum item_kind { ITEM_ASSERT, ITEM_LET, ITEM_BIND, ITEM_STMT } item_kind
 /* One statement of the prologue; the prologue is folded around the compute_scope at the end. */
 typedef struct item {
   item_kind kind;
-  te_expr *cond; /* ASSERT; LET: the variable */
+  te_expr *cond;  /* ASSERT; LET: the variable */
   te_expr *value; /* LET, BIND: the value */
   te_expr *vals[2];
   int nvals;
@@ -128,7 +128,9 @@ static te_expr *dl_dim(entry *e, ir_intrin id, te_expr *handle, int d) {
   return ir_call(e->ctx, id, TE_I64, 2, args);
 }
 
-static te_expr *isnull(entry *e, te_expr *h) { return h ? ir_call(e->ctx, IR_INTRIN_ISNULL, TE_BOOL, 1, &h) : NULL; }
+static te_expr *isnull(entry *e, te_expr *h) {
+  return h ? ir_call(e->ctx, IR_INTRIN_ISNULL, TE_BOOL, 1, &h) : NULL;
+}
 static te_expr *eq(te_expr *a, te_expr *b) { return ir_binary(IR_EQ, a, b); }
 static te_expr *or2(te_expr *a, te_expr *b) { return ir_binary(IR_OR, a, b); }
 static te_expr *and2(te_expr *a, te_expr *b) { return ir_binary(IR_AND, a, b); }
@@ -155,9 +157,11 @@ static void check_dtype(entry *e, tensor_arg *a) {
   te_expr *lanes = dl(e, IR_INTRIN_DL_DTYPE_LANES, TE_U16, a->handle);
   te_expr *one_lane = eq(lanes, ir_int(e->ctx, TE_U16, 1));
   if (ir_is_bool(t)) {
-    te_expr *u8 = and2(eq(code, ir_int(e->ctx, TE_U8, kDLUInt)), eq(bits, ir_int(e->ctx, TE_U8, 8)));
+    te_expr *u8 =
+        and2(eq(code, ir_int(e->ctx, TE_U8, kDLUInt)), eq(bits, ir_int(e->ctx, TE_U8, 8)));
     te_expr *b8 = and2(eq(code, ir_int(e->ctx, TE_U8, 6)), eq(bits, ir_int(e->ctx, TE_U8, 8)));
-    te_expr *u1 = and2(eq(code, ir_int(e->ctx, TE_U8, kDLUInt)), eq(bits, ir_int(e->ctx, TE_U8, 1)));
+    te_expr *u1 =
+        and2(eq(code, ir_int(e->ctx, TE_U8, kDLUInt)), eq(bits, ir_int(e->ctx, TE_U8, 1)));
     check(e, and2(or2(or2(u8, b8), u1), one_lane), TE_ERR_TYPE,
           msgf(e,
                "%s must be bool (one byte an element: DLPack {kDLUInt, 8}, {kDLBool, 8} or "
@@ -198,7 +202,8 @@ static void tensor_address(entry *e, tensor_arg *a) {
   char name[220];
   snprintf(name, sizeof name, "%s.data", a->buf->name);
   a->data = ir_var_new(e->ctx, name, IR_HANDLE, IR_VAR_HANDLE);
-  let(e, a->data, args[0] && args[1] ? ir_call(e->ctx, IR_INTRIN_PTR_ADD, IR_HANDLE, 2, args) : NULL);
+  let(e, a->data,
+      args[0] && args[1] ? ir_call(e->ctx, IR_INTRIN_PTR_ADD, IR_HANDLE, 2, args) : NULL);
   int bytes = ir_dtype_bytes(a->buf->dtype);
   if (e->abi->in_place && bytes > 1) { /* loads and stores assume the element's alignment */
     te_expr *addr = a->data ? ir_cast(TE_U64, a->data) : NULL;
@@ -429,7 +434,8 @@ ir_stmt *lw_make_entry(lw_pass_ctx *p, ir_stmt *body) {
     if (f->args[i].is_buffer)
       push(&e, (item){.kind = ITEM_BIND, .buffer = targs[i].buf, .value = targs[i].data});
   if (e.failed)
-    return ir_failed(p->ctx) ? NULL
-                             : (ir_error(p->ctx, TE_ERR_INTERNAL, "internal: make_entry failed"), NULL);
+    return ir_failed(p->ctx)
+               ? NULL
+               : (ir_error(p->ctx, TE_ERR_INTERNAL, "internal: make_entry failed"), NULL);
   return fold(&e, compute_scope(&e, body));
 }

@@ -56,8 +56,8 @@ static void refused(te_module *m, args *x, DLTensor *a, DLTensor *c, te_status w
   te_clear_error(tt_ctx);
   tt_poison(x->c);
   te_status st = te_module_call(m, "k", 2, (DLTensor *const[]){a, c}, 0, NULL);
-  cr_expect_eq(st, want, "%s: status %s, want %s (%s)", msg, te_status_str(st),
-               te_status_str(want), te_last_error(tt_ctx));
+  cr_expect_eq(st, want, "%s: status %s, want %s (%s)", msg, te_status_str(st), te_status_str(want),
+               te_last_error(tt_ctx));
   cr_expect_str_eq(te_last_error(tt_ctx), msg);
   for (int64_t p = 0; p < x->c->numel; p++)
     cr_assert(isnan(tt_get(x->c, p)), "%s: a refused call wrote element %lld", msg, (long long)p);
@@ -92,9 +92,11 @@ static void common_checks(te_module *m, args *x, int device) {
   fresh(x, device);
   int64_t c_shape[2] = {5, 5};
   x->C.shape = c_shape;
-  refused(m, x, &x->A, &x->C, TE_ERR_SHAPE, PRE "argument 'C' (#1) dim 1 extent: expected 4, got 5");
+  refused(m, x, &x->A, &x->C, TE_ERR_SHAPE,
+          PRE "argument 'C' (#1) dim 1 extent: expected 4, got 5");
   c_shape[0] = 6, c_shape[1] = 4; /* A says n = 5 */
-  refused(m, x, &x->A, &x->C, TE_ERR_SHAPE, PRE "argument 'C' (#1) dim 0 extent: expected 5, got 6");
+  refused(m, x, &x->A, &x->C, TE_ERR_SHAPE,
+          PRE "argument 'C' (#1) dim 0 extent: expected 5, got 6");
   fresh(x, device);
   x->strides[0] = 8, x->strides[1] = 1;
   x->A.strides = x->strides;
@@ -138,8 +140,8 @@ Test(err_entry, llvm) {
           PRE "arguments 'A' (#0) and 'C' (#1) overlap in memory; a tensor the kernel writes "
               "must not share memory with another argument");
   fresh(&x, kDLCUDAHost); /* pinned host memory is CPU memory */
-  cr_assert_eq(te_module_call(m, "k", 2, (DLTensor *const[]){&x.A, &x.C}, 0, NULL),
-               TE_OK, "%s", te_last_error(tt_ctx));
+  cr_assert_eq(te_module_call(m, "k", 2, (DLTensor *const[]){&x.A, &x.C}, 0, NULL), TE_OK, "%s",
+               te_last_error(tt_ctx));
   cr_expect_float_eq(tt_get(x.c, 7), tt_get(x.a, 7) + 1, 1e-6);
 }
 

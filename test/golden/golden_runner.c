@@ -170,8 +170,7 @@ static bool parse_case(const char *path, char *text, case_file *cf) {
   free(h);
   free(lines);
   if (!ok || !cf->name[0] || !cf->workload || !cf->npasses) {
-    fprintf(stderr, "%s: malformed case file (needs 'kernel:', 'workload:' and 'passes:')\n",
-            path);
+    fprintf(stderr, "%s: malformed case file (needs 'kernel:', 'workload:' and 'passes:')\n", path);
     return false;
   }
   /* the sections: an "=== after P ===" line, then the text up to the next such line */
@@ -228,8 +227,8 @@ static bool kernel_args(const char *path, const case_file *cf, int nout, te_tens
       if (strcmp(params[i]->u.var.name, want) == 0)
         s = params[i];
     if (!t && !s) {
-      fprintf(stderr, "%s: kernel argument '%s' is no tensor or parameter of the workload\n",
-              path, want);
+      fprintf(stderr, "%s: kernel argument '%s' is no tensor or parameter of the workload\n", path,
+              want);
       return false;
     }
     if (t)
@@ -257,8 +256,8 @@ static bool lower_case(const char *path, const case_file *cf, char **got) {
   for (int k = 0; ok && k < cf->npasses; k++) {
     char *text[2] = {NULL, NULL};
     for (int round = 0; round < 2 && ok; round++) {
-      text[round] = lw_lower_text(sch, "te_lower_text", cf->name, nt, tensors, ns, scalars,
-                                  cf->passes[k]);
+      text[round] =
+          lw_lower_text(sch, "te_lower_text", cf->name, nt, tensors, ns, scalars, cf->passes[k]);
       if (!text[round]) {
         fprintf(stderr, "%s: lowering to '%s' failed: %s (%s)\n", path, cf->passes[k],
                 te_last_error(ctx), te_status_str(te_last_status(ctx)));
@@ -266,8 +265,7 @@ static bool lower_case(const char *path, const case_file *cf, char **got) {
       }
     }
     if (ok && strcmp(text[0], text[1]) != 0) {
-      fprintf(stderr, "%s: lowering twice gave different text:\n%s---\n%s", path, text[0],
-              text[1]);
+      fprintf(stderr, "%s: lowering twice gave different text:\n%s---\n%s", path, text[0], text[1]);
       ok = false;
     }
     free(text[1]);
@@ -277,8 +275,7 @@ static bool lower_case(const char *path, const case_file *cf, char **got) {
   return ok;
 }
 
-static void report_mismatch(const char *path, const char *pass, const char *want,
-                            const char *got) {
+static void report_mismatch(const char *path, const char *pass, const char *want, const char *got) {
   if (!want) {
     fprintf(stderr, "%s: no section '=== after %s ===' (run with --update to write it)\n", path,
             pass);
