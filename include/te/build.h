@@ -51,9 +51,12 @@ TE_API const char *te_target_short_str(const te_target *);
    registers), narrower ones leave part of each register unused. */
 TE_API int te_target_vector_bits(const te_target *);
 
-/* The loop IR of the schedule after the whole lowering pipeline, as text; te_free() it.
-   NULL on failure (message on the context). TE_DUMP=all (or a comma-separated list of pass
-   names) in the environment prints the IR after each pass to stderr. */
+/* The loop IR of the schedule after the lowering pipeline, as text; te_free() it: the
+   computation, up to the pass simplify_final, without the calling convention that te_build
+   adds last (make_closures, make_entry: the argument checks, size bindings and closures;
+   TE_STOP_AFTER=make_entry in the environment prints those too, TE_STOP_AFTER=<pass> stops
+   after any pass). NULL on failure (message on the context). TE_DUMP=all (or a comma-separated
+   list of pass names) in the environment prints the IR after each pass to stderr. */
 TE_API char *te_lower_text(te_schedule *, int ntensors, te_tensor *const tensors[], int nscalars,
                            te_expr *const scalars[]);
 

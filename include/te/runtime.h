@@ -26,6 +26,8 @@ TE_RT_API const char *te_rt_last_error(void);
 TE_RT_API int32_t te_rt_error(int32_t code, const char *msg);
 /* Records "what: expected E, got G" and returns code (used by argument checks). */
 TE_RT_API int32_t te_rt_arg_error(int32_t code, const char *what, int64_t expected, int64_t got);
+/* Records "what (got G)" and returns code (argument checks against a range). */
+TE_RT_API int32_t te_rt_value_error(int32_t code, const char *what, int64_t got);
 
 /* Runs body(i, closure) for i in [0, n) on the runtime's threads (OpenMP). Returns 0, or the
    first nonzero value a body returned. Nested calls run serially inside the calling thread. */

@@ -119,6 +119,9 @@ LLVMValueRef cg_call(cg_llvm *cg, te_expr *e) {
   for (int i = 0; i < n; i++)
     if (!(args[i] = cg_expr(cg, e->args[i])))
       return NULL;
+  LLVMValueRef abi = cg_abi_call(cg, id, args); /* the entry's DLTensor reads (llvm_entry.c) */
+  if (abi)
+    return abi;
   te_dtype t = e->dtype;
   LLVMTypeRef ty = n > 0 ? LLVMTypeOf(args[0]) : NULL;
   if (ir_is_float(t) && (t.bits == 32 || t.bits == 64)) {

@@ -11,7 +11,7 @@
  *   llvm_mem.c       loads and stores (bool is i1 in registers, i8 in memory)
  *   llvm_stmt.c      statements; early returns that free live heap allocations
  *   llvm_parallel.c  parallel loops outlined into closures for te_rt_parallel_for
- *   llvm_entry.c     the typed entry point and its DLTensor argument checks
+ *   llvm_entry.c     the typed entry point: make_entry's checks, binds and compute_scope
  *   llvm_module.c    module setup, verification, O3, the compile driver
  *   llvm_jit.c       ORC LLJIT, absolute symbols, asm emission, disposal
  *   llvm_rt.c        calls into libte_runtime (te/runtime.h)
@@ -36,13 +36,12 @@
 #include "target/target_llvm.h"
 
 struct cg_llvm;
-/* The host part of a GPU module (ptx_host.c): the entry point checks its DLTensors as a CPU
-   kernel's does, but for device memory, and its body launches kernels instead of running loops.
-   impl writes NAME_impl with the signature cg_impl gives it (data pointers, scalars, sizes). */
+/* The host part of a GPU module (ptx_host.c): the entry point is the one make_entry wrote for the
+   target (its checks ask for device memory), but its compute_scope launches kernels instead of
+   running loops. impl writes the scope's function (cg_closure_function: data pointers, scalars,
+   sizes) from the module's host steps. */
 typedef struct cg_host_hooks {
-  LLVMValueRef (*impl)(struct cg_llvm *, lw_func *, void *data);
-  int device_type; /* the DLDeviceType every tensor argument must have (kDLCUDA) */
-  const char *device_name; /* "kDLCUDA = 2", for the message */
+  LLVMValueRef (*impl)(struct cg_llvm *, const ir_closure *, lw_func *, void *data);
   void *data;
 } cg_host_hooks;
 
@@ -67,11 +66,11 @@ typedef struct cg_llvm {
   ir_map *vars;           /* VAR te_expr* -> LLVMValueRef (NULL: not bound here) */
   ir_map *bufs;           /* ir_buffer* -> LLVMValueRef pointer to element 0 */
   cg_fn fn;
-  int nclosures;
   LLVMValueRef mask; /* inside `attr vector_mask`: the live lanes (vector loads and stores are
                         masked with it); NULL elsewhere */
   ir_analyzer *an;   /* modular facts on indices, for the alignment of accesses (llvm_mem.c) */
   const cg_host_hooks *host;          /* GPU modules' host entry (llvm_entry.c); NULL for CPUs */
+  lw_func *func;                      /* the function whose entry is being written */
   bool (*barrier)(struct cg_llvm *);  /* device code: writes IR_S_BARRIER (llvm_stmt.c) */
 } cg_llvm;
 
@@ -123,11 +122,13 @@ void cg_return_if_nonzero(cg_llvm *, LLVMValueRef code_value);
 void cg_fn_begin(cg_llvm *, LLVMValueRef fn);
 LLVMValueRef cg_alloca(cg_llvm *, LLVMTypeRef, const char *name, unsigned align);
 
-/* llvm_parallel.c */
-bool cg_parallel_for(cg_llvm *, ir_stmt *);
+/* llvm_parallel.c: `attr closure` around a parallel loop */
+bool cg_parallel_closure(cg_llvm *, ir_stmt *);
 
 /* llvm_rt.c: the runtime functions generated code calls (te/runtime.h). */
 LLVMValueRef cg_rt_error(cg_llvm *, LLVMValueRef code, LLVMValueRef msg);
+/* te_rt_arg_error(code, what, expected, got), or te_rt_value_error(code, what, got) when
+   expected is NULL. */
 LLVMValueRef cg_rt_arg_error(cg_llvm *, te_status, const char *what, LLVMValueRef expected,
                              LLVMValueRef got);
 LLVMValueRef cg_rt_alloc(cg_llvm *, LLVMValueRef bytes);
@@ -137,6 +138,17 @@ LLVMValueRef cg_str(cg_llvm *, const char *s); /* a private constant C string */
 
 /* llvm_entry.c: the typed entry NAME and its body function; returns the entry. */
 LLVMValueRef cg_entry(cg_llvm *, lw_func *);
+/* The calling convention's intrinsics (dl_*, isnull, ptr_add) on evaluated operands; NULL for
+   another id. */
+LLVMValueRef cg_abi_call(cg_llvm *, ir_intrin, LLVMValueRef *args);
+bool cg_buffer_bind(cg_llvm *, ir_stmt *);   /* attr buffer_bind */
+bool cg_compute_scope(cg_llvm *, ir_stmt *); /* attr compute_scope */
+/* The internal function of a closure: i32 NAME(captures...) (buffers as pointers). */
+LLVMValueRef cg_closure_function(cg_llvm *, const ir_closure *);
+/* Binds a closure's captures to fn's parameters from index first on (buffers noalias). */
+void cg_bind_captures(cg_llvm *, LLVMValueRef fn, const ir_closure *, unsigned first, bool names);
+/* The value of a capture where the closure is made (NULL with an internal error: unbound). */
+LLVMValueRef cg_captured(cg_llvm *, const ir_capture *);
 
 /* llvm_module.c: cg_llvm_compile for the host part of a GPU module: the entry NAME is compiled
    for the CPU target host (and JIT'd) with hooks writing its body; the module keeps its own
@@ -181,7 +193,6 @@ void cg_linked_free(cg_linked *);
 void cg_llvm_setup(cg_llvm *cg, te_module *m, lw_func *f, LLVMTargetMachineRef tm,
                    const char *triple);
 
-LLVMValueRef cg_impl_function(cg_llvm *cg, lw_func *f);
 
 LLVMValueRef cg_prefetch(cg_llvm *cg, te_expr *load);
 

@@ -213,6 +213,8 @@ LLVMValueRef cg_cast_value(cg_llvm *cg, LLVMValueRef v, te_dtype from, te_dtype 
   LLVMTypeRef dt = cg_type(cg, to);
   if (!dt)
     return NULL;
+  if (ir_is_handle(from)) /* an address as an integer (alignment and overlap checks) */
+    return LLVMBuildPtrToInt(B, v, dt, "");
   if (ir_is_bool(to)) {
     LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(v));
     return ir_is_float(from) ? LLVMBuildFCmp(B, LLVMRealUNE, v, zero, "")

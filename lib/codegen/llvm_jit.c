@@ -32,6 +32,7 @@ typedef struct cg_symbol {
 static const cg_symbol cg_symbols[] = {
     CG_SYM(te_rt_error),
     CG_SYM(te_rt_arg_error),
+    CG_SYM(te_rt_value_error),
     CG_SYM(te_rt_last_error),
     CG_SYM(te_rt_parallel_for),
     CG_SYM(te_rt_num_threads),

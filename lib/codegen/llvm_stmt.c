@@ -4,7 +4,9 @@
  * passes leave no vectorized loop (vectorize.c turns them into vector code; one reaching this
  * point is an internal error, never a silent serial loop) and no unrolled one (a hand-made
  * unrolled loop is emitted as a serial loop: unrolling is only a hint). Parallel loops are
- * outlined (llvm_parallel.c). Thread-bound loops and barriers need a GPU target.
+ * outlined through the closure make_closures put around each (llvm_parallel.c); the entry's
+ * buffer_bind and compute_scope are llvm_entry.c's. Thread-bound loops and barriers need a GPU
+ * target.
  * `attr vector_mask = m { body }` (vectorize.c) makes m, ANDed with the enclosing mask, the
  * mask of every vector load and store in body (llvm_mem.c).
  *
@@ -152,8 +154,12 @@ static bool cg_serial_for(cg_llvm *cg, ir_stmt *s) {
 
 static bool cg_for(cg_llvm *cg, ir_stmt *s) {
   switch (s->u.loop.kind) {
-  case IR_FOR_PARALLEL:
-    return cg_parallel_for(cg, s);
+  case IR_FOR_PARALLEL: /* reached only through its closure (llvm_parallel.c) */
+    ir_error(cg->ctx, TE_ERR_INTERNAL,
+             "internal: codegen: kernel '%s': parallel loop '%s' has no closure (the "
+             "make_closures pass must run first)",
+             cg->kernel, IR_FOR_VAR(s)->u.var.name);
+    return false;
   case IR_FOR_VECTORIZED:
     ir_error(cg->ctx, TE_ERR_INTERNAL,
              "internal: codegen: kernel '%s': loop '%s' is still marked vectorized (the "
@@ -240,15 +246,40 @@ static bool cg_if(cg_llvm *cg, ir_stmt *s) {
   return true;
 }
 
+/* assert(cond, msg[, values]): if (!cond) { te_rt_*error(code, msg[, values]); cleanup; return
+   code; }. The branch tests the condition itself (a NOT flips the targets instead of making an
+   xor): LLVM's interprocedural passes, which run before instcombine, then learn from the
+   entry's checks what they imply (a size >= 1 becomes a range on NAME_impl's parameter). The
+   values are computed on the failing path only. */
 static bool cg_assert(cg_llvm *cg, ir_stmt *s) {
-  LLVMValueRef c = cg_expr(cg, s->exprs[0]);
+  te_expr *cond = s->exprs[0];
+  bool negated = false;
+  while (cond->kind == IR_NOT)
+    cond = cond->args[0], negated = !negated;
+  LLVMValueRef c = cg_expr(cg, cond);
   if (!c)
     return false;
-  char msg[512];
+  char msg[1024];
   snprintf(msg, sizeof msg, "kernel '%s': %s", cg->kernel,
            s->u.assert_.message ? s->u.assert_.message : "assertion failed");
   te_status st = s->u.assert_.status != TE_OK ? s->u.assert_.status : TE_ERR_RUNTIME;
-  cg_fail_if(cg, LLVMBuildNot(cg->b, c, ""), st, msg);
+  bool values = s->nexprs > 1;
+  LLVMBasicBlockRef fail = cg_new_block(cg, values ? "bad_arg" : "fail"), ok = cg_new_block(cg, "ok");
+  LLVMBuildCondBr(cg->b, c, negated ? fail : ok, negated ? ok : fail);
+  LLVMPositionBuilderAtEnd(cg->b, fail);
+  LLVMValueRef v[2] = {NULL, NULL}, r;
+  for (int i = 1; i < s->nexprs; i++)
+    if (!(v[i - 1] = cg_expr(cg, s->exprs[i])))
+      return false;
+  if (!values) {
+    r = LLVMConstInt(cg->t_i32, (unsigned)st, 0);
+    cg_rt_error(cg, r, cg_str(cg, msg));
+  } else {
+    r = s->nexprs == 3 ? cg_rt_arg_error(cg, st, msg, v[0], v[1])
+                       : cg_rt_arg_error(cg, st, msg, NULL, v[0]);
+  }
+  cg_cleanup_ret(cg, r);
+  LLVMPositionBuilderAtEnd(cg->b, ok);
   return s->nstmts == 0 || cg_stmt(cg, s->stmts[0]);
 }
 
@@ -306,6 +337,12 @@ bool cg_stmt(cg_llvm *cg, ir_stmt *s) {
   case IR_S_ATTR:
     if (strcmp(s->u.attr.key, "vector_mask") == 0)
       return cg_mask_attr(cg, s);
+    if (strcmp(s->u.attr.key, "closure") == 0)
+      return cg_parallel_closure(cg, s);
+    if (strcmp(s->u.attr.key, "buffer_bind") == 0)
+      return cg_buffer_bind(cg, s);
+    if (strcmp(s->u.attr.key, "compute_scope") == 0)
+      return cg_compute_scope(cg, s);
     return s->nstmts == 0 || cg_stmt(cg, s->stmts[0]);
   case IR_S_ASSERT:
     return cg_assert(cg, s);

@@ -29,6 +29,8 @@ static LLVMTypeRef cg_scalar_type(cg_llvm *cg, te_dtype t, bool mem) {
     if (t.bits == 16)
       return LLVMBFloatTypeInContext(cg->lctx);
     break;
+  case kDLOpaqueHandle: /* the calling convention's pointers */
+    return cg->t_ptr;
   default:
     break;
   }

@@ -29,6 +29,6 @@ bool cg_ptx_kernel(cg_llvm *, const lw_gpu_kernel *k);
 
 /* ptx_host.c: the body of the host entry (cg_host_hooks.impl); data is the te_rt_cuda_module
    handle its launches use. */
-LLVMValueRef cg_cuda_host_impl(cg_llvm *, lw_func *, void *rt_module);
+LLVMValueRef cg_cuda_host_impl(cg_llvm *, const ir_closure *, lw_func *, void *rt_module);
 
 #endif

@@ -1,7 +1,8 @@
 /* ptx_host.c — the host entry of a CUDA module.
  *
- * The entry NAME(DLTensor *..., scalars...) is the CPU entry of llvm_entry.c (the same checks,
- * but every tensor must be on the device: kDLCUDA), compiled for the host and JIT'd; its body
+ * The entry NAME(DLTensor *..., scalars...) is the one lowering's make_entry wrote for the cuda
+ * target (the checks every target makes; its tensors must be on the device: kDLCUDA), translated
+ * by llvm_entry.c, compiled for the host and JIT'd; its compute_scope
  * NAME_impl(data pointers, scalars, sizes) runs the host steps of the GPU module (gpu.h):
  *   ALLOC   p_i = te_rt_cuda_alloc(count * element size)      (NULL: TE_ERR_RUNTIME)
  *   LAUNCH  dims = {grid x, y, z, block x, y, z} from their expressions of sizes and scalars;
@@ -133,9 +134,9 @@ static bool ph_steps(ph *h, const lw_gpu_module *m) {
   return true;
 }
 
-LLVMValueRef cg_cuda_host_impl(cg_llvm *cg, lw_func *f, void *rt_module) {
+LLVMValueRef cg_cuda_host_impl(cg_llvm *cg, const ir_closure *c, lw_func *f, void *rt_module) {
   const lw_gpu_module *m = f->gpu;
-  LLVMValueRef fn = m ? cg_impl_function(cg, f) : NULL;
+  LLVMValueRef fn = m ? cg_closure_function(cg, c) : NULL;
   cg->vars = ir_map_new(cg->ctx);
   cg->bufs = ir_map_new(cg->ctx);
   ph h = {.cg = cg, .f = f, .slots = ir_map_new(cg->ctx)};
@@ -143,15 +144,13 @@ LLVMValueRef cg_cuda_host_impl(cg_llvm *cg, lw_func *f, void *rt_module) {
   if (!fn || !cg->vars || !cg->bufs || !h.slots || !h.temp_slots)
     return NULL;
   cg_fn_begin(cg, fn);
-  for (int i = 0; i < f->nargs; i++) {
+  for (int i = 0; i < c->ncaptures; i++) { /* device pointers, scalars, sizes */
     LLVMValueRef p = LLVMGetParam(fn, (unsigned)i);
-    if (f->args[i].is_buffer)
-      ir_map_put(cg->bufs, f->args[i].buffer, p);
+    if (c->captures[i].buffer)
+      ir_map_put(cg->bufs, c->captures[i].buffer, p);
     else
-      cg_bind(cg, f->args[i].var, p);
+      cg_bind(cg, c->captures[i].var, p);
   }
-  for (int k = 0; k < f->nsizes; k++)
-    cg_bind(cg, f->size_vars[k], LLVMGetParam(fn, (unsigned)(f->nargs + k)));
   h.module = LLVMConstIntToPtr(LLVMConstInt(cg->t_i64, (unsigned long long)(uintptr_t)rt_module, 0),
                                cg->t_ptr);
   h.status = cg_alloca(cg, cg->t_i32, "status", 4);

@@ -140,7 +140,7 @@ te_status cg_cuda_compile(te_module *m, lw_func *f) {
   if (st == TE_OK && !hooks)
     st = TE_ERR_NOMEM;
   if (st == TE_OK) {
-    *hooks = (cg_host_hooks){cg_cuda_host_impl, kDLCUDA, "kDLCUDA = 2: device memory", rt};
+    *hooks = (cg_host_hooks){cg_cuda_host_impl, rt};
     st = cg_llvm_compile_host(m, f, t->host, hooks);
   }
   if (st == TE_OK) {

@@ -1,10 +1,11 @@
 /* vulkan_call.c — te_module_call for a "vulkan" module.
  *
  * In order:
- *   1. the DLTensors are checked as the CPU entry checks them (llvm_entry.c): not NULL, on the
- *      CPU (kDLCPU or kDLCUDAHost), rank, dtype, non-NULL data, symbolic sizes >= 1, extents,
- *      compact strides; plus the limits of 32-bit indexing (spirv.h): each tensor and temporary
- *      has fewer than 2^31 elements, each size is below 2^31;
+ *   1. the entry's checks (vulkan_entry.c: those make_entry writes for every target — not NULL,
+ *      on the CPU (kDLCPU or kDLCUDAHost), rank, dtype, non-NULL data and shape, symbolic sizes,
+ *      extents, compact strides — plus the limits of 32-bit indexing (spirv.h): each tensor has
+ *      fewer than 2^31 elements, each size is below 2^31), which bind the sizes and find each
+ *      tensor's element 0; temporaries must have fewer than 2^31 elements too;
  *   2. the device (te_rt_vk_init: "no Vulkan driver" without one), the features the kernels need
  *      (Int64, Float64, 8/16-bit), the workgroup size and shared memory against its limits;
  *      pipelines are made at the first call and kept;
@@ -32,93 +33,6 @@ static te_status vk_fail(te_module *m, te_status st, const char *fmt, ...) {
   va_end(ap);
   cg_vk_module *vm = m->vk;
   return ir_error(m->ctx, st, "te_module_call: kernel '%s': %s", vm->name, buf);
-}
-
-static bool vk_dtype_matches(te_dtype want, DLDataType got) {
-  if (ir_is_bool(want)) /* one byte an element: {kDLUInt, 8}, {kDLBool, 8}, {kDLUInt, 1} */
-    return got.lanes == 1 && ((got.code == kDLUInt && (got.bits == 8 || got.bits == 1)) ||
-                              (got.code == 6 && got.bits == 8));
-  return got.code == want.code && got.bits == want.bits && got.lanes == 1;
-}
-
-/* Rank, device, dtype, data of tensor i. */
-static te_status vk_check_basic(te_module *m, int i, const DLTensor *t) {
-  cg_vk_tensor *vt = &((cg_vk_module *)m->vk)->tensors[i];
-  if (!t)
-    return vk_fail(m, TE_ERR_INVALID_ARG, "argument '%s' (#%d) is NULL", vt->name, i);
-  if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost)
-    return vk_fail(m, TE_ERR_INVALID_ARG,
-                   "argument '%s' (#%d) device_type: expected %d (kDLCPU; te copies CPU tensors "
-                   "to the Vulkan device), got %d",
-                   vt->name, i, kDLCPU, (int)t->device.device_type);
-  if (t->ndim != vt->ndim)
-    return vk_fail(m, TE_ERR_SHAPE, "argument '%s' (#%d) ndim: expected %d, got %d", vt->name, i,
-                   vt->ndim, t->ndim);
-  if (!vk_dtype_matches(vt->dtype, t->dtype)) {
-    char name[32];
-    return vk_fail(m, TE_ERR_TYPE,
-                   "argument '%s' (#%d) must be %s (got dtype code %d, bits %d, lanes %d)",
-                   vt->name, i, ir_dtype_name(vt->dtype, name, sizeof name), t->dtype.code,
-                   t->dtype.bits, t->dtype.lanes);
-  }
-  if (!t->data)
-    return vk_fail(m, TE_ERR_INVALID_ARG, "argument '%s' (#%d) has a NULL data pointer", vt->name,
-                   i);
-  if (vt->ndim > 0 && !t->shape)
-    return vk_fail(m, TE_ERR_SHAPE, "argument '%s' (#%d) has a NULL shape", vt->name, i);
-  return TE_OK;
-}
-
-/* Sizes from the tensors, then every extent against its expression, strides, element limits.
-   counts[i] gets tensor i's element count. */
-static te_status vk_check_shapes(te_module *m, DLTensor *const tensors[], int64_t *slots,
-                                 int64_t *counts) {
-  cg_vk_module *vm = m->vk;
-  for (int k = 0; k < vm->nsizes; k++) {
-    int a = vm->size_arg[k], d = vm->size_dim[k];
-    int t = a; /* an argument position: tensors come first among arguments */
-    if (t < 0 || t >= vm->ntensors || d < 0 || d >= vm->tensors[t].ndim)
-      return vk_fail(m, TE_ERR_INTERNAL, "internal: size '%s' is read from no tensor",
-                     vm->size_names[k]);
-    int64_t v = tensors[t]->shape[d];
-    if (v < 1 || v > vk_index_limit)
-      return vk_fail(m, TE_ERR_SHAPE,
-                     "argument '%s' (#%d) dim %d extent (the symbolic size '%s') must be in "
-                     "[1, 2^31) for a vulkan kernel (got %lld)",
-                     vm->tensors[t].name, t, d, vm->size_names[k], (long long)v);
-    slots[k] = v;
-  }
-  for (int i = 0; i < vm->ntensors; i++) {
-    const DLTensor *t = tensors[i];
-    cg_vk_tensor *vt = &vm->tensors[i];
-    int64_t count = 1, expect = 1;
-    for (int d = 0; d < vt->ndim; d++) {
-      int64_t want;
-      const char *err;
-      if (!cg_vk_prog_eval(&vt->shape[d], slots, &want, &err))
-        return vk_fail(m, TE_ERR_SHAPE, "argument '%s' (#%d) dim %d: %s", vt->name, i, d, err);
-      if (t->shape[d] != want)
-        return vk_fail(m, TE_ERR_SHAPE,
-                       "argument '%s' (#%d) dim %d extent: expected %lld, got %lld", vt->name, i, d,
-                       (long long)want, (long long)t->shape[d]);
-      count *= want;
-      if (count > vk_index_limit)
-        return vk_fail(m, TE_ERR_SHAPE,
-                       "argument '%s' (#%d) has 2^31 elements or more; vulkan kernels index "
-                       "with 32 bits",
-                       vt->name, i);
-    }
-    for (int d = vt->ndim - 1; t->strides && d >= 0; d--) {
-      if (t->strides[d] != expect && t->shape[d] != 1)
-        return vk_fail(m, TE_ERR_SHAPE,
-                       "argument '%s' (#%d) dim %d stride (only compact row-major tensors are "
-                       "accepted): expected %lld, got %lld",
-                       vt->name, i, d, (long long)expect, (long long)t->strides[d]);
-      expect *= t->shape[d];
-    }
-    counts[i] = count;
-  }
-  return TE_OK;
 }
 
 /* Scalars into their slots (as i64: integer and bool values; floats are only pushed). */
@@ -226,7 +140,7 @@ static te_status vk_launch(te_module *m, cg_vk_kernel *k, const int64_t *slots,
   for (int d = 0; d < 3; d++) {
     int64_t g;
     const char *err;
-    if (!cg_vk_prog_eval(&k->grid[d], slots, &g, &err))
+    if (!cg_vk_prog_eval(&k->grid[d], slots, NULL, &g, &err))
       return vk_fail(m, TE_ERR_RUNTIME, "device kernel '%s': %s", k->name, err);
     if (g < 0 || (g > 0 && k->local[d] > vk_index_limit / g))
       return vk_fail(m, TE_ERR_SHAPE,
@@ -267,7 +181,7 @@ static te_status vk_run_steps(te_module *m, const int64_t *slots, const void *co
     } else if (s->kind == LW_GPU_STEP_ALLOC) {
       int64_t n;
       const char *err;
-      if (!cg_vk_prog_eval(&s->count, slots, &n, &err))
+      if (!cg_vk_prog_eval(&s->count, slots, NULL, &n, &err))
         return vk_fail(m, TE_ERR_RUNTIME, "temporary '%s': %s", vm->temps[s->temp].name, err);
       if (n < 0 || n > vk_index_limit)
         return vk_fail(m, TE_ERR_SHAPE,
@@ -288,32 +202,31 @@ te_status cg_vulkan_call(te_module *m, cg_kernel *k, DLTensor *const tensors[],
   (void)k;
   cg_vk_module *vm = m->vk;
   int64_t slots[256], counts[256];
-  if (vm->nsizes + vm->nscalars > 256 || vm->ntensors > 256)
+  char *host[256];
+  if (vm->nslots > 256 || vm->ntensors > 256)
     return vk_fail(m, TE_ERR_UNSUPPORTED, "more than 256 tensors, sizes or scalars");
-  for (int i = 0; i < vm->ntensors; i++) {
-    te_status st = vk_check_basic(m, i, tensors[i]);
-    if (st != TE_OK)
-      return st;
-  }
-  te_status st = vk_check_shapes(m, tensors, slots, counts);
+  vk_read_scalars(vm, scalars, slots);
+  te_status st = cg_vk_entry_run(m, tensors, slots, host);
   if (st != TE_OK)
     return st;
-  vk_read_scalars(vm, scalars, slots);
+  for (int i = 0; i < vm->ntensors; i++) { /* the checks made the extents the expected ones */
+    counts[i] = 1;
+    for (int d = 0; d < vm->tensors[i].ndim; d++)
+      counts[i] *= tensors[i]->shape[d];
+  }
   if ((st = vk_prepare(m)) != TE_OK)
     return st;
   for (int i = 0; i < vm->ntensors && st == TE_OK; i++) {
     uint64_t bytes = (uint64_t)counts[i] * (uint64_t)ir_dtype_bytes(vm->tensors[i].dtype);
     st = vk_buffer(m, &vm->tensors[i].buf, bytes);
     if (st == TE_OK)
-      te_rt_vk_buffer_write(vm->tensors[i].buf, 0,
-                            (const char *)tensors[i]->data + tensors[i]->byte_offset, bytes);
+      te_rt_vk_buffer_write(vm->tensors[i].buf, 0, host[i], bytes);
   }
   if (st == TE_OK)
     st = vk_run_steps(m, slots, scalars);
   for (int i = 0; i < vm->ntensors && st == TE_OK; i++)
     if (vm->tensors[i].written)
-      te_rt_vk_buffer_read(vm->tensors[i].buf, 0,
-                           (char *)tensors[i]->data + tensors[i]->byte_offset,
+      te_rt_vk_buffer_read(vm->tensors[i].buf, 0, host[i],
                            (uint64_t)counts[i] * (uint64_t)ir_dtype_bytes(vm->tensors[i].dtype));
   return st;
 }

@@ -3,8 +3,9 @@
  *
  * What the module keeps outlives the build's scratch arena, so everything is copied out: the
  * SPIR-V words (malloc'd), the parameters of each kernel as indices (tensor argument, host
- * temporary, slot of a size or scalar) with their push-constant offsets, the launch sizes, the
- * temporaries' sizes and the tensors' extents as host programs (vulkan_prog.c). Pipelines and
+ * temporary, slot of a size or scalar) with their push-constant offsets, the launch sizes and
+ * the temporaries' sizes as host programs (vulkan_prog.c), and the entry's checks
+ * (vulkan_entry.c). Pipelines and
  * device buffers are made at the first call, so building needs no Vulkan driver (a machine
  * without one can still build, validate and print SPIR-V).
  */
@@ -26,7 +27,7 @@ static void vk_module_free(void *p) {
   free(vm->dis);
 }
 
-/* Slots: sizes, then scalars; tensors with their extents as programs. */
+/* Slots: sizes, then scalars (then the entry's lets, vulkan_entry.c); the tensors. */
 static te_status vk_signature(te_ctx *ctx, cg_vk_module *vm, lw_func *f, cg_vk_slots *slots) {
   int nt = 0, ns = 0;
   for (int i = 0; i < f->nargs; i++)
@@ -34,19 +35,13 @@ static te_status vk_signature(te_ctx *ctx, cg_vk_module *vm, lw_func *f, cg_vk_s
   vm->ntensors = nt, vm->nscalars = ns, vm->nsizes = f->nsizes;
   vm->tensors = ir_alloc_persistent(ctx, sizeof *vm->tensors * (size_t)(nt + 1));
   vm->scalar_dtypes = ir_alloc_persistent(ctx, sizeof(te_dtype) * (size_t)(ns + 1));
-  vm->size_arg = ir_alloc_persistent(ctx, sizeof(int) * (size_t)(f->nsizes + 1));
-  vm->size_dim = ir_alloc_persistent(ctx, sizeof(int) * (size_t)(f->nsizes + 1));
-  vm->size_names = ir_alloc_persistent(ctx, sizeof(char *) * (size_t)(f->nsizes + 1));
-  slots->nsizes = f->nsizes, slots->nscalars = ns;
+  *slots = (cg_vk_slots){.nsizes = f->nsizes, .nscalars = ns, .ntensors = nt};
   slots->vars = ir_alloc(ctx, sizeof(te_expr *) * (size_t)(f->nsizes + ns + 1));
-  if (!vm->tensors || !vm->scalar_dtypes || !vm->size_arg || !vm->size_dim || !vm->size_names ||
-      !slots->vars)
+  slots->handles = ir_alloc(ctx, sizeof(te_expr *) * (size_t)(nt + 1));
+  if (!vm->tensors || !vm->scalar_dtypes || !slots->vars || !slots->handles)
     return TE_ERR_NOMEM;
-  for (int k = 0; k < f->nsizes; k++) {
+  for (int k = 0; k < f->nsizes; k++)
     slots->vars[k] = f->size_vars[k];
-    vm->size_arg[k] = f->size_arg[k], vm->size_dim[k] = f->size_dim[k];
-    vm->size_names[k] = ir_strdup_persistent(ctx, f->size_vars[k]->u.var.name);
-  }
   for (int i = 0, s = 0; i < f->nargs; i++)
     if (!f->args[i].is_buffer) {
       slots->vars[f->nsizes + s] = f->args[i].var;
@@ -56,19 +51,14 @@ static te_status vk_signature(te_ctx *ctx, cg_vk_module *vm, lw_func *f, cg_vk_s
     if (!f->args[i].is_buffer)
       continue;
     ir_buffer *b = f->args[i].buffer;
+    slots->handles[t] = f->args[i].handle;
     cg_vk_tensor *vt = &vm->tensors[t++];
     vt->name = ir_strdup_persistent(ctx, b->name);
     vt->ndim = b->ndim, vt->dtype = b->dtype;
-    vt->shape = ir_alloc_persistent(ctx, sizeof *vt->shape * (size_t)(b->ndim + 1));
-    if (!vt->name || !vt->shape)
+    if (!vt->name)
       return TE_ERR_NOMEM;
-    for (int d = 0; d < b->ndim; d++) {
-      te_status st = cg_vk_prog_make(ctx, f->name, slots, b->shape[d], &vt->shape[d]);
-      if (st != TE_OK)
-        return st;
-    }
   }
-  return TE_OK;
+  return cg_vk_entry_make(ctx, vm, f, slots);
 }
 
 /* The tensor index of function argument arg_index (buffers are numbered among tensors). */

@@ -1,11 +1,13 @@
 /* vulkan_prog.c — host expressions of a vulkan module as small postfix programs.
  *
- * Launch dimensions, temporary sizes and tensor extents are IR expressions over the symbolic
- * sizes and scalar parameters, made in the build's scratch arena. A vulkan module evaluates them
- * at every call, long after that arena is gone, and without LLVM: so te_build turns each into a
- * postfix program (integer immediates, slot reads, the integer operators of the IR), kept in the
+ * Launch dimensions, temporary sizes and the entry's checks (vulkan_entry.c) are IR expressions
+ * over the symbolic sizes, scalar parameters, let variables and the tensors' DLTensor fields,
+ * made in the build's scratch arena. A vulkan module evaluates them at every call, long after
+ * that arena is gone, and without LLVM: so te_build turns each into a postfix program (integer
+ * immediates, slot reads, DLTensor reads, the integer operators of the IR), kept in the
  * context's memory, and te_module_call runs it on a small stack. Semantics are the IR's: i64
- * arithmetic wrapping, FLOORDIV/FLOORMOD rounding towards -inf, comparisons giving 0/1.
+ * arithmetic wrapping, FLOORDIV/FLOORMOD rounding towards -inf, comparisons giving 0/1; a handle
+ * (a pointer) is its address as an integer, so isnull is a compare with 0 and ptr_add an add.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +36,12 @@ typedef enum cg_vk_op {
   VK_OR,
   VK_NOT,
   VK_SELECT,
-  VK_WRAP /* v = bits | signed << 8: wrap to a narrower integer (casts) */
+  VK_WRAP,  /* v = bits | signed << 8: wrap to a narrower integer (casts) */
+  VK_DL     /* v = tensor | field << 16 | dim << 24: a DLTensor read (vk_dl_read) */
 } cg_vk_op;
+
+/* The DLTensor reads: the calling convention's intrinsics, and the handle itself. */
+enum { VK_DL_HANDLE = IR_INTRIN_COUNT };
 
 enum { VK_STACK = 64, VK_MAX_INS = 4096 };
 
@@ -58,7 +64,7 @@ static bool emit(prog_builder *b, cg_vk_op op, int64_t v) {
 }
 
 static int slot_of(const cg_vk_slots *s, te_expr *var) {
-  for (int i = 0; i < s->nsizes + s->nscalars; i++)
+  for (int i = 0; i < s->nsizes + s->nscalars + s->nlets; i++)
     if (s->vars[i] == var)
       return i;
   return -1;
@@ -72,6 +78,33 @@ static bool prog_unsupported(prog_builder *b, te_expr *e) {
            b->kernel, txt ? txt : "?");
   free(txt);
   return false;
+}
+
+static int tensor_of(const cg_vk_slots *s, te_expr *handle) {
+  for (int i = 0; i < s->ntensors; i++)
+    if (s->handles[i] == handle)
+      return i;
+  return -1;
+}
+
+static bool is_dl_read(ir_intrin id) {
+  return id >= IR_INTRIN_DL_DATA && id <= IR_INTRIN_DL_STRIDE;
+}
+
+static bool prog_expr(prog_builder *b, te_expr *e);
+
+/* dl_*(A[, d]), isnull(h), ptr_add(h, n). */
+static bool prog_abi_call(prog_builder *b, te_expr *e) {
+  ir_intrin id = e->u.call;
+  if (id == IR_INTRIN_ISNULL)
+    return prog_expr(b, e->args[0]) && emit(b, VK_CONST, 0) && emit(b, VK_EQ, 0);
+  if (id == IR_INTRIN_PTR_ADD)
+    return prog_expr(b, e->args[0]) && prog_expr(b, e->args[1]) && emit(b, VK_ADD, 0);
+  int t = tensor_of(b->slots, e->args[0]);
+  int64_t d = 0;
+  if (t < 0 || (e->nargs == 2 && (!ir_is_const_int(e->args[1], &d) || d < 0 || d >= TE_MAX_DIMS)))
+    return prog_unsupported(b, e);
+  return emit(b, VK_DL, (int64_t)t | (int64_t)id << 16 | d << 24);
 }
 
 static bool prog_expr(prog_builder *b, te_expr *e) {
@@ -99,6 +132,8 @@ static bool prog_expr(prog_builder *b, te_expr *e) {
     return emit(b, VK_CONST, e->u.i);
   case IR_VAR: {
     int s = slot_of(b->slots, e);
+    if (s < 0 && tensor_of(b->slots, e) >= 0) /* a tensor's handle (isnull) */
+      return emit(b, VK_DL, (int64_t)tensor_of(b->slots, e) | (int64_t)VK_DL_HANDLE << 16);
     return s >= 0 ? emit(b, VK_SLOT, s) : prog_unsupported(b, e);
   }
   case IR_NOT:
@@ -119,6 +154,8 @@ static bool prog_expr(prog_builder *b, te_expr *e) {
   case IR_CALL:
     if (e->u.call == IR_INTRIN_LIKELY)
       return prog_expr(b, e->args[0]);
+    if (is_dl_read(e->u.call) || e->u.call == IR_INTRIN_ISNULL || e->u.call == IR_INTRIN_PTR_ADD)
+      return prog_abi_call(b, e);
     return prog_unsupported(b, e);
   default:
     if (e->kind < IR_EXPR_COUNT && binop[e->kind] && e->nargs == 2 &&
@@ -224,7 +261,37 @@ static bool binary(cg_vk_op op, int64_t a, int64_t b, int64_t *r) {
   }
 }
 
-bool cg_vk_prog_eval(const cg_vk_prog *p, const int64_t *slots, int64_t *out, const char **err) {
+static int64_t addr(const void *p) { return (int64_t)(uintptr_t)p; }
+
+/* A DLTensor read; the entry's checks order them so that each is valid when it runs. */
+static bool vk_dl_read(DLTensor *const *tensors, int64_t v, int64_t *r) {
+  const DLTensor *t = tensors ? tensors[v & 0xffff] : NULL;
+  int id = (int)((v >> 16) & 0xff), d = (int)(v >> 24);
+  if (id == VK_DL_HANDLE) {
+    *r = addr(t);
+    return true;
+  }
+  if (!t)
+    return false;
+  switch (id) {
+  case IR_INTRIN_DL_DATA: *r = addr(t->data); return true;
+  case IR_INTRIN_DL_SHAPE: *r = addr(t->shape); return true;
+  case IR_INTRIN_DL_STRIDES: *r = addr(t->strides); return true;
+  case IR_INTRIN_DL_NDIM: *r = t->ndim; return true;
+  case IR_INTRIN_DL_DEVICE_TYPE: *r = (int64_t)t->device.device_type; return true;
+  case IR_INTRIN_DL_DTYPE_CODE: *r = t->dtype.code; return true;
+  case IR_INTRIN_DL_DTYPE_BITS: *r = t->dtype.bits; return true;
+  case IR_INTRIN_DL_DTYPE_LANES: *r = t->dtype.lanes; return true;
+  case IR_INTRIN_DL_DTYPE: *r = t->dtype.code | t->dtype.bits << 8 | (int64_t)t->dtype.lanes << 16; return true;
+  case IR_INTRIN_DL_BYTE_OFFSET: *r = (int64_t)t->byte_offset; return true;
+  case IR_INTRIN_DL_EXTENT: *r = t->shape[d]; return true;
+  case IR_INTRIN_DL_STRIDE: *r = t->strides[d]; return true;
+  default: return false;
+  }
+}
+
+bool cg_vk_prog_eval(const cg_vk_prog *p, const int64_t *slots, DLTensor *const *tensors,
+                     int64_t *out, const char **err) {
   int64_t st[VK_STACK];
   int sp = 0;
   *err = "malformed host program (a bug in te)";
@@ -250,6 +317,11 @@ bool cg_vk_prog_eval(const cg_vk_prog *p, const int64_t *slots, int64_t *out, co
       if (sp < 1)
         return false;
       st[sp - 1] = wrap(st[sp - 1], in->v);
+      break;
+    case VK_DL:
+      if (sp == VK_STACK || !vk_dl_read(tensors, in->v, &st[sp]))
+        return false;
+      sp++;
       break;
     case VK_SELECT:
       if (sp < 3)

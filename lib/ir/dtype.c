@@ -15,6 +15,8 @@ const char *te_dtype_str(te_dtype t, char *buf, size_t size) {
     base = "bool";
   } else if (t.code == kDLBfloat && t.bits == 16) {
     base = "bf16";
+  } else if (t.code == kDLOpaqueHandle) {
+    base = "handle"; /* the calling convention's pointers (ir.h), never data */
   } else {
     const char *p = t.code == kDLInt ? "i" : t.code == kDLUInt ? "u" : t.code == kDLFloat ? "f" : NULL;
     if (p)

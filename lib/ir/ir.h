@@ -181,11 +181,35 @@ typedef struct ir_attr_info {
   const char *key; /* "produce", "pragma_unroll_max_step", "thread_extent", ... */
   void *node;      /* what the attribute is about (a te_tensor, ir_buffer, ...), may be NULL */
 } ir_attr_info;
+/* The calling convention's attributes (lowering's make_entry and make_closures):
+     "buffer_bind"    node: an ir_buffer; value: a handle, the address of its element 0 in body
+     "compute_scope"  node: the ir_closure the entry calls (the kernel's loops); value: 0
+     "closure"        node: an ir_closure; body: a parallel FOR run through it; value: 0 */
 
+/* An assert fails with status and a message (codegen prefixes "kernel 'NAME': "). Its values
+   (exprs after the condition, i64, evaluated only when it fails) complete the message as the
+   runtime writes it: none "message"; one got "message (got G)"; two, expected and got,
+   "message: expected E, got G" (te_rt_arg_error's form). */
 typedef struct ir_assert_info {
   te_status status;
   const char *message;
 } ir_assert_info;
+
+/* An outlined function: the body of `attr compute_scope` (the kernel body the entry calls after
+   its checks, lowering's make_entry) or of `attr closure` around a parallel loop (a body
+   te_rt_parallel_for runs once per iteration, make_closures). Its parameters are the captures,
+   in order (a parallel closure's loop variable comes first, before them); each capture is a
+   variable or a buffer (a pointer to element 0) bound where the attribute is. */
+typedef struct ir_capture {
+  te_expr *var;      /* a variable, or NULL */
+  ir_buffer *buffer; /* a buffer, when var is NULL */
+} ir_capture;
+
+typedef struct ir_closure {
+  const char *name; /* the function's symbol: "NAME_impl", "NAME_par0", ... */
+  int ncaptures;
+  ir_capture *captures;
+} ir_closure;
 
 /* ---------------------------------------------------------------- nodes */
 
@@ -235,6 +259,9 @@ static inline bool ir_is_int(te_dtype t) { return t.code == kDLInt; }
 static inline bool ir_is_uint(te_dtype t) { return t.code == kDLUInt && t.bits > 1; }
 static inline bool ir_is_bool(te_dtype t) { return t.code == kDLUInt && t.bits == 1; }
 static inline bool ir_is_float(te_dtype t) { return t.code == kDLFloat; }
+/* A pointer (a DLTensor *, a data pointer): the calling convention's values, never data. */
+static inline bool ir_is_handle(te_dtype t) { return t.code == kDLOpaqueHandle; }
+#define IR_HANDLE ((te_dtype){kDLOpaqueHandle, 64, 1})
 static inline bool ir_is_intlike(te_dtype t) { return t.code == kDLInt || t.code == kDLUInt; }
 static inline bool ir_dtype_eq(te_dtype a, te_dtype b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
@@ -327,6 +354,10 @@ ir_stmt *ir_evaluate(te_expr *);
 /* key "produce": node is the te_tensor produced (printed as "produce NAME {"). */
 ir_stmt *ir_attr(te_ctx *, const char *key, void *node, te_expr *value, ir_stmt *body);
 ir_stmt *ir_assert(te_expr *cond, te_status, const char *message, ir_stmt *body);
+/* An assert with nvalues (0, 1: got; 2: expected, got) i64 values completing its message (see
+   ir_assert_info); body may be NULL (nothing after the check). */
+ir_stmt *ir_assert_values(te_expr *cond, te_status, const char *message, int nvalues,
+                          te_expr *const values[], ir_stmt *body);
 ir_stmt *ir_barrier(te_ctx *);
 
 ir_buffer *ir_buffer_new(te_ctx *, const char *name, te_dtype, int ndim, te_expr *const shape[],

@@ -159,10 +159,35 @@ static void print_realize(ir_printer *p, ir_stmt *s, int indent) {
   block(p, s->stmts[0], indent);
 }
 
+/* `compute_scope NAME(captures) {` or `closure NAME(captures) {`: an outlined function. */
+static void print_closure(ir_printer *p, ir_stmt *s, int indent) {
+  const ir_closure *c = s->u.attr.node;
+  ir_str_printf(p->out, "%s %s(", s->u.attr.key, c && c->name ? c->name : "?");
+  for (int i = 0; c && i < c->ncaptures; i++) {
+    if (i) ir_str_puts(p->out, ", ");
+    const ir_capture *k = &c->captures[i];
+    ir_str_puts(p->out, k->var ? ir_printer_var_name(p, k->var) : k->buffer ? k->buffer->name : "?");
+  }
+  ir_str_puts(p->out, ")");
+  block(p, s->stmts[0], indent);
+}
+
 static void print_attr(ir_printer *p, ir_stmt *s, int indent) {
   if (strcmp(s->u.attr.key, "produce") == 0) {
     ir_str_printf(p->out, "produce %s", ir_printer_tensor_name(s->u.attr.node));
     block(p, s->stmts[0], indent);
+    return;
+  }
+  if (strcmp(s->u.attr.key, "compute_scope") == 0 || strcmp(s->u.attr.key, "closure") == 0) {
+    print_closure(p, s, indent);
+    return;
+  }
+  if (strcmp(s->u.attr.key, "buffer_bind") == 0) { /* like a let: the body at the same indent */
+    const ir_buffer *b = s->u.attr.node;
+    ir_str_printf(p->out, "bind %s = ", b && b->name ? b->name : "?");
+    ir_printer_expr(p, s->exprs[0]);
+    ir_str_puts(p->out, "\n");
+    ir_printer_stmt(p, s->stmts[0], indent);
     return;
   }
   ir_str_printf(p->out, "// attr %s = ", s->u.attr.key);
@@ -185,10 +210,14 @@ static void print_inline_head(ir_printer *p, ir_stmt *s, int indent) {
     ir_printer_expr(p, s->exprs[0]);
     ir_str_puts(p->out, ", ");
     print_quoted(p->out, s->u.assert_.message);
+    for (int i = 1; i < s->nexprs; i++) { /* the values completing the message */
+      ir_str_puts(p->out, ", ");
+      ir_printer_expr(p, s->exprs[i]);
+    }
     ir_str_puts(p->out, ")");
   }
   ir_str_puts(p->out, "\n");
-  ir_printer_stmt(p, s->stmts[0], indent);
+  if (s->nstmts) ir_printer_stmt(p, s->stmts[0], indent);
 }
 
 void ir_printer_stmt(ir_printer *p, ir_stmt *s, int indent) {

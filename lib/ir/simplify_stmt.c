@@ -79,7 +79,7 @@ static ir_stmt *simp_if(ir_mutator *m, ir_stmt *s) {
   if (!cond)
     return NULL;
   if (ir_is_const_value(cond, 1))
-    return simp_stmt(m, s->stmts[0]);
+    return s->nstmts ? simp_stmt(m, s->stmts[0]) : NULL; /* NULL: no statement left */
   if (ir_is_const_value(cond, 0))
     return else_s ? simp_stmt(m, else_s) : NULL;
   ir_stmt *t = simp_stmt(m, s->stmts[0]);
@@ -136,7 +136,7 @@ static ir_stmt *simp_assert(ir_mutator *m, ir_stmt *s) {
   if (!cond)
     return NULL;
   if (ir_is_const_value(cond, 1))
-    return simp_stmt(m, s->stmts[0]);
+    return s->nstmts ? simp_stmt(m, s->stmts[0]) : NULL; /* NULL: no statement left */
   return ir_mutate_stmt_children(m, s);
 }
 

@@ -180,13 +180,28 @@ ir_stmt *ir_attr(te_ctx *ctx, const char *key, void *node, te_expr *value, ir_st
 }
 
 ir_stmt *ir_assert(te_expr *cond, te_status st, const char *message, ir_stmt *body) {
-  if (!cond || !body) return NULL;
+  if (!body) return NULL;
+  return ir_assert_values(cond, st, message, 0, NULL, body);
+}
+
+ir_stmt *ir_assert_values(te_expr *cond, te_status st, const char *message, int nvalues,
+                          te_expr *const values[], ir_stmt *body) {
+  if (!cond) return NULL;
   if (!ir_check(cond->ctx, ir_is_bool(cond->dtype) && cond->dtype.lanes == 1,
                 "ir_assert: scalar bool condition expected"))
     return NULL;
+  if (!ir_check(cond->ctx, nvalues >= 0 && nvalues <= 2, "ir_assert: at most two values"))
+    return NULL;
+  te_expr *exprs[3] = {cond};
+  for (int i = 0; i < nvalues; i++) {
+    if (!values[i]) return NULL;
+    if (!ir_check(cond->ctx, ir_dtype_eq(values[i]->dtype, TE_I64), "ir_assert: i64 values expected"))
+      return NULL;
+    exprs[i + 1] = values[i];
+  }
   ir_assert_info info = {st, ir_strdup(cond->ctx, message ? message : "")};
   if (!info.message) return NULL;
-  return ir_stmt_make(cond->ctx, IR_S_ASSERT, 1, &cond, 1, &body, &info);
+  return ir_stmt_make(cond->ctx, IR_S_ASSERT, 1 + nvalues, exprs, body ? 1 : 0, &body, &info);
 }
 
 ir_stmt *ir_barrier(te_ctx *ctx) { return ir_stmt_make(ctx, IR_S_BARRIER, 0, NULL, 0, NULL, NULL); }

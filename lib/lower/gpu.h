@@ -123,8 +123,9 @@ typedef struct lw_gpu_module {
   int nsteps;
   lw_gpu_step *steps; /* the host part; launches in the order the stages compute */
   /* Launches in one module run back to back on one stream/queue: a kernel sees every global
-     write of the kernels launched before it. The host entry checks DLTensors (device type
-     kDLCUDA for cuda; the Vulkan launcher's own buffers for vulkan) before the first step. */
+     write of the kernels launched before it. The host entry runs make_entry's checks of the
+     DLTensors (device type kDLCUDA for cuda; CPU tensors for vulkan, which copies them) before
+     the first step. */
 } lw_gpu_module;
 
 /* The printed split (malloc'd): each kernel with its launch dimensions, parameters, shared and

@@ -24,6 +24,8 @@ typedef struct lw_arg {
   bool is_output;    /* is_buffer: a computed tensor (the kernel writes it), not a placeholder */
   ir_buffer *buffer; /* is_buffer: the flat buffer bound to the i-th DLTensor */
   te_expr *var;      /* scalar parameter (IR_VAR_PARAM or IR_VAR_INDEX var) */
+  te_expr *handle;   /* is_buffer: the DLTensor * the entry receives (an IR_VAR_HANDLE variable
+                        named as the tensor); made by make_entry, NULL before */
 } lw_arg;
 
 /* A lowered kernel: arguments and body. The body reads symbolic sizes as free IR_VAR_INDEX
@@ -52,13 +54,30 @@ typedef struct lw_pass_ctx {
   const char *api;  /* the public function lowering for, named in messages ("te_build") */
 } lw_pass_ctx;
 
+/* A target's side of the calling convention (abi.c): what the entry make_entry writes must
+   check besides what every target checks (make_entry.c lists the checks). */
+typedef struct lw_abi {
+  int device_type;         /* the DLDeviceType a tensor must have ... */
+  int device_type_also;    /* ... or this one (0: none) */
+  const char *device_rule; /* the rule in words, for the message: "kDLCPU = 1; ..." */
+  bool in_place;           /* the code works on the tensors' own memory: data must be aligned to
+                              the element size and a written tensor must not overlap another
+                              argument (the body's noalias); false where the host copies */
+  bool index32;            /* the device indexes with 32 bits: sizes and element counts must
+                              be below 2^31 (vulkan) */
+  const char *target_name; /* "vulkan", for the 32-bit messages */
+} lw_abi;
+
 typedef ir_stmt *(*lw_pass_fn)(lw_pass_ctx *, ir_stmt *);
 typedef struct lw_pass {
   const char *name;
   lw_pass_fn fn;
   unsigned flags;
 } lw_pass;
-enum { LW_PASS_FLATTENED = 1 }; /* the IR after this pass has no ACCESS/PROVIDE/REALIZE */
+enum {
+  LW_PASS_FLATTENED = 1, /* the IR after this pass has no ACCESS/PROVIDE/REALIZE */
+  LW_PASS_ABI = 2,       /* a calling-convention pass: te_lower_text stops before these */
+};
 
 /* Lower a schedule. Must be called inside a scratch arena (ir_scratch_begin); the result lives
    there. Checks that every placeholder and output is among tensors, names are C identifiers,
@@ -81,7 +100,8 @@ char *lw_lower_text(te_schedule *, const char *api, const char *name, int ntenso
                     const char *stop_after);
 
 /* lw_lower_text for a target (NULL: the CPU pipeline as te_lower_text prints it; a GPU target
-   prints the kernels and the host steps). */
+   prints the kernels and the host steps). Without stop_after the text is the computation: the
+   pipeline up to the calling-convention passes (LW_PASS_ABI), which only te_build needs. */
 char *lw_lower_text_for(te_schedule *, const struct te_target *, const char *api,
                         const char *name, int ntensors, te_tensor *const tensors[], int nscalars,
                         te_expr *const scalars[], const char *stop_after);
@@ -102,6 +122,17 @@ extern const lw_pass lw_pipeline[];
 extern const int lw_pipeline_count;
 int lw_pass_index(const char *name); /* -1 when no pass has that name */
 te_status lw_run_pipeline(lw_pass_ctx *, const char *stop_after);
+/* The name of the last pass before the calling-convention passes (where te_lower_text stops). */
+const char *lw_last_compute_pass(void);
+
+/* Runs the calling-convention passes (LW_PASS_ABI: make_closures, make_entry) on a function
+   made without a schedule (codegen's unit tests build lw_funcs by hand). target NULL: the CPU. */
+te_status lw_run_abi_passes(te_ctx *, lw_func *, const struct te_target *);
+
+/* abi.c: the calling convention of pctx's target, and whether a GPU module's kernels write
+   buffer b (an argument) — what make_entry needs to know of the host/device split. */
+const lw_abi *lw_abi_of(const lw_pass_ctx *);
+bool lw_gpu_writes(const lw_func *, const ir_buffer *b);
 
 /* A fresh analyzer that assumes every size variable of pctx->func is >= 1. */
 ir_analyzer *lw_analyzer_new(lw_pass_ctx *);
@@ -117,5 +148,7 @@ ir_stmt *lw_vectorize(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_unroll(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_prefetch(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_remove_likely(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_make_closures(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_make_entry(lw_pass_ctx *, ir_stmt *);
 
 #endif

@@ -6,8 +6,10 @@
  *
  * te_lower_text lowers in a scratch arena of its own and returns malloc'd text (te_free), so
  * printing the IR of a schedule leaves nothing behind in the context. The function it prints is
- * called "main". TE_STOP_AFTER=<pass> stops its pipeline early (for looking at one pass);
- * te_build ignores it (code generation needs the whole pipeline).
+ * called "main". It shows the computation: the pipeline up to simplify_final, before the
+ * calling-convention passes (make_closures, make_entry: the entry's checks and closures, which
+ * only te_build needs). TE_STOP_AFTER=<pass> stops its pipeline at any pass (make_entry shows
+ * the whole entry); te_build ignores it (code generation needs the whole pipeline).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +70,8 @@ char *lw_lower_text_for(te_schedule *sch, const struct te_target *target, const 
   if (!sch)
     return NULL;
   te_ctx *ctx = sch->ctx;
+  if (!stop_after) /* the computation, without the entry's checks (TE_STOP_AFTER shows them) */
+    stop_after = lw_last_compute_pass();
   ir_scratch_begin(ctx);
   lw_func *f = NULL;
   char *text = NULL;

@@ -35,6 +35,9 @@ const lw_pass lw_pipeline[] = {
     {"gpu_split", lw_gpu_split, 0},       /* GPU targets only (no-op otherwise): gpu_split.c */
     {"gpu_barriers", lw_gpu_barriers, 0}, /* GPU targets only: gpu_barrier.c */
     {"simplify_final", lw_simplify, 0},
+    /* the calling convention: what te_build compiles; te_lower_text stops before these */
+    {"make_closures", lw_make_closures, LW_PASS_ABI}, /* parallel loops' closures */
+    {"make_entry", lw_make_entry, LW_PASS_ABI},       /* argument checks, sizes, compute_scope */
 };
 const int lw_pipeline_count = (int)(sizeof lw_pipeline / sizeof lw_pipeline[0]);
 
@@ -45,6 +48,13 @@ int lw_pass_index(const char *name) {
     if (strcmp(lw_pipeline[i].name, name) == 0)
       return i;
   return -1;
+}
+
+const char *lw_last_compute_pass(void) {
+  int i = lw_pipeline_count - 1;
+  while (i > 0 && (lw_pipeline[i].flags & LW_PASS_ABI))
+    i--;
+  return lw_pipeline[i].name;
 }
 
 ir_analyzer *lw_analyzer_new(lw_pass_ctx *p) {
@@ -155,6 +165,21 @@ te_status lw_run_pipeline(lw_pass_ctx *p, const char *stop_after) {
     if (vs != TE_OK)
       return vs;
 #endif
+  }
+  return TE_OK;
+}
+
+te_status lw_run_abi_passes(te_ctx *ctx, lw_func *f, const struct te_target *target) {
+  lw_pass_ctx p = {.ctx = ctx, .func = f, .target = target, .api = "te_build"};
+  if (!(p.an = lw_analyzer_new(&p)))
+    return te_last_status(ctx);
+  for (int i = 0; i < lw_pipeline_count; i++) {
+    if (!(lw_pipeline[i].flags & LW_PASS_ABI))
+      continue;
+    ir_stmt *r = lw_pipeline[i].fn(&p, f->body);
+    if (!r)
+      return ir_failed(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
+    f->body = r;
   }
   return TE_OK;
 }

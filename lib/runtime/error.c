@@ -32,3 +32,8 @@ int32_t te_rt_arg_error(int32_t code, const char *what, int64_t expected, int64_
            expected, got);
   return code;
 }
+
+int32_t te_rt_value_error(int32_t code, const char *what, int64_t got) {
+  snprintf(rt_msg, RT_MSG_MAX, "%s (got %" PRId64 ")", what ? what : "argument", got);
+  return code;
+}

@@ -416,14 +416,15 @@ Test(codegen, outer_loops_not_unrolled_by_llvm) {
 
 Test(codegen, thread_loop_needs_gpu) {
   te_module *m = cg_module_new(ctx, host);
-  te_status st = cg_llvm_compile(m, scale_func("thr", IR_FOR_THREAD, I64(16)));
+  te_status st = cg_llvm_compile(m, entered(host, scale_func("thr", IR_FOR_THREAD, I64(16))));
   cr_expect_eq(st, TE_ERR_TARGET, "%s", te_status_str(st));
   cr_expect(strstr(te_last_error(ctx), "GPU") != NULL, "%s", te_last_error(ctx));
 }
 
 Test(codegen, one_kernel_a_module) {
   te_module *m = compile(scale_func("k1", IR_FOR_SERIAL, I64(4)));
-  cr_expect_eq(cg_llvm_compile(m, scale_func("k2", IR_FOR_SERIAL, I64(4))), TE_ERR_UNSUPPORTED);
+  cr_expect_eq(cg_llvm_compile(m, entered(host, scale_func("k2", IR_FOR_SERIAL, I64(4)))),
+               TE_ERR_UNSUPPORTED);
 }
 
 Test(codegen, cross_target_compiles_but_does_not_run) {

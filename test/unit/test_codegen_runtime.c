@@ -94,6 +94,8 @@ Test(runtime, error_messages) {
   cr_expect_eq(te_rt_arg_error(3, "kernel 'k': argument 'A' (#0) dim 1 extent", 5, 6), 3);
   cr_expect_str_eq(te_rt_last_error(),
                    "kernel 'k': argument 'A' (#0) dim 1 extent: expected 5, got 6");
+  cr_expect_eq(te_rt_value_error(3, "kernel 'k': size 'n' must be in [1, 2^31)", -2), 3);
+  cr_expect_str_eq(te_rt_last_error(), "kernel 'k': size 'n' must be in [1, 2^31) (got -2)");
   cr_expect_eq(te_rt_error(7, "boom"), 7);
   cr_expect_str_eq(te_rt_last_error(), "boom");
   char big[3000];

@@ -59,10 +59,18 @@ static inline void add_size(lw_func *f, te_expr *var, int arg, int dim) {
   f->size_vars = vars, f->size_arg = a, f->size_dim = d, f->nsizes = n;
 }
 
+/* f with its calling convention (make_closures, make_entry), as lowering ends: what code
+   generation translates. */
+static inline lw_func *entered(te_target *t, lw_func *f) {
+  te_status st = lw_run_abi_passes(ctx, f, t);
+  cr_assert_eq(st, TE_OK, "entry: %s: %s", te_status_str(st), te_last_error(ctx));
+  return f;
+}
+
 static inline te_module *compile_for(te_target *t, lw_func *f) {
   te_module *m = cg_module_new(ctx, t);
   cr_assert_not_null(m);
-  te_status st = cg_llvm_compile(m, f);
+  te_status st = cg_llvm_compile(m, entered(t, f));
   cr_assert_eq(st, TE_OK, "compile: %s: %s", te_status_str(st), te_last_error(ctx));
   return m;
 }

@@ -300,7 +300,7 @@ Test(spirv, shared_memory_barrier_run) {
 Test(spirv, host_programs) {
   te_expr *n = idx_var("n");
   te_expr *s = OKP(ir_var_new(ctx, "s", TE_I32, IR_VAR_PARAM));
-  cg_vk_slots slots = {1, 1, (te_expr *[]){n, s}};
+  cg_vk_slots slots = {.nsizes = 1, .nscalars = 1, .vars = (te_expr *[]){n, s}};
   te_expr *e =
       ir_add(ir_floordiv(ir_sub(n, I64(7)), I64(4)), ir_floormod(ir_sub(n, I64(7)), I64(4)));
   e = ir_add(e, ir_mul(ir_min(n, I64(3)), I64(100)));
@@ -311,13 +311,13 @@ Test(spirv, host_programs) {
   for (int i = 0; i < 4; i++) {
     int64_t v[2] = {ns[i], -42}, got = 0, d = ns[i] - 7;
     const char *err;
-    cr_assert(cg_vk_prog_eval(&p, v, &got, &err), "%s", err);
+    cr_assert(cg_vk_prog_eval(&p, v, NULL, &got, &err), "%s", err);
     int64_t fd = d >= 0 ? d / 4 : -((-d + 3) / 4), fm = d - fd * 4;
     int64_t want = fd + fm + (ns[i] < 3 ? ns[i] : 3) * 100 + (ns[i] < 5 ? 1000 : -42);
     cr_expect_eq(got, want, "n = %lld: %lld, want %lld", (long long)ns[i], (long long)got,
                  (long long)want);
   }
   te_expr *f = OKP(ir_var_new(ctx, "f", TE_F32, IR_VAR_PARAM));
-  cg_vk_slots fs = {0, 1, (te_expr *[]){f}};
+  cg_vk_slots fs = {.nsizes = 0, .nscalars = 1, .vars = (te_expr *[]){f}};
   cr_assert_eq(cg_vk_prog_make(ctx, "k", &fs, ir_cast(TE_I64, f), &p), TE_ERR_UNSUPPORTED);
 }
