@@ -238,6 +238,10 @@ static double math1(ir_intrin id, double x, bool f) {
 
 static bool call(ev *v, te_expr *e, int lane, ir_eval_val *out) {
   ir_eval_val a[3];
+  if (e->u.call == IR_INTRIN_IF_THEN_ELSE) { /* only the side taken is evaluated */
+    int cl = e->args[0]->dtype.lanes == 1 ? 0 : lane;
+    return eval(v, e->args[0], cl, &a[0]) && eval(v, e->args[a[0].i ? 1 : 2], lane, out);
+  }
   for (int i = 0; i < e->nargs && i < 3; i++)
     if (!eval(v, e->args[i], lane, &a[i]))
       return false;
@@ -275,6 +279,117 @@ static bool var(ev *v, te_expr *e, ir_eval_val *out) {
       return true;
     }
   return false;
+}
+
+static bool access(ev *v, te_expr *e, int lane, ir_eval_val *out) {
+  int64_t idx[TE_MAX_DIMS];
+  if (!v->env->access || e->nargs > TE_MAX_DIMS)
+    return false;
+  for (int i = 0; i < e->nargs; i++) {
+    ir_eval_val x;
+    if (!eval(v, e->args[i], lane, &x))
+      return false;
+    idx[i] = x.i;
+  }
+  return v->env->access(v->env->user, e->u.tensor, e->nargs, idx, out);
+}
+
+/* The start of a built-in reduction: 0, 1, the type's highest or lowest value. */
+static ir_eval_val identity(ir_reducer_kind k, te_dtype t) {
+  ir_eval_val r = {.i = 0};
+  bool f = t.code == kDLFloat, u = t.code == kDLUInt;
+  uint64_t top = t.bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << t.bits) - 1; /* unsigned max */
+  switch (k) {
+  case IR_REDUCER_PROD:
+    return f ? (ir_eval_val){.f = 1} : (ir_eval_val){.i = 1};
+  case IR_REDUCER_MIN: /* the highest value */
+    return f ? (ir_eval_val){.f = INFINITY} : (ir_eval_val){.i = norm(t, u ? top : top >> 1)};
+  case IR_REDUCER_MAX: /* the lowest value */
+    return f ? (ir_eval_val){.f = -INFINITY} : (ir_eval_val){.i = u ? 0 : norm(t, ~(top >> 1))};
+  default:
+    return f ? (ir_eval_val){.f = 0} : r;
+  }
+}
+
+typedef struct reduction {
+  te_expr *e;
+  ir_reduce *r;
+  int nvalues;
+  ir_eval_val acc[16];
+} reduction;
+
+/* Folds the values at the current point of the axes into the accumulators. */
+static bool reduce_point(ev *v, reduction *rd) {
+  ir_eval_val c, x[16];
+  if (rd->r->cond) {
+    if (!eval(v, rd->r->cond, 0, &c))
+      return false;
+    if (!c.i)
+      return true; /* a point the condition leaves out */
+  }
+  for (int i = 0; i < rd->nvalues; i++)
+    if (!eval(v, rd->e->args[i], 0, &x[i]))
+      return false;
+  if (rd->r->kind != IR_REDUCER_CUSTOM) {
+    static const ir_expr_kind op[] = {IR_ADD, IR_MUL, IR_MIN, IR_MAX};
+    te_dtype t = rd->e->args[0]->dtype;
+    ir_expr_kind k = op[rd->r->kind];
+    if (t.code == kDLFloat)
+      return float_op(k, t, rd->acc[0].f, x[0].f, &rd->acc[0].f);
+    return int_op(v, k, t, rd->acc[0].i, x[0].i, &rd->acc[0].i);
+  }
+  ir_custom_reducer *cr = rd->r->custom;
+  scope s[32];
+  const scope *saved = v->sc;
+  for (int i = 0; i < rd->nvalues; i++) { /* lhs: accumulated, rhs: incoming */
+    s[2 * i] = (scope){cr->lhs[i], rd->acc[i], i ? &s[2 * i - 1] : saved};
+    s[2 * i + 1] = (scope){cr->rhs[i], x[i], &s[2 * i]};
+  }
+  v->sc = &s[2 * rd->nvalues - 1];
+  ir_eval_val next[16];
+  bool ok = true;
+  for (int i = 0; i < rd->nvalues && ok; i++)
+    ok = eval(v, cr->results[i], 0, &next[i]);
+  v->sc = saved;
+  for (int i = 0; i < rd->nvalues && ok; i++)
+    rd->acc[i] = next[i];
+  return ok;
+}
+
+/* Runs axis `axis` and the ones inside it over their domains (the first axis outermost). */
+static bool reduce_axes(ev *v, reduction *rd, int axis) {
+  if (axis == rd->r->naxes)
+    return reduce_point(v, rd);
+  te_expr *x = rd->r->axes[axis];
+  ir_eval_val lo, n;
+  if (!eval(v, x->u.var.dom_min, 0, &lo) || !eval(v, x->u.var.dom_extent, 0, &n))
+    return false;
+  const scope *saved = v->sc;
+  bool ok = true;
+  for (int64_t k = 0; k < n.i && ok; k++) {
+    scope s = {x, {.i = lo.i + k}, saved};
+    v->sc = &s;
+    ok = reduce_axes(v, rd, axis + 1);
+  }
+  v->sc = saved;
+  return ok;
+}
+
+static bool reduce(ev *v, te_expr *e, ir_eval_val *out) {
+  reduction rd = {e, e->u.reduce, e->nargs, {{0}}};
+  if (rd.nvalues < 1 || rd.nvalues > 16)
+    return false;
+  for (int i = 0; i < rd.nvalues; i++) {
+    if (rd.r->kind != IR_REDUCER_CUSTOM) {
+      rd.acc[i] = identity(rd.r->kind, e->args[i]->dtype);
+    } else if (!eval(v, rd.r->custom->identity[i], 0, &rd.acc[i])) {
+      return false;
+    }
+  }
+  if (!reduce_axes(v, &rd, 0))
+    return false;
+  *out = rd.acc[rd.r->value_index];
+  return true;
 }
 
 static bool eval(ev *v, te_expr *e, int lane, ir_eval_val *out) {
@@ -327,8 +442,9 @@ static bool eval(ev *v, te_expr *e, int lane, ir_eval_val *out) {
     return ok;
   }
   case IR_ACCESS:
+    return access(v, e, lane, out);
   case IR_REDUCE:
-    return false;
+    return reduce(v, e, out);
   default:
     return binary(v, e, lane, out);
   }
