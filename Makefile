@@ -2,10 +2,13 @@
 #   make demo           install missing packages, build, run the matmul demo (DEMO_ARGS="--quick")
 #   make check          build, run the fast tests only (unit, golden, errors; not the tuning runs):
 #                       the quick loop while developing
-#   make test           install missing packages, build, run the suite, then the ASan+UBSan suite
+#   make test           install missing packages, build, run the suite, then the ASan+UBSan suite,
+#                       then each fuzz target for FUZZ_SECONDS
 #   make build          configure build/ (RelWithDebInfo) and build
 #   make test-sanitize  only the ASan+UBSan suite, in build-asan/ (Debug)
-#   make clean          remove both build folders
+#   make test-fuzz      only the fuzz targets, built with clang in build-fuzz/ and run for
+#                       FUZZ_SECONDS each (default 60; test/fuzz/README.md: longer campaigns)
+#   make clean          remove the build folders
 #   make bench          build bench/ in build-bench/ (Release) and run it against OpenBLAS, oneDNN,
 #                       Halide 14 and C (BENCH_ARGS="--quick" or "--only sgemm" to narrow it)
 BUILD_DIR  ?= build
@@ -16,13 +19,16 @@ CTEST_JOBS ?= 2
 CMAKE      ?= cmake
 CTEST      ?= ctest
 BENCH_DIR  ?= build-bench
+FUZZ_DIR   ?= build-fuzz
+FUZZ_CC    ?= clang-14
+FUZZ_SECONDS ?= 60
 BENCH_ARGS ?=
 DEMO_ARGS  ?=
 # make check: the tests of these labels, less the tuning runs (a minute of the quick loop)
 CHECK_LABELS  ?= ^(unit|golden|errors)$$
 CHECK_EXCLUDE ?= ^unit[.]tune_(run|show)$$
 
-.PHONY: all setup build demo check test test-sanitize bench clean
+.PHONY: all setup build demo check test test-sanitize test-fuzz bench clean
 
 all: build
 
@@ -43,11 +49,19 @@ check: build
 test: build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(CTEST_JOBS)
 	$(MAKE) --no-print-directory test-sanitize
+	$(MAKE) --no-print-directory test-fuzz
 
 test-sanitize: setup
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DTE_SANITIZE=ON
 	$(CMAKE) --build $(ASAN_DIR) -j$(JOBS)
 	$(CTEST) --test-dir $(ASAN_DIR) --output-on-failure -j$(CTEST_JOBS)
+
+# The libFuzzer targets need clang (Debian's clang-14 with libclang-rt-14-dev, from setup.sh);
+# the library is compiled once more for them, instrumented.
+test-fuzz: setup
+	CC=$(FUZZ_CC) $(CMAKE) -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTE_FUZZ=ON
+	$(CMAKE) --build $(FUZZ_DIR) -j$(JOBS) --target fuzz
+	test/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
 
 # OpenBLAS picks its kernel from OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE when set: unset them for this
 # run only, so it uses the best kernel for this CPU.
@@ -58,4 +72,4 @@ bench:
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BENCH_DIR)/te-bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)

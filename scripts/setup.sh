@@ -14,6 +14,7 @@ packages=(
   spirv-headers spirv-tools mesa-vulkan-drivers libvulkan-dev   # Vulkan / SPIR-V back end
   python3-numpy python3-pytest       # Python bindings and their tests
   libopenblas-dev                    # the demo's yardstick (loaded at run time when present)
+  clang-14 libclang-rt-14-dev libomp-14-dev   # libFuzzer targets (make test-fuzz)
 )
 
 exec "$(dirname "${BASH_SOURCE[0]}")/install-packages.sh" "${packages[@]}"
