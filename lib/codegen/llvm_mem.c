@@ -166,7 +166,9 @@ static LLVMValueRef cg_vector_load(cg_llvm *cg, te_expr *e, LLVMValueRef base, L
                         (unsigned)ir_dtype_bytes(e->dtype));
 }
 
-/* prefetch(B[i]): llvm.prefetch of &B[i] (read, high locality, data cache); never faults. */
+/* prefetch(B[i]): llvm.prefetch of &B[i] (read, high locality, data cache); never faults. A
+   prefetch inside a vectorized loop has a vector index (the vectorizer widens its load like any
+   other): each lane's address is prefetched. */
 LLVMValueRef cg_prefetch(cg_llvm *cg, te_expr *load) {
   ir_buffer *buf = load->u.buffer;
   LLVMValueRef base = cg_buffer_ptr(cg, buf);
@@ -174,11 +176,18 @@ LLVMValueRef cg_prefetch(cg_llvm *cg, te_expr *load) {
   LLVMValueRef i = base && elem ? cg_expr(cg, load->args[0]) : NULL;
   if (!i)
     return NULL;
-  LLVMValueRef args[4] = {cg_elem_ptr(cg, elem, base, i, load->args[0]->dtype),
-                          LLVMConstInt(cg->t_i32, 0, 0), LLVMConstInt(cg->t_i32, 3, 0),
-                          LLVMConstInt(cg->t_i32, 1, 0)};
+  te_dtype it = load->args[0]->dtype;
+  LLVMValueRef p = cg_elem_ptr(cg, elem, base, i, it);
   LLVMTypeRef params[4] = {cg->t_ptr, cg->t_i32, cg->t_i32, cg->t_i32};
-  cg_call_fn(cg, "llvm.prefetch.p0", cg->t_void, 4, params, args);
+  for (int lane = 0; lane < (int)it.lanes; lane++) {
+    LLVMValueRef at =
+        it.lanes == 1
+            ? p
+            : LLVMBuildExtractElement(cg->b, p, LLVMConstInt(cg->t_i32, (unsigned)lane, 0), "");
+    LLVMValueRef args[4] = {at, LLVMConstInt(cg->t_i32, 0, 0), LLVMConstInt(cg->t_i32, 3, 0),
+                            LLVMConstInt(cg->t_i32, 1, 0)};
+    cg_call_fn(cg, "llvm.prefetch.p0", cg->t_void, 4, params, args);
+  }
   return LLVMGetUndef(cg_type(cg, load->dtype));
 }
 

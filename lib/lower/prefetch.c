@@ -7,7 +7,8 @@
  * first iteration, and a read whose index uses a variable bound inside x otherwise (a let) is
  * skipped. A prefetch never faults, so the addresses past the end of the last iterations are
  * harmless; codegen emits llvm.prefetch (read, high locality, data cache). Vectorized loops are
- * left alone (their body is one vector step, already in flight).
+ * left alone (their body is one vector step, already in flight); a prefetched loop inside a
+ * vectorized one is widened with it, and each lane's address is prefetched.
  */
 #include <string.h>
 
