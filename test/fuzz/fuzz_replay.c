@@ -21,9 +21,12 @@
 static const char *const NAME = "fuzz_replay";
 
 static void check_status(te_ctx *ctx, te_status st, const char *what, const char *input) {
-  if (st == TE_OK) return;
-  if (fz_is_bug(st)) fz_fail(NAME, what, input, te_last_error(ctx));
-  if (!*te_last_error(ctx)) fz_fail(NAME, "a refusal without a message", input, te_status_str(st));
+  if (st == TE_OK)
+    return;
+  if (fz_is_bug(st))
+    fz_fail(NAME, what, input, te_last_error(ctx));
+  if (!*te_last_error(ctx))
+    fz_fail(NAME, "a refusal without a message", input, te_status_str(st));
 }
 
 /* The lowered text of s, or NULL with its status in *st (the error then cleared). */
@@ -41,21 +44,28 @@ static int next_step(char **text, char *words[], int max) {
   while (**text) {
     char *line = *text, *end = strchr(line, '\n');
     *text = end ? end + 1 : line + strlen(line);
-    if (end) *end = 0;
+    if (end)
+      *end = 0;
     int n = 0;
     for (char *c = line; *c;) {
-      while (*c == ' ' || *c == '\t' || *c == '\r') *c++ = 0;
-      if (!*c) break;
-      if (n < max) words[n++] = c;
-      while (*c && *c != ' ' && *c != '\t' && *c != '\r') c++;
+      while (*c == ' ' || *c == '\t' || *c == '\r')
+        *c++ = 0;
+      if (!*c)
+        break;
+      if (n < max)
+        words[n++] = c;
+      while (*c && *c != ' ' && *c != '\t' && *c != '\r')
+        c++;
     }
-    if (n > 0 && words[0][0] != '#') return n;
+    if (n > 0 && words[0][0] != '#')
+      return n;
   }
   return 0;
 }
 
 static bool same_word(const char *a, const char *b) {
-  if (!strcmp(a, b)) return true;
+  if (!strcmp(a, b))
+    return true;
   char *ea, *eb;
   long long x = strtoll(a, &ea, 10), y = strtoll(b, &eb, 10);
   return *a && *b && !*ea && !*eb && x == y;
@@ -65,14 +75,17 @@ static bool same_word(const char *a, const char *b) {
 static void check_steps(const char *input, const char *trace, bool whole) {
   char *in = fz_text((const uint8_t *)input, strlen(input));
   char *tr = fz_text((const uint8_t *)trace, strlen(trace)), *pi = in, *pt = tr;
-  if (!in || !tr) fz_fail(NAME, "out of memory", input, "");
+  if (!in || !tr)
+    fz_fail(NAME, "out of memory", input, "");
   char *wi[80], *wt[80];
   int ni, nt;
   while ((nt = next_step(&pt, wt, 80)) > 0) {
     ni = next_step(&pi, wi, 80);
     bool same = ni == nt;
-    for (int k = 0; k < nt && same; k++) same = same_word(wi[k], wt[k]);
-    if (!same) fz_fail(NAME, "a step was recorded as another step than the line replayed", input, trace);
+    for (int k = 0; k < nt && same; k++)
+      same = same_word(wi[k], wt[k]);
+    if (!same)
+      fz_fail(NAME, "a step was recorded as another step than the line replayed", input, trace);
   }
   if (whole && next_step(&pi, wi, 80) > 0)
     fz_fail(NAME, "replay succeeded but the trace misses steps of the input", input, trace);
@@ -82,7 +95,8 @@ static void check_steps(const char *input, const char *trace, bool whole) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = fz_text(data, size);
-  if (!text) return 0;
+  if (!text)
+    return 0;
   size_t skip;
   int wi = fz_workload_named(text, &skip);
   te_ctx *ctx = te_ctx_new();
@@ -94,7 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   te_clear_error(ctx);
 
   char *trace = te_schedule_trace(s);
-  if (!trace) fz_fail(NAME, "no trace after a replay", text, te_last_error(ctx));
+  if (!trace)
+    fz_fail(NAME, "no trace after a replay", text, te_last_error(ctx));
   check_steps(text + skip, trace, st == TE_OK);
   te_schedule *s2 = te_schedule_new(ctx, w.nout, w.outs);
   if (te_schedule_replay(s2, trace) != TE_OK)
@@ -105,15 +120,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   te_status l1, l2;
   char *ir1 = lower(ctx, s, &w, &l1, text), *ir2 = lower(ctx, s2, &w, &l2, text);
-  if (l1 != l2) fz_fail(NAME, "a schedule and its replay lower differently", trace, te_status_str(l2));
-  if (ir1 && strcmp(ir1, ir2) != 0) fz_fail(NAME, "a schedule and its replay lower to other IR", ir1, ir2);
+  if (l1 != l2)
+    fz_fail(NAME, "a schedule and its replay lower differently", trace, te_status_str(l2));
+  if (ir1 && strcmp(ir1, ir2) != 0)
+    fz_fail(NAME, "a schedule and its replay lower to other IR", ir1, ir2);
   te_free(ir1);
   te_free(ir2);
 
   if (strstr(trace, "bind ")) {
     te_target *cuda = te_target_parse(ctx, "cuda");
     char *gpu = te_lower_text_for(s, cuda, w.nt, w.tensors, w.nparams, w.params);
-    if (!gpu) check_status(ctx, te_last_status(ctx), "lowering for cuda gives a bug status", trace);
+    if (!gpu)
+      check_status(ctx, te_last_status(ctx), "lowering for cuda gives a bug status", trace);
     te_free(gpu);
   }
   te_free(trace);

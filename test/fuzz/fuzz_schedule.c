@@ -34,7 +34,8 @@ typedef struct fz_case {
 static void note(fz_case *c, const char *verb, te_status st) {
   int n = snprintf(c->log + c->loglen, sizeof c->log - c->loglen, "%s%s%s\n", verb,
                    st == TE_OK ? "" : ": refused: ", st == TE_OK ? "" : te_last_error(c->ctx));
-  if (n > 0 && c->loglen + (size_t)n < sizeof c->log) c->loglen += (size_t)n;
+  if (n > 0 && c->loglen + (size_t)n < sizeof c->log)
+    c->loglen += (size_t)n;
 }
 
 /* Fails the case, printing the steps tried and the schedule's trace. */
@@ -47,7 +48,8 @@ static void fail_case(fz_case *c, const char *what, const char *detail) {
 
 /* Records a primitive's result; a refusal is cleared, a bug status aborts. */
 static void step(fz_case *c, const char *verb, te_status st) {
-  if (fz_is_bug(st)) fail_case(c, "a primitive returns a bug status", te_last_error(c->ctx));
+  if (fz_is_bug(st))
+    fail_case(c, "a primitive returns a bug status", te_last_error(c->ctx));
   note(c, verb, st);
   te_clear_error(c->ctx);
 }
@@ -75,16 +77,22 @@ static void random_step(fz_case *c) {
   te_iter *its[64];
   int n = st->nleaf < 64 ? st->nleaf : 64;
   switch (fz_below(in, 18)) {
-  case 0: step(c, "split", te_split(st, l, fz_range(in, 1, 17), NULL, NULL)); break;
-  case 1: step(c, "split_nparts", te_split_nparts(st, l, fz_range(in, 1, 5), NULL, NULL)); break;
+  case 0:
+    step(c, "split", te_split(st, l, fz_range(in, 1, 17), NULL, NULL));
+    break;
+  case 1:
+    step(c, "split_nparts", te_split_nparts(st, l, fz_range(in, 1, 5), NULL, NULL));
+    break;
   case 2: {
     te_iter *y = pick_leaf(c, st);
-    step(c, "tile", te_tile(st, l, y, fz_range(in, 1, 9), fz_range(in, 1, 9), NULL, NULL, NULL, NULL));
+    step(c, "tile",
+         te_tile(st, l, y, fz_range(in, 1, 9), fz_range(in, 1, 9), NULL, NULL, NULL, NULL));
     break;
   }
   case 3: {
     int p = n >= 2 ? (int)fz_below(in, (unsigned)n - 1) : 0;
-    if (n >= 2) step(c, "fuse", te_fuse(st, st->leaf[p], st->leaf[p + 1], NULL));
+    if (n >= 2)
+      step(c, "fuse", te_fuse(st, st->leaf[p], st->leaf[p + 1], NULL));
     break;
   }
   case 4:
@@ -92,18 +100,32 @@ static void random_step(fz_case *c) {
     shuffle(c, n, its);
     step(c, "reorder", te_reorder(st, n, its));
     break;
-  case 5: step(c, "vectorize", te_vectorize(st, l)); break;
-  case 6: step(c, "unroll", te_unroll(st, l)); break;
-  case 7: step(c, "parallel", te_parallel(st, l)); break;
+  case 5:
+    step(c, "vectorize", te_vectorize(st, l));
+    break;
+  case 6:
+    step(c, "unroll", te_unroll(st, l));
+    break;
+  case 7:
+    step(c, "parallel", te_parallel(st, l));
+    break;
   case 8: /* rare: a CPU build refuses GPU bindings, which ends the case */
-    if (fz_below(in, 4) == 0) step(c, "bind", te_bind(st, l, (te_thread_tag)fz_below(in, 6)));
+    if (fz_below(in, 4) == 0)
+      step(c, "bind", te_bind(st, l, (te_thread_tag)fz_below(in, 6)));
     break;
-  case 9: step(c, "set_tail", te_set_tail(st, l, (te_tail)fz_below(in, 3))); break;
+  case 9:
+    step(c, "set_tail", te_set_tail(st, l, (te_tail)fz_below(in, 3)));
+    break;
   case 10:
-    step(c, "pragma", te_pragma(st, l, fz_below(in, 2) ? "prefetch" : "unroll_max_step", fz_range(in, 0, 8)));
+    step(c, "pragma",
+         te_pragma(st, l, fz_below(in, 2) ? "prefetch" : "unroll_max_step", fz_range(in, 0, 8)));
     break;
-  case 11: step(c, "compute_inline", te_compute_inline(st)); break;
-  case 12: step(c, "compute_root", te_compute_root(st)); break;
+  case 11:
+    step(c, "compute_inline", te_compute_inline(st));
+    break;
+  case 12:
+    step(c, "compute_root", te_compute_root(st));
+    break;
   case 13: {
     te_stage *consumer = s->stages[fz_below(in, (unsigned)s->nstage)];
     step(c, "compute_at", te_compute_at(st, consumer, pick_leaf(c, consumer)));
@@ -114,16 +136,22 @@ static void random_step(fz_case *c) {
     int nin = sch_op_inputs(st->op, &ins);
     te_scope scope = fz_below(in, 2) ? TE_SCOPE_LOCAL : TE_SCOPE_GLOBAL;
     if (nin > 0)
-      step(c, "cache_read", te_cache_read(s, ins[fz_below(in, (unsigned)nin)], scope, 1, &st, NULL));
+      step(c, "cache_read",
+           te_cache_read(s, ins[fz_below(in, (unsigned)nin)], scope, 1, &st, NULL));
     break;
   }
   case 15:
-    step(c, "cache_write", te_cache_write(s, st->op->outputs[0], fz_below(in, 2) ? TE_SCOPE_LOCAL : TE_SCOPE_GLOBAL, NULL));
+    step(c, "cache_write",
+         te_cache_write(s, st->op->outputs[0], fz_below(in, 2) ? TE_SCOPE_LOCAL : TE_SCOPE_GLOBAL,
+                        NULL));
     break;
-  case 16: step(c, "rfactor", te_rfactor(s, st->op->outputs[0], l, (int)fz_below(in, 3), NULL)); break;
+  case 16:
+    step(c, "rfactor", te_rfactor(s, st->op->outputs[0], l, (int)fz_below(in, 3), NULL));
+    break;
   default: {
     int nd = st->op->ndim;
-    for (int i = 0; i < nd && i < 64; i++) its[i] = te_axis(st, i);
+    for (int i = 0; i < nd && i < 64; i++)
+      its[i] = te_axis(st, i);
     shuffle(c, nd, its);
     step(c, "reorder_storage", te_reorder_storage(st, nd, its));
   }
@@ -133,15 +161,18 @@ static void random_step(fz_case *c) {
 /* Sizes 1..24 for the symbolic sizes, a value for each parameter, buffers for every tensor. */
 static bool make_reference(fz_case *c, fz_ref *ref) {
   fz_ref_init(ref, c->w.nout, c->w.outs, fz_byte(&c->in));
-  for (int i = 0; i < fz_ref_nsizes(ref); i++) fz_ref_set_size(ref, i, fz_range(&c->in, 1, 24));
+  for (int i = 0; i < fz_ref_nsizes(ref); i++)
+    fz_ref_set_size(ref, i, fz_range(&c->in, 1, 24));
   for (int i = 0; i < c->w.nparams; i++) {
     te_expr *p = c->w.params[i];
     int64_t b = (int64_t)fz_byte(&c->in) - 128;
-    ir_eval_val v = te_expr_dtype(p).code == kDLFloat ? (ir_eval_val){.f = (double)b / 32} : (ir_eval_val){.i = b};
+    ir_eval_val v = te_expr_dtype(p).code == kDLFloat ? (ir_eval_val){.f = (double)b / 32}
+                                                      : (ir_eval_val){.i = b};
     fz_ref_set_param(ref, p, v);
   }
   for (int i = 0; i < c->w.nt; i++)
-    if (!fz_ref_buffer(ref, c->w.tensors[i])) return false;
+    if (!fz_ref_buffer(ref, c->w.tensors[i]))
+      return false;
   return true;
 }
 
@@ -150,8 +181,10 @@ static void run_and_compare(fz_case *c, fz_ref *ref, te_module *m) {
   DLTensor *args[16];
   for (int i = 0; i < w->nt; i++) {
     fz_buf *b = fz_ref_buffer(ref, w->tensors[i]);
-    if (i < w->nin) fz_buf_upload(b);
-    else fz_buf_poison(b);
+    if (i < w->nin)
+      fz_buf_upload(b);
+    else
+      fz_buf_poison(b);
     args[i] = &b->dl;
   }
   union {
@@ -165,24 +198,32 @@ static void run_and_compare(fz_case *c, fz_ref *ref, te_module *m) {
     te_dtype t = te_expr_dtype(w->params[i]);
     ir_eval_val v = {0};
     for (int k = 0; k < ref->nvars; k++)
-      if (ref->vars[k] == w->params[i]) v = ref->vals[k];
-    if (t.code == kDLFloat && t.bits == 32) values[i].f32 = (float)v.f;
-    else if (t.code == kDLFloat) values[i].f64 = v.f;
-    else if (t.bits == 64) values[i].i64 = v.i;
-    else values[i].i32 = (int32_t)v.i;
+      if (ref->vars[k] == w->params[i])
+        v = ref->vals[k];
+    if (t.code == kDLFloat && t.bits == 32)
+      values[i].f32 = (float)v.f;
+    else if (t.code == kDLFloat)
+      values[i].f64 = v.f;
+    else if (t.bits == 64)
+      values[i].i64 = v.i;
+    else
+      values[i].i32 = (int32_t)v.i;
     scalars[i] = &values[i];
   }
   te_status st = te_module_call(m, "k", w->nt, args, w->nparams, scalars);
-  if (st != TE_OK) fail_case(c, "a built kernel fails on valid buffers", te_last_error(c->ctx));
+  if (st != TE_OK)
+    fail_case(c, "a built kernel fails on valid buffers", te_last_error(c->ctx));
   for (int i = w->nin; i < w->nt; i++) {
     fz_buf *b = fz_ref_buffer(ref, w->tensors[i]);
-    if (!fz_ref_compute(ref, b)) return; /* the definition itself is undefined there */
+    if (!fz_ref_compute(ref, b))
+      return; /* the definition itself is undefined there */
     double got, want;
     int64_t at = fz_buf_mismatch(ref, b, &got, &want);
     if (at >= 0) {
       char detail[256];
       snprintf(detail, sizeof detail, "workload %s, output %s, element %lld: got %.9g, want %.9g",
-               FZ_WORKLOADS[w->index].name, te_tensor_name(w->tensors[i]), (long long)at, got, want);
+               FZ_WORKLOADS[w->index].name, te_tensor_name(w->tensors[i]), (long long)at, got,
+               want);
       fail_case(c, "a kernel's output differs from the reference", detail);
     }
   }
@@ -200,7 +241,8 @@ static void check_replay(fz_case *c) {
   char *b = te_lower_text(s2, w->nt, w->tensors, w->nparams, w->params);
   te_clear_error(c->ctx);
   if ((a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0))
-    fz_fail(NAME, "a schedule and its replayed trace lower differently", trace, a ? a : "(refused)");
+    fz_fail(NAME, "a schedule and its replayed trace lower differently", trace,
+            a ? a : "(refused)");
   te_free(a);
   te_free(b);
   te_free(trace);
@@ -218,7 +260,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   c.s = te_schedule_new(c.ctx, c.w.nout, c.w.outs);
-  for (int k = 0; k < 24 && !fz_done(&c.in); k++) random_step(&c);
+  for (int k = 0; k < 24 && !fz_done(&c.in); k++)
+    random_step(&c);
 
   te_target *host = te_target_parse(c.ctx, "llvm");
   te_module *m = NULL;
@@ -226,8 +269,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (st == TE_OK) {
     run_and_compare(&c, &ref, m);
   } else {
-    if (fz_is_bug(st)) fail_case(&c, "te_build returns a bug status", te_last_error(c.ctx));
-    if (!*te_last_error(c.ctx)) fail_case(&c, "te_build refuses without a message", "");
+    if (fz_is_bug(st))
+      fail_case(&c, "te_build returns a bug status", te_last_error(c.ctx));
+    if (!*te_last_error(c.ctx))
+      fail_case(&c, "te_build refuses without a message", "");
     te_clear_error(c.ctx);
   }
   if (getenv("TE_FUZZ_VERBOSE"))

@@ -29,7 +29,8 @@ static inline void fz_fail(const char *target, const char *what, const char *inp
 
 static inline char *fz_text(const uint8_t *data, size_t size) {
   char *text = malloc(size + 1);
-  if (!text) return NULL;
+  if (!text)
+    return NULL;
   memcpy(text, data, size);
   text[size] = 0;
   return text;
@@ -46,9 +47,11 @@ static inline unsigned fz_byte(fz_reader *r) { return r->pos < r->size ? r->data
 
 /* A value in [0, n) (0 when n is 0) from one byte, or two when n > 256. */
 static inline unsigned fz_below(fz_reader *r, unsigned n) {
-  if (n == 0) return 0;
+  if (n == 0)
+    return 0;
   unsigned v = fz_byte(r);
-  if (n > 256) v = v << 8 | fz_byte(r);
+  if (n > 256)
+    v = v << 8 | fz_byte(r);
   return v % n;
 }
 

@@ -15,7 +15,8 @@ typedef struct fz_workload_text {
 } fz_workload_text;
 
 static const fz_workload_text FZ_WORKLOADS[] = {
-    {"matmul", "C[i, j] = sum(A[i, k]*B[k, j], k) where A: f32[13, 11], B: f32[11, 17], k: [0, 11)"},
+    {"matmul",
+     "C[i, j] = sum(A[i, k]*B[k, j], k) where A: f32[13, 11], B: f32[11, 17], k: [0, 11)"},
     {"producer", "P[i, j] = A[i, j]*2.0f + 1.0f;\n"
                  "C[i] = sum(P[i, r]*v[r], r)\n"
                  "where A: f32[9, 14], v: f32[14], r: [0, 14)"},
@@ -31,9 +32,10 @@ static const fz_workload_text FZ_WORKLOADS[] = {
                "              = (select(rv > lv, ri, li), max(lv, rv)) identity (-1, f32(-inf))"},
     {"symbolic", "C[i, j] = A[i, j]*alpha + B[j] where A: f32[M, N], B: f32[N], alpha: f32"},
     {"int_matmul", "C[i, j] = sum(A[i, k]*B[k, j], k) where A: i32[6, 9], B: i32[9, 5], k: [0, 9)"},
-    {"pad_f64", "P[y, x] = if_then_else(y >= 1 && y <= 8 && x >= 1 && x <= 10, I[y - 1, x - 1], 0.0);\n"
-                "O[y, x] = P[y, x] + P[y + 1, x + 1]*0.5\n"
-                "where I: f64[8, 10], P: [10, 12], O: [9, 11]"},
+    {"pad_f64",
+     "P[y, x] = if_then_else(y >= 1 && y <= 8 && x >= 1 && x <= 10, I[y - 1, x - 1], 0.0);\n"
+     "O[y, x] = P[y, x] + P[y + 1, x + 1]*0.5\n"
+     "where I: f64[8, 10], P: [10, 12], O: [9, 11]"},
 };
 enum { FZ_NWORKLOADS = (int)(sizeof FZ_WORKLOADS / sizeof FZ_WORKLOADS[0]) };
 
@@ -57,8 +59,10 @@ static inline void fz_workload_parse(te_ctx *ctx, int index, fz_workload *w, con
   if (te_parse(ctx, text, &w->nout, &w->outs) != TE_OK ||
       te_workload_inputs(w->nout, w->outs, &w->nin, &w->ins, &w->nparams, &w->params) != TE_OK)
     fz_fail(target, "a fixed workload does not parse", text, te_last_error(ctx));
-  for (int i = 0; i < w->nin && w->nt < 16; i++) w->tensors[w->nt++] = w->ins[i];
-  for (int i = 0; i < w->nout && w->nt < 16; i++) w->tensors[w->nt++] = w->outs[i];
+  for (int i = 0; i < w->nin && w->nt < 16; i++)
+    w->tensors[w->nt++] = w->ins[i];
+  for (int i = 0; i < w->nout && w->nt < 16; i++)
+    w->tensors[w->nt++] = w->outs[i];
 }
 
 /* The workload a text names on its first line ("matmul\n..."); -1 when it names none. */

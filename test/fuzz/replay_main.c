@@ -30,7 +30,8 @@ static int replay_file(const char *path) {
     n += got;
     if (n == cap) {
       uint8_t *bigger = realloc(buf, cap *= 2);
-      if (!bigger) free(buf);
+      if (!bigger)
+        free(buf);
       buf = bigger;
     }
   }
@@ -39,7 +40,8 @@ static int replay_file(const char *path) {
     fprintf(stderr, "replay: out of memory reading %s\n", path);
     return 1;
   }
-  if (getenv("TE_FUZZ_REPLAY_VERBOSE")) fprintf(stderr, "replay: %s\n", path);
+  if (getenv("TE_FUZZ_REPLAY_VERBOSE"))
+    fprintf(stderr, "replay: %s\n", path);
   LLVMFuzzerTestOneInput(buf, n);
   free(buf);
   return 0;
@@ -61,18 +63,22 @@ static int replay_dir(const char *dir, int *count) {
   size_t n = 0, cap = 0;
   struct dirent *e;
   while ((e = readdir(d))) {
-    if (e->d_name[0] == '.') continue;
+    if (e->d_name[0] == '.')
+      continue;
     if (n == cap) {
       char **bigger = realloc(names, sizeof *names * (cap = cap ? 2 * cap : 64));
-      if (!bigger) break;
+      if (!bigger)
+        break;
       names = bigger;
     }
     size_t len = strlen(dir) + strlen(e->d_name) + 2;
-    if (!(names[n] = malloc(len))) break;
+    if (!(names[n] = malloc(len)))
+      break;
     snprintf(names[n++], len, "%s/%s", dir, e->d_name);
   }
   closedir(d);
-  if (n) qsort(names, n, sizeof *names, by_name);
+  if (n)
+    qsort(names, n, sizeof *names, by_name);
   int bad = 0;
   for (size_t i = 0; i < n; i++) {
     struct stat sb;
