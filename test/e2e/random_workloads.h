@@ -1,0 +1,398 @@
+/* random_workloads.h — the workloads of test_random_schedules.c, each with its plain C
+ * reference (included by that file only: an e2e test is one source file).
+ *
+ * A workload builds its computation through the public API, allocates its buffers (inputs filled
+ * with random non-zero values) and computes the reference of every output with C loops written
+ * from its definition, never with te. It also names the primitives the random schedules must see
+ * accepted on it at least once.
+ */
+#ifndef TE_TEST_RANDOM_WORKLOADS_H
+#define TE_TEST_RANDOM_WORKLOADS_H
+
+#include <math.h>
+
+#include "te_test.h"
+
+/* The primitives the random schedules apply (counted per test). */
+enum prim {
+  P_SPLIT,
+  P_SPLIT_NPARTS,
+  P_TILE,
+  P_FUSE,
+  P_REORDER,
+  P_UNROLL,
+  P_PARALLEL,
+  P_VECTORIZE,
+  P_SET_TAIL,
+  P_PRAGMA,
+  P_COMPUTE_INLINE,
+  P_COMPUTE_ROOT,
+  P_COMPUTE_AT,
+  P_CACHE_READ,
+  P_CACHE_WRITE,
+  P_RFACTOR,
+  P_REORDER_STORAGE,
+  P_BIND,
+  P_COUNT
+};
+
+static const char *const prim_name[P_COUNT] = {
+    "split",      "split_nparts", "tile",        "fuse",    "reorder",         "unroll",
+    "parallel",   "vectorize",    "set_tail",    "pragma",  "compute_inline",  "compute_root",
+    "compute_at", "cache_read",   "cache_write", "rfactor", "reorder_storage", "bind"};
+
+#define BIT(p) (1u << (p))
+#define LOOP_PRIMS                                                                                 \
+  (BIT(P_SPLIT) | BIT(P_SPLIT_NPARTS) | BIT(P_TILE) | BIT(P_FUSE) | BIT(P_REORDER) |               \
+   BIT(P_UNROLL) | BIT(P_PARALLEL) | BIT(P_VECTORIZE) | BIT(P_SET_TAIL) | BIT(P_PRAGMA))
+#define PLACE_PRIMS (BIT(P_COMPUTE_INLINE) | BIT(P_COMPUTE_ROOT) | BIT(P_COMPUTE_AT))
+
+/* One workload: the kernel's tensors (inputs, then outputs), scalar parameters, and per size
+   variant the buffers, parameter values and the C reference of every output. */
+typedef struct workload {
+  const char *name;
+  int nin, nout;
+  te_tensor *t[8];
+  int ns;
+  te_expr *scalars[2];
+  te_tensor *stages[6]; /* one tensor of every computed stage, producers first */
+  int nstages;
+  te_tensor *reduction; /* a tensor whose stage may be rfactored, or NULL */
+  te_tensor *cacheable; /* an input that may be cache_read, or NULL */
+  te_tensor *reader;    /* the tensor whose stage reads it through the cache (NULL: the output) */
+  int64_t reduce_len;
+  unsigned must; /* primitives that must be accepted at least once */
+  int nvariants; /* sizes the kernel is called at (symbolic shapes: 2) */
+  tt_buf *b[2][8];
+  tt_buf *ref[2][4];
+  float alpha[2]; /* scalar parameter values (f32) */
+} workload;
+
+static te_expr *I(int64_t v) { return te_int(tt_ctx, v); }
+static te_expr *F(double v) { return te_float(tt_ctx, TE_F32, v); }
+
+/* Allocates variant v's buffers at the given shapes (inputs filled) and references. */
+static void alloc_variant(workload *w, int v, const int64_t *const shapes[], const int ndims[]) {
+  for (int i = 0; i < w->nin + w->nout; i++) {
+    w->b[v][i] = tt_alloc(te_tensor_dtype(w->t[i]), ndims[i], shapes[i]);
+    if (i < w->nin)
+      tt_fill(w->b[v][i], 100 * (uint64_t)v + (uint64_t)i + 1);
+    else
+      w->ref[v][i - w->nin] = tt_alloc(te_tensor_dtype(w->t[i]), ndims[i], shapes[i]);
+  }
+}
+
+#define G(buf, i) tt_get((buf), (i))
+
+/* C[i, j] = sum_k A[i, k] * B[k, j] in f32 or i32. */
+static void matmul_workload(workload *w, te_dtype dt, int64_t M, int64_t N, int64_t K) {
+  te_tensor *A = tt_placeholder("A", dt, 2, TT_SHAPE(M, K));
+  te_tensor *B = tt_placeholder("B", dt, 2, TT_SHAPE(K, N));
+  te_tensor *C = TT_NN(tt_matmul(A, B, M, N, K));
+  *w = (workload){dt.code == kDLFloat ? "matmul" : "int_matmul",
+                  2,
+                  1,
+                  {A, B, C},
+                  0,
+                  {0},
+                  {C},
+                  1,
+                  C,
+                  A,
+                  NULL,
+                  K,
+                  LOOP_PRIMS | BIT(P_CACHE_READ) | BIT(P_CACHE_WRITE) | BIT(P_RFACTOR) |
+                      BIT(P_REORDER_STORAGE),
+                  1,
+                  {{0}},
+                  {{0}},
+                  {0}};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, N), TT_SHAPE(M, N)},
+                (const int[]){2, 2, 2});
+  tt_ref_matmul(w->b[0][0], w->b[0][1], w->ref[0][0], M, N, K);
+}
+
+/* P = A * 2 + 1 (injective), C[i] = sum_r P[i, r] * v[r]. */
+static void producer_workload(workload *w, int64_t M, int64_t N) {
+  te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, N));
+  te_tensor *v = tt_placeholder("v", TE_F32, 1, TT_SHAPE(N));
+  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
+  te_tensor *P = te_compute(tt_ctx, "P", 2, TE_EXPRS(I(M), I(N)), TE_EXPRS(i, j),
+                            te_add(te_mul(tt_at2(A, i, j), F(2)), F(1)));
+  te_expr *r = te_reduce_axis(tt_ctx, "r", I(0), I(N));
+  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 1, TE_EXPRS(I(M)), TE_EXPRS(i),
+                                  TE_SUM(te_mul(tt_at2(P, i, r), tt_at1(v, r)), r)));
+  *w = (workload){"producer",
+                  2,
+                  1,
+                  {A, v, C},
+                  0,
+                  {0},
+                  {P, C},
+                  2,
+                  C,
+                  v,
+                  NULL,
+                  N,
+                  LOOP_PRIMS | PLACE_PRIMS | BIT(P_CACHE_READ) | BIT(P_REORDER_STORAGE),
+                  1,
+                  {{0}},
+                  {{0}},
+                  {0}};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, N), TT_SHAPE(N), TT_SHAPE(M)},
+                (const int[]){2, 1, 1});
+  for (int64_t a = 0; a < M; a++) {
+    double s = 0;
+    for (int64_t b = 0; b < N; b++)
+      s += ((float)G(w->b[0][0], a * N + b) * 2.0f + 1.0f) * G(w->b[0][1], b);
+    tt_set(w->ref[0][0], a, s);
+  }
+}
+
+/* The classic two-stage 3x3 box blur. */
+static void blur_workload(workload *w, int64_t H, int64_t W) {
+  te_tensor *in = tt_placeholder("input", TE_F32, 2, TT_SHAPE(H + 2, W + 2));
+  te_expr *y = te_var(tt_ctx, "y"), *x = te_var(tt_ctx, "x");
+  te_tensor *bx = te_compute(tt_ctx, "blur_x", 2, TE_EXPRS(I(H + 2), I(W)), TE_EXPRS(y, x),
+                             te_div(te_add(te_add(tt_at2(in, y, x), tt_at2(in, y, te_add(x, I(1)))),
+                                           tt_at2(in, y, te_add(x, I(2)))),
+                                    F(3)));
+  te_tensor *by =
+      TT_NN(te_compute(tt_ctx, "blur_y", 2, TE_EXPRS(I(H), I(W)), TE_EXPRS(y, x),
+                       te_div(te_add(te_add(tt_at2(bx, y, x), tt_at2(bx, te_add(y, I(1)), x)),
+                                     tt_at2(bx, te_add(y, I(2)), x)),
+                              F(3))));
+  *w = (workload){"blur",
+                  1,
+                  1,
+                  {in, by},
+                  0,
+                  {0},
+                  {bx, by},
+                  2,
+                  NULL,
+                  in,
+                  bx,
+                  9,
+                  LOOP_PRIMS | PLACE_PRIMS | BIT(P_CACHE_READ) | BIT(P_REORDER_STORAGE),
+                  1,
+                  {{0}},
+                  {{0}},
+                  {0}};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(H + 2, W + 2), TT_SHAPE(H, W)},
+                (const int[]){2, 2});
+  const tt_buf *a = w->b[0][0];
+  for (int64_t r = 0; r < H; r++)
+    for (int64_t c = 0; c < W; c++) {
+      double s = 0;
+      for (int dy = 0; dy < 3; dy++)
+        s += (G(a, (r + dy) * (W + 2) + c) + G(a, (r + dy) * (W + 2) + c + 1) +
+              G(a, (r + dy) * (W + 2) + c + 2)) /
+             3;
+      tt_set(w->ref[0][0], r * W + c, s / 3);
+    }
+}
+
+/* S[i] = sum_{j,k} X[i, j, k]; T[i] = max(S[i], 0.5). */
+static void sum2_workload(workload *w, int64_t A0, int64_t A1, int64_t A2) {
+  te_tensor *X = tt_placeholder("X", TE_F32, 3, TT_SHAPE(A0, A1, A2));
+  te_expr *i = te_var(tt_ctx, "i");
+  te_expr *j = te_reduce_axis(tt_ctx, "j", I(0), I(A1)),
+          *k = te_reduce_axis(tt_ctx, "k", I(0), I(A2));
+  te_tensor *S = te_compute(tt_ctx, "S", 1, TE_EXPRS(I(A0)), TE_EXPRS(i),
+                            te_sum(tt_at3(X, i, j, k), 2, TE_EXPRS(j, k)));
+  te_tensor *T =
+      TT_NN(te_compute(tt_ctx, "T", 1, TE_EXPRS(I(A0)), TE_EXPRS(i), te_max(tt_at1(S, i), F(0.5))));
+  *w = (workload){"sum2",
+                  1,
+                  1,
+                  {X, T},
+                  0,
+                  {0},
+                  {S, T},
+                  2,
+                  S,
+                  NULL,
+                  NULL,
+                  A1 * A2,
+                  LOOP_PRIMS | BIT(P_COMPUTE_AT) | BIT(P_COMPUTE_ROOT) | BIT(P_RFACTOR),
+                  1,
+                  {{0}},
+                  {{0}},
+                  {0}};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(A0, A1, A2), TT_SHAPE(A0)}, (const int[]){3, 1});
+  for (int64_t a = 0; a < A0; a++) {
+    double s = 0;
+    for (int64_t b = 0; b < A1 * A2; b++)
+      s += G(w->b[0][0], a * A1 * A2 + b);
+    tt_set(w->ref[0][0], a, s > 0.5 ? s : 0.5);
+  }
+}
+
+/* C[i, j] = A[i, j] * alpha + B[j] with A: f32[M, N] symbolic, alpha a scalar parameter; the
+   kernel is called at 7 x 13 (alpha 1.5) and 10 x 5 (alpha -0.75). */
+static void symbolic_workload(workload *w) {
+  te_expr *M = te_var(tt_ctx, "M"), *N = te_var(tt_ctx, "N");
+  te_expr *alpha = TT_NN(te_param(tt_ctx, "alpha", TE_F32));
+  te_tensor *A = TT_NN(te_placeholder(tt_ctx, "A", TE_F32, 2, TE_EXPRS(M, N)));
+  te_tensor *B = TT_NN(te_placeholder(tt_ctx, "B", TE_F32, 1, TE_EXPRS(N)));
+  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
+  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(M, N), TE_EXPRS(i, j),
+                                  te_add(te_mul(tt_at2(A, i, j), alpha), tt_at1(B, j))));
+  *w = (workload){"symbolic",
+                  2,
+                  1,
+                  {A, B, C},
+                  1,
+                  {alpha},
+                  {C},
+                  1,
+                  NULL,
+                  B,
+                  NULL,
+                  1,
+                  BIT(P_SPLIT) | BIT(P_SPLIT_NPARTS) | BIT(P_FUSE) | BIT(P_REORDER) | BIT(P_TILE) |
+                      BIT(P_PARALLEL) | BIT(P_UNROLL) | BIT(P_PRAGMA) | BIT(P_CACHE_READ) |
+                      BIT(P_CACHE_WRITE),
+                  2,
+                  {{0}},
+                  {{0}},
+                  {1.5f, -0.75f}};
+  static const int64_t size[2][2] = {{7, 13}, {10, 5}};
+  for (int v = 0; v < 2; v++) {
+    int64_t m = size[v][0], n = size[v][1];
+    alloc_variant(w, v, (const int64_t *[]){TT_SHAPE(m, n), TT_SHAPE(n), TT_SHAPE(m, n)},
+                  (const int[]){2, 1, 2});
+    for (int64_t a = 0; a < m * n; a++)
+      tt_set(w->ref[v][0], a,
+             (double)((float)G(w->b[v][0], a) * w->alpha[v] + (float)G(w->b[v][1], a % n)));
+  }
+}
+
+/* P[i, k] = f64(A[i, k] // 2 + A[i, k] % 3) * 0.5 (i32 ops, a cast), C = P x B in f64. */
+static void int_f64_workload(workload *w, int64_t M, int64_t N, int64_t K) {
+  te_tensor *A = tt_placeholder("A", TE_I32, 2, TT_SHAPE(M, K));
+  te_tensor *B = tt_placeholder("B", TE_F64, 2, TT_SHAPE(K, N));
+  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j"), *k2 = te_var(tt_ctx, "k");
+  te_expr *a = tt_at2(A, i, k2);
+  te_expr *pi = te_add(te_floordiv(a, I(2)), te_floormod(a, I(3)));
+  te_tensor *P = te_compute(tt_ctx, "P", 2, TE_EXPRS(I(M), I(K)), TE_EXPRS(i, k2),
+                            te_mul(te_cast(TE_F64, pi), te_float(tt_ctx, TE_F64, 0.5)));
+  te_expr *k = te_reduce_axis(tt_ctx, "r", I(0), I(K));
+  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(I(M), I(N)), TE_EXPRS(i, j),
+                                  TE_SUM(te_mul(tt_at2(P, i, k), tt_at2(B, k, j)), k)));
+  *w = (workload){"int_f64",
+                  2,
+                  1,
+                  {A, B, C},
+                  0,
+                  {0},
+                  {P, C},
+                  2,
+                  C,
+                  B,
+                  NULL,
+                  K,
+                  LOOP_PRIMS | PLACE_PRIMS | BIT(P_RFACTOR) | BIT(P_CACHE_WRITE),
+                  1,
+                  {{0}},
+                  {{0}},
+                  {0}};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, N), TT_SHAPE(M, N)},
+                (const int[]){2, 2, 2});
+  for (int64_t r = 0; r < M; r++)
+    for (int64_t c = 0; c < N; c++) {
+      double s = 0;
+      for (int64_t q = 0; q < K; q++) {
+        int64_t x = tt_geti(w->b[0][0], r * K + q);
+        s += (double)(tt_floordiv(x, 2) + tt_floormod(x, 3)) * 0.5 * G(w->b[0][1], q * N + c);
+      }
+      tt_set(w->ref[0][0], r * N + c, s);
+    }
+}
+
+/* (P_v0, P_v1)[i, k] = (A + 1, A * 2), then (idx, val)[i] = argmax_k P_v0 * P_v1 with a custom
+   reducer of two values: a multi-output intermediate read by a multi-output reduction. */
+static void argmax_workload(workload *w, int64_t M, int64_t K) {
+  te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
+  te_expr *i = te_var(tt_ctx, "i"), *k2 = te_var(tt_ctx, "k");
+  te_expr *pb[2] = {te_add(tt_at2(A, i, k2), F(1)), te_mul(tt_at2(A, i, k2), F(2))};
+  te_tensor *P[2];
+  TT_OK(te_compute_multi(tt_ctx, "P", 2, TE_EXPRS(I(M), I(K)), TE_EXPRS(i, k2), 2, pb, P));
+  te_expr *li = te_param(tt_ctx, "li", TE_I32), *lv = te_param(tt_ctx, "lv", TE_F32);
+  te_expr *ri = te_param(tt_ctx, "ri", TE_I32), *rv = te_param(tt_ctx, "rv", TE_F32);
+  te_reducer *am = TT_NN(
+      te_reducer_new(tt_ctx, 2, TE_EXPRS(li, lv), TE_EXPRS(ri, rv),
+                     TE_EXPRS(te_select(te_gt(rv, lv), ri, li), te_max(lv, rv)),
+                     TE_EXPRS(te_const(tt_ctx, TE_I32, -1), te_const(tt_ctx, TE_F32, -INFINITY))));
+  te_expr *k = te_reduce_axis(tt_ctx, "k", I(0), I(K));
+  te_expr *vals[2] = {te_cast(TE_I32, k), te_mul(tt_at2(P[0], i, k), tt_at2(P[1], i, k))}, *red[2];
+  TT_OK(te_reduce(am, 2, vals, 1, &k, NULL, red));
+  te_tensor *out[2];
+  TT_OK(te_compute_multi(tt_ctx, "amax", 1, TE_EXPRS(I(M)), &i, 2, red, out));
+  *w = (workload){"argmax", 1,    2, {A, out[0], out[1]},      0, {0},   {P[0], out[0]}, 2,  out[0],
+                  A,        P[0], 1, LOOP_PRIMS | PLACE_PRIMS, 1, {{0}}, {{0}},          {0}};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(M), TT_SHAPE(M)},
+                (const int[]){2, 1, 1});
+  for (int64_t r = 0; r < M; r++) {
+    int64_t best = -1;
+    float bv = -INFINITY;
+    for (int64_t c = 0; c < K; c++) {
+      float a = (float)G(w->b[0][0], r * K + c), x = (a + 1.0f) * (a * 2.0f);
+      if (x > bv)
+        bv = x, best = c;
+    }
+    tt_seti(w->ref[0][0], r, best);
+    tt_set(w->ref[0][1], r, bv);
+  }
+}
+
+/* P = I zero-padded by one (te_if_then_else: reads outside I are not made), then a 3x3
+   convolution O[y, x] = sum_{r,s} P[y + r, x + s] * Wt[r, s]. */
+static void pad_conv_workload(workload *w, int64_t H, int64_t W) {
+  te_tensor *In = tt_placeholder("I", TE_F32, 2, TT_SHAPE(H, W));
+  te_tensor *Wt = tt_placeholder("Wt", TE_F32, 2, TT_SHAPE(3, 3));
+  te_expr *y = te_var(tt_ctx, "y"), *x = te_var(tt_ctx, "x");
+  te_expr *inside =
+      te_and(te_and(te_ge(y, I(1)), te_le(y, I(H))), te_and(te_ge(x, I(1)), te_le(x, I(W))));
+  te_tensor *P =
+      te_compute(tt_ctx, "P", 2, TE_EXPRS(I(H + 2), I(W + 2)), TE_EXPRS(y, x),
+                 te_if_then_else(inside, tt_at2(In, te_sub(y, I(1)), te_sub(x, I(1))), F(0)));
+  te_expr *r = te_reduce_axis(tt_ctx, "r", I(0), I(3)),
+          *s = te_reduce_axis(tt_ctx, "s", I(0), I(3));
+  te_tensor *O = TT_NN(te_compute(
+      tt_ctx, "O", 2, TE_EXPRS(I(H), I(W)), TE_EXPRS(y, x),
+      te_sum(te_mul(tt_at2(P, te_add(y, r), te_add(x, s)), tt_at2(Wt, r, s)), 2, TE_EXPRS(r, s))));
+  *w = (workload){"pad_conv",
+                  2,
+                  1,
+                  {In, Wt, O},
+                  0,
+                  {0},
+                  {P, O},
+                  2,
+                  O,
+                  Wt,
+                  NULL,
+                  9,
+                  LOOP_PRIMS | PLACE_PRIMS | BIT(P_CACHE_WRITE),
+                  1,
+                  {{0}},
+                  {{0}},
+                  {0}};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(H, W), TT_SHAPE(3, 3), TT_SHAPE(H, W)},
+                (const int[]){2, 2, 2});
+  for (int64_t a = 0; a < H; a++)
+    for (int64_t b = 0; b < W; b++) {
+      double acc = 0;
+      for (int dr = 0; dr < 3; dr++)
+        for (int ds = 0; ds < 3; ds++) {
+          int64_t yy = a + dr - 1, xx = b + ds - 1;
+          if (yy >= 0 && yy < H && xx >= 0 && xx < W)
+            acc += G(w->b[0][0], yy * W + xx) * G(w->b[0][1], dr * 3 + ds);
+        }
+      tt_set(w->ref[0][0], a * W + b, acc);
+    }
+}
+
+#endif
