@@ -4,11 +4,12 @@
 # and prints how many inputs each executed and how many per second.
 #
 # Each target starts from its seeds (test/fuzz/corpus/<name>) and past crashes
-# (test/fuzz/regressions/<name>); what it finds goes to BUILD_DIR/fuzz-work/<name> (kept, so a
-# later run continues from there) and crashes to BUILD_DIR/fuzz-crashes/<name>/. Exit status 1
-# when a target found a crash (its report is printed, with the command that replays it), else 0.
-# Targets default to all five: parse target replay tune_log schedule. A long campaign is the
-# same with more seconds (README.md in this folder).
+# (test/fuzz/regressions/<name>); what it finds goes to BUILD_DIR/fuzz-work/<name>, emptied first
+# unless FUZZ_KEEP_CORPUS=1 (then a run continues from the last one's inputs: for long campaigns;
+# a short run would spend its time re-running them), and crashes to BUILD_DIR/fuzz-crashes/<name>/.
+# Exit status 1 when a target found a crash (its report is printed, with the command that replays
+# it), else 0. Targets default to all five: parse target replay tune_log schedule. A long campaign
+# is the same with more seconds (README.md in this folder).
 set -uo pipefail
 
 if [[ $# -lt 2 ]]; then
@@ -33,6 +34,7 @@ for t in "${targets[@]}"; do
   fi
   work="$build/fuzz-work/$t"
   crashes="$build/fuzz-crashes/$t"
+  [[ "${FUZZ_KEEP_CORPUS:-0}" == 1 ]] || rm -rf "$work"
   mkdir -p "$work" "$crashes"
   args=(-max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$crashes/")
   [[ -f "$src/$t.dict" ]] && args+=(-dict="$src/$t.dict")
