@@ -167,23 +167,46 @@ static bool declare_axis(ps_wp *w, const sch_op *op, int ri) {
   return push(w, &w->axes, &w->naxis, &w->capaxis, r) && ps_wp_mark(w, &w->axis_of, r, w->naxis);
 }
 
+/* True when e uses two distinct variables (first: one seen already, or NULL). */
+static bool two_vars(const te_expr *e, const te_expr **first) {
+  if (e->kind == IR_VAR) {
+    if (*first && *first != e) return true;
+    *first = e;
+  }
+  for (int i = 0; i < e->nargs; i++)
+    if (two_vars(e->args[i], first)) return true;
+  return false;
+}
+
+/* Walks a shape or range expression. The simplifier orders the sizes of one expression by
+   creation (simplify_order.c: N*M for M made first), and te_parse makes an undeclared size where
+   the text first names it, which need not be the same order: reading M*N back would give M*N's
+   mirror. So when an expression combines two sizes, every size of the shapes is declared
+   (`M: size, N: size`), in creation order, which te_parse follows (sizes_by_id). */
+static bool walk_shape(ps_wp *w, te_expr *e) {
+  const te_expr *first = NULL;
+  if (e && two_vars(e, &first)) w->sizes_by_id = true;
+  return walk(w, e);
+}
+
 /* Sizes and parameters in first-appearance order: shapes and ranges first, then bodies, then
    reducers; reduce-axis declarations and reducers along the way. */
 static bool collect_vars(ps_wp *w) {
   w->in_shape = true;
   for (int i = 0; i < w->nph; i++)
     for (int d = 0; d < w->phs[i]->ndim; d++)
-      if (!walk(w, w->phs[i]->shape[d])) return false;
+      if (!walk_shape(w, w->phs[i]->shape[d])) return false;
   for (int s = 0; s < w->nstmt; s++) {
     const sch_op *op = w->stmts[s];
     for (int d = 0; d < op->ndim; d++)
-      if (!walk(w, op->shape[d])) return false;
+      if (!walk_shape(w, op->shape[d])) return false;
     for (int r = 0; r < op->nreduce; r++)
-      if (!declare_axis(w, op, r) || !walk(w, op->reduce_axes[r]->u.var.dom_min) ||
-          !walk(w, op->reduce_axes[r]->u.var.dom_extent))
+      if (!declare_axis(w, op, r) || !walk_shape(w, op->reduce_axes[r]->u.var.dom_min) ||
+          !walk_shape(w, op->reduce_axes[r]->u.var.dom_extent))
         return false;
   }
   w->in_shape = false;
+  w->nshape_vars = w->nvar;
   for (int s = 0; s < w->nstmt; s++) {
     w->cur = w->stmts[s];
     w->bad_in = w->cur->name;

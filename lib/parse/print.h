@@ -70,6 +70,8 @@ typedef struct ps_wp {
   const ir_custom_reducer **reds;
   int nred, capred;
   bool *size_decl;  /* vars[i] is a size that needs `N: size` (capvar entries) */
+  int nshape_vars;  /* vars[0..nshape_vars) appear in shapes and ranges */
+  bool sizes_by_id; /* those sizes are declared, in creation order (print.c, walk_shape) */
   const sch_op *cur;               /* the statement whose body is walked */
   const ir_custom_reducer *cur_red;/* the reducer whose results are walked */
   bool in_shape;

@@ -145,7 +145,17 @@ static bool print_decls(ps_wp *w, ir_str *s) {
     if (!print_list(w, s, t->ndim, t->shape, false)) return false;
     ir_str_puts(s, "]");
   }
-  for (int i = 0; i < w->nvar; i++) {
+  for (uint32_t last = 0, k = 0; w->sizes_by_id && k < (uint32_t)w->nshape_vars; k++) {
+    te_expr *next = NULL; /* the shapes' sizes in creation order (collect_vars) */
+    for (int i = 0; i < w->nshape_vars; i++) {
+      uint32_t id = w->vars[i]->u.var.id;
+      if ((k == 0 || id > last) && (!next || id < next->u.var.id)) next = w->vars[i];
+    }
+    if (!next) break;
+    last = next->u.var.id;
+    ir_str_printf(s, "%s%s: size", sep, ps_names_var(&w->n, next)), sep = ", ";
+  }
+  for (int i = w->sizes_by_id ? w->nshape_vars : 0; i < w->nvar; i++) {
     te_expr *v = w->vars[i];
     if (v->u.var.kind == IR_VAR_PARAM)
       ir_str_printf(s, "%s%s: %s", sep, ps_names_var(&w->n, v),
