@@ -168,12 +168,19 @@ bool sch_stage_rounds_up(const te_stage *st) {
 }
 
 /* The extent the loops cover for iterator it: its domain for a leaf, outer * inner for a split
-   parent (more than the domain when the split does not divide and nothing guards it). */
+   parent (more than the domain when the split does not divide and nothing guards it), and for
+   the outer iterator of a fuse the rows its fused loop covers, ceil(covered / inner extent): a
+   rounded-up fused loop runs into rows past the outer's domain (the inner stays in its own). */
 te_expr *sch_covered_extent(te_stage *st, te_iter *it) {
   for (int i = 0; i < st->nrel; i++) {
     sch_rel *r = &st->rels[i];
     if (r->kind == SCH_REL_SPLIT && r->parent == it)
       return ir_mul(sch_covered_extent(st, r->outer), sch_covered_extent(st, r->inner));
+    if (r->kind == SCH_REL_FUSE && r->fuse_outer == it) {
+      te_expr *inner = r->fuse_inner->dom_extent;
+      te_expr *one = ir_i64(st->sch->ctx, 1);
+      return ir_floordiv(ir_add(sch_covered_extent(st, r->fused), ir_sub(inner, one)), inner);
+    }
   }
   return it->dom_extent;
 }
