@@ -328,11 +328,8 @@ static void build_and_compare(workload *w, te_schedule *s, te_target *target, co
     DLTensor *dl[8];
     tt_dl(w->nin + w->nout, w->b[v], dl);
     st = te_module_call(m, kernel, w->nin + w->nout, dl, w->ns, values);
-    if (st == TE_ERR_RUNTIME && strstr(te_last_error(tt_ctx), "no Vulkan driver")) {
-      printf("SKIP random_schedules %s: %s\n", w->name, te_last_error(tt_ctx));
-      fflush(stdout);
-      cr_skip_test("no Vulkan driver");
-    }
+    if (st == TE_ERR_RUNTIME && strstr(te_last_error(tt_ctx), "no Vulkan driver"))
+      tt_skip("vulkan", "workload %s: %s", w->name, te_last_error(tt_ctx));
     cr_assert(st == TE_OK, "[%s] the kernel failed: %s", tt_note_text(), te_last_error(tt_ctx));
     for (int o = 0; o < w->nout; o++)
       tt_assert_close(w->b[v][w->nin + o], w->ref[v][o], w->reduce_len);
