@@ -4,11 +4,13 @@
  * one loop it names). CPU targets only; GPU targets keep the attribute and nothing else.
  * Guarantees: at the start of each iteration of x, for every buffer read in x's body at an index
  * that depends on x, `prefetch(B[index with x := x + d])` — loops inside x are taken at their
- * first iteration, and a read whose index uses a variable bound inside x otherwise (a let) is
- * skipped. A prefetch never faults, so the addresses past the end of the last iterations are
- * harmless; codegen emits llvm.prefetch (read, high locality, data cache). Vectorized loops are
- * left alone (their body is one vector step, already in flight); a prefetched loop inside a
- * vectorized one is widened with it, and each lane's address is prefetched.
+ * first iteration, and a read whose index uses a variable bound inside x otherwise (a let), or
+ * of a buffer allocated inside x (a producer computed at one of its inner loops: that buffer does
+ * not exist where the iteration starts), is skipped. A prefetch never faults, so the addresses
+ * past the end of the last iterations are harmless; codegen emits llvm.prefetch (read, high
+ * locality, data cache). Vectorized loops are left alone (their body is one vector step, already
+ * in flight); a prefetched loop inside a vectorized one is widened with it, and each lane's
+ * address is prefetched.
  */
 #include <string.h>
 
@@ -19,6 +21,7 @@ typedef struct pf_walk {
   te_ctx *ctx;
   te_expr *x;        /* the prefetched loop's variable */
   ir_map *inner_min; /* variable bound inside the body -> its first value (NULL: unknown) */
+  ir_map *inner_buf; /* buffers allocated inside the body: they do not exist where x starts */
   int n, cap;
   te_expr **loads;   /* distinct loads to prefetch (hash-consed: pointer = structure) */
 } pf_walk;
@@ -35,10 +38,17 @@ static int pf_inner_let(ir_visitor *v, ir_stmt *s) {
   return IR_CONTINUE;
 }
 
+static int pf_inner_allocate(ir_visitor *v, ir_stmt *s) {
+  pf_walk *w = v->data;
+  ir_map_put(w->inner_buf, s->u.buffer, s->u.buffer);
+  return IR_CONTINUE;
+}
+
 static int pf_load(ir_visitor *v, te_expr *e) {
   pf_walk *w = v->data;
   te_expr *idx = e->args[0];
-  if (e->dtype.lanes != 1 || !ir_expr_uses(idx, w->x)) return IR_CONTINUE;
+  if (e->dtype.lanes != 1 || !ir_expr_uses(idx, w->x) || ir_map_get(w->inner_buf, e->u.buffer))
+    return IR_CONTINUE;
   for (int i = 0; i < w->n; i++)
     if (w->loads[i] == e) return IR_CONTINUE;
   if (w->n == w->cap) {
@@ -56,11 +66,12 @@ static int pf_load(ir_visitor *v, te_expr *e) {
 /* The prefetches for one iteration of loop s (variable x) at distance d. */
 static ir_stmt *pf_statements(lw_pass_ctx *p, ir_stmt *s, int64_t d) {
   te_ctx *ctx = p->ctx;
-  pf_walk w = {ctx, IR_FOR_VAR(s), ir_map_new(ctx), 0, 0, NULL};
-  if (!w.inner_min) return NULL;
+  pf_walk w = {ctx, IR_FOR_VAR(s), ir_map_new(ctx), ir_map_new(ctx), 0, 0, NULL};
+  if (!w.inner_min || !w.inner_buf) return NULL;
   ir_visitor v = {0};
   v.stmt[IR_S_FOR] = pf_inner_for;
   v.stmt[IR_S_LET_STMT] = pf_inner_let;
+  v.stmt[IR_S_ALLOCATE] = pf_inner_allocate;
   v.expr[IR_LOAD] = pf_load;
   v.data = &w;
   ir_visit_stmt(&v, IR_FOR_BODY(s));
