@@ -2,7 +2,8 @@
  * built, run on random data and compared with the reference interpreter (fuzz_ref.h;
  * test/fuzz/README.md says how to run it).
  *
- * An input is bytes, read in order (zeros past its end): the workload, the parallel thread
+ * An input is bytes, read in order (zeros past its end; one read a statement, so that every
+ * compiler decodes an input alike): the workload, the parallel thread
  * count, the symbolic sizes and scalar parameters, then up to 24 steps, each a primitive with
  * its stage, loops and arguments (split, split_nparts, tile, fuse, reorder, vectorize, unroll,
  * parallel, bind, set_tail, pragma, compute_inline/root/at, cache_read/write, rfactor,
@@ -83,10 +84,11 @@ static void random_step(fz_case *c) {
   case 1:
     step(c, "split_nparts", te_split_nparts(st, l, fz_range(in, 1, 5), NULL, NULL));
     break;
-  case 2: {
+  case 2: { /* each read in a statement of its own: argument order is unspecified in C */
     te_iter *y = pick_leaf(c, st);
-    step(c, "tile",
-         te_tile(st, l, y, fz_range(in, 1, 9), fz_range(in, 1, 9), NULL, NULL, NULL, NULL));
+    int64_t fx = fz_range(in, 1, 9);
+    int64_t fy = fz_range(in, 1, 9);
+    step(c, "tile", te_tile(st, l, y, fx, fy, NULL, NULL, NULL, NULL));
     break;
   }
   case 3: {
@@ -116,10 +118,11 @@ static void random_step(fz_case *c) {
   case 9:
     step(c, "set_tail", te_set_tail(st, l, (te_tail)fz_below(in, 3)));
     break;
-  case 10:
-    step(c, "pragma",
-         te_pragma(st, l, fz_below(in, 2) ? "prefetch" : "unroll_max_step", fz_range(in, 0, 8)));
+  case 10: {
+    const char *key = fz_below(in, 2) ? "prefetch" : "unroll_max_step";
+    step(c, "pragma", te_pragma(st, l, key, fz_range(in, 0, 8)));
     break;
+  }
   case 11:
     step(c, "compute_inline", te_compute_inline(st));
     break;
@@ -275,9 +278,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       fail_case(&c, "te_build refuses without a message", "");
     te_clear_error(c.ctx);
   }
-  if (getenv("TE_FUZZ_VERBOSE"))
-    fprintf(stderr, "%s: workload %s\n%sbuild: %s\n", NAME, FZ_WORKLOADS[c.w.index].name, c.log,
-            te_status_str(st));
+  if (getenv("TE_FUZZ_VERBOSE")) { /* the steps tried, the trace of those accepted */
+    char *t = te_schedule_trace(c.s);
+    fprintf(stderr, "%s: workload %s\n%s--- trace:\n%sbuild: %s\n", NAME,
+            FZ_WORKLOADS[c.w.index].name, c.log, t ? t : "", te_status_str(st));
+    te_free(t);
+  }
   check_replay(&c);
   fz_ref_free(&ref);
   te_ctx_free(c.ctx);
