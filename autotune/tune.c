@@ -216,12 +216,12 @@ static void summarize(at_session *s) {
   sum->confirmed = s->confirmed;
 }
 
-te_status te_tune(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,
-                  const te_tune_options *opts) {
+static te_status tune_impl(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,
+                           const te_tune_options *opts) {
   if (!ctx)
     return TE_ERR_INVALID_ARG;
   if (!target)
-    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: target is NULL");
+    return ir_error_null(ctx, "te_tune: target is NULL");
   at_session s = {0};
   s.ctx = ctx;
   s.best_cost = INFINITY;
@@ -241,4 +241,9 @@ te_status te_tune(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *tar
   at_bench_free(s.bench);
   free(s.text);
   return st;
+}
+
+te_status te_tune(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,
+                  const te_tune_options *opts) {
+  return IR_CALL(ctx, tune_impl(ctx, nout, outs, target, opts));
 }

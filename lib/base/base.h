@@ -42,6 +42,30 @@ te_status ir_verror(te_ctx *, te_status, const char *fmt, va_list);
 /* True when the context holds a failure. */
 bool ir_failed(const te_ctx *);
 
+/* The error contract of include/te/core.h, kept at the public boundary (boundary.c). A public
+   function that does work opens a call with ir_call_begin and returns through ir_call_end
+   (te_status functions) or ir_call_end_ptr (constructors). While the outermost call runs, the
+   error recorded before it is set aside: ir_failed and te_last_status see only this call's
+   failures, so a valid call works whatever failed earlier. At its end a status call's failure
+   replaces the earlier error (a success leaves it as it was); a constructor keeps the earlier
+   error when there was one (the first message wins). Nested calls (te_* functions that te
+   itself calls) change nothing. */
+void ir_call_begin(te_ctx *);
+te_status ir_call_end(te_ctx *, te_status);
+void *ir_call_end_ptr(te_ctx *, void *);
+/* One call between the two: return IR_CALL(ctx, build_impl(...)). */
+#define IR_CALL(ctx, call) ir_call_end((ctx), (ir_call_begin(ctx), (call)))
+#define IR_CALL_PTR(ctx, call) ir_call_end_ptr((ctx), (ir_call_begin(ctx), (void *)(call)))
+/* A NULL operand where an object is needed (a te_* result, most likely NULL because an earlier
+   call failed): when an error is recorded (in this call, or set aside before it) the call takes
+   that error as its own and returns its status; otherwise records TE_ERR_INVALID_ARG with the
+   message fmt names ("te_add: left operand is NULL"). ctx may be NULL (returns
+   TE_ERR_INVALID_ARG). */
+te_status ir_error_null(te_ctx *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* True when the call in progress failed with an error ir_error_null took back from before it
+   (the call itself did nothing). */
+bool ir_call_took_earlier_error(const te_ctx *);
+
 /* Internal invariant: records TE_ERR_INTERNAL with file:line and returns false when cond is
    false (never aborts). Use as: if (!ir_check(ctx, cond, "what")) return NULL; */
 #define ir_check(ctx, cond, what) \

@@ -50,6 +50,12 @@ struct te_ctx {
   uint32_t next_var_id;
   ir_on_free *on_free; /* most recent first: run in reverse order of registration */
   long fail_after;     /* debug: allocations left before one fails; < 0: never */
+  /* The error contract of public calls (boundary.c): the error recorded before the outermost
+     call in progress began, set aside while it runs. */
+  int call_depth;
+  bool outer_taken; /* ir_error_null took it back as the call's own */
+  te_status outer_status;
+  char outer_msg[IR_ERRMSG_MAX];
 };
 
 void ir_arena_release(ir_arena *);

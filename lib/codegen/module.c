@@ -135,8 +135,9 @@ static te_status cg_check_call(te_module *m, cg_kernel *k, int ntensors, DLTenso
   return TE_OK;
 }
 
-te_status te_module_call(te_module *m, const char *name, int ntensors, DLTensor *const tensors[],
-                         int nscalars, const void *const scalars[]) {
+static te_status module_call_impl(te_module *m, const char *name, int ntensors,
+                                  DLTensor *const tensors[], int nscalars,
+                                  const void *const scalars[]) {
   if (!m)
     return TE_ERR_INVALID_ARG;
   cg_kernel *k = cg_find_kernel(m, "te_module_call", name);
@@ -154,7 +155,7 @@ te_status te_module_call(te_module *m, const char *name, int ntensors, DLTensor 
     return st;
   cg_ffi *f = cg_prepare_ffi(m, k);
   if (!f)
-    return TE_ERR_INTERNAL;
+    return te_last_status(m->ctx);
   int n = ntensors + nscalars;
   void *small[16];
   void **values = n <= 16 ? small : malloc(sizeof *values * (size_t)n);
@@ -180,6 +181,13 @@ te_status te_module_call(te_module *m, const char *name, int ntensors, DLTensor 
   return ir_error(m->ctx, status, "te_module_call: kernel '%s': %s", k->name, msg);
 }
 
+te_status te_module_call(te_module *m, const char *name, int ntensors, DLTensor *const tensors[],
+                         int nscalars, const void *const scalars[]) {
+  if (!m)
+    return TE_ERR_INVALID_ARG;
+  return IR_CALL(m->ctx, module_call_impl(m, name, ntensors, tensors, nscalars, scalars));
+}
+
 void *te_module_entry(te_module *m, const char *name) {
   if (!m)
     return NULL;
@@ -187,7 +195,7 @@ void *te_module_entry(te_module *m, const char *name) {
   return k ? cg_kernel_entry(m, k, "te_module_entry") : NULL;
 }
 
-const char *te_module_source(te_module *m, const char *kind) {
+static const char *module_source_impl(te_module *m, const char *kind) {
   if (!m)
     return NULL;
   if (!kind) {
@@ -210,6 +218,12 @@ const char *te_module_source(te_module *m, const char *kind) {
            "a vulkan module 'spirv-dis')",
            kind);
   return NULL;
+}
+
+const char *te_module_source(te_module *m, const char *kind) {
+  if (!m)
+    return NULL;
+  return IR_CALL_PTR(m->ctx, module_source_impl(m, kind));
 }
 
 te_build_times te_module_build_times(const te_module *m) {

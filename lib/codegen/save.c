@@ -86,8 +86,7 @@ static te_status cg_check_modules(cg_save *sv, int n, te_module *const mods[]) {
   for (int i = 0; i < n; i++) {
     te_module *m = mods[i];
     if (!m)
-      return ir_error(sv->ctx, TE_ERR_INVALID_ARG, "%s: '%s': module #%d is NULL", sv->fn, sv->name,
-                      i);
+      return ir_error_null(sv->ctx, "%s: '%s': module #%d is NULL", sv->fn, sv->name, i);
     if (m->ctx != sv->ctx)
       return ir_error(sv->ctx, TE_ERR_INVALID_ARG,
                       "%s: '%s': module #%d belongs to another context", sv->fn, sv->name, i);
@@ -329,12 +328,12 @@ static te_status cg_save_all(te_ctx *ctx, const char *fn, int n, te_module *cons
 te_status te_module_save(te_module *m, const char *path_prefix, unsigned what) {
   if (!m)
     return TE_ERR_INVALID_ARG;
-  return cg_save_all(m->ctx, "te_module_save", 1, &m, path_prefix, what);
+  return IR_CALL(m->ctx, cg_save_all(m->ctx, "te_module_save", 1, &m, path_prefix, what));
 }
 
 te_status te_modules_save(te_ctx *ctx, int nmodules, te_module *const modules[],
                           const char *path_prefix, unsigned what) {
   if (!ctx)
     return TE_ERR_INVALID_ARG;
-  return cg_save_all(ctx, "te_modules_save", nmodules, modules, path_prefix, what);
+  return IR_CALL(ctx, cg_save_all(ctx, "te_modules_save", nmodules, modules, path_prefix, what));
 }

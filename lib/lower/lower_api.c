@@ -72,6 +72,7 @@ char *lw_lower_text_for(te_schedule *sch, const struct te_target *target, const 
   te_ctx *ctx = sch->ctx;
   if (!stop_after) /* the computation, without the entry's checks (TE_STOP_AFTER shows them) */
     stop_after = lw_last_compute_pass();
+  ir_call_begin(ctx);
   ir_scratch_begin(ctx);
   lw_func *f = NULL;
   char *text = NULL;
@@ -82,7 +83,7 @@ char *lw_lower_text_for(te_schedule *sch, const struct te_target *target, const 
       ir_error(ctx, TE_ERR_NOMEM, "%s: out of memory printing the IR", api);
   }
   ir_scratch_end(ctx);
-  return text;
+  return ir_call_end_ptr(ctx, text);
 }
 
 char *te_lower_text(te_schedule *sch, int ntensors, te_tensor *const tensors[], int nscalars,

@@ -19,7 +19,7 @@ static void locate_message(ps_parser *p) {
   free(copy);
 }
 
-te_status te_parse(te_ctx *ctx, const char *text, int *nout, te_tensor ***outs) {
+static te_status parse_impl(te_ctx *ctx, const char *text, int *nout, te_tensor ***outs) {
   if (nout) *nout = 0;
   if (outs) *outs = NULL;
   if (!ctx) return TE_ERR_INVALID_ARG;
@@ -41,6 +41,10 @@ te_status te_parse(te_ctx *ctx, const char *text, int *nout, te_tensor ***outs) 
   *nout = n;
   *outs = o;
   return TE_OK;
+}
+
+te_status te_parse(te_ctx *ctx, const char *text, int *nout, te_tensor ***outs) {
+  return IR_CALL(ctx, parse_impl(ctx, text, nout, outs));
 }
 
 uint64_t te_workload_hash(const char *s) { return ir_str_hash(s); }

@@ -244,7 +244,8 @@ static te_status check_outs(const char *fn, int nout, te_tensor *const outs[]) {
   if (nout < 1 || !outs || !outs[0]) return TE_ERR_INVALID_ARG;
   te_ctx *ctx = outs[0]->ctx;
   for (int i = 1; i < nout; i++) {
-    if (!outs[i]) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: outs[%d] is NULL", fn, i);
+    if (!outs[i])
+      return ir_error_null(ctx, "%s: outs[%d] is NULL", fn, i);
     if (outs[i]->ctx != ctx)
       return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor '%s' belongs to another context", fn,
                       outs[i]->name);
@@ -276,7 +277,7 @@ static bool run(ps_wp *w, const char *fn, int nout, te_tensor *const outs[], ir_
   return ok;
 }
 
-char *te_workload_text(int nout, te_tensor *const outs[]) {
+static char *workload_text_impl(int nout, te_tensor *const outs[]) {
   if (check_outs("te_workload_text", nout, outs) != TE_OK) return NULL;
   ps_wp w = {0};
   w.ctx = outs[0]->ctx;
@@ -290,8 +291,14 @@ char *te_workload_text(int nout, te_tensor *const outs[]) {
   return ir_str_take(&s);
 }
 
-te_status te_workload_inputs(int nout, te_tensor *const outs[], int *nin, te_tensor ***ins,
-                             int *nparams, te_expr ***params) {
+char *te_workload_text(int nout, te_tensor *const outs[]) {
+  if (nout < 1 || !outs || !outs[0])
+    return NULL;
+  return IR_CALL_PTR(outs[0]->ctx, workload_text_impl(nout, outs));
+}
+
+static te_status workload_inputs_impl(int nout, te_tensor *const outs[], int *nin, te_tensor ***ins,
+                                      int *nparams, te_expr ***params) {
   if (nin) *nin = 0;
   if (ins) *ins = NULL;
   if (nparams) *nparams = 0;
@@ -320,4 +327,11 @@ te_status te_workload_inputs(int nout, te_tensor *const outs[], int *nin, te_ten
   }
   wp_free(&w);
   return ok ? TE_OK : te_last_status(ctx) ? te_last_status(ctx) : TE_ERR_NOMEM;
+}
+
+te_status te_workload_inputs(int nout, te_tensor *const outs[], int *nin, te_tensor ***ins,
+                             int *nparams, te_expr ***params) {
+  if (nout < 1 || !outs || !outs[0])
+    return workload_inputs_impl(nout, outs, nin, ins, nparams, params);
+  return IR_CALL(outs[0]->ctx, workload_inputs_impl(nout, outs, nin, ins, nparams, params));
 }

@@ -368,7 +368,7 @@ static te_status tg_resolve(te_ctx *ctx, const tg_opts *o, te_target *t) {
   return st;
 }
 
-te_target *te_target_parse(te_ctx *ctx, const char *s) {
+static te_target *target_parse_impl(te_ctx *ctx, const char *s) {
   if (!ctx)
     return NULL;
   if (!s) {
@@ -416,6 +416,12 @@ te_target *te_target_parse(te_ctx *ctx, const char *s) {
     return NULL;
   }
   return t;
+}
+
+te_target *te_target_parse(te_ctx *ctx, const char *s) {
+  if (!ctx)
+    return NULL;
+  return IR_CALL_PTR(ctx, target_parse_impl(ctx, s));
 }
 
 const char *te_target_str(const te_target *t) { return t ? t->str : NULL; }
