@@ -7,7 +7,9 @@
  * with the old message. So the outermost public call sets the recorded error aside when it
  * begins and decides at its end what the context keeps:
  *   - a call returning te_status reports its own outcome (SQLite's rule): its failure replaces
- *     the recorded error, its success leaves the earlier one in place;
+ *     the recorded error, its success leaves the earlier one in place; what it returns is the
+ *     first failure recorded while it ran (a check that fails because memory ran out earlier
+ *     in the call reports TE_ERR_NOMEM, not its own complaint);
  *   - a constructor keeps the earlier error when there was one (cairo's sticky rule: the first
  *     message of a chain of NULLs names the root cause), else its own.
  * A NULL operand is the one place where an earlier error matters inside a call: the NULL is
@@ -18,6 +20,11 @@
 #include <string.h>
 
 #include "ctx_internal.h"
+
+/* The context of the outermost public call in progress on this thread (ir_call_ctx). */
+static _Thread_local te_ctx *call_ctx;
+
+te_ctx *ir_call_ctx(void) { return call_ctx; }
 
 static void copy_error(te_status *to_st, char *to_msg, te_status st, const char *msg) {
   *to_st = st;
@@ -30,6 +37,8 @@ static void copy_error(te_status *to_st, char *to_msg, te_status st, const char 
 void ir_call_begin(te_ctx *ctx) {
   if (!ctx || ctx->call_depth++ > 0)
     return;
+  ctx->outer_call_ctx = call_ctx;
+  call_ctx = ctx;
   copy_error(&ctx->outer_status, ctx->outer_msg, ctx->status, ctx->errmsg);
   ctx->outer_taken = false;
   ctx->status = TE_OK;
@@ -40,13 +49,20 @@ static void restore_outer(te_ctx *ctx) {
   copy_error(&ctx->status, ctx->errmsg, ctx->outer_status, ctx->outer_msg);
 }
 
-te_status ir_call_end(te_ctx *ctx, te_status st) {
-  if (!ctx)
-    return st;
+/* The end of the outermost call: this thread's call context is the one before it again. */
+static bool outermost_ends(te_ctx *ctx) {
   if (--ctx->call_depth > 0)
+    return false;
+  call_ctx = ctx->outer_call_ctx;
+  return true;
+}
+
+te_status ir_call_end(te_ctx *ctx, te_status st) {
+  if (!ctx || !outermost_ends(ctx))
     return st;
-  if (st == TE_OK && ctx->status != TE_OK)
-    st = ctx->status; /* recorded but not returned */
+  if (ctx->status != TE_OK)
+    st = ctx->status; /* the call's first failure: recorded but not returned (or followed by
+                         one it caused, e.g. a check misled by memory running out) */
   if (st == TE_OK) {
     restore_outer(ctx);
     return TE_OK;
@@ -58,7 +74,7 @@ te_status ir_call_end(te_ctx *ctx, te_status st) {
 }
 
 void *ir_call_end_ptr(te_ctx *ctx, void *p) {
-  if (!ctx || --ctx->call_depth > 0)
+  if (!ctx || !outermost_ends(ctx))
     return p;
   if (ctx->outer_status != TE_OK)
     restore_outer(ctx); /* the first message wins */

@@ -32,14 +32,15 @@ static void cg_module_free(void *p) {
 }
 
 te_module *cg_module_new(te_ctx *ctx, te_target *target) {
-  te_module *m = calloc(1, sizeof *m);
-  if (!m) {
-    ir_error(ctx, TE_ERR_NOMEM, "te_build: out of memory");
+  te_module *m = ir_calloc(ctx, 1, sizeof *m);
+  if (!m)
     return NULL;
-  }
   m->ctx = ctx;
   m->target = target;
-  ir_ctx_on_free(ctx, cg_module_free, m);
+  if (!ir_ctx_on_free(ctx, cg_module_free, m)) {
+    free(m);
+    return NULL;
+  }
   return m;
 }
 
@@ -158,7 +159,7 @@ static te_status module_call_impl(te_module *m, const char *name, int ntensors,
     return te_last_status(m->ctx);
   int n = ntensors + nscalars;
   void *small[16];
-  void **values = n <= 16 ? small : malloc(sizeof *values * (size_t)n);
+  void **values = n <= 16 ? small : ir_malloc(m->ctx, sizeof *values * (size_t)n);
   if (!values)
     return ir_error(m->ctx, TE_ERR_NOMEM, "te_module_call: out of memory");
   for (int i = 0; i < ntensors; i++)

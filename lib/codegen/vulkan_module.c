@@ -179,7 +179,8 @@ te_status cg_vulkan_compile(te_module *m, lw_func *f) {
     return TE_ERR_NOMEM;
   vm->ctx = ctx;
   vm->name = ir_strdup_persistent(ctx, f->name);
-  ir_ctx_on_free(ctx, vk_module_free, vm);
+  if (!vm->name || !ir_ctx_on_free(ctx, vk_module_free, vm))
+    return TE_ERR_NOMEM; /* vm holds nothing to free yet */
   m->vk = vm;
   cg_vk_slots slots;
   te_status st = vk_signature(ctx, vm, f, &slots);
@@ -204,7 +205,7 @@ const char *cg_vulkan_source(te_module *m) {
     return NULL;
   if (vm->dis)
     return vm->dis;
-  ir_str out = {0};
+  ir_str out = {.ctx = m->ctx};
   for (int i = 0; i < vm->nkernels; i++) {
     char *txt = cg_spv_disassemble(vm->kernels[i].words, vm->kernels[i].nwords);
     if (!txt) {

@@ -34,12 +34,12 @@ static void print_arg(ir_str *s, const lw_arg *a) {
   ir_str_puts(s, "]");
 }
 
-char *lw_func_to_string(const lw_func *f) {
+char *lw_func_to_string(te_ctx *ctx, const lw_func *f) {
   if (!f)
     return NULL;
   if (f->gpu) /* a GPU target: the host steps and the kernels */
-    return lw_gpu_module_to_string(f, f->gpu);
-  ir_str s = {0};
+    return lw_gpu_module_to_string(ctx, f, f->gpu);
+  ir_str s = {.ctx = ctx};
   ir_str_printf(&s, "func %s(", f->name);
   for (int i = 0; i < f->nargs; i++) {
     if (i)
@@ -78,7 +78,7 @@ char *lw_lower_text_for(te_schedule *sch, const struct te_target *target, const 
   char *text = NULL;
   if (lw_lower_until(sch, api, name, ntensors, tensors, nscalars, scalars, target, stop_after, &f) ==
       TE_OK) {
-    text = lw_func_to_string(f);
+    text = lw_func_to_string(ctx, f);
     if (!text)
       ir_error(ctx, TE_ERR_NOMEM, "%s: out of memory printing the IR", api);
   }

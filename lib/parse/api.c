@@ -11,9 +11,9 @@ static void locate_message(ps_parser *p) {
   const char *msg = te_last_error(p->ctx);
   if (p->err_line <= 0 || !strncmp(msg, "te_parse:", 9)) return;
   te_status st = te_last_status(p->ctx);
-  char *copy = malloc(strlen(msg) + 1);
-  if (!copy) return;
-  strcpy(copy, msg);
+  char *copy = ir_strdup_malloc(p->ctx, msg);
+  if (!copy)
+    return;
   te_clear_error(p->ctx);
   ir_error(p->ctx, st, "te_parse: %d:%d: %s", p->err_line, p->err_col, copy);
   free(copy);

@@ -25,7 +25,7 @@ static bool push(ps_wp *w, void *arr, int *n, int *cap, void *x) {
   void ***a = arr;
   if (*n == *cap) {
     int c = *cap ? 2 * *cap : 16;
-    void **v = realloc(*a, sizeof *v * (size_t)c);
+    void **v = ir_realloc(w->ctx, *a, sizeof *v * (size_t)c);
     if (!v) return w->oom = true, false;
     *a = v;
     *cap = c;
@@ -123,7 +123,8 @@ static int on_var(ir_visitor *v, te_expr *e) {
   }
   if (ps_ptrmap_get(&w->seen, e)) return IR_CONTINUE;
   if (w->nvar == w->capvar) {
-    bool *d = realloc(w->size_decl, sizeof *d * (size_t)(w->capvar ? 2 * w->capvar : 16));
+    bool *d =
+        ir_realloc(w->ctx, w->size_decl, sizeof *d * (size_t)(w->capvar ? 2 * w->capvar : 16));
     if (!d) return w->oom = true, IR_ABORT;
     w->size_decl = d;
   }
@@ -281,7 +282,7 @@ static char *workload_text_impl(int nout, te_tensor *const outs[]) {
   if (check_outs("te_workload_text", nout, outs) != TE_OK) return NULL;
   ps_wp w = {0};
   w.ctx = outs[0]->ctx;
-  ir_str s = {0};
+  ir_str s = {.ctx = w.ctx};
   bool ok = run(&w, "te_workload_text", nout, outs, &s);
   wp_free(&w);
   if (!ok) {

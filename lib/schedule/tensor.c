@@ -286,6 +286,12 @@ te_dtype te_tensor_dtype(const te_tensor *t) {
 }
 int te_tensor_ndim(const te_tensor *t) { return t ? t->ndim : -1; }
 te_expr *te_tensor_dim(const te_tensor *t, int i) {
-  if (!t || i < 0 || i >= t->ndim) return NULL;
+  if (!t)
+    return NULL;
+  if (i < 0 || i >= t->ndim) {
+    ir_error(t->ctx, TE_ERR_INVALID_ARG, "te_tensor_dim: tensor '%s' has rank %d (asked for %d)",
+             t->name, t->ndim, i);
+    return NULL;
+  }
   return t->shape[i];
 }

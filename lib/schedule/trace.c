@@ -101,7 +101,7 @@ te_status sch_trace_step(te_schedule *s, sch_step_id id, const sch_arg args[]) {
 }
 
 static char *trace_text(te_schedule *s) {
-  ir_str out = {0};
+  ir_str out = {.ctx = s->ctx};
   for (int i = 0; i < s->nsteps; i++) ir_str_printf(&out, "%s\n", s->steps[i]);
   if (!out.buf) ir_str_puts(&out, "");
   return ir_str_take(&out);
