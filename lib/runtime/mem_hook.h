@@ -9,10 +9,13 @@
  * Each allocation is charged to a counter:
  *   - a context's (te_ctx), for everything done in a context: building, lowering, compiling,
  *     saving, tuning (the tuner's bookkeeping is charged to te_tune's context; each compile
- *     thread has a context of its own);
+ *     thread has a context of its own). Code with no context at hand (printers, string
+ *     builders, containers) charges the context of the te call in progress on its thread
+ *     (ir_call_ctx in lib/ir/ir.h);
  *   - with NULL, the process's, for what belongs to no context: libte_runtime's allocations
  *     (intermediate buffers of running kernels, CUDA module records, Vulkan buffers and
- *     kernels), the context record itself (te_ctx_new), and text made without a context.
+ *     kernels), the context record itself (te_ctx_new), and what libte allocates with no call
+ *     in progress.
  * A counter's fail_after is how many allocations may still succeed: the n-th allocation
  * charged to it from now on (n >= 1) fails, and every one after it; < 0 never fails. The
  * environment variable TE_DEBUG_FAIL_ALLOC_AFTER=N sets it to N for every new context and, at
