@@ -15,14 +15,14 @@
 #include "vulkan_host.h"
 
 static void vk_module_free(void *p) {
-  cg_vk_module *vm = p;
-  for (int i = 0; i < vm->nkernels; i++) {
+  cg_vk_module *vm = p; /* the arrays may be missing: a build that ran out of memory */
+  for (int i = 0; vm->kernels && i < vm->nkernels; i++) {
     free(vm->kernels[i].words);
     te_rt_vk_kernel_free(vm->kernels[i].pipe);
   }
-  for (int i = 0; i < vm->ntensors; i++)
+  for (int i = 0; vm->tensors && i < vm->ntensors; i++)
     te_rt_vk_buffer_free(vm->tensors[i].buf);
-  for (int i = 0; i < vm->ntemps; i++)
+  for (int i = 0; vm->temps && i < vm->ntemps; i++)
     te_rt_vk_buffer_free(vm->temps[i].buf);
   free(vm->dis);
 }

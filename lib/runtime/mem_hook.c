@@ -12,7 +12,7 @@
 
 /* ---------------------------------------------------------------- counters */
 
-static atomic_long process_left = -1;
+static atomic_long process_left = -1, process_count;
 static pthread_once_t process_once = PTHREAD_ONCE_INIT;
 
 long te_rt_mem_env_fail_after(void) {
@@ -40,8 +40,11 @@ static bool step_fails(long *left) {
   return false;
 }
 
+long te_rt_mem_process_count(void) { return atomic_load(&process_count); }
+
 static bool process_fails(void) {
   pthread_once(&process_once, process_from_env);
+  atomic_fetch_add(&process_count, 1);
   long left = atomic_load(&process_left);
   for (;;) {
     long next = left;
@@ -129,7 +132,7 @@ bool te_rt_mem_fails(te_rt_mem_counter *c, const char *file, int line) {
   } else {
     fails = process_fails();
   }
-  note_site(file, line, fails, c ? c->count : 0);
+  note_site(file, line, fails, c ? c->count : -te_rt_mem_process_count());
   return fails;
 }
 

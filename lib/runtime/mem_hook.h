@@ -51,8 +51,10 @@ TE_RT_API void *te_rt_mem_aligned(te_rt_mem_counter *, size_t align, size_t size
    arena's bump allocation): true when it must fail. */
 TE_RT_API bool te_rt_mem_fails(te_rt_mem_counter *, const char *file, int line);
 
-/* The process's counter: sets fail_after (tests); < 0 turns it off. */
+/* The process's counter: sets fail_after (tests); < 0 turns it off. The count of allocations
+   charged to it so far. */
 TE_RT_API void te_rt_mem_process_fail_after(long n);
+TE_RT_API long te_rt_mem_process_count(void);
 /* fail_after from TE_DEBUG_FAIL_ALLOC_AFTER (-1 when unset or empty). */
 TE_RT_API long te_rt_mem_env_fail_after(void);
 
@@ -61,8 +63,8 @@ typedef struct te_rt_mem_site {
   const char *file;
   int line;
   long allocations, failures; /* failures: allocations made to fail here */
-  long first;                 /* the counter's count at the site's first allocation (context
-                                 counters; 0 for the process's): fail_after = first fails it */
+  long first;                 /* the counter's count at the site's first allocation (< 0: the
+                                 process's, negated): fail_after = |first| fails it */
 } te_rt_mem_site;
 TE_RT_API void te_rt_mem_record_sites(bool on);
 /* The sites recorded so far (at most max into out, sorted by file and line); the number of
