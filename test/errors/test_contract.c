@@ -29,13 +29,12 @@ static void fail_something(te_ctx *ctx, prior p) {
   if (p == AFTER_CONSTRUCTOR)
     cr_assert_null(te_var(ctx, "1x"));
   else if (p == AFTER_STATUS_CALL)
-    cr_assert_eq(te_split(victim_stage, te_axis(victim_stage, 0), 0, NULL, NULL),
-                 TE_ERR_SCHEDULE);
+    cr_assert_eq(te_split(victim_stage, te_axis(victim_stage, 0), 0, NULL, NULL), TE_ERR_SCHEDULE);
 }
 
 /* The message each kind of prior failure leaves (and must still be recorded at the end). */
 static const char *prior_message(prior p) {
-  return p == AFTER_CONSTRUCTOR ? "te_var: name '1x' is not a C identifier"
+  return p == AFTER_CONSTRUCTOR   ? "te_var: name '1x' is not a C identifier"
          : p == AFTER_STATUS_CALL ? "te_split: stage 'V': iter 'i': factor must be > 0"
                                   : NULL;
 }
@@ -61,8 +60,8 @@ static void run_pipeline(prior p, outcome *out) {
   te_ctx *ctx = tt_ctx;
   te_tensor *V = tt_placeholder("Vin", TE_F32, 1, TT_SHAPE(8));
   te_expr *vi = te_var(ctx, "i");
-  te_tensor *Vout =
-      TT_NN(te_compute(ctx, "V", 1, (te_expr *[]){te_int(ctx, 8)}, (te_expr *[]){vi}, tt_at1(V, vi)));
+  te_tensor *Vout = TT_NN(
+      te_compute(ctx, "V", 1, (te_expr *[]){te_int(ctx, 8)}, (te_expr *[]){vi}, tt_at1(V, vi)));
   victim_stage = tt_stage(tt_schedule1(Vout), Vout);
 
   STEP(p);
@@ -179,10 +178,12 @@ static void check_same(const outcome *clean, const outcome *o) {
 /* The reference: the pipeline in a fresh context, checked against a plain C matmul. */
 static void clean_run(outcome *o) {
   run_pipeline(CLEAN, o);
-  tt_buf *a = TT_ALLOC(TE_F32, 13, 7), *b = TT_ALLOC(TE_F32, 7, 16), *ref = TT_ALLOC(TE_F32, 13, 16);
+  tt_buf *a = TT_ALLOC(TE_F32, 13, 7), *b = TT_ALLOC(TE_F32, 7, 16),
+         *ref = TT_ALLOC(TE_F32, 13, 16);
   tt_fill(a, 1);
   tt_fill(b, 2);
-  for (int64_t q = 0; q < 13 * 7; q++) tt_set(a, q, 2.0 * tt_get(a, q)); /* P = 2 A, inlined */
+  for (int64_t q = 0; q < 13 * 7; q++)
+    tt_set(a, q, 2.0 * tt_get(a, q)); /* P = 2 A, inlined */
   tt_ref_matmul(a, b, ref, 13, 16, 7);
   tt_buf got = *ref;
   got.dl.data = o->c;
@@ -214,8 +215,8 @@ Test(err_contract, valid_calls_work_after_a_failed_status_call) {
 static te_stage *one_stage(const char *name, te_tensor **out) {
   te_tensor *A = tt_placeholder("A", TE_F32, 1, TT_SHAPE(8));
   te_expr *i = te_var(tt_ctx, "i");
-  te_tensor *C =
-      TT_NN(te_compute(tt_ctx, name, 1, (te_expr *[]){te_int(tt_ctx, 8)}, (te_expr *[]){i}, tt_at1(A, i)));
+  te_tensor *C = TT_NN(te_compute(tt_ctx, name, 1, (te_expr *[]){te_int(tt_ctx, 8)},
+                                  (te_expr *[]){i}, tt_at1(A, i)));
   if (out)
     *out = C;
   return tt_stage(tt_schedule1(C), C);
@@ -262,27 +263,35 @@ Test(err_contract, null_from_a_failure_reports_the_root_cause) {
   cr_assert_eq(te_cache_write(s, D, TE_SCOPE_LOCAL, NULL), TE_ERR_NOT_FOUND);
   te_module *m = NULL;
   cr_assert_eq(te_build(NULL, "k", 0, NULL, 0, NULL, tt_target(), &m), TE_ERR_NOT_FOUND);
-  cr_assert_eq(te_build(s, "k", 1, (te_tensor *[]){D}, 0, NULL, tt_target(), &m),
-               TE_ERR_NOT_FOUND);
+  cr_assert_eq(te_build(s, "k", 1, (te_tensor *[]){D}, 0, NULL, tt_target(), &m), TE_ERR_NOT_FOUND);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_NOT_FOUND, "te_call: unknown function 'nosuchfn'");
 }
 
 /* Status calls given a NULL with nothing recorded (case q of null_cases). */
 static const char *const null_messages[] = {
-    "te_split: stage 'C': iter is NULL",     "te_vectorize: stage 'C': iter is NULL",
-    "te_compute_at: the producer stage is NULL", "te_cache_write: tensor is NULL",
-    "te_build: schedule is NULL",            "te_build: tensors[0] is NULL",
+    "te_split: stage 'C': iter is NULL",
+    "te_vectorize: stage 'C': iter is NULL",
+    "te_compute_at: the producer stage is NULL",
+    "te_cache_write: tensor is NULL",
+    "te_build: schedule is NULL",
+    "te_build: tensors[0] is NULL",
 };
 
 static te_status null_case(int q, te_stage *st, te_tensor *C) {
   te_module *m = NULL;
   switch (q) {
-  case 0: return te_split(st, NULL, 2, NULL, NULL);
-  case 1: return te_vectorize(st, NULL);
-  case 2: return te_compute_at(NULL, st, te_axis(st, 0));
-  case 3: return te_cache_write(tt_schedule1(C), NULL, TE_SCOPE_LOCAL, NULL);
-  case 4: return te_build(NULL, "k", 0, NULL, 0, NULL, tt_target(), &m);
-  default: return te_build(tt_schedule1(C), "k", 1, (te_tensor *[]){NULL}, 0, NULL, tt_target(), &m);
+  case 0:
+    return te_split(st, NULL, 2, NULL, NULL);
+  case 1:
+    return te_vectorize(st, NULL);
+  case 2:
+    return te_compute_at(NULL, st, te_axis(st, 0));
+  case 3:
+    return te_cache_write(tt_schedule1(C), NULL, TE_SCOPE_LOCAL, NULL);
+  case 4:
+    return te_build(NULL, "k", 0, NULL, 0, NULL, tt_target(), &m);
+  default:
+    return te_build(tt_schedule1(C), "k", 1, (te_tensor *[]){NULL}, 0, NULL, tt_target(), &m);
   }
 }
 
