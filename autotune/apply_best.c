@@ -27,7 +27,7 @@ static char *tune_workload_impl(te_ctx *ctx, int nout, te_tensor *const outs[], 
 }
 
 char *te_tune_workload(te_ctx *ctx, int nout, te_tensor *const outs[], char key[17]) {
-  return IR_CALL_PTR(ctx, tune_workload_impl(ctx, nout, outs, key));
+  return IR_PUBLIC_CALL_PTR(ctx, tune_workload_impl(ctx, nout, outs, key));
 }
 
 static te_status apply_best_impl(te_schedule *s, const char *log_path, te_target *target) {
@@ -68,5 +68,5 @@ static te_status apply_best_impl(te_schedule *s, const char *log_path, te_target
 te_status te_apply_best(te_schedule *s, const char *log_path, te_target *target) {
   if (!s)
     return TE_ERR_INVALID_ARG;
-  return IR_CALL(s->ctx, apply_best_impl(s, log_path, target));
+  return IR_PUBLIC_CALL(s->ctx, apply_best_impl(s, log_path, target));
 }

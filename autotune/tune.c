@@ -260,5 +260,5 @@ static te_status tune_impl(te_ctx *ctx, int nout, te_tensor *const outs[], te_ta
 
 te_status te_tune(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,
                   const te_tune_options *opts) {
-  return IR_CALL(ctx, tune_impl(ctx, nout, outs, target, opts));
+  return IR_PUBLIC_CALL(ctx, tune_impl(ctx, nout, outs, target, opts));
 }

@@ -84,9 +84,9 @@ bool ir_failed(const te_ctx *);
 void ir_call_begin(te_ctx *);
 te_status ir_call_end(te_ctx *, te_status);
 void *ir_call_end_ptr(te_ctx *, void *);
-/* One call between the two: return IR_CALL(ctx, build_impl(...)). */
-#define IR_CALL(ctx, call) ir_call_end((ctx), (ir_call_begin(ctx), (call)))
-#define IR_CALL_PTR(ctx, call) ir_call_end_ptr((ctx), (ir_call_begin(ctx), (void *)(call)))
+/* One call between the two: return IR_PUBLIC_CALL(ctx, build_impl(...)). */
+#define IR_PUBLIC_CALL(ctx, call) ir_call_end((ctx), (ir_call_begin(ctx), (call)))
+#define IR_PUBLIC_CALL_PTR(ctx, call) ir_call_end_ptr((ctx), (ir_call_begin(ctx), (void *)(call)))
 /* A NULL operand where an object is needed (a te_* result, most likely NULL because an earlier
    call failed): when an error is recorded (in this call, or set aside before it) the call takes
    that error as its own and returns its status; otherwise records TE_ERR_INVALID_ARG with the

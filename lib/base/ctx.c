@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ctx_internal.h"
+#include "runtime/mem_hook.h"
 
 #define IR_CHUNK_MIN ((size_t)64 * 1024)
 #define IR_ALIGN ((size_t)16)
@@ -30,9 +31,10 @@ const char *te_status_str(te_status s) {
 
 te_ctx *te_ctx_new(void) {
   /* the context record belongs to no context yet: the process's counter (mem_hook.h) */
-  te_ctx *ctx = te_rt_mem_alloc(NULL, sizeof *ctx, true, __FILE__, __LINE__);
+  te_ctx *ctx = te_rt_mem_alloc(NULL, sizeof *ctx + sizeof *ctx->mem, true, __FILE__, __LINE__);
   if (!ctx) return NULL;
-  ctx->mem.fail_after = te_rt_mem_env_fail_after();
+  ctx->mem = (te_rt_mem_counter *)(ctx + 1);
+  ctx->mem->fail_after = te_rt_mem_env_fail_after();
   return ctx;
 }
 
@@ -98,10 +100,10 @@ void te_clear_error(te_ctx *ctx) {
 
 void ir_debug_fail_alloc_after(te_ctx *ctx, long n) {
   if (ctx)
-    ctx->mem.fail_after = n;
+    ctx->mem->fail_after = n;
 }
 
-long ir_debug_alloc_count(const te_ctx *ctx) { return ctx ? ctx->mem.count : 0; }
+long ir_debug_alloc_count(const te_ctx *ctx) { return ctx ? ctx->mem->count : 0; }
 
 static void *nomem(te_ctx *ctx, size_t size) {
   ir_error(ctx, TE_ERR_NOMEM, "out of memory (allocating %zu bytes)", size);
@@ -118,7 +120,7 @@ void *ir_arena_alloc(te_ctx *ctx, ir_arena *a, size_t size, const char *file, in
   ir_chunk *c = a->head;
   if (!c || c->size - c->used < size) {
     size_t cap = size > IR_CHUNK_MIN ? size : IR_CHUNK_MIN;
-    c = te_rt_mem_alloc(&ctx->mem, IR_HDR + cap, true, file, line);
+    c = te_rt_mem_alloc(ctx->mem, IR_HDR + cap, true, file, line);
     if (!c) return nomem(ctx, size);
     c->size = cap;
     if (a->head && size > IR_CHUNK_MIN) {
@@ -130,7 +132,7 @@ void *ir_arena_alloc(te_ctx *ctx, ir_arena *a, size_t size, const char *file, in
     }
     c->next = a->head;
     a->head = c;
-  } else if (te_rt_mem_fails(&ctx->mem, file, line)) {
+  } else if (te_rt_mem_fails(ctx->mem, file, line)) {
     return nomem(ctx, size);
   }
   void *p = (char *)c + IR_HDR + c->used;
@@ -165,7 +167,7 @@ char *ir_strdup_persistent_at(te_ctx *ctx, const char *s, const char *file, int 
 
 /* ---------------------------------------------------------------- malloc'd memory */
 
-static te_rt_mem_counter *counter(te_ctx *ctx) { return ctx ? &ctx->mem : NULL; }
+static te_rt_mem_counter *counter(te_ctx *ctx) { return ctx ? ctx->mem : NULL; }
 
 void *ir_malloc_at(te_ctx *ctx, size_t size, bool zero, const char *file, int line) {
   if (!ctx)
@@ -222,7 +224,7 @@ void ir_scratch_begin(te_ctx *ctx) {
   if (!ctx) return;
   /* begin/end must pair even when memory is short: a level that could not be opened is
      counted, and the matching end closes nothing (its allocations went to the outer arena). */
-  ir_scratch *s = te_rt_mem_alloc(&ctx->mem, sizeof *s, true, __FILE__, __LINE__);
+  ir_scratch *s = te_rt_mem_alloc(ctx->mem, sizeof *s, true, __FILE__, __LINE__);
   if (!s) {
     ir_error(ctx, TE_ERR_NOMEM, "out of memory (opening a scratch arena)");
     ctx->scratch_phantom++;

@@ -9,7 +9,6 @@
 #define TE_IR_CTX_INTERNAL_H
 
 #include "base.h"
-#include "runtime/mem_hook.h"
 
 /* A chunked bump allocator. Chunks are malloc'd, zeroed, at least IR_CHUNK_MIN bytes. */
 typedef struct ir_chunk {
@@ -50,7 +49,9 @@ struct te_ctx {
   char errmsg[IR_ERRMSG_MAX];
   uint32_t next_var_id;
   ir_on_free *on_free; /* most recent first: run in reverse order of registration */
-  te_rt_mem_counter mem; /* the allocation hook's counter (fail_after: the debug countdown) */
+  /* the allocation hook's counter (runtime/mem_hook.h; fail_after: the debug countdown), in
+     the same block as the context, after it: only ctx.c looks inside */
+  struct te_rt_mem_counter *mem;
   /* The error contract of public calls (boundary.c): the error recorded before the outermost
      call in progress began, set aside while it runs. */
   int call_depth;

@@ -186,7 +186,7 @@ te_status te_module_call(te_module *m, const char *name, int ntensors, DLTensor 
                          int nscalars, const void *const scalars[]) {
   if (!m)
     return TE_ERR_INVALID_ARG;
-  return IR_CALL(m->ctx, module_call_impl(m, name, ntensors, tensors, nscalars, scalars));
+  return IR_PUBLIC_CALL(m->ctx, module_call_impl(m, name, ntensors, tensors, nscalars, scalars));
 }
 
 void *te_module_entry(te_module *m, const char *name) {
@@ -224,7 +224,7 @@ static const char *module_source_impl(te_module *m, const char *kind) {
 const char *te_module_source(te_module *m, const char *kind) {
   if (!m)
     return NULL;
-  return IR_CALL_PTR(m->ctx, module_source_impl(m, kind));
+  return IR_PUBLIC_CALL_PTR(m->ctx, module_source_impl(m, kind));
 }
 
 te_build_times te_module_build_times(const te_module *m) {

@@ -328,12 +328,12 @@ static te_status cg_save_all(te_ctx *ctx, const char *fn, int n, te_module *cons
 te_status te_module_save(te_module *m, const char *path_prefix, unsigned what) {
   if (!m)
     return TE_ERR_INVALID_ARG;
-  return IR_CALL(m->ctx, cg_save_all(m->ctx, "te_module_save", 1, &m, path_prefix, what));
+  return IR_PUBLIC_CALL(m->ctx, cg_save_all(m->ctx, "te_module_save", 1, &m, path_prefix, what));
 }
 
 te_status te_modules_save(te_ctx *ctx, int nmodules, te_module *const modules[],
                           const char *path_prefix, unsigned what) {
   if (!ctx)
     return TE_ERR_INVALID_ARG;
-  return IR_CALL(ctx, cg_save_all(ctx, "te_modules_save", nmodules, modules, path_prefix, what));
+  return IR_PUBLIC_CALL(ctx, cg_save_all(ctx, "te_modules_save", nmodules, modules, path_prefix, what));
 }

@@ -95,5 +95,5 @@ static te_status build_impl(te_schedule *sch, const char *name, int ntensors,
 te_status te_build(te_schedule *sch, const char *name, int ntensors, te_tensor *const tensors[],
                    int nscalars, te_expr *const scalars[], te_target *target, te_module **out) {
   te_ctx *ctx = sch ? sch->ctx : target ? target->ctx : NULL;
-  return IR_CALL(ctx, build_impl(sch, name, ntensors, tensors, nscalars, scalars, target, out));
+  return IR_PUBLIC_CALL(ctx, build_impl(sch, name, ntensors, tensors, nscalars, scalars, target, out));
 }

@@ -44,7 +44,7 @@ static te_status parse_impl(te_ctx *ctx, const char *text, int *nout, te_tensor 
 }
 
 te_status te_parse(te_ctx *ctx, const char *text, int *nout, te_tensor ***outs) {
-  return IR_CALL(ctx, parse_impl(ctx, text, nout, outs));
+  return IR_PUBLIC_CALL(ctx, parse_impl(ctx, text, nout, outs));
 }
 
 uint64_t te_workload_hash(const char *s) { return ir_str_hash(s); }

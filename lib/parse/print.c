@@ -295,7 +295,7 @@ static char *workload_text_impl(int nout, te_tensor *const outs[]) {
 char *te_workload_text(int nout, te_tensor *const outs[]) {
   if (nout < 1 || !outs || !outs[0])
     return NULL;
-  return IR_CALL_PTR(outs[0]->ctx, workload_text_impl(nout, outs));
+  return IR_PUBLIC_CALL_PTR(outs[0]->ctx, workload_text_impl(nout, outs));
 }
 
 static te_status workload_inputs_impl(int nout, te_tensor *const outs[], int *nin, te_tensor ***ins,
@@ -334,5 +334,5 @@ te_status te_workload_inputs(int nout, te_tensor *const outs[], int *nin, te_ten
                              int *nparams, te_expr ***params) {
   if (nout < 1 || !outs || !outs[0])
     return workload_inputs_impl(nout, outs, nin, ins, nparams, params);
-  return IR_CALL(outs[0]->ctx, workload_inputs_impl(nout, outs, nin, ins, nparams, params));
+  return IR_PUBLIC_CALL(outs[0]->ctx, workload_inputs_impl(nout, outs, nin, ins, nparams, params));
 }

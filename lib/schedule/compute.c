@@ -236,7 +236,7 @@ te_tensor *te_compute(te_ctx *ctx, const char *name, int ndim, te_expr *const sh
                       te_expr *const vars[], te_expr *body) {
   if (!ctx)
     return NULL;
-  return IR_CALL_PTR(ctx, compute_impl(ctx, name, ndim, shape, vars, body));
+  return IR_PUBLIC_CALL_PTR(ctx, compute_impl(ctx, name, ndim, shape, vars, body));
 }
 
 static te_status compute_multi_impl(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
@@ -273,7 +273,7 @@ te_status te_compute_multi(te_ctx *ctx, const char *name, int ndim, te_expr *con
                            te_tensor *outs[]) {
   if (!ctx)
     return TE_ERR_INVALID_ARG;
-  return IR_CALL(ctx, compute_multi_impl(ctx, name, ndim, shape, vars, nout, bodies, outs));
+  return IR_PUBLIC_CALL(ctx, compute_multi_impl(ctx, name, ndim, shape, vars, nout, bodies, outs));
 }
 
 /* ---------------------------------------------------------------- queries */

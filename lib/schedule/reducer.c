@@ -120,5 +120,5 @@ te_status te_reduce(te_reducer *red, int n, te_expr *const values[], int nk, te_
                     te_expr *cond, te_expr *out[]) {
   if (!red)
     return TE_ERR_INVALID_ARG;
-  return IR_CALL(red->ctx, reduce_impl(red, n, values, nk, axes, cond, out));
+  return IR_PUBLIC_CALL(red->ctx, reduce_impl(red, n, values, nk, axes, cond, out));
 }

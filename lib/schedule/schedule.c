@@ -229,7 +229,7 @@ static te_schedule *schedule_new_impl(te_ctx *ctx, int nout, te_tensor *const ou
 te_schedule *te_schedule_new(te_ctx *ctx, int nout, te_tensor *const outs[]) {
   if (!ctx)
     return NULL;
-  return IR_CALL_PTR(ctx, schedule_new_impl(ctx, nout, outs));
+  return IR_PUBLIC_CALL_PTR(ctx, schedule_new_impl(ctx, nout, outs));
 }
 
 te_stage *te_stage_of(te_schedule *s, te_tensor *t) {

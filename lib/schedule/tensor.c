@@ -136,7 +136,7 @@ te_tensor *te_placeholder(te_ctx *ctx, const char *name, te_dtype dtype, int ndi
                           te_expr *const shape[]) {
   if (!ctx)
     return NULL;
-  return IR_CALL_PTR(ctx, placeholder_impl(ctx, name, dtype, ndim, shape));
+  return IR_PUBLIC_CALL_PTR(ctx, placeholder_impl(ctx, name, dtype, ndim, shape));
 }
 
 te_expr *te_reduce_axis(te_ctx *ctx, const char *name, te_expr *min, te_expr *extent) {

@@ -421,7 +421,7 @@ static te_target *target_parse_impl(te_ctx *ctx, const char *s) {
 te_target *te_target_parse(te_ctx *ctx, const char *s) {
   if (!ctx)
     return NULL;
-  return IR_CALL_PTR(ctx, target_parse_impl(ctx, s));
+  return IR_PUBLIC_CALL_PTR(ctx, target_parse_impl(ctx, s));
 }
 
 const char *te_target_str(const te_target *t) { return t ? t->str : NULL; }

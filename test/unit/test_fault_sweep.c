@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ir/ctx_internal.h"
+#include "base/ctx_internal.h"
 #include "runtime/mem_hook.h"
 
 /* ---------------------------------------------------------------- harness */
