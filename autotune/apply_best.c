@@ -12,7 +12,7 @@
 
 #include "at.h"
 
-char *te_tune_workload(te_ctx *ctx, int nout, te_tensor *const outs[], char key[17]) {
+static char *tune_workload_impl(te_ctx *ctx, int nout, te_tensor *const outs[], char key[17]) {
   at_workload wl;
   if (!ctx || at_workload_make(ctx, nout, outs, "te_tune_workload", &wl) != TE_OK)
     return NULL;
@@ -26,13 +26,18 @@ char *te_tune_workload(te_ctx *ctx, int nout, te_tensor *const outs[], char key[
   return text;
 }
 
-te_status te_apply_best(te_schedule *s, const char *log_path, te_target *target) {
+char *te_tune_workload(te_ctx *ctx, int nout, te_tensor *const outs[], char key[17]) {
+  return IR_PUBLIC_CALL_PTR(ctx, tune_workload_impl(ctx, nout, outs, key));
+}
+
+static te_status apply_best_impl(te_schedule *s, const char *log_path, te_target *target) {
   if (!s)
     return TE_ERR_INVALID_ARG;
   te_ctx *ctx = s->ctx;
-  if (!log_path || !target)
-    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_apply_best: %s is NULL",
-                    log_path ? "target" : "log_path");
+  if (!target)
+    return ir_error_null(ctx, "te_apply_best: target is NULL");
+  if (!log_path)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_apply_best: log_path is NULL");
   char key[17];
   char *text = te_tune_workload(ctx, s->nout, s->outs, key);
   if (!text)
@@ -58,4 +63,10 @@ te_status te_apply_best(te_schedule *s, const char *log_path, te_target *target)
   }
   at_log_free(&log);
   return st;
+}
+
+te_status te_apply_best(te_schedule *s, const char *log_path, te_target *target) {
+  if (!s)
+    return TE_ERR_INVALID_ARG;
+  return IR_PUBLIC_CALL(s->ctx, apply_best_impl(s, log_path, target));
 }

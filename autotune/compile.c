@@ -80,11 +80,11 @@ at_compiled *at_compile_batch(const at_workload *src, const char *target, int nj
     nthreads = 1;
   if (nthreads > njobs)
     nthreads = njobs > 0 ? njobs : 1;
-  at_compiled *c = calloc(1, sizeof *c);
-  worker *w = calloc((size_t)nthreads, sizeof *w);
-  pthread_t *th = calloc((size_t)nthreads, sizeof *th);
+  at_compiled *c = ir_calloc(NULL, 1, sizeof *c);
+  worker *w = ir_calloc(NULL, (size_t)nthreads, sizeof *w);
+  pthread_t *th = ir_calloc(NULL, (size_t)nthreads, sizeof *th);
   if (c)
-    c->ctxs = calloc((size_t)nthreads, sizeof *c->ctxs);
+    c->ctxs = ir_calloc(NULL, (size_t)nthreads, sizeof *c->ctxs);
   if (!c || !w || !th || !c->ctxs) {
     free(w), free(th);
     at_compiled_free(c);

@@ -302,7 +302,7 @@ te_status at_features(const at_workload *wl, te_schedule *s, const te_target *ta
   te_status st = lw_lower_until(s, "te_tune", "at_kernel", wl->nargs, wl->args, 0, NULL, target,
                                 "loop_partition", &f);
   if (st == TE_OK) {
-    fx *x = calloc(1, sizeof *x);
+    fx *x = ir_calloc(ctx, 1, sizeof *x);
     if (!x) {
       st = ir_error(ctx, TE_ERR_NOMEM, "te_tune: out of memory");
     } else {

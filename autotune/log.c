@@ -123,14 +123,14 @@ bool at_log_append(FILE *f, const at_record *r) {
 
 static char *dup_str(json_t *o, const char *key) {
   const char *s = json_string_value(json_object_get(o, key));
-  return s ? strdup(s) : NULL;
+  return s ? ir_strdup_malloc(NULL, s) : NULL;
 }
 
 static bool parse_costs(json_t *arr, at_record *r) {
   if (!json_is_array(arr))
     return false;
   size_t n = json_array_size(arr);
-  r->costs = calloc(n ? n : 1, sizeof(double));
+  r->costs = ir_calloc(NULL, n ? n : 1, sizeof(double));
   if (!r->costs)
     return false;
   for (size_t i = 0; i < n; i++) {
@@ -192,7 +192,7 @@ static bool parse_record(json_t *j, at_record *r) {
 static bool push(at_log *l, const at_record *r) {
   if (l->n == l->cap) {
     int cap = l->cap ? 2 * l->cap : 64;
-    at_record *p = realloc(l->rec, sizeof *p * (size_t)cap);
+    at_record *p = ir_realloc(NULL, l->rec, sizeof *p * (size_t)cap);
     if (!p)
       return false;
     l->rec = p;
@@ -219,7 +219,7 @@ static bool same_trace(const at_record *a, const at_record *b) {
 }
 
 static void mark_superseded(at_log *l) {
-  rec_hash *h = malloc(sizeof *h * (size_t)(l->n ? l->n : 1));
+  rec_hash *h = ir_malloc(NULL, sizeof *h * (size_t)(l->n ? l->n : 1));
   if (!h)
     return; /* then no record is superseded: each judged alone, as before the confirm pass */
   for (int i = 0; i < l->n; i++) {
@@ -237,6 +237,32 @@ static void mark_superseded(at_log *l) {
   free(h);
 }
 
+/* The next line of f into *line (grown with te's allocator; the newline kept): its length, 0 at
+   the end of the file, -1 when out of memory. */
+static ssize_t read_line(te_ctx *ctx, FILE *f, char **line, size_t *cap) {
+  size_t len = 0;
+  for (;;) {
+    if (*cap - len < 2) {
+      size_t ncap = *cap ? 2 * *cap : 256;
+      char *grown = ir_realloc(ctx, *line, ncap);
+      if (!grown)
+        return -1;
+      *line = grown, *cap = ncap;
+    }
+    if (!fgets(*line + len, (int)(*cap - len), f))
+      return (ssize_t)len;
+    len += strlen(*line + len);
+    if (len > 0 && (*line)[len - 1] == '\n')
+      return (ssize_t)len;
+  }
+}
+
+/* A record that failed to parse because memory ran out is not malformed: the read fails. */
+static bool out_of_memory(te_ctx *ctx) {
+  te_ctx *c = ctx ? ctx : ir_call_ctx();
+  return c && te_last_status(c) == TE_ERR_NOMEM;
+}
+
 te_status at_log_read(te_ctx *ctx, const char *path, bool missing_ok, FILE *warn, at_log *l) {
   memset(l, 0, sizeof *l);
   FILE *f = fopen(path, "r");
@@ -250,7 +276,8 @@ te_status at_log_read(te_ctx *ctx, const char *path, bool missing_ok, FILE *warn
   size_t cap = 0;
   ssize_t len;
   int lineno = 0;
-  while ((len = getline(&line, &cap, f)) >= 0) {
+  bool oom = false;
+  while (!oom && (len = read_line(ctx, f, &line, &cap)) > 0) {
     lineno++;
     while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
       line[--len] = 0;
@@ -259,18 +286,28 @@ te_status at_log_read(te_ctx *ctx, const char *path, bool missing_ok, FILE *warn
     json_error_t je;
     json_t *j = json_loads(line, 0, &je);
     at_record r;
-    if (j && parse_record(j, &r) && push(l, &r)) {
+    bool parsed = j && parse_record(j, &r);
+    if (parsed && push(l, &r)) {
       json_decref(j);
       continue;
     }
+    if (parsed) /* push ran out of memory */
+      at_record_free(&r);
     json_decref(j);
+    if ((oom = out_of_memory(ctx)))
+      break;
     l->skipped++;
     if (warn)
       fprintf(warn, "te-tune: warning: %s:%d: skipping a malformed record (%s)\n", path, lineno,
               j ? "missing or bad fields" : je.text);
   }
+  oom |= len < 0;
   free(line);
   fclose(f);
+  if (oom) {
+    at_log_free(l);
+    return TE_ERR_NOMEM;
+  }
   mark_superseded(l);
   return TE_OK;
 }

@@ -84,7 +84,7 @@ static void fill_random(DLTensor *t, size_t count, uint64_t *seed) {
 at_bench *at_bench_new(const at_workload *wl, uint64_t seed) {
   if (wl->nargs > MAX_ARGS)
     return NULL;
-  at_bench *b = calloc(1, sizeof *b);
+  at_bench *b = ir_calloc(wl->ctx, 1, sizeof *b);
   if (!b)
     return NULL;
   b->nargs = wl->nargs;
@@ -103,12 +103,13 @@ at_bench *at_bench_new(const at_workload *wl, uint64_t seed) {
     size_t alloc = b->bytes[i] ? b->bytes[i] : 1;
     void *p = NULL;
     if (i < wl->nin) {
-      if (posix_memalign(&p, 64, alloc) != 0)
-        p = NULL;
+      p = ir_aligned_malloc(wl->ctx, 64, alloc);
     } else {
-      p = mmap(NULL, alloc, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+      p = ir_may_allocate(wl->ctx)
+              ? mmap(NULL, alloc, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
+              : MAP_FAILED;
       p = p == MAP_FAILED ? NULL : p;
-      b->ref[i] = p ? calloc(1, alloc) : NULL;
+      b->ref[i] = p ? ir_calloc(wl->ctx, 1, alloc) : NULL;
     }
     t->data = p;
     if (!p || (i >= wl->nin && !b->ref[i])) {

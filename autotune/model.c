@@ -26,7 +26,7 @@ struct at_model {
 };
 
 at_model *at_model_new(uint64_t seed) {
-  at_model *m = calloc(1, sizeof *m);
+  at_model *m = ir_calloc(NULL, 1, sizeof *m);
   if (m)
     m->seed = seed;
   return m;
@@ -45,11 +45,11 @@ void at_model_free(at_model *m) {
 bool at_model_add(at_model *m, const float *feat, double throughput) {
   if (m->n == m->cap) {
     int cap = m->cap ? 2 * m->cap : 64;
-    float *x = realloc(m->x, sizeof(float) * AT_NFEAT * (size_t)cap);
+    float *x = ir_realloc(NULL, m->x, sizeof(float) * AT_NFEAT * (size_t)cap);
     if (!x)
       return false;
     m->x = x;
-    double *t = realloc(m->thr, sizeof(double) * (size_t)cap);
+    double *t = ir_realloc(NULL, m->thr, sizeof(double) * (size_t)cap);
     if (!t)
       return false;
     m->thr = t;
@@ -85,7 +85,7 @@ bool at_model_train(at_model *m) {
   }
   if (m->n < MIN_SAMPLES || nonzero < 2)
     return false;
-  float *y = malloc(sizeof(float) * (size_t)m->n);
+  float *y = ir_malloc(NULL, sizeof(float) * (size_t)m->n);
   if (!y)
     return false;
   for (int i = 0; i < m->n; i++)

@@ -69,7 +69,7 @@ static void set_add(at_search *s, uint64_t h) {
     return;
   if (2 * (s->nseen + 1) > s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 1024;
-    uint64_t *n = calloc(cap, sizeof *n), *old = s->seen;
+    uint64_t *n = ir_calloc(NULL, cap, sizeof *n), *old = s->seen;
     if (!n)
       return;
     size_t oldcap = s->cap;
@@ -91,7 +91,7 @@ static void set_add(at_search *s, uint64_t h) {
 /* ---------------------------------------------------------------- life cycle */
 
 at_search *at_search_new(const at_task *t, const at_search_opts *o) {
-  at_search *s = calloc(1, sizeof *s);
+  at_search *s = ir_calloc(NULL, 1, sizeof *s);
   if (!s)
     return NULL;
   s->task = *t;
@@ -207,8 +207,8 @@ static int random_fill(at_search *s, const at_workload *wl, const te_target *tgt
 }
 
 static void score(at_search *s, ind *xs, int n) {
-  float *f = malloc(sizeof(float) * AT_NFEAT * (size_t)(n ? n : 1));
-  float *out = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  float *f = ir_malloc(NULL, sizeof(float) * AT_NFEAT * (size_t)(n ? n : 1));
+  float *out = ir_malloc(NULL, sizeof(float) * (size_t)(n ? n : 1));
   if (f && out) {
     for (int i = 0; i < n; i++)
       memcpy(f + (size_t)i * AT_NFEAT, xs[i].feat, sizeof xs[i].feat);
@@ -300,7 +300,7 @@ int at_search_propose(at_search *s, const at_workload *wl, const te_target *tgt,
                       at_proposal *out) {
   bool model = s->model && at_model_ready(s->model);
   int size = s->o.population > want ? s->o.population : want;
-  ind *pop = calloc((size_t)(2 * size + want + 1), sizeof *pop);
+  ind *pop = ir_calloc(NULL, (size_t)(2 * size + want + 1), sizeof *pop);
   if (!pop)
     return 0;
   int nrand = model ? (int)floor(want * s->o.epsilon + 0.5) : want, n = 0, got = 0;

@@ -253,7 +253,7 @@ char *at_trace_to_c(const char *trace, const char *workload_c, const char *const
                     int nnames, const char *out_name, const char *target, const char *comment,
                     char *err, size_t errsize) {
   gen g = {.names = names, .nnames = nnames, .out_name = out_name, .err = err, .errsize = errsize};
-  char *copy = strdup(trace ? trace : ""), *save = NULL;
+  char *copy = ir_strdup_malloc(NULL, trace ? trace : ""), *save = NULL;
   bool ok = copy != NULL;
   for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; ok && line;
        line = strtok_r(NULL, "\n", &save)) {

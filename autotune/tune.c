@@ -20,10 +20,25 @@ static te_status check_options(te_ctx *ctx, const te_tune_options *in, te_tune_o
   *o = *in;
   if (!o->log_path || !*o->log_path)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: a log path is required");
-  if (o->trials < 0 || o->batch < 0 || o->jobs < 0 || o->time_budget_s < 0 ||
-      o->early_stop < 0 || o->population < 0 || o->generations < 0 || o->min_repeats < 0 ||
-      o->max_repeats < 0 || o->timeout_s < 0 || o->min_repeat_s < 0)
-    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: counts and times must be >= 0");
+  const struct {
+    const char *name;
+    double v;
+  } counts[] = {{"trials", o->trials},
+                {"batch", o->batch},
+                {"jobs", o->jobs},
+                {"threads", o->threads},
+                {"time_budget_s", o->time_budget_s},
+                {"early_stop", o->early_stop},
+                {"population", o->population},
+                {"generations", o->generations},
+                {"min_repeats", o->min_repeats},
+                {"max_repeats", o->max_repeats},
+                {"timeout_s", o->timeout_s},
+                {"min_repeat_s", o->min_repeat_s}};
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+    if (!(counts[i].v >= 0)) /* NaN too */
+      return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: %s must be >= 0 (got %g)", counts[i].name,
+                      counts[i].v);
   if (o->confirm_rounds < 0 || o->confirm_rounds > 16 || o->confirm > 64)
     return ir_error(ctx, TE_ERR_INVALID_ARG,
                     "te_tune: confirm must be <= 64 (got %d) and confirm_rounds 0..16 (got %d)",
@@ -140,8 +155,8 @@ static te_status round_once(at_session *s, bool *exhausted) {
     te_ctx_free(rc);
     return ir_error(s->ctx, TE_ERR_INTERNAL, "te_tune: cannot copy the workload for a round");
   }
-  at_proposal *ps = calloc((size_t)want, sizeof *ps);
-  at_job *jobs = calloc((size_t)want, sizeof *jobs);
+  at_proposal *ps = ir_calloc(s->ctx, (size_t)want, sizeof *ps);
+  at_job *jobs = ir_calloc(s->ctx, (size_t)want, sizeof *jobs);
   int n = ps && jobs ? at_search_propose(s->search, &wl, tgt, want, ps) : 0;
   *exhausted = n == 0;
   for (int i = 0; i < n; i++)
@@ -216,12 +231,12 @@ static void summarize(at_session *s) {
   sum->confirmed = s->confirmed;
 }
 
-te_status te_tune(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,
-                  const te_tune_options *opts) {
+static te_status tune_impl(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,
+                           const te_tune_options *opts) {
   if (!ctx)
     return TE_ERR_INVALID_ARG;
   if (!target)
-    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: target is NULL");
+    return ir_error_null(ctx, "te_tune: target is NULL");
   at_session s = {0};
   s.ctx = ctx;
   s.best_cost = INFINITY;
@@ -241,4 +256,9 @@ te_status te_tune(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *tar
   at_bench_free(s.bench);
   free(s.text);
   return st;
+}
+
+te_status te_tune(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,
+                  const te_tune_options *opts) {
+  return IR_PUBLIC_CALL(ctx, tune_impl(ctx, nout, outs, target, opts));
 }

@@ -37,7 +37,7 @@ static int by_cost(const void *a, const void *b) {
 /* The successful schedules of the session's workload and target in log, by their latest
    records, cheapest first; *n their count. NULL when out of memory. */
 static ranked *rank(const at_session *s, const at_log *log, int *n) {
-  ranked *r = malloc(sizeof *r * (size_t)(log->n ? log->n : 1));
+  ranked *r = ir_malloc(s->ctx, sizeof *r * (size_t)(log->n ? log->n : 1));
   *n = 0;
   for (int i = 0; r && i < log->n; i++) {
     const at_record *rec = &log->rec[i];
@@ -81,8 +81,8 @@ te_status at_session_confirm(at_session *s) {
   int nranked = 0;
   ranked *r = rank(s, &log, &nranked);
   int n = nranked < want ? nranked : want;
-  confirm_item *items = calloc((size_t)(n ? n : 1), sizeof *items);
-  at_job *jobs = calloc((size_t)(n ? n : 1), sizeof *jobs);
+  confirm_item *items = ir_calloc(s->ctx, (size_t)(n ? n : 1), sizeof *items);
+  at_job *jobs = ir_calloc(s->ctx, (size_t)(n ? n : 1), sizeof *jobs);
   if (!r || !items || !jobs) {
     st = ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory (confirm pass)");
     goto done;

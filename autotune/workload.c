@@ -91,7 +91,7 @@ te_status at_workload_make(te_ctx *ctx, int nout, te_tensor *const outs[], const
     return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: needs at least one output tensor", api);
   for (int i = 0; i < nout; i++) {
     if (!outs[i])
-      return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: output %d is NULL", api, i);
+      return ir_error_null(ctx, "%s: output %d is NULL", api, i);
     if (outs[i]->ctx != ctx)
       return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: output '%s' belongs to another context", api,
                       outs[i]->name);

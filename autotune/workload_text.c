@@ -86,7 +86,7 @@ static void print_compute(ir_printer *p, ir_str *s, const sch_op *op) {
 }
 
 static char *fallback_text(const at_workload *wl) {
-  ir_str s = {0};
+  ir_str s = {.ctx = wl->ctx};
   ir_str_puts(&s, "# te-tune form\n");
   ir_printer p;
   ir_printer_init(&p, &s);

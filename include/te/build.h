@@ -34,7 +34,7 @@ typedef struct te_module te_module;
    The target belongs to the context. */
 TE_API te_target *te_target_parse(te_ctx *, const char *);
 /* The target as a canonical string, with the CPU and features resolved ("llvm -mtriple=x86_64-
-   pc-linux-gnu -mcpu=znver5 -mattr=+avx512f,..."). Owned by the target. */
+   pc-linux-gnu -mcpu=znver5 -mattr=+avx512f,..."). Owned by the target; NULL for NULL. */
 TE_API const char *te_target_str(const te_target *);
 /* The target as people read it, for messages and listings: "llvm -mcpu=znver5" for this
    machine. The -mtriple only when it is not the host's platform; of the features, on the host's
@@ -150,7 +150,8 @@ TE_API te_status te_modules_save(te_ctx *, int nmodules, te_module *const module
    by the module; NULL with TE_ERR_NOT_FOUND for an unknown kind. */
 TE_API const char *te_module_source(te_module *, const char *kind);
 
-/* Seconds spent lowering, in LLVM (codegen + optimization) and in JIT for the last te_build. */
+/* Seconds spent lowering, in LLVM (codegen + optimization) and in JIT for the module's
+   te_build (each >= 0); all 0 for a NULL module. */
 typedef struct te_build_times {
   double lower_s, llvm_s, jit_s;
 } te_build_times;

@@ -4,12 +4,35 @@
  * context and dies with it. A context is used by one thread at a time; different contexts may be
  * used in parallel from different threads.
  *
- * Errors are values, and sticky. A call that does work returns a te_status. A constructor that
- * fails returns NULL; a constructor given NULL (for instance the result of an earlier failed
- * call) returns NULL too, without overwriting the first message, so a whole expression can be
- * built and checked once (as cairo does). te_last_error() gives the first message since the last
- * te_clear_error(); messages name the API function, the object and the rule broken, e.g.
+ * Errors are values. A failure records a te_status and a message on the context; messages name
+ * the API function, the object and the rule broken, e.g.
  *   "te_split: stage 'C': factor must be > 0 (got 0)".
+ * te_last_status() and te_last_error() read the record; te_clear_error() empties it. What the
+ * record holds follows three rules (SQLite's for calls that do work, cairo's for constructors):
+ *
+ *   1. A call given valid arguments works whatever failed earlier in the context and was not
+ *      cleared: an old failure never makes a later te_build, te_split or te_compute fail, and
+ *      never changes what it makes.
+ *   2. A call that returns a te_status reports its own outcome. When it fails, its status and
+ *      message replace the record (te_last_status() is what it returned, te_last_error() its
+ *      message); when it succeeds, the record is left as it was.
+ *   3. A constructor (a call that returns an object or a string, NULL on failure) that fails
+ *      records its status and message only when the record is empty: the first message is
+ *      kept, so a whole computation can be built and checked once at the end.
+ *
+ * NULL operands. A call given NULL where it needs a te object (typically the NULL result of an
+ * earlier failed constructor) fails. When an error is recorded, the NULL is taken to be its
+ * consequence: the call returns that error's status and the record keeps its message, so the
+ * root cause is what the user reads, not "operand is NULL". Otherwise the call records
+ * TE_ERR_INVALID_ARG naming the function and the operand ("te_add: left operand is NULL").
+ * A call whose every context-carrying operand is NULL (te_add(NULL, NULL), te_split(NULL, ...))
+ * has no context to record on: it returns NULL or TE_ERR_INVALID_ARG and records nothing.
+ *
+ * Out of memory is TE_ERR_NOMEM, recorded like any failure; nothing leaks, the context stays
+ * usable and te_ctx_free releases everything. A schedule primitive refused for its arguments
+ * leaves the schedule as it was; one that fails after it began changing the schedule (out of
+ * memory, an internal error) leaves it unusable, and later calls on that schedule fail with the
+ * same status and a message naming the call that broke it.
  */
 #ifndef TE_CORE_H
 #define TE_CORE_H
@@ -64,11 +87,14 @@ TE_API te_ctx *te_ctx_new(void);
    NULL is allowed. */
 TE_API void te_ctx_free(te_ctx *);
 
-/* The status of the first failure since te_clear_error (TE_OK when none). */
+/* The recorded status (TE_OK when none; the rules above say which failure it is): that of the
+   last failed call returning a te_status, or of the first failed constructor since then.
+   TE_ERR_INVALID_ARG for a NULL context. */
 TE_API te_status te_last_status(const te_ctx *);
-/* The message of the first failure since te_clear_error ("" when none). Owned by the context,
-   valid until the next te_clear_error or te_ctx_free. */
+/* The recorded message ("" when none). Owned by the context, which rewrites it as the record
+   changes (copy it to keep it); valid until te_ctx_free. */
 TE_API const char *te_last_error(const te_ctx *);
+/* Empties the record. NULL is allowed. */
 TE_API void te_clear_error(te_ctx *);
 
 /* Frees a string that te returned to the caller (te_lower_text, te_schedule_trace, ...). */

@@ -22,7 +22,8 @@
  *     that names the operator and the rule, e.g.
  *       "te_op_conv2d_nchw: kernel channels 32 do not match input channels 64".
  *     A NULL input (e.g. the result of an earlier failed call) gives NULL and keeps the
- *     context's first error, so a network can be built and checked once.
+ *     context's first error, so a network can be built and checked once; with no error
+ *     recorded, a NULL input is TE_ERR_INVALID_ARG naming it ("te_op_relu: x is NULL").
  */
 #ifndef TE_OPS_H
 #define TE_OPS_H

@@ -54,7 +54,10 @@ TE_RT_API void te_rt_cuda_module_free(te_rt_cuda_module *);
    0 once queued, or a te_status code with the message recorded (te_rt_last_error). */
 TE_RT_API int32_t te_rt_cuda_launch(te_rt_cuda_module *, int32_t kernel, const int64_t dims[6],
                                     void **args);
-/* bytes of device memory (a CUdeviceptr as a pointer), or NULL with the message recorded. */
+/* bytes of device memory (a CUdeviceptr as a pointer), or NULL with the message recorded
+   (negative bytes, no driver, the device out of memory). A NULL module, a kernel index out of
+   range or NULL dims make te_rt_cuda_launch TE_ERR_INVALID_ARG whether or not a driver is
+   there; te_rt_cuda_module_new refuses nkernels < 0 and NULL names the same way (NULL). */
 TE_RT_API void *te_rt_cuda_alloc(int64_t bytes);
 TE_RT_API void te_rt_cuda_free(void *);
 

@@ -54,9 +54,11 @@ TE_API te_stage *te_stage_of(te_schedule *, te_tensor *);
 /* Root iteration variables: the i-th data-parallel axis, the i-th reduce axis. */
 TE_API te_iter *te_axis(te_stage *, int i);
 TE_API te_iter *te_reduce_iter(te_stage *, int i);
-/* The current leaf loops, outermost first: their count, and the i-th. */
+/* The current leaf loops, outermost first: their count (-1 for a NULL stage), and the i-th
+   (NULL with TE_ERR_INVALID_ARG outside [0, count)). */
 TE_API int te_leaf_count(te_stage *);
 TE_API te_iter *te_leaf(te_stage *, int i);
+/* The iterator's name ("i", "i.o", "i.o.j.o.f"), owned by the iterator; NULL for NULL. */
 TE_API const char *te_iter_name(const te_iter *);
 
 /* Split a leaf into outer and inner loops: inner has extent factor, outer ceil(extent/factor).

@@ -71,7 +71,10 @@ TE_API te_status te_compute_multi(te_ctx *, const char *name, int ndim, te_expr 
                                   te_expr *const vars[], int nout, te_expr *const bodies[],
                                   te_tensor *outs[]);
 
-/* Accessors. */
+/* Accessors: the name (owned by the tensor), dtype, rank and the i-th extent (an i64
+   expression) of a tensor. A NULL tensor gives NULL, {0, 0, 0}, -1 and NULL, recording
+   nothing (there is no context to record on); an i outside [0, rank) gives NULL with
+   TE_ERR_INVALID_ARG. */
 TE_API const char *te_tensor_name(const te_tensor *);
 TE_API te_dtype te_tensor_dtype(const te_tensor *);
 TE_API int te_tensor_ndim(const te_tensor *);

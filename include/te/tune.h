@@ -91,7 +91,8 @@ typedef struct te_tune_options {
   int min_repeats;       /* at least this many timed runs; 0: 3 */
   int max_repeats;       /* at most (<= 256); 0: 100 */
   double timeout_s;      /* a candidate's run is killed after this; 0: 10 s */
-  int threads;           /* threads of parallel loops while measuring; 0: te's default */
+  int threads;           /* threads of parallel loops while measuring; 0: te's default
+                            (negative counts and times are TE_ERR_INVALID_ARG) */
   int check;             /* results compared with the default schedule's for the first this-many
                             successful candidates of each sketch; 0: 2; < 0: never */
   const char *description; /* stored with each record (e.g. "matmul M=1024 N=1024 K=1024

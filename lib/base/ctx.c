@@ -2,15 +2,17 @@
  *
  * Every node lives in an arena: the context's, or the innermost open scratch arena of a build.
  * Arenas are chunked bump allocators (zeroed, 16-byte aligned). Errors are sticky: the first
- * status and message since te_clear_error are kept, later ones are dropped. Allocation failure
- * records TE_ERR_NOMEM and returns NULL; it never aborts. A debug hook makes the n-th allocation
- * fail so tests can drive every constructor's out-of-memory path.
+ * status and message since te_clear_error are kept, later ones are dropped (boundary.c decides what
+ * a public call leaves). Allocation failure records TE_ERR_NOMEM and returns NULL; it never
+ * aborts. Every allocation goes through te's hook (runtime/mem_hook.h), charged to the context,
+ * so tests can make the n-th one fail and drive every out-of-memory path.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctx_internal.h"
+#include "runtime/mem_hook.h"
 
 #define IR_CHUNK_MIN ((size_t)64 * 1024)
 #define IR_ALIGN ((size_t)16)
@@ -28,11 +30,11 @@ const char *te_status_str(te_status s) {
 }
 
 te_ctx *te_ctx_new(void) {
-  te_ctx *ctx = calloc(1, sizeof *ctx);
+  /* the context record belongs to no context yet: the process's counter (mem_hook.h) */
+  te_ctx *ctx = te_rt_mem_alloc(NULL, sizeof *ctx + sizeof *ctx->mem, true, __FILE__, __LINE__);
   if (!ctx) return NULL;
-  ctx->fail_after = -1;
-  const char *env = getenv("TE_DEBUG_FAIL_ALLOC_AFTER");
-  if (env && *env) ctx->fail_after = strtol(env, NULL, 10);
+  ctx->mem = (te_rt_mem_counter *)(ctx + 1);
+  ctx->mem->fail_after = te_rt_mem_env_fail_after();
   return ctx;
 }
 
@@ -97,40 +99,28 @@ void te_clear_error(te_ctx *ctx) {
 /* ---------------------------------------------------------------- memory */
 
 void ir_debug_fail_alloc_after(te_ctx *ctx, long n) {
-  if (ctx) ctx->fail_after = n;
+  if (ctx)
+    ctx->mem->fail_after = n;
 }
 
-/* Counts down the debug hook; true when this allocation must fail. */
-static bool hook_fails(te_ctx *ctx) {
-  if (ctx->fail_after < 0) return false;
-  if (ctx->fail_after <= 1) {
-    ctx->fail_after = 0;
-    return true;
-  }
-  ctx->fail_after--;
-  return false;
-}
+long ir_debug_alloc_count(const te_ctx *ctx) { return ctx ? ctx->mem->count : 0; }
 
 static void *nomem(te_ctx *ctx, size_t size) {
   ir_error(ctx, TE_ERR_NOMEM, "out of memory (allocating %zu bytes)", size);
   return NULL;
 }
 
-void *ir_ctx_malloc(te_ctx *ctx, size_t size) {
-  if (hook_fails(ctx)) return nomem(ctx, size);
-  void *p = calloc(1, size ? size : 1);
-  return p ? p : nomem(ctx, size);
-}
-
-void *ir_arena_alloc(te_ctx *ctx, ir_arena *a, size_t size) {
-  if (!ctx) return NULL;
-  if (hook_fails(ctx)) return nomem(ctx, size);
+/* Each arena allocation is one allocation for the hook: a bump in the current chunk is only
+   its decision, a new chunk is its malloc. */
+void *ir_arena_alloc(te_ctx *ctx, ir_arena *a, size_t size, const char *file, int line) {
+  if (!ctx)
+    return NULL;
   size = (size + IR_ALIGN - 1) & ~(IR_ALIGN - 1);
   if (size == 0) size = IR_ALIGN;
   ir_chunk *c = a->head;
   if (!c || c->size - c->used < size) {
     size_t cap = size > IR_CHUNK_MIN ? size : IR_CHUNK_MIN;
-    c = calloc(1, IR_HDR + cap);
+    c = te_rt_mem_alloc(ctx->mem, IR_HDR + cap, true, file, line);
     if (!c) return nomem(ctx, size);
     c->size = cap;
     if (a->head && size > IR_CHUNK_MIN) {
@@ -142,35 +132,90 @@ void *ir_arena_alloc(te_ctx *ctx, ir_arena *a, size_t size) {
     }
     c->next = a->head;
     a->head = c;
+  } else if (te_rt_mem_fails(ctx->mem, file, line)) {
+    return nomem(ctx, size);
   }
   void *p = (char *)c + IR_HDR + c->used;
   c->used += size;
   return p;
 }
 
-void *ir_alloc(te_ctx *ctx, size_t size) {
+void *ir_alloc_at(te_ctx *ctx, size_t size, const char *file, int line) {
   if (!ctx) return NULL;
-  return ir_arena_alloc(ctx, ctx->scratch ? &ctx->scratch->arena : &ctx->arena, size);
+  return ir_arena_alloc(ctx, ctx->scratch ? &ctx->scratch->arena : &ctx->arena, size, file, line);
 }
 
-void *ir_alloc_persistent(te_ctx *ctx, size_t size) {
+void *ir_alloc_persistent_at(te_ctx *ctx, size_t size, const char *file, int line) {
   if (!ctx) return NULL;
-  return ir_arena_alloc(ctx, &ctx->arena, size);
+  return ir_arena_alloc(ctx, &ctx->arena, size, file, line);
 }
 
 static char *dup_in(char *p, const char *s, size_t n) {
   if (p) memcpy(p, s, n);
   return p;
 }
-char *ir_strdup(te_ctx *ctx, const char *s) {
+char *ir_strdup_at(te_ctx *ctx, const char *s, const char *file, int line) {
   if (!s) return NULL;
   size_t n = strlen(s) + 1;
-  return dup_in(ir_alloc(ctx, n), s, n);
+  return dup_in(ir_alloc_at(ctx, n, file, line), s, n);
 }
-char *ir_strdup_persistent(te_ctx *ctx, const char *s) {
+char *ir_strdup_persistent_at(te_ctx *ctx, const char *s, const char *file, int line) {
   if (!s) return NULL;
   size_t n = strlen(s) + 1;
-  return dup_in(ir_alloc_persistent(ctx, n), s, n);
+  return dup_in(ir_alloc_persistent_at(ctx, n, file, line), s, n);
+}
+
+/* ---------------------------------------------------------------- malloc'd memory */
+
+static te_rt_mem_counter *counter(te_ctx *ctx) { return ctx ? ctx->mem : NULL; }
+
+void *ir_malloc_at(te_ctx *ctx, size_t size, bool zero, const char *file, int line) {
+  if (!ctx)
+    ctx = ir_call_ctx();
+  void *p = te_rt_mem_alloc(counter(ctx), size, zero, file, line);
+  return p ? p : nomem(ctx, size);
+}
+
+void *ir_aligned_at(te_ctx *ctx, size_t align, size_t size, const char *file, int line) {
+  if (!ctx)
+    ctx = ir_call_ctx();
+  void *p = te_rt_mem_aligned(counter(ctx), align, size, file, line);
+  return p ? p : nomem(ctx, size);
+}
+
+bool ir_may_allocate_at(te_ctx *ctx, const char *file, int line) {
+  if (!ctx)
+    ctx = ir_call_ctx();
+  if (!te_rt_mem_fails(counter(ctx), file, line))
+    return true;
+  nomem(ctx, 0);
+  return false;
+}
+
+void *ir_calloc_at(te_ctx *ctx, size_t n, size_t size, const char *file, int line) {
+  if (size && n > SIZE_MAX / size)
+    return nomem(ctx, SIZE_MAX);
+  return ir_malloc_at(ctx, n * size, true, file, line);
+}
+
+void *ir_realloc_at(te_ctx *ctx, void *p, size_t size, const char *file, int line) {
+  if (!ctx)
+    ctx = ir_call_ctx();
+  void *q = te_rt_mem_realloc(counter(ctx), p, size, file, line);
+  return q ? q : nomem(ctx, size);
+}
+
+char *ir_strndup_malloc_at(te_ctx *ctx, const char *s, size_t n, const char *file, int line) {
+  if (!s)
+    return NULL;
+  const char *end = memchr(s, '\0', n);
+  size_t len = end ? (size_t)(end - s) : n;
+  char *p = ir_malloc_at(ctx, len + 1, false, file, line);
+  if (!p)
+    return NULL;
+  memcpy(p, s, len);
+  p[len] = '\0';
+  return p;
 }
 
 /* ---------------------------------------------------------------- scratch arenas */
@@ -179,7 +224,7 @@ void ir_scratch_begin(te_ctx *ctx) {
   if (!ctx) return;
   /* begin/end must pair even when memory is short: a level that could not be opened is
      counted, and the matching end closes nothing (its allocations went to the outer arena). */
-  ir_scratch *s = calloc(1, sizeof *s);
+  ir_scratch *s = te_rt_mem_alloc(ctx->mem, sizeof *s, true, __FILE__, __LINE__);
   if (!s) {
     ir_error(ctx, TE_ERR_NOMEM, "out of memory (opening a scratch arena)");
     ctx->scratch_phantom++;
@@ -205,12 +250,15 @@ void ir_scratch_end(te_ctx *ctx) {
 
 bool ir_in_scratch(const te_ctx *ctx) { return ctx && ctx->scratch; }
 
-void ir_ctx_on_free(te_ctx *ctx, void (*fn)(void *), void *arg) {
-  if (!ctx || !fn) return;
+bool ir_ctx_on_free(te_ctx *ctx, void (*fn)(void *), void *arg) {
+  if (!ctx || !fn)
+    return false;
   ir_on_free *f = ir_alloc_persistent(ctx, sizeof *f);
-  if (!f) return;
+  if (!f)
+    return false;
   f->fn = fn;
   f->arg = arg;
   f->next = ctx->on_free;
   ctx->on_free = f;
+  return true;
 }

@@ -49,18 +49,27 @@ struct te_ctx {
   char errmsg[IR_ERRMSG_MAX];
   uint32_t next_var_id;
   ir_on_free *on_free; /* most recent first: run in reverse order of registration */
-  long fail_after;     /* debug: allocations left before one fails; < 0: never */
+  /* the allocation hook's counter (runtime/mem_hook.h; fail_after: the debug countdown), in
+     the same block as the context, after it: only ctx.c looks inside */
+  struct te_rt_mem_counter *mem;
+  /* The error contract of public calls (boundary.c): the error recorded before the outermost
+     call in progress began, set aside while it runs. */
+  int call_depth;
+  te_ctx *outer_call_ctx; /* this thread's ir_call_ctx before the outermost call began */
+  bool outer_taken; /* ir_error_null took it back as the call's own */
+  te_status outer_status;
+  char outer_msg[IR_ERRMSG_MAX];
 };
 
 void ir_arena_release(ir_arena *);
-void *ir_arena_alloc(te_ctx *, ir_arena *, size_t size);
+void *ir_arena_alloc(te_ctx *, ir_arena *, size_t size, const char *file, int line);
 
-/* Test hook (Lua-style failing allocator): the n-th arena or table allocation from now on
-   (n >= 1) fails, and every one after it; n < 0 turns the hook off. The environment variable
-   TE_DEBUG_FAIL_ALLOC_AFTER sets it for new contexts. */
+/* Test hook (Lua-style failing allocator, runtime/mem_hook.h): the n-th allocation charged to
+   the context from now on (n >= 1) fails, and every one after it; n < 0 turns the hook off.
+   The environment variable TE_DEBUG_FAIL_ALLOC_AFTER sets it for new contexts. */
 void ir_debug_fail_alloc_after(te_ctx *, long n);
-/* malloc/realloc through the hook (for cons tables and maps); record TE_ERR_NOMEM on failure. */
-void *ir_ctx_malloc(te_ctx *, size_t size);
+/* How many allocations have been charged to the context since it was made. */
+long ir_debug_alloc_count(const te_ctx *);
 
 /* Frees a cons table's slots (the expressions live in arenas). */
 void ir_cons_free(ir_cons_table *);

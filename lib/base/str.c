@@ -1,6 +1,7 @@
 /* str.c — a growable malloc'd string for printers and messages, and the hash of strings.
  *
- * Out of memory sets oom and drops further text; ir_str_take then returns NULL.
+ * Out of memory (TE_ERR_NOMEM on the string's context) sets oom and drops further text;
+ * ir_str_take then returns NULL.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@ static bool reserve(ir_str *s, size_t extra) {
   if (s->len + extra + 1 <= s->cap) return true;
   size_t cap = s->cap ? s->cap : 64;
   while (cap < s->len + extra + 1) cap *= 2;
-  char *p = realloc(s->buf, cap);
+  char *p = ir_realloc(s->ctx, s->buf, cap);
   if (!p) {
     s->oom = true;
     return false;

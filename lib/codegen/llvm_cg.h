@@ -79,6 +79,9 @@ LLVMTypeRef cg_type(cg_llvm *, te_dtype);     /* register type (bool: i1), vecto
 LLVMTypeRef cg_mem_type(cg_llvm *, te_dtype); /* memory type (bool: i8) */
 LLVMValueRef cg_const_int(cg_llvm *, te_dtype, int64_t); /* splat when lanes > 1 */
 LLVMValueRef cg_const_float(cg_llvm *, te_dtype, double);
+/* Vectors have at most this many lanes (LW_VECTOR_MAX in vectorize.c): element arrays of
+   constant vectors live on the stack, so cg_splat and friends never fail for lack of memory. */
+#define CG_MAX_LANES 1024
 LLVMValueRef cg_splat(cg_llvm *, LLVMValueRef scalar, int lanes);
 LLVMValueRef cg_to_i64(cg_llvm *, LLVMValueRef v, te_dtype); /* widen an index to i64 */
 void cg_fn_attrs(cg_llvm *, LLVMValueRef fn); /* target-cpu, features, vector width, nounwind */

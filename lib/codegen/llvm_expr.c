@@ -242,8 +242,8 @@ static LLVMValueRef cg_ramp(cg_llvm *cg, te_expr *e) {
   if (!stride)
     return NULL;
   te_dtype st = e->args[0]->dtype;
-  LLVMValueRef *steps = ir_alloc(cg->ctx, sizeof *steps * (size_t)lanes);
-  if (!steps)
+  LLVMValueRef steps[CG_MAX_LANES]; /* as cg_splat's: building a constant never fails */
+  if (!ir_check(cg->ctx, lanes <= CG_MAX_LANES, "cg_ramp: too many lanes"))
     return NULL;
   for (int i = 0; i < lanes; i++)
     steps[i] = ir_is_float(st) ? LLVMConstReal(LLVMTypeOf(base), i)

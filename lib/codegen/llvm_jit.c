@@ -184,7 +184,7 @@ char *cg_emit_asm(te_module *m) {
     LLVMDisposeMessage(err);
   } else {
     size_t n = LLVMGetBufferSize(buf);
-    text = malloc(n + 1);
+    text = ir_malloc(m->ctx, n + 1);
     if (text) {
       memcpy(text, LLVMGetBufferStart(buf), n);
       text[n] = '\0';

@@ -110,7 +110,7 @@ static te_status cg_optimize(cg_llvm *cg, te_module *m) {
     return st;
   }
   char *text = LLVMPrintModuleToString(cg->mod);
-  m->ll_text = text ? strdup(text) : NULL;
+  m->ll_text = text ? ir_strdup_malloc(cg->ctx, text) : NULL;
   LLVMDisposeMessage(text);
   if (!m->ll_text)
     return ir_error(cg->ctx, TE_ERR_NOMEM, "te_build: out of memory");
@@ -154,7 +154,7 @@ static te_status cg_compile(te_module *m, lw_func *f, const cg_host_hooks *host)
   LLVMTargetMachineRef tm = tg_llvm_machine(m->ctx, m->target, false);
   if (!tm)
     return TE_ERR_TARGET;
-  cg_llvm_module *lm = calloc(1, sizeof *lm);
+  cg_llvm_module *lm = ir_calloc(m->ctx, 1, sizeof *lm);
   if (!lm) {
     LLVMDisposeTargetMachine(tm);
     return ir_error(m->ctx, TE_ERR_NOMEM, "te_build: out of memory");

@@ -55,8 +55,10 @@ LLVMValueRef cg_splat(cg_llvm *cg, LLVMValueRef scalar, int lanes) {
   if (lanes <= 1)
     return scalar;
   if (LLVMIsConstant(scalar)) {
-    LLVMValueRef *elems = ir_alloc(cg->ctx, sizeof *elems * (size_t)lanes);
-    if (!elems)
+    /* on the stack: code building LLVM IR passes values on without NULL checks, so a splat
+       must not fail (vectors have at most CG_MAX_LANES lanes: vectorize.c refuses more) */
+    LLVMValueRef elems[CG_MAX_LANES];
+    if (!ir_check(cg->ctx, lanes <= CG_MAX_LANES, "cg_splat: too many lanes"))
       return NULL;
     for (int i = 0; i < lanes; i++)
       elems[i] = scalar;

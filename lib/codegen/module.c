@@ -32,14 +32,15 @@ static void cg_module_free(void *p) {
 }
 
 te_module *cg_module_new(te_ctx *ctx, te_target *target) {
-  te_module *m = calloc(1, sizeof *m);
-  if (!m) {
-    ir_error(ctx, TE_ERR_NOMEM, "te_build: out of memory");
+  te_module *m = ir_calloc(ctx, 1, sizeof *m);
+  if (!m)
     return NULL;
-  }
   m->ctx = ctx;
   m->target = target;
-  ir_ctx_on_free(ctx, cg_module_free, m);
+  if (!ir_ctx_on_free(ctx, cg_module_free, m)) {
+    free(m);
+    return NULL;
+  }
   return m;
 }
 
@@ -135,8 +136,9 @@ static te_status cg_check_call(te_module *m, cg_kernel *k, int ntensors, DLTenso
   return TE_OK;
 }
 
-te_status te_module_call(te_module *m, const char *name, int ntensors, DLTensor *const tensors[],
-                         int nscalars, const void *const scalars[]) {
+static te_status module_call_impl(te_module *m, const char *name, int ntensors,
+                                  DLTensor *const tensors[], int nscalars,
+                                  const void *const scalars[]) {
   if (!m)
     return TE_ERR_INVALID_ARG;
   cg_kernel *k = cg_find_kernel(m, "te_module_call", name);
@@ -154,10 +156,10 @@ te_status te_module_call(te_module *m, const char *name, int ntensors, DLTensor 
     return st;
   cg_ffi *f = cg_prepare_ffi(m, k);
   if (!f)
-    return TE_ERR_INTERNAL;
+    return te_last_status(m->ctx);
   int n = ntensors + nscalars;
   void *small[16];
-  void **values = n <= 16 ? small : malloc(sizeof *values * (size_t)n);
+  void **values = n <= 16 ? small : ir_malloc(m->ctx, sizeof *values * (size_t)n);
   if (!values)
     return ir_error(m->ctx, TE_ERR_NOMEM, "te_module_call: out of memory");
   for (int i = 0; i < ntensors; i++)
@@ -180,6 +182,13 @@ te_status te_module_call(te_module *m, const char *name, int ntensors, DLTensor 
   return ir_error(m->ctx, status, "te_module_call: kernel '%s': %s", k->name, msg);
 }
 
+te_status te_module_call(te_module *m, const char *name, int ntensors, DLTensor *const tensors[],
+                         int nscalars, const void *const scalars[]) {
+  if (!m)
+    return TE_ERR_INVALID_ARG;
+  return IR_PUBLIC_CALL(m->ctx, module_call_impl(m, name, ntensors, tensors, nscalars, scalars));
+}
+
 void *te_module_entry(te_module *m, const char *name) {
   if (!m)
     return NULL;
@@ -187,7 +196,7 @@ void *te_module_entry(te_module *m, const char *name) {
   return k ? cg_kernel_entry(m, k, "te_module_entry") : NULL;
 }
 
-const char *te_module_source(te_module *m, const char *kind) {
+static const char *module_source_impl(te_module *m, const char *kind) {
   if (!m)
     return NULL;
   if (!kind) {
@@ -210,6 +219,12 @@ const char *te_module_source(te_module *m, const char *kind) {
            "a vulkan module 'spirv-dis')",
            kind);
   return NULL;
+}
+
+const char *te_module_source(te_module *m, const char *kind) {
+  if (!m)
+    return NULL;
+  return IR_PUBLIC_CALL_PTR(m->ctx, module_source_impl(m, kind));
 }
 
 te_build_times te_module_build_times(const te_module *m) {

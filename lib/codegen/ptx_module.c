@@ -48,7 +48,7 @@ static LLVMTargetMachineRef ptx_target_machine(te_ctx *ctx, const te_target *t) 
 }
 
 static char *ptx_copy(const char *s, size_t n) {
-  char *r = malloc(n + 1);
+  char *r = ir_malloc(NULL, n + 1);
   if (r) {
     memcpy(r, s, n);
     r[n] = '\0';
@@ -131,8 +131,11 @@ te_status cg_cuda_compile(te_module *m, lw_func *f) {
   te_rt_cuda_module *rt = st == TE_OK ? te_rt_cuda_module_new(ptx, f->gpu->nkernels, names) : NULL;
   if (st == TE_OK && !rt)
     st = ir_error(ctx, TE_ERR_NOMEM, "te_build: out of memory");
-  if (rt)
-    ir_ctx_on_free(ctx, ptx_free_rt, rt);
+  if (rt && !ir_ctx_on_free(ctx, ptx_free_rt, rt)) {
+    te_rt_cuda_module_free(rt);
+    rt = NULL;
+    st = TE_ERR_NOMEM;
+  }
   te_target *t = m->target;
   if (st == TE_OK && !t->host && !(t->host = te_target_parse(ctx, "llvm")))
     st = te_last_status(ctx);

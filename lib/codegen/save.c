@@ -70,7 +70,7 @@ static te_status cg_check_prefix(cg_save *sv, const char *prefix, unsigned what)
                     "%s: '%s': what must be a nonzero combination of TE_SAVE_* flags (got 0x%x)",
                     sv->fn, prefix, what);
   size_t dlen = slash ? (size_t)(slash - prefix) + 1 : 0;
-  sv->dir = malloc(dlen + 1);
+  sv->dir = ir_malloc(sv->ctx, dlen + 1);
   if (!sv->dir)
     return ir_error(sv->ctx, TE_ERR_NOMEM, "%s: out of memory", sv->fn);
   memcpy(sv->dir, prefix, dlen);
@@ -86,8 +86,7 @@ static te_status cg_check_modules(cg_save *sv, int n, te_module *const mods[]) {
   for (int i = 0; i < n; i++) {
     te_module *m = mods[i];
     if (!m)
-      return ir_error(sv->ctx, TE_ERR_INVALID_ARG, "%s: '%s': module #%d is NULL", sv->fn, sv->name,
-                      i);
+      return ir_error_null(sv->ctx, "%s: '%s': module #%d is NULL", sv->fn, sv->name, i);
     if (m->ctx != sv->ctx)
       return ir_error(sv->ctx, TE_ERR_INVALID_ARG,
                       "%s: '%s': module #%d belongs to another context", sv->fn, sv->name, i);
@@ -142,7 +141,7 @@ static te_status cg_add_out(cg_save *sv, const char *before, const char *after, 
   o->blob = *blob;
   *blob = (cg_blob){0};
   size_t len = strlen(sv->dir) + strlen(before) + strlen(sv->name) + strlen(after) + 1;
-  if (!(o->path = malloc(len)))
+  if (!(o->path = ir_malloc(sv->ctx, len)))
     return ir_error(sv->ctx, TE_ERR_NOMEM, "%s: out of memory", sv->fn);
   snprintf(o->path, len, "%s%s%s%s", sv->dir, before, sv->name, after);
   return TE_OK;
@@ -163,7 +162,7 @@ static te_status cg_add_spirv(cg_save *sv, int n, te_module *const mods[]) {
     for (int j = 0; j < cg_vulkan_nkernels(mods[i]) && st == TE_OK; j++, k++) {
       size_t nwords = 0;
       const uint32_t *w = cg_vulkan_words(mods[i], j, &nwords);
-      cg_blob b = {malloc(nwords * 4 + 1), nwords * 4};
+      cg_blob b = {ir_malloc(sv->ctx, nwords * 4 + 1), nwords * 4};
       if (!b.data)
         return ir_error(sv->ctx, TE_ERR_NOMEM, "%s: out of memory", sv->fn);
       memcpy(b.data, w, nwords * 4);
@@ -211,7 +210,7 @@ static te_status cg_make_files(cg_save *sv, int n, te_module *const mods[], unsi
   if (st == TE_OK && (what & TE_SAVE_PTX)) { /* one cuda module (checked): its PTX text */
     const char *ptx = mods[0]->ptx_text ? mods[0]->ptx_text : "";
     b.size = strlen(ptx);
-    if (!(b.data = malloc(b.size + 1)))
+    if (!(b.data = ir_malloc(sv->ctx, b.size + 1)))
       st = ir_error(sv->ctx, TE_ERR_NOMEM, "%s: out of memory", sv->fn);
     else
       memcpy(b.data, ptx, b.size + 1), st = cg_add_out(sv, "", ".ptx", &b);
@@ -237,7 +236,7 @@ static te_status cg_write_tmp(cg_save *sv, cg_out *o) {
   const char *slash = strrchr(o->path, '/');
   size_t dlen = slash ? (size_t)(slash - o->path) + 1 : 0;
   size_t len = strlen(o->path) + 48;
-  if (!(o->tmp = malloc(len)))
+  if (!(o->tmp = ir_malloc(sv->ctx, len)))
     return ir_error(sv->ctx, TE_ERR_NOMEM, "%s: out of memory", sv->fn);
   int fd = -1;
   for (int tries = 0; fd < 0 && tries < 100; tries++) {
@@ -329,12 +328,12 @@ static te_status cg_save_all(te_ctx *ctx, const char *fn, int n, te_module *cons
 te_status te_module_save(te_module *m, const char *path_prefix, unsigned what) {
   if (!m)
     return TE_ERR_INVALID_ARG;
-  return cg_save_all(m->ctx, "te_module_save", 1, &m, path_prefix, what);
+  return IR_PUBLIC_CALL(m->ctx, cg_save_all(m->ctx, "te_module_save", 1, &m, path_prefix, what));
 }
 
 te_status te_modules_save(te_ctx *ctx, int nmodules, te_module *const modules[],
                           const char *path_prefix, unsigned what) {
   if (!ctx)
     return TE_ERR_INVALID_ARG;
-  return cg_save_all(ctx, "te_modules_save", nmodules, modules, path_prefix, what);
+  return IR_PUBLIC_CALL(ctx, cg_save_all(ctx, "te_modules_save", nmodules, modules, path_prefix, what));
 }

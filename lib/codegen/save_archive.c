@@ -145,15 +145,15 @@ te_status cg_ar_write(te_ctx *ctx, int n, const cg_ar_member members[], cg_blob 
       return ir_error(ctx, TE_ERR_INTERNAL, "internal: archive member name '%s' is not a file name",
                       members[i].name ? members[i].name : "(null)");
   cg_ar_layout l = {0};
-  l.offsets = calloc((size_t)n + 1, sizeof *l.offsets);
-  l.longname_at = calloc((size_t)n + 1, sizeof *l.longname_at);
+  l.offsets = ir_calloc(ctx, (size_t)n + 1, sizeof *l.offsets);
+  l.longname_at = l.offsets ? ir_calloc(ctx, (size_t)n + 1, sizeof *l.longname_at) : NULL;
   te_status st = TE_OK;
   if (!l.offsets || !l.longname_at)
     st = ir_error(ctx, TE_ERR_NOMEM, "te_module_save: out of memory writing the archive");
   else if (!cg_ar_plan(n, members, &l))
     st = ir_error(ctx, TE_ERR_UNSUPPORTED,
                   "te_module_save: the archive would be larger than 4 GiB (not supported)");
-  else if (!(out->data = malloc(l.total)))
+  else if (!(out->data = ir_malloc(ctx, l.total)))
     st = ir_error(ctx, TE_ERR_NOMEM, "te_module_save: out of memory writing the archive");
   if (st == TE_OK) {
     cg_ar_fill(out->data, n, members, &l);

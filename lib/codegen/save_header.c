@@ -23,7 +23,7 @@
 /* ---------------------------------------------------------------- metadata (build time) */
 
 static char *cg_shape_text(te_ctx *ctx, const ir_buffer *b) {
-  ir_str s = {0};
+  ir_str s = {.ctx = ctx};
   for (int d = 0; d < b->ndim; d++) {
     char *e = ir_expr_to_string(b->shape[d]);
     ir_str_printf(&s, "%s%s", d ? ", " : "", e ? e : "?");
@@ -36,7 +36,7 @@ static char *cg_shape_text(te_ctx *ctx, const ir_buffer *b) {
 }
 
 static char *cg_sizes_text(te_ctx *ctx, const lw_func *f) {
-  ir_str s = {0};
+  ir_str s = {.ctx = ctx};
   for (int k = 0; k < f->nsizes; k++) {
     int a = f->size_arg[k];
     const char *arg =
@@ -243,7 +243,7 @@ static void cg_header_target(ir_str *s, const te_target *t) {
 te_status cg_header_text(te_ctx *ctx, int n, te_module *const mods[], const char *name,
                          cg_blob *out) {
   *out = (cg_blob){0};
-  ir_str s = {0};
+  ir_str s = {.ctx = ctx};
   int nk = 0;
   for (int i = 0; i < n; i++)
     nk += mods[i]->nkernels;

@@ -89,7 +89,7 @@ static void cg_diag_handler(LLVMDiagnosticInfoRef info, void *p) {
   if (LLVMGetDiagInfoSeverity(info) != LLVMDSError || d->first_error)
     return;
   char *msg = LLVMGetDiagInfoDescription(info);
-  d->first_error = msg ? strdup(msg) : NULL;
+  d->first_error = msg ? ir_strdup_malloc(NULL, msg) : NULL;
   LLVMDisposeMessage(msg);
 }
 
@@ -141,7 +141,7 @@ static LLVMModuleRef cg_copy_into(te_ctx *ctx, te_module *m, LLVMContextRef lctx
 te_status cg_link_modules(te_ctx *ctx, int n, te_module *const mods[], const char *name,
                           cg_linked *out) {
   *out = (cg_linked){0};
-  cg_diag *d = calloc(1, sizeof *d);
+  cg_diag *d = ir_calloc(ctx, 1, sizeof *d);
   out->lctx = LLVMContextCreate();
   if (!d || !out->lctx) {
     free(d);
@@ -191,7 +191,7 @@ te_status cg_emit(te_ctx *ctx, cg_linked *l, LLVMCodeGenFileType kind, cg_blob *
                                         : "no message");
   } else {
     out->size = LLVMGetBufferSize(buf);
-    out->data = malloc(out->size + 1);
+    out->data = ir_malloc(NULL, out->size + 1);
     if (out->data) {
       memcpy(out->data, LLVMGetBufferStart(buf), out->size);
       out->data[out->size] = '\0';
@@ -213,7 +213,7 @@ te_status cg_emit_ll(te_ctx *ctx, cg_linked *l, cg_blob *out) {
   char *text = LLVMPrintModuleToString(l->mod);
   if (text) {
     out->size = strlen(text);
-    out->data = strdup(text);
+    out->data = ir_strdup_malloc(NULL, text);
   }
   LLVMDisposeMessage(text);
   if (!out->data) {
@@ -233,11 +233,11 @@ static bool cg_is_exported(LLVMValueRef v) {
 static bool cg_push_name(char ***names, int *n, LLVMValueRef v) {
   size_t len = 0;
   const char *name = LLVMGetValueName2(v, &len);
-  char **grown = realloc(*names, sizeof **names * (size_t)(*n + 1));
+  char **grown = ir_realloc(NULL, *names, sizeof **names * (size_t)(*n + 1));
   if (!grown)
     return false;
   *names = grown;
-  if (!(grown[*n] = strndup(name, len)))
+  if (!(grown[*n] = ir_strndup_malloc(NULL, name, len)))
     return false;
   (*n)++;
   return true;

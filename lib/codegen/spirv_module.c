@@ -24,7 +24,7 @@ static void words_push(cg_spv *s, cg_spv_words *b, const uint32_t *w, size_t n) 
     size_t cap = b->cap ? b->cap * 2 : 256;
     while (cap < b->n + n)
       cap *= 2;
-    uint32_t *nw = realloc(b->w, cap * sizeof *nw);
+    uint32_t *nw = ir_realloc(s->ctx, b->w, cap * sizeof *nw);
     if (!nw) {
       s->oom = true;
       ir_error(s->ctx, TE_ERR_NOMEM, "te_build: kernel '%s': out of memory writing SPIR-V",
@@ -136,7 +136,8 @@ static uint32_t key_hash(const uint32_t *k, size_t n) {
 
 static bool dedup_grow(cg_spv *s) {
   size_t cap = s->dcap ? s->dcap * 2 : 256;
-  uint32_t *slots = calloc(cap, sizeof *slots), *ids = calloc(cap, sizeof *ids);
+  uint32_t *slots = ir_calloc(s->ctx, cap, sizeof *slots);
+  uint32_t *ids = slots ? ir_calloc(s->ctx, cap, sizeof *ids) : NULL;
   if (!slots || !ids) {
     free(slots), free(ids);
     s->oom = true;
@@ -176,7 +177,7 @@ static void dedup_put(cg_spv *s, size_t slot, const uint32_t *key, size_t n, uin
     size_t cap = s->dkeys_cap ? s->dkeys_cap * 2 : 1024;
     while (cap < s->dkeys_n + n + 1)
       cap *= 2;
-    uint32_t *k = realloc(s->dkeys, cap * sizeof *k);
+    uint32_t *k = ir_realloc(s->ctx, s->dkeys, cap * sizeof *k);
     if (!k) {
       s->oom = true;
       return;
@@ -337,7 +338,7 @@ uint32_t *cg_spv_finish(cg_spv *s, size_t *nwords) {
   size_t n = 5;
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
     n += order[i]->n;
-  uint32_t *w = s->oom ? NULL : malloc(n * sizeof *w);
+  uint32_t *w = s->oom ? NULL : ir_malloc(s->ctx, n * sizeof *w);
   if (!w) {
     free(mm.w);
     if (!s->oom)

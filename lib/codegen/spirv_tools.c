@@ -39,7 +39,7 @@ char *cg_spv_disassemble(const uint32_t *words, size_t n) {
   spv_result_t r = spvBinaryToText(c, words, n, opts, &text, &diag);
   char *out = NULL;
   if (r == SPV_SUCCESS && text) {
-    out = malloc(text->length + 1);
+    out = ir_malloc(NULL, text->length + 1);
     if (out) {
       memcpy(out, text->str, text->length);
       out[text->length] = '\0';

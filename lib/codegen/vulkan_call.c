@@ -76,8 +76,9 @@ static const char *vk_missing_feature(unsigned need, const te_rt_vk_info *in) {
 /* The device, and each kernel's pipeline (made once) after checking it can run there. */
 static te_status vk_prepare(te_module *m) {
   cg_vk_module *vm = m->vk;
-  if (te_rt_vk_init() != 0)
-    return vk_fail(m, TE_ERR_RUNTIME, "%s", te_rt_last_error());
+  int32_t rc = te_rt_vk_init(); /* TE_ERR_RUNTIME without a driver, TE_ERR_NOMEM, ... */
+  if (rc != 0)
+    return vk_fail(m, (te_status)rc, "%s", te_rt_last_error());
   const te_rt_vk_info *in = te_rt_vk_device_info();
   for (int i = 0; i < vm->nkernels; i++) {
     cg_vk_kernel *k = &vm->kernels[i];
@@ -103,9 +104,10 @@ static te_status vk_prepare(te_module *m) {
                      "device kernel '%s' uses %lld bytes of shared memory; Vulkan device '%s' "
                      "has %u",
                      k->name, (long long)k->shared_bytes, in->name, in->max_shared_bytes);
-    if (te_rt_vk_kernel_new(k->name, k->words, k->nwords, k->name, k->nbuffers, k->push_bytes,
-                            &k->pipe) != 0)
-      return vk_fail(m, TE_ERR_RUNTIME, "%s", te_rt_last_error());
+    rc = te_rt_vk_kernel_new(k->name, k->words, k->nwords, k->name, k->nbuffers, k->push_bytes,
+                             &k->pipe);
+    if (rc != 0)
+      return vk_fail(m, (te_status)rc, "%s", te_rt_last_error());
   }
   return TE_OK;
 }

@@ -15,14 +15,14 @@
 #include "vulkan_host.h"
 
 static void vk_module_free(void *p) {
-  cg_vk_module *vm = p;
-  for (int i = 0; i < vm->nkernels; i++) {
+  cg_vk_module *vm = p; /* the arrays may be missing: a build that ran out of memory */
+  for (int i = 0; vm->kernels && i < vm->nkernels; i++) {
     free(vm->kernels[i].words);
     te_rt_vk_kernel_free(vm->kernels[i].pipe);
   }
-  for (int i = 0; i < vm->ntensors; i++)
+  for (int i = 0; vm->tensors && i < vm->ntensors; i++)
     te_rt_vk_buffer_free(vm->tensors[i].buf);
-  for (int i = 0; i < vm->ntemps; i++)
+  for (int i = 0; vm->temps && i < vm->ntemps; i++)
     te_rt_vk_buffer_free(vm->temps[i].buf);
   free(vm->dis);
 }
@@ -179,7 +179,8 @@ te_status cg_vulkan_compile(te_module *m, lw_func *f) {
     return TE_ERR_NOMEM;
   vm->ctx = ctx;
   vm->name = ir_strdup_persistent(ctx, f->name);
-  ir_ctx_on_free(ctx, vk_module_free, vm);
+  if (!vm->name || !ir_ctx_on_free(ctx, vk_module_free, vm))
+    return TE_ERR_NOMEM; /* vm holds nothing to free yet */
   m->vk = vm;
   cg_vk_slots slots;
   te_status st = vk_signature(ctx, vm, f, &slots);
@@ -204,7 +205,7 @@ const char *cg_vulkan_source(te_module *m) {
     return NULL;
   if (vm->dis)
     return vm->dis;
-  ir_str out = {0};
+  ir_str out = {.ctx = m->ctx};
   for (int i = 0; i < vm->nkernels; i++) {
     char *txt = cg_spv_disassemble(vm->kernels[i].words, vm->kernels[i].nwords);
     if (!txt) {

@@ -168,7 +168,7 @@ static bool prog_expr(prog_builder *b, te_expr *e) {
 te_status cg_vk_prog_make(te_ctx *ctx, const char *kernel, const cg_vk_slots *slots, te_expr *e,
                           cg_vk_prog *out) {
   *out = (cg_vk_prog){0};
-  prog_builder *b = malloc(sizeof *b);
+  prog_builder *b = ir_malloc(ctx, sizeof *b);
   if (!b)
     return ir_error(ctx, TE_ERR_NOMEM, "te_build: out of memory");
   b->ctx = ctx, b->kernel = kernel, b->slots = slots, b->n = 0;

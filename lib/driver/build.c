@@ -28,9 +28,9 @@ static bool is_identifier(const char *s) {
 static te_status check_build(te_ctx *ctx, te_schedule *sch, const char *name, te_target *t,
                                 te_module **out) {
   if (!sch)
-    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_build: schedule is NULL");
+    return ir_error_null(ctx, "te_build: schedule is NULL");
   if (!t)
-    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_build: target is NULL");
+    return ir_error_null(ctx, "te_build: target is NULL");
   if (!out)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_build: out is NULL");
   if (!name)
@@ -59,8 +59,9 @@ static te_status check_build(te_ctx *ctx, te_schedule *sch, const char *name, te
   return TE_OK;
 }
 
-te_status te_build(te_schedule *sch, const char *name, int ntensors, te_tensor *const tensors[],
-                   int nscalars, te_expr *const scalars[], te_target *target, te_module **out) {
+static te_status build_impl(te_schedule *sch, const char *name, int ntensors,
+                            te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
+                            te_target *target, te_module **out) {
   if (out)
     *out = NULL;
   te_ctx *ctx = sch ? sch->ctx : target ? target->ctx : NULL;
@@ -89,4 +90,10 @@ te_status te_build(te_schedule *sch, const char *name, int ntensors, te_tensor *
   if (st == TE_OK)
     *out = m;
   return st;
+}
+
+te_status te_build(te_schedule *sch, const char *name, int ntensors, te_tensor *const tensors[],
+                   int nscalars, te_expr *const scalars[], te_target *target, te_module **out) {
+  te_ctx *ctx = sch ? sch->ctx : target ? target->ctx : NULL;
+  return IR_PUBLIC_CALL(ctx, build_impl(sch, name, ntensors, tensors, nscalars, scalars, target, out));
 }

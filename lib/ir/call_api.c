@@ -70,7 +70,10 @@ te_expr *te_call(te_ctx *ctx, const char *fn, int n, te_expr *const args[]) {
     return NULL;
   }
   for (int i = 0; i < n; i++)
-    if (!args[i]) return NULL;
+    if (!args[i]) {
+      ir_error_null(ctx, "te_call: '%s': argument %d is NULL", in->name, i);
+      return NULL;
+    }
   if (in->flags & IR_INTRIN_GUARD) return te_if_then_else(args[0], args[1], args[2]);
   for (int i = 0; i < n; i++)
     if (!check_arg(ctx, in, args[i])) return NULL;

@@ -112,7 +112,7 @@ bool ir_cons_insert(te_ctx *ctx, te_expr *e) {
   ir_cons_table *t = ctx->scratch ? &ctx->scratch->cons : &ctx->cons;
   if ((t->count + 1) * 2 > t->cap) {
     size_t cap = t->cap ? t->cap * 2 : 1024;
-    te_expr **slots = ir_ctx_malloc(ctx, cap * sizeof *slots);
+    te_expr **slots = ir_calloc(ctx, cap, sizeof *slots);
     if (!slots) return false;
     ir_cons_table n = {slots, cap, 0};
     for (size_t i = 0; i < t->cap; i++)

@@ -80,8 +80,27 @@ static bool unify(const char *fn, ir_expr_kind k, te_expr **a, te_expr **b) {
   return *a && *b;
 }
 
+/* A NULL operand (core.h): recorded on the context of another operand, if one has any. */
+static bool have_operands(const char *fn, int n, te_expr *const ops[], const char *const names[]) {
+  te_ctx *ctx = NULL;
+  int missing = -1;
+  for (int i = 0; i < n; i++) {
+    if (ops[i] && !ctx)
+      ctx = ops[i]->ctx;
+    if (!ops[i] && missing < 0)
+      missing = i;
+  }
+  if (missing < 0)
+    return true;
+  ir_error_null(ctx, "%s: %s is NULL", fn, names[missing]);
+  return false;
+}
+
+static const char *const two_names[] = {"left operand", "right operand"};
+
 static te_expr *binop(const char *fn, ir_expr_kind k, te_expr *a, te_expr *b) {
-  if (!a || !b) return NULL;
+  if (!have_operands(fn, 2, (te_expr *const[]){a, b}, two_names))
+    return NULL;
   if (!same_ctx(fn, a, b)) return NULL;
   te_dtype ta = a->dtype, tb = b->dtype;
   if (!unify(fn, k, &a, &b)) return NULL;
@@ -124,13 +143,15 @@ static bool need_number(const char *fn, te_expr *a) {
 
 /* Integers: 0 - a. Floats: -1 * a (an exact sign flip, also for 0 and NaN). */
 te_expr *te_neg(te_expr *a) {
-  if (!a || !need_number("te_neg", a)) return NULL;
+  if (!a || !need_number("te_neg", a))
+    return NULL; /* NULL alone: no context to record on */
   if (ir_is_float(a->dtype)) return ir_mul(ir_float(a->ctx, a->dtype, -1.0), a);
   return ir_sub(ir_int(a->ctx, a->dtype, 0), a);
 }
 
 te_expr *te_not(te_expr *a) {
-  if (!a) return NULL;
+  if (!a)
+    return NULL; /* no context to record on */
   if (!ir_is_bool(a->dtype)) {
     char n[24];
     ir_error(a->ctx, TE_ERR_TYPE, "te_not: operand must be bool (got %s)",
@@ -143,7 +164,9 @@ te_expr *te_not(te_expr *a) {
 /* The checks of te_select and te_if_then_else (fn names the caller): a bool condition (one
    lane or t's), t and f unified. */
 static bool check_choice(const char *fn, te_expr *c, te_expr **t, te_expr **f) {
-  if (!c || !*t || !*f) return false;
+  static const char *const names[] = {"condition", "true value", "false value"};
+  if (!have_operands(fn, 3, (te_expr *const[]){c, *t, *f}, names))
+    return false;
   if (!same_ctx(fn, c, *t) || !same_ctx(fn, c, *f)) return false;
   if (!ir_is_bool(c->dtype) || (c->dtype.lanes != 1 && c->dtype.lanes != (*t)->dtype.lanes)) {
     char n[24];
@@ -176,7 +199,8 @@ static te_status check_dtype(te_ctx *ctx, const char *fn, te_dtype t) {
 }
 
 te_expr *te_cast(te_dtype t, te_expr *e) {
-  if (!e) return NULL;
+  if (!e)
+    return NULL; /* no context to record on */
   if (check_dtype(e->ctx, "te_cast", t) != TE_OK) return NULL;
   if (t.lanes == 1) t.lanes = e->dtype.lanes;
   if (t.lanes != e->dtype.lanes) {

@@ -154,7 +154,7 @@ ir_interval ir_interval_of(ir_analyzer *an, te_expr *e, int n, te_expr *const va
   iv r = {NULL, NULL};
   if (!an || !e || n < 0)
     return r;
-  const ir_binding **saved = n ? malloc((size_t)n * sizeof *saved) : NULL;
+  const ir_binding **saved = n ? ir_malloc(an->ctx, (size_t)n * sizeof *saved) : NULL;
   if (n && !saved) {
     ir_error(an->ctx, TE_ERR_NOMEM, "ir_interval_of: out of memory");
     return r;

@@ -37,11 +37,13 @@ static bool name_taken(const ir_printer *p, const char *s) {
 static bool grow(ir_printer *p) {
   size_t cap = p->cap ? p->cap * 2 : 32;
   ir_printer n = {.out = p->out, .cap = cap};
-  n.vars = calloc(cap, sizeof *n.vars);
-  n.names = calloc(cap, sizeof *n.names);
+  te_ctx *ctx = p->out ? p->out->ctx : NULL;
+  n.vars = ir_calloc(ctx, cap, sizeof *n.vars);
+  n.names = n.vars ? ir_calloc(ctx, cap, sizeof *n.names) : NULL;
   if (!n.vars || !n.names) {
     free(n.vars);
-    free(n.names);
+    if (p->out) /* names would be wrong: the text is dropped */
+      p->out->oom = true;
     return false;
   }
   for (size_t i = 0; i < p->cap; i++)
@@ -63,8 +65,12 @@ const char *ir_printer_var_name(ir_printer *p, const te_expr *v) {
   size_t i = slot_of(p, v);
   if (p->vars[i]) return p->names[i];
   size_t n = strlen(base) + 24;
-  char *s = malloc(n);
-  if (!s) return base;
+  char *s = ir_malloc(p->out ? p->out->ctx : NULL, n);
+  if (!s) {
+    if (p->out)
+      p->out->oom = true;
+    return base;
+  }
   strcpy(s, base);
   for (int k = 1; name_taken(p, s); k++) snprintf(s, n, "%s_%d", base, k);
   p->vars[i] = v;
@@ -281,7 +287,7 @@ void ir_print_stmt(ir_str *out, ir_stmt *s, int indent) {
 }
 
 char *ir_expr_to_string(te_expr *e) {
-  ir_str s = {0};
+  ir_str s = {.ctx = e ? e->ctx : NULL};
   ir_print_expr(&s, e);
   return ir_str_take(&s);
 }

@@ -46,7 +46,7 @@ void ir_lin_push(ir_lin *l, te_expr *term, int64_t coeff) {
   }
   if (l->n == l->cap) {
     int cap = l->cap ? 2 * l->cap : 8;
-    ir_mono *m = realloc(l->m, (size_t)cap * sizeof *m);
+    ir_mono *m = ir_realloc(term->ctx, l->m, (size_t)cap * sizeof *m);
     if (!m) {
       l->oom = true;
       return;

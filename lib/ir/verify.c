@@ -34,7 +34,7 @@ static bool fail(vstate *v, const char *what, te_expr *e) {
 static bool push(vstate *v, te_expr *var) {
   if (v->n == v->cap) {
     int cap = v->cap ? v->cap * 2 : 32;
-    te_expr **b = realloc(v->bound, (size_t)cap * sizeof *b);
+    te_expr **b = ir_realloc(v->ctx, v->bound, (size_t)cap * sizeof *b);
     if (!b) {
       ir_error(v->ctx, TE_ERR_NOMEM, "out of memory (verifying after pass '%s')", v->pass);
       v->failed = true;
@@ -172,5 +172,5 @@ te_status ir_verify_stmt(te_ctx *ctx, ir_stmt *s, const char *after_pass, bool f
   vstate v = {ctx, after_pass ? after_pass : "?", flattened, false, 0, 0, NULL};
   bool ok = check_stmt(&v, s);
   free(v.bound);
-  return ok ? TE_OK : TE_ERR_INTERNAL;
+  return ok ? TE_OK : ir_failed(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
 }

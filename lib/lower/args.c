@@ -56,7 +56,7 @@ static te_status check_tensors(te_schedule *sch, const char *api, int n, te_tens
   for (int i = 0; i < n; i++) {
     te_tensor *t = ts[i];
     if (!t)
-      return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensors[%d] is NULL", api, i);
+      return ir_error_null(ctx, "%s: tensors[%d] is NULL", api, i);
     if (t->ctx != ctx)
       return ir_error(ctx, TE_ERR_INVALID_ARG,
                       "%s: tensor '%s' (tensors[%d]) belongs to another context", api, t->name, i);
@@ -173,7 +173,7 @@ static te_status check_scalars(te_schedule *sch, const char *api, const lw_func 
   for (int i = 0; i < ns; i++) {
     te_expr *e = ss[i];
     if (!e)
-      return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: scalars[%d] is NULL", api, i);
+      return ir_error_null(ctx, "%s: scalars[%d] is NULL", api, i);
     if (e->ctx != ctx)
       return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: scalars[%d] belongs to another context", api,
                       i);
@@ -223,8 +223,6 @@ te_status lw_make_signature(te_schedule *sch, const char *api, const char *name,
   if (!sch)
     return TE_ERR_INVALID_ARG; /* no context to hold a message */
   te_ctx *ctx = sch->ctx;
-  if (ir_failed(ctx))
-    return te_last_status(ctx); /* sticky: an earlier failure stands */
   if (!is_c_identifier(name))
     return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: kernel name '%s' is not a C identifier", api,
                     name ? name : "(null)");

@@ -130,6 +130,6 @@ typedef struct lw_gpu_module {
 
 /* The printed split (malloc'd): each kernel with its launch dimensions, parameters, shared and
    local buffers and body, then the host steps. What te_lower_text shows for a GPU target. */
-char *lw_gpu_module_to_string(const lw_func *, const lw_gpu_module *);
+char *lw_gpu_module_to_string(te_ctx *, const lw_func *, const lw_gpu_module *);
 
 #endif

@@ -98,10 +98,10 @@ static void print_host(ir_str *s, const lw_func *f, const lw_gpu_module *m) {
   ir_str_puts(s, "}\n");
 }
 
-char *lw_gpu_module_to_string(const lw_func *f, const lw_gpu_module *m) {
+char *lw_gpu_module_to_string(te_ctx *ctx, const lw_func *f, const lw_gpu_module *m) {
   if (!f || !m)
     return NULL;
-  ir_str s = {0};
+  ir_str s = {.ctx = ctx};
   print_host(&s, f, m);
   for (int i = 0; i < m->nkernels; i++)
     print_kernel(&s, &m->kernels[i]);

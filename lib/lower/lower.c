@@ -3,8 +3,8 @@
  *
  * Everything made here lives in the caller's scratch arena (ir_scratch_begin): a tuner that
  * lowers thousands of candidates in one context releases each build's nodes when it ends.
- * A context that already holds an error refuses to lower (the error is sticky: a schedule
- * built with a failed primitive is not what the user meant to compile).
+ * A schedule that an earlier call left half changed (sch_check_usable) is refused; an error of an
+ * earlier, unrelated call is not this build's business (core.h).
  */
 #include "lower.h"
 #include "schedule/sch.h"
@@ -17,13 +17,14 @@ te_status lw_lower_until(te_schedule *sch, const char *api, const char *name, in
   if (!sch)
     return TE_ERR_INVALID_ARG; /* no context to hold a message */
   te_ctx *ctx = sch->ctx;
-  if (ir_failed(ctx))
-    return te_last_status(ctx);
+  te_status st = sch_check_usable(sch, api);
+  if (st != TE_OK)
+    return st;
   if (!out)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: out is NULL", api);
   lw_func *f = NULL;
   ir_map *tb = NULL;
-  te_status st = lw_make_signature(sch, api, name, ntensors, tensors, nscalars, scalars, &f, &tb);
+  st = lw_make_signature(sch, api, name, ntensors, tensors, nscalars, scalars, &f, &tb);
   if (st != TE_OK)
     return st;
   lw_pass_ctx p = {

@@ -107,7 +107,7 @@ char *lw_lower_text_for(te_schedule *, const struct te_target *, const char *api
                         te_expr *const scalars[], const char *stop_after);
 
 /* The printed lowered function (signature line, then the body). malloc'd. */
-char *lw_func_to_string(const lw_func *);
+char *lw_func_to_string(te_ctx *, const lw_func *);
 
 /* ---- internals shared by the files of this folder ---- */
 

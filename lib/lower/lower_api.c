@@ -34,12 +34,12 @@ static void print_arg(ir_str *s, const lw_arg *a) {
   ir_str_puts(s, "]");
 }
 
-char *lw_func_to_string(const lw_func *f) {
+char *lw_func_to_string(te_ctx *ctx, const lw_func *f) {
   if (!f)
     return NULL;
   if (f->gpu) /* a GPU target: the host steps and the kernels */
-    return lw_gpu_module_to_string(f, f->gpu);
-  ir_str s = {0};
+    return lw_gpu_module_to_string(ctx, f, f->gpu);
+  ir_str s = {.ctx = ctx};
   ir_str_printf(&s, "func %s(", f->name);
   for (int i = 0; i < f->nargs; i++) {
     if (i)
@@ -72,17 +72,18 @@ char *lw_lower_text_for(te_schedule *sch, const struct te_target *target, const 
   te_ctx *ctx = sch->ctx;
   if (!stop_after) /* the computation, without the entry's checks (TE_STOP_AFTER shows them) */
     stop_after = lw_last_compute_pass();
+  ir_call_begin(ctx);
   ir_scratch_begin(ctx);
   lw_func *f = NULL;
   char *text = NULL;
   if (lw_lower_until(sch, api, name, ntensors, tensors, nscalars, scalars, target, stop_after, &f) ==
       TE_OK) {
-    text = lw_func_to_string(f);
+    text = lw_func_to_string(ctx, f);
     if (!text)
       ir_error(ctx, TE_ERR_NOMEM, "%s: out of memory printing the IR", api);
   }
   ir_scratch_end(ctx);
-  return text;
+  return ir_call_end_ptr(ctx, text);
 }
 
 char *te_lower_text(te_schedule *sch, int ntensors, te_tensor *const tensors[], int nscalars,

@@ -122,7 +122,7 @@ static void dump(const lw_pass_ctx *p, const char *pass, bool unchanged) {
     fprintf(stderr, "(unchanged)\n");
     return;
   }
-  char *text = lw_func_to_string(p->func);
+  char *text = lw_func_to_string(p->ctx, p->func);
   fputs(text ? text : "(out of memory printing the IR)\n", stderr);
   free(text);
 }
@@ -146,7 +146,7 @@ te_status lw_run_pipeline(lw_pass_ctx *p, const char *stop_after) {
     double t0 = now_s();
     ir_stmt *r = pass->fn(p, s);
     double dt = now_s() - t0;
-    if (!r && ir_failed(p->ctx))
+    if (ir_failed(p->ctx)) /* a failure in the pass (out of memory part way), NULL or not */
       return te_last_status(p->ctx);
     if (!r)
       r = ir_evaluate(ir_i64(p->ctx, 0)); /* NULL without an error: nothing left to do */

@@ -16,7 +16,7 @@ bool op_begin(te_ctx *ctx, const char *fn, const char **name, const char *def, i
     return false;
   for (int i = 0; i < n; i++) {
     if (!ts[i]) {
-      ir_error(ctx, TE_ERR_INVALID_ARG, "%s: %s is NULL", fn, labels[i]);
+      ir_error_null(ctx, "%s: %s is NULL", fn, labels[i]);
       return false;
     }
     if (ts[i]->ctx != ctx) {

@@ -11,15 +11,15 @@ static void locate_message(ps_parser *p) {
   const char *msg = te_last_error(p->ctx);
   if (p->err_line <= 0 || !strncmp(msg, "te_parse:", 9)) return;
   te_status st = te_last_status(p->ctx);
-  char *copy = malloc(strlen(msg) + 1);
-  if (!copy) return;
-  strcpy(copy, msg);
+  char *copy = ir_strdup_malloc(p->ctx, msg);
+  if (!copy)
+    return;
   te_clear_error(p->ctx);
   ir_error(p->ctx, st, "te_parse: %d:%d: %s", p->err_line, p->err_col, copy);
   free(copy);
 }
 
-te_status te_parse(te_ctx *ctx, const char *text, int *nout, te_tensor ***outs) {
+static te_status parse_impl(te_ctx *ctx, const char *text, int *nout, te_tensor ***outs) {
   if (nout) *nout = 0;
   if (outs) *outs = NULL;
   if (!ctx) return TE_ERR_INVALID_ARG;
@@ -41,6 +41,10 @@ te_status te_parse(te_ctx *ctx, const char *text, int *nout, te_tensor ***outs) 
   *nout = n;
   *outs = o;
   return TE_OK;
+}
+
+te_status te_parse(te_ctx *ctx, const char *text, int *nout, te_tensor ***outs) {
+  return IR_PUBLIC_CALL(ctx, parse_impl(ctx, text, nout, outs));
 }
 
 uint64_t te_workload_hash(const char *s) { return ir_str_hash(s); }

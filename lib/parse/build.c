@@ -47,7 +47,7 @@ ps_sym *ps_lookup_global(ps_builder *b, const char *name) {
 ps_sym *ps_add_sym(ps_builder *b, const char *name, ps_sym_kind k, const ps_node *at) {
   if (b->nsym == b->cap) {
     int cap = b->cap ? 2 * b->cap : 32;
-    ps_sym *s = realloc(b->syms, sizeof *s * (size_t)cap);
+    ps_sym *s = ir_realloc(b->p->ctx, b->syms, sizeof *s * (size_t)cap);
     if (!s) {
       ps_error(b->p, 0, 0, TE_ERR_NOMEM, "out of memory");
       return NULL;

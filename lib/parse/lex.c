@@ -25,7 +25,7 @@ void *ps_alloc(ps_parser *p, size_t size) {
   ps_block *b = p->blocks;
   if (!b || b->cap - b->used < size) {
     size_t cap = size > 16384 ? size : 16384;
-    b = malloc(sizeof *b + cap);
+    b = ir_malloc(p->ctx, sizeof *b + cap);
     if (!b) {
       ps_error(p, 0, 0, TE_ERR_NOMEM, "out of memory");
       return NULL;
@@ -113,7 +113,7 @@ static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 static ps_tok *push(ps_parser *p, ps_tok_kind k, const char *s, int len, int line, int col) {
   if (p->ntok == p->cap) {
     int cap = p->cap ? p->cap * 2 : 64;
-    ps_tok *t = realloc(p->toks, sizeof *t * (size_t)cap);
+    ps_tok *t = ir_realloc(p->ctx, p->toks, sizeof *t * (size_t)cap);
     if (!t) {
       ps_error(p, 0, 0, TE_ERR_NOMEM, "out of memory");
       return NULL;

@@ -28,8 +28,8 @@ static size_t ptr_hash(const void *p) {
 bool ps_ptrmap_put(ps_ptrmap *m, const void *k, void *v) {
   if (2 * (m->n + 1) > m->cap) {
     size_t cap = m->cap ? 2 * m->cap : 64;
-    const void **keys = calloc(cap, sizeof *keys);
-    void **vals = calloc(cap, sizeof *vals);
+    const void **keys = ir_calloc(NULL, cap, sizeof *keys);
+    void **vals = keys ? ir_calloc(NULL, cap, sizeof *vals) : NULL;
     if (!keys || !vals) {
       free(keys);
       free(vals);
@@ -90,7 +90,7 @@ bool ps_strset_add(ps_strset *s, const char *k) {
   if (ps_strset_has(s, k)) return true;
   if (2 * (s->n + 1) > s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 64;
-    char **keys = calloc(cap, sizeof *keys);
+    char **keys = ir_calloc(NULL, cap, sizeof *keys);
     if (!keys) return false;
     for (size_t i = 0; i < s->cap; i++) {
       if (!s->keys[i]) continue;
@@ -102,9 +102,9 @@ bool ps_strset_add(ps_strset *s, const char *k) {
     s->keys = keys;
     s->cap = cap;
   }
-  char *copy = malloc(strlen(k) + 1);
-  if (!copy) return false;
-  strcpy(copy, k);
+  char *copy = ir_strdup_malloc(NULL, k);
+  if (!copy)
+    return false;
   size_t j = str_hash(k) & (s->cap - 1);
   while (s->keys[j]) j = (j + 1) & (s->cap - 1);
   s->keys[j] = copy;
@@ -137,14 +137,14 @@ bool ps_names_is_axis(const ps_names *n, const te_expr *var) {
 static char *keep(ps_names *n, const char *s) {
   if (n->nstr == n->capstr) {
     int cap = n->capstr ? 2 * n->capstr : 64;
-    char **v = realloc(n->strings, sizeof *v * (size_t)cap);
+    char **v = ir_realloc(NULL, n->strings, sizeof *v * (size_t)cap);
     if (!v) return NULL;
     n->strings = v;
     n->capstr = cap;
   }
-  char *c = malloc(strlen(s) + 1);
-  if (!c) return NULL;
-  strcpy(c, s);
+  char *c = ir_strdup_malloc(NULL, s);
+  if (!c)
+    return NULL;
   return n->strings[n->nstr++] = c;
 }
 

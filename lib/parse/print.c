@@ -25,7 +25,7 @@ static bool push(ps_wp *w, void *arr, int *n, int *cap, void *x) {
   void ***a = arr;
   if (*n == *cap) {
     int c = *cap ? 2 * *cap : 16;
-    void **v = realloc(*a, sizeof *v * (size_t)c);
+    void **v = ir_realloc(w->ctx, *a, sizeof *v * (size_t)c);
     if (!v) return w->oom = true, false;
     *a = v;
     *cap = c;
@@ -123,7 +123,8 @@ static int on_var(ir_visitor *v, te_expr *e) {
   }
   if (ps_ptrmap_get(&w->seen, e)) return IR_CONTINUE;
   if (w->nvar == w->capvar) {
-    bool *d = realloc(w->size_decl, sizeof *d * (size_t)(w->capvar ? 2 * w->capvar : 16));
+    bool *d =
+        ir_realloc(w->ctx, w->size_decl, sizeof *d * (size_t)(w->capvar ? 2 * w->capvar : 16));
     if (!d) return w->oom = true, IR_ABORT;
     w->size_decl = d;
   }
@@ -244,7 +245,8 @@ static te_status check_outs(const char *fn, int nout, te_tensor *const outs[]) {
   if (nout < 1 || !outs || !outs[0]) return TE_ERR_INVALID_ARG;
   te_ctx *ctx = outs[0]->ctx;
   for (int i = 1; i < nout; i++) {
-    if (!outs[i]) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: outs[%d] is NULL", fn, i);
+    if (!outs[i])
+      return ir_error_null(ctx, "%s: outs[%d] is NULL", fn, i);
     if (outs[i]->ctx != ctx)
       return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor '%s' belongs to another context", fn,
                       outs[i]->name);
@@ -276,11 +278,11 @@ static bool run(ps_wp *w, const char *fn, int nout, te_tensor *const outs[], ir_
   return ok;
 }
 
-char *te_workload_text(int nout, te_tensor *const outs[]) {
+static char *workload_text_impl(int nout, te_tensor *const outs[]) {
   if (check_outs("te_workload_text", nout, outs) != TE_OK) return NULL;
   ps_wp w = {0};
   w.ctx = outs[0]->ctx;
-  ir_str s = {0};
+  ir_str s = {.ctx = w.ctx};
   bool ok = run(&w, "te_workload_text", nout, outs, &s);
   wp_free(&w);
   if (!ok) {
@@ -290,8 +292,14 @@ char *te_workload_text(int nout, te_tensor *const outs[]) {
   return ir_str_take(&s);
 }
 
-te_status te_workload_inputs(int nout, te_tensor *const outs[], int *nin, te_tensor ***ins,
-                             int *nparams, te_expr ***params) {
+char *te_workload_text(int nout, te_tensor *const outs[]) {
+  if (nout < 1 || !outs || !outs[0])
+    return NULL;
+  return IR_PUBLIC_CALL_PTR(outs[0]->ctx, workload_text_impl(nout, outs));
+}
+
+static te_status workload_inputs_impl(int nout, te_tensor *const outs[], int *nin, te_tensor ***ins,
+                                      int *nparams, te_expr ***params) {
   if (nin) *nin = 0;
   if (ins) *ins = NULL;
   if (nparams) *nparams = 0;
@@ -320,4 +328,11 @@ te_status te_workload_inputs(int nout, te_tensor *const outs[], int *nin, te_ten
   }
   wp_free(&w);
   return ok ? TE_OK : te_last_status(ctx) ? te_last_status(ctx) : TE_ERR_NOMEM;
+}
+
+te_status te_workload_inputs(int nout, te_tensor *const outs[], int *nin, te_tensor ***ins,
+                             int *nparams, te_expr ***params) {
+  if (nout < 1 || !outs || !outs[0])
+    return workload_inputs_impl(nout, outs, nin, ins, nparams, params);
+  return IR_PUBLIC_CALL(outs[0]->ctx, workload_inputs_impl(nout, outs, nin, ins, nparams, params));
 }

@@ -161,7 +161,7 @@ te_status ps_parse_workload(ps_parser *p, ps_workload *w) {
   for (;;) {
     if (w->nstmt == cap) {
       cap = cap ? 2 * cap : 8;
-      ps_stmt *s = realloc(stmts, sizeof *s * (size_t)cap);
+      ps_stmt *s = ir_realloc(p->ctx, stmts, sizeof *s * (size_t)cap);
       if (!s) {
         free(stmts);
         return ps_error(p, 0, 0, TE_ERR_NOMEM, "out of memory");

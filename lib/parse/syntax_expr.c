@@ -55,7 +55,7 @@ bool ps_vec_push(ps_parser *p, ps_vec *a, void *x) {
   if (!x) return false;
   if (a->n == a->cap) {
     int cap = a->cap ? a->cap * 2 : 8;
-    void **v = realloc(a->v, sizeof *v * (size_t)cap);
+    void **v = ir_realloc(p->ctx, a->v, sizeof *v * (size_t)cap);
     if (!v) {
       ps_error(p, 0, 0, TE_ERR_NOMEM, "out of memory");
       return false;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cuda_driver.h"
+#include "mem_hook.h"
 #include "te/core.h"
 #include "te/runtime.h"
 
@@ -28,16 +29,34 @@ struct te_rt_cuda_module {
   rt_cu_function *fns;
 };
 
+/* Memory of a module belongs to no context: the process's counter of the allocation hook. */
+#define RT_ALLOC(size) te_rt_mem_alloc(NULL, (size), true, __FILE__, __LINE__)
+
+static char *rt_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *c = RT_ALLOC(n);
+  return c ? memcpy(c, s, n) : NULL;
+}
+
 te_rt_cuda_module *te_rt_cuda_module_new(const char *ptx, int nkernels, const char *const names[]) {
-  te_rt_cuda_module *m = calloc(1, sizeof *m);
+  if (nkernels < 0 || (nkernels > 0 && !names)) {
+    te_rt_error(TE_ERR_INVALID_ARG, "te_rt_cuda_module_new: needs nkernels >= 0 and their names");
+    return NULL;
+  }
+  for (int i = 0; i < nkernels; i++)
+    if (!names[i]) {
+      te_rt_error(TE_ERR_INVALID_ARG, "te_rt_cuda_module_new: a kernel name is NULL");
+      return NULL;
+    }
+  te_rt_cuda_module *m = RT_ALLOC(sizeof *m);
   if (!m)
     return NULL;
-  m->ptx = strdup(ptx ? ptx : "");
-  m->names = calloc((size_t)nkernels + 1, sizeof *m->names);
-  m->fns = calloc((size_t)nkernels + 1, sizeof *m->fns);
+  m->ptx = rt_strdup(ptx ? ptx : "");
+  m->names = RT_ALLOC(sizeof *m->names * ((size_t)nkernels + 1));
+  m->fns = RT_ALLOC(sizeof *m->fns * ((size_t)nkernels + 1));
   bool ok = m->ptx && m->names && m->fns;
   for (int i = 0; ok && i < nkernels; i++)
-    ok = (m->names[i] = strdup(names[i])) != NULL;
+    ok = (m->names[i] = rt_strdup(names[i])) != NULL;
   m->nkernels = nkernels;
   pthread_mutex_init(&m->lock, NULL);
   if (!ok) {
@@ -92,12 +111,17 @@ static int32_t rt_load_module(const rt_cuda *d, te_rt_cuda_module *m) {
 
 int32_t te_rt_cuda_launch(te_rt_cuda_module *m, int32_t kernel, const int64_t dims[6],
                           void **args) {
-  const rt_cuda *d = rt_cuda_get(m && kernel >= 0 && kernel < m->nkernels ? m->names[kernel]
-                                                                          : "te_rt_cuda_launch");
+  if (!m || kernel < 0 || kernel >= m->nkernels) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "te_rt_cuda_launch: no kernel %d in %s", (int)kernel,
+             m ? "the module" : "a NULL module");
+    return te_rt_error(TE_ERR_INVALID_ARG, msg);
+  }
+  if (!dims)
+    return te_rt_error(TE_ERR_INVALID_ARG, "te_rt_cuda_launch: dims is NULL");
+  const rt_cuda *d = rt_cuda_get(m->names[kernel]);
   if (!d)
     return TE_ERR_RUNTIME;
-  if (!m || kernel < 0 || kernel >= m->nkernels)
-    return te_rt_error(TE_ERR_INVALID_ARG, "te_rt_cuda_launch: no such kernel");
   pthread_mutex_lock(&m->lock);
   int32_t st = rt_load_module(d, m);
   pthread_mutex_unlock(&m->lock);
@@ -118,6 +142,10 @@ int32_t te_rt_cuda_launch(te_rt_cuda_module *m, int32_t kernel, const int64_t di
 }
 
 void *te_rt_cuda_alloc(int64_t bytes) {
+  if (bytes < 0) {
+    te_rt_error(TE_ERR_INVALID_ARG, "device allocation: a negative size");
+    return NULL;
+  }
   const rt_cuda *d = rt_cuda_get("device allocation");
   if (!d)
     return NULL;

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem_hook.h"
 #include "vulkan_internal.h"
 
 static rt_vk rt_dev;
@@ -198,7 +199,7 @@ static bool rt_has_extension(rt_vk *v, const char *name) {
   uint32_t n = 0;
   if (v->vkEnumerateDeviceExtensionProperties(v->phys, NULL, &n, NULL) != VK_SUCCESS || !n)
     return false;
-  VkExtensionProperties *e = calloc(n, sizeof *e);
+  VkExtensionProperties *e = te_rt_mem_alloc(NULL, sizeof *e * n, true, __FILE__, __LINE__);
   bool found = false;
   if (e && v->vkEnumerateDeviceExtensionProperties(v->phys, NULL, &n, e) == VK_SUCCESS)
     for (uint32_t i = 0; i < n && !found; i++)

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem_hook.h"
 #include "vulkan_internal.h"
 
 struct te_rt_vk_buffer {
@@ -47,7 +48,7 @@ int32_t te_rt_vk_buffer_new(uint64_t bytes, te_rt_vk_buffer **out) {
   rt_vk *v = rt_vk_get(&st);
   if (!v)
     return st;
-  te_rt_vk_buffer *b = calloc(1, sizeof *b);
+  te_rt_vk_buffer *b = te_rt_mem_alloc(NULL, sizeof *b, true, __FILE__, __LINE__);
   if (!b)
     return te_rt_error(TE_ERR_NOMEM, "Vulkan: out of host memory");
   b->size = bytes;
@@ -205,7 +206,7 @@ int32_t te_rt_vk_kernel_new(const char *name, const uint32_t *words, size_t nwor
                         "Vulkan: kernel '%s' needs %u bytes of push constants; device '%s' "
                         "has %u",
                         name ? name : entry, push_bytes, v->info.name, v->info.max_push_bytes);
-  te_rt_vk_kernel *k = calloc(1, sizeof *k);
+  te_rt_vk_kernel *k = te_rt_mem_alloc(NULL, sizeof *k, true, __FILE__, __LINE__);
   if (!k)
     return te_rt_error(TE_ERR_NOMEM, "Vulkan: out of host memory");
   k->nbuffers = nbuffers;

@@ -147,9 +147,10 @@ static te_status collect_reads(te_stage *r, ir_analyzer *an, ir_visitor *v) {
    tail: min(i*342 + 341, 2047)//6 - i*57 + 1 rows of a packed input); ir_const_upper_bound takes
    them off and gives the bound of a full block (57). Without a constant bound, storage is the symbolic extent, never
    negative (an empty region). */
-static te_expr *storage_extent(ir_analyzer *an, ir_interval unclamped, te_expr *extent,
+static te_expr *storage_extent(te_ctx *ctx, ir_analyzer *an, ir_interval unclamped, te_expr *extent,
                                te_expr *shape) {
-  te_ctx *ctx = extent->ctx;
+  if (!extent)
+    return NULL; /* a constructor failed (the context holds why) */
   int64_t cap = INT64_MAX, sv;
   if (ir_is_const_int(shape, &sv)) cap = sv;
   if (unclamped.min && unclamped.max) {
@@ -211,7 +212,9 @@ static te_status region_at(te_stage *p, ir_analyzer *an) {
     ir_interval clamped = {ir_simplify(an, lo), ir_simplify(an, hi)};
     p->root[d]->dom_min = clamped.min;
     p->root[d]->dom_extent = ir_interval_extent(an, clamped);
-    p->root[d]->alloc_extent = storage_extent(an, r, p->root[d]->dom_extent, p->op->shape[d]);
+    p->root[d]->alloc_extent = storage_extent(ctx, an, r, p->root[d]->dom_extent, p->op->shape[d]);
+    if (!p->root[d]->dom_min || !p->root[d]->alloc_extent)
+      return te_last_status(ctx);
   }
   return ir_failed(ctx) ? te_last_status(ctx) : TE_OK;
 }
@@ -226,7 +229,8 @@ te_status sch_infer_bounds(te_schedule *s, ir_analyzer *an) {
       if (r != TE_OK) return r;
     } else {
       for (int d = 0; d < st->op->ndim; d++) {
-        st->root[d]->dom_min = ir_i64(ctx, 0);
+        if (!(st->root[d]->dom_min = ir_i64(ctx, 0)))
+          return te_last_status(ctx);
         st->root[d]->dom_extent = st->op->shape[d];
         st->root[d]->alloc_extent = st->op->shape[d];
       }

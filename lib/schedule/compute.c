@@ -60,7 +60,10 @@ static bool check_vars(te_ctx *ctx, const char *name, int ndim, te_expr *const v
     return false;
   }
   for (int i = 0; i < ndim; i++) {
-    if (!vars[i]) return false;
+    if (!vars[i]) {
+      ir_error_null(ctx, "te_compute: tensor '%s': var %d is NULL", name, i);
+      return false;
+    }
     if (vars[i]->ctx != ctx) {
       ir_error(ctx, TE_ERR_INVALID_ARG, "te_compute: tensor '%s': var %d belongs to another context",
                name, i);
@@ -133,7 +136,10 @@ te_expr *sch_freshen_body(te_ctx *ctx, te_expr *body, int n, te_expr *const from
    of a multi-output compute are reductions sharing reducer, axes and condition, or none is. */
 static bool check_body(te_ctx *ctx, const char *fn, const char *name, te_expr *body,
                        te_expr *first) {
-  if (!body) return false;
+  if (!body) {
+    ir_error_null(ctx, "%s: tensor '%s': body is NULL", fn, name);
+    return false;
+  }
   if (body->ctx != ctx) {
     ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor '%s': body belongs to another context", fn, name);
     return false;
@@ -213,8 +219,8 @@ static sch_op *make_compute(te_ctx *ctx, const char *fn, const char *name, int n
   return op;
 }
 
-te_tensor *te_compute(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
-                      te_expr *const vars[], te_expr *body) {
+static te_tensor *compute_impl(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
+                               te_expr *const vars[], te_expr *body) {
   if (ctx && body && body->kind == IR_REDUCE && body->u.reduce->custom &&
       body->u.reduce->custom->nvalues > 1) {
     ir_error(ctx, TE_ERR_INVALID_ARG,
@@ -226,9 +232,16 @@ te_tensor *te_compute(te_ctx *ctx, const char *name, int ndim, te_expr *const sh
   return op ? op->outputs[0] : NULL;
 }
 
-te_status te_compute_multi(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
-                           te_expr *const vars[], int nout, te_expr *const bodies[],
-                           te_tensor *outs[]) {
+te_tensor *te_compute(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
+                      te_expr *const vars[], te_expr *body) {
+  if (!ctx)
+    return NULL;
+  return IR_PUBLIC_CALL_PTR(ctx, compute_impl(ctx, name, ndim, shape, vars, body));
+}
+
+static te_status compute_multi_impl(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
+                                    te_expr *const vars[], int nout, te_expr *const bodies[],
+                                    te_tensor *outs[]) {
   if (!ctx) return TE_ERR_INVALID_ARG;
   if (nout < 1 || !bodies || !outs)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_compute_multi: needs at least one body and an "
@@ -236,8 +249,7 @@ te_status te_compute_multi(te_ctx *ctx, const char *name, int ndim, te_expr *con
   for (int k = 0; k < nout; k++) {
     outs[k] = NULL;
     if (!bodies[k])
-      return ir_failed(ctx) ? te_last_status(ctx)
-                            : ir_error(ctx, TE_ERR_INVALID_ARG, "te_compute_multi: body %d is NULL", k);
+      return ir_error_null(ctx, "te_compute_multi: body %d is NULL", k);
   }
   te_expr *b0 = bodies[0];
   if (b0->kind == IR_REDUCE && b0->u.reduce->custom && b0->u.reduce->custom->nvalues != nout)
@@ -254,6 +266,14 @@ te_status te_compute_multi(te_ctx *ctx, const char *name, int ndim, te_expr *con
   if (!op) return te_last_status(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
   for (int k = 0; k < nout; k++) outs[k] = op->outputs[k];
   return TE_OK;
+}
+
+te_status te_compute_multi(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
+                           te_expr *const vars[], int nout, te_expr *const bodies[],
+                           te_tensor *outs[]) {
+  if (!ctx)
+    return TE_ERR_INVALID_ARG;
+  return IR_PUBLIC_CALL(ctx, compute_multi_impl(ctx, name, ndim, shape, vars, nout, bodies, outs));
 }
 
 /* ---------------------------------------------------------------- queries */

@@ -69,12 +69,13 @@ static te_expr *redirect_expr(te_ctx *ctx, redirect *r, te_expr *e) {
   return ir_mutate_expr(&m, e); /* the default recursion covers a reduction's condition */
 }
 
-te_status te_cache_read(te_schedule *s, te_tensor *t, te_scope scope, int nreaders,
-                        te_stage *const readers[], te_tensor **cache) {
+static te_status cache_read_impl(te_schedule *s, te_tensor *t, te_scope scope, int nreaders,
+                                 te_stage *const readers[], te_tensor **cache) {
   const char *fn = "te_cache_read";
   if (!s) return TE_ERR_INVALID_ARG;
   te_ctx *ctx = s->ctx;
-  if (!t) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor is NULL", fn);
+  if (!t)
+    return ir_error_null(ctx, "%s: tensor is NULL", fn);
   if (!scope_ok(ctx, fn, scope)) return TE_ERR_INVALID_ARG;
   if (nreaders < 1 || !readers)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor '%s': needs at least one reader (got %d)",
@@ -85,7 +86,8 @@ te_status te_cache_read(te_schedule *s, te_tensor *t, te_scope scope, int nreade
   int first = s->nstage;
   for (int i = 0; i < nreaders; i++) {
     te_stage *r = readers[i];
-    if (!r) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: reader %d is NULL", fn, i);
+    if (!r)
+      return ir_error_null(ctx, "%s: reader %d is NULL", fn, i);
     if (r->sch != s)
       return ir_error(ctx, TE_ERR_SCHEDULE, "%s: reader '%s' belongs to another schedule", fn, r->name);
     te_tensor **in;
@@ -124,6 +126,13 @@ te_status te_cache_read(te_schedule *s, te_tensor *t, te_scope scope, int nreade
                                                             {.stages = {nreaders, readers}}});
 }
 
+te_status te_cache_read(te_schedule *s, te_tensor *t, te_scope scope, int nreaders,
+                        te_stage *const readers[], te_tensor **cache) {
+  if (!s)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(s, "te_cache_read", cache_read_impl(s, t, scope, nreaders, readers, cache));
+}
+
 /* ---------------------------------------------------------------- cache_write */
 
 /* A stage computed at one of st's loops (NULL when none): rewriting st would orphan it. */
@@ -142,11 +151,12 @@ static bool scheduled(const te_stage *st) {
   return false;
 }
 
-te_status te_cache_write(te_schedule *s, te_tensor *t, te_scope scope, te_tensor **cache) {
+static te_status cache_write_impl(te_schedule *s, te_tensor *t, te_scope scope, te_tensor **cache) {
   const char *fn = "te_cache_write";
   if (!s) return TE_ERR_INVALID_ARG;
   te_ctx *ctx = s->ctx;
-  if (!t) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor is NULL", fn);
+  if (!t)
+    return ir_error_null(ctx, "%s: tensor is NULL", fn);
   if (!scope_ok(ctx, fn, scope)) return TE_ERR_INVALID_ARG;
   te_stage *st = sch_stage_of_tensor(s, t);
   if (!st)
@@ -185,4 +195,10 @@ te_status te_cache_write(te_schedule *s, te_tensor *t, te_scope scope, te_tensor
   cst->scope = scope;
   if (cache) *cache = cw->outputs[0];
   return sch_trace_step(s, SCH_STEP_cache_write, (sch_arg[]){{.tensor = t}, {.e = (int)scope}});
+}
+
+te_status te_cache_write(te_schedule *s, te_tensor *t, te_scope scope, te_tensor **cache) {
+  if (!s)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(s, "te_cache_write", cache_write_impl(s, t, scope, cache));
 }

@@ -39,7 +39,7 @@ static bool depends_on(te_schedule *s, te_stage *consumer, te_stage *producer, i
   return false;
 }
 
-te_status te_compute_inline(te_stage *st) {
+static te_status compute_inline_impl(te_stage *st) {
   const char *fn = "te_compute_inline";
   if (!st) return TE_ERR_INVALID_ARG;
   te_ctx *ctx = st->sch->ctx;
@@ -64,12 +64,24 @@ te_status te_compute_inline(te_stage *st) {
   return sch_trace_step(st->sch, SCH_STEP_compute_inline, (sch_arg[]){{.stage = st}});
 }
 
-te_status te_compute_root(te_stage *st) {
+te_status te_compute_inline(te_stage *st) {
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_compute_inline", compute_inline_impl(st));
+}
+
+static te_status compute_root_impl(te_stage *st) {
   if (!st) return TE_ERR_INVALID_ARG;
   st->attach = SCH_ATTACH_ROOT;
   st->attach_stage = NULL;
   st->attach_iter = NULL;
   return sch_trace_step(st->sch, SCH_STEP_compute_root, (sch_arg[]){{.stage = st}});
+}
+
+te_status te_compute_root(te_stage *st) {
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_compute_root", compute_root_impl(st));
 }
 
 /* True when st is computed inside a loop of target (directly or through its attachments). */
@@ -81,18 +93,14 @@ static bool attached_within(te_stage *st, te_stage *target) {
   return false;
 }
 
-te_status te_compute_at(te_stage *producer, te_stage *consumer, te_iter *at) {
+static te_status compute_at_impl(te_stage *producer, te_stage *consumer, te_iter *at) {
   const char *fn = "te_compute_at";
-  if (!producer || !consumer) {
-    te_stage *some = producer ? producer : consumer;
-    if (some) return ir_error(some->sch->ctx, TE_ERR_INVALID_ARG, "%s: a stage is NULL", fn);
-    return TE_ERR_INVALID_ARG;
-  }
   te_ctx *ctx = producer->sch->ctx;
   if (producer->sch != consumer->sch)
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stages '%s' and '%s' belong to different schedules",
                     fn, producer->name, consumer->name);
-  if (!at) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': iter is NULL", fn, consumer->name);
+  if (!at)
+    return ir_error_null(ctx, "%s: stage '%s': iter is NULL", fn, consumer->name);
   if (at->stage != consumer)
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: iter '%s' belongs to stage '%s', not to consumer '%s'",
                     fn, at->name, at->stage->name, consumer->name);
@@ -127,4 +135,15 @@ te_status te_compute_at(te_stage *producer, te_stage *consumer, te_iter *at) {
   producer->attach_iter = at;
   return sch_trace_step(producer->sch, SCH_STEP_compute_at,
                         (sch_arg[]){{.stage = producer}, {.stage = consumer}, {.iter = at}});
+}
+
+te_status te_compute_at(te_stage *producer, te_stage *consumer, te_iter *at) {
+  if (!producer || !consumer) {
+    te_stage *some = producer ? producer : consumer;
+    if (some)
+      return ir_error_null(some->sch->ctx, "te_compute_at: %s stage is NULL",
+                           producer ? "the consumer" : "the producer");
+    return TE_ERR_INVALID_ARG;
+  }
+  return SCH_CALL(producer->sch, "te_compute_at", compute_at_impl(producer, consumer, at));
 }

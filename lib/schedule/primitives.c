@@ -16,7 +16,7 @@ static bool check_leaf(const char *fn, te_stage *st, te_iter *it, const char *wh
   if (!st) return false;
   te_ctx *ctx = st->sch->ctx;
   if (!it) {
-    if (!ir_failed(ctx)) ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': %s is NULL", fn, st->name, what);
+    ir_error_null(ctx, "%s: stage '%s': %s is NULL", fn, st->name, what);
     return false;
   }
   if (it->stage != st) {
@@ -67,15 +67,22 @@ static te_status do_split(const char *fn, te_stage *st, te_iter *it, int64_t v, 
   return TE_OK;
 }
 
-te_status te_split(te_stage *st, te_iter *it, int64_t factor, te_iter **outer, te_iter **inner) {
+static te_status split_impl(te_stage *st, te_iter *it, int64_t factor, te_iter **outer,
+                            te_iter **inner) {
   if (!st) return TE_ERR_INVALID_ARG;
   te_status s = do_split("te_split", st, it, factor, false, outer, inner);
   if (s != TE_OK) return s;
   return sch_trace_step(st->sch, SCH_STEP_split, (sch_arg[]){{.stage = st}, {.iter = it}, {.i = factor}});
 }
 
-te_status te_split_nparts(te_stage *st, te_iter *it, int64_t nparts, te_iter **outer,
-                          te_iter **inner) {
+te_status te_split(te_stage *st, te_iter *it, int64_t factor, te_iter **outer, te_iter **inner) {
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_split", split_impl(st, it, factor, outer, inner));
+}
+
+static te_status split_nparts_impl(te_stage *st, te_iter *it, int64_t nparts, te_iter **outer,
+                                   te_iter **inner) {
   if (!st) return TE_ERR_INVALID_ARG;
   te_status s = do_split("te_split_nparts", st, it, nparts, true, outer, inner);
   if (s != TE_OK) return s;
@@ -83,7 +90,14 @@ te_status te_split_nparts(te_stage *st, te_iter *it, int64_t nparts, te_iter **o
                         (sch_arg[]){{.stage = st}, {.iter = it}, {.i = nparts}});
 }
 
-te_status te_fuse(te_stage *st, te_iter *outer, te_iter *inner, te_iter **fused) {
+te_status te_split_nparts(te_stage *st, te_iter *it, int64_t nparts, te_iter **outer,
+                          te_iter **inner) {
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_split_nparts", split_nparts_impl(st, it, nparts, outer, inner));
+}
+
+static te_status fuse_impl(te_stage *st, te_iter *outer, te_iter *inner, te_iter **fused) {
   const char *fn = "te_fuse";
   if (!st) return TE_ERR_INVALID_ARG;
   if (!check_leaf(fn, st, outer, "outer iter") || !check_leaf(fn, st, inner, "inner iter"))
@@ -112,6 +126,12 @@ te_status te_fuse(te_stage *st, te_iter *outer, te_iter *inner, te_iter **fused)
   if (fused) *fused = f;
   return sch_trace_step(st->sch, SCH_STEP_fuse,
                         (sch_arg[]){{.stage = st}, {.iter = outer}, {.iter = inner}});
+}
+
+te_status te_fuse(te_stage *st, te_iter *outer, te_iter *inner, te_iter **fused) {
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_fuse", fuse_impl(st, outer, inner, fused));
 }
 
 static te_status do_reorder(const char *fn, te_stage *st, int n, te_iter *const order[]) {
@@ -147,15 +167,21 @@ static te_status do_reorder(const char *fn, te_stage *st, int n, te_iter *const 
   return TE_OK;
 }
 
-te_status te_reorder(te_stage *st, int n, te_iter *const order[]) {
+static te_status reorder_impl(te_stage *st, int n, te_iter *const order[]) {
   if (!st) return TE_ERR_INVALID_ARG;
   te_status s = do_reorder("te_reorder", st, n, order);
   if (s != TE_OK) return s;
   return sch_trace_step(st->sch, SCH_STEP_reorder, (sch_arg[]){{.stage = st}, {.iters = {n, order}}});
 }
 
-te_status te_tile(te_stage *st, te_iter *x, te_iter *y, int64_t fx, int64_t fy, te_iter **xo,
-                  te_iter **yo, te_iter **xi, te_iter **yi) {
+te_status te_reorder(te_stage *st, int n, te_iter *const order[]) {
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_reorder", reorder_impl(st, n, order));
+}
+
+static te_status tile_impl(te_stage *st, te_iter *x, te_iter *y, int64_t fx, int64_t fy,
+                           te_iter **xo, te_iter **yo, te_iter **xi, te_iter **yi) {
   const char *fn = "te_tile";
   if (!st) return TE_ERR_INVALID_ARG;
   if (!check_leaf(fn, st, x, "x iter") || !check_leaf(fn, st, y, "y iter")) return fail_status(st);
@@ -183,6 +209,13 @@ te_status te_tile(te_stage *st, te_iter *x, te_iter *y, int64_t fx, int64_t fy, 
                         (sch_arg[]){{.stage = st}, {.iter = x}, {.iter = y}, {.i = fx}, {.i = fy}});
 }
 
+te_status te_tile(te_stage *st, te_iter *x, te_iter *y, int64_t fx, int64_t fy, te_iter **xo,
+                  te_iter **yo, te_iter **xi, te_iter **yi) {
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_tile", tile_impl(st, x, y, fx, fy, xo, yo, xi, yi));
+}
+
 /* ---------------------------------------------------------------- annotations */
 
 static te_status annotate(const char *fn, sch_step_id step, te_stage *st, te_iter *it,
@@ -203,16 +236,25 @@ static te_status annotate(const char *fn, sch_step_id step, te_stage *st, te_ite
 }
 
 te_status te_vectorize(te_stage *st, te_iter *it) {
-  return annotate("te_vectorize", SCH_STEP_vectorize, st, it, IR_FOR_VECTORIZED);
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_vectorize",
+                  annotate("te_vectorize", SCH_STEP_vectorize, st, it, IR_FOR_VECTORIZED));
 }
 te_status te_unroll(te_stage *st, te_iter *it) {
-  return annotate("te_unroll", SCH_STEP_unroll, st, it, IR_FOR_UNROLLED);
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_unroll",
+                  annotate("te_unroll", SCH_STEP_unroll, st, it, IR_FOR_UNROLLED));
 }
 te_status te_parallel(te_stage *st, te_iter *it) {
-  return annotate("te_parallel", SCH_STEP_parallel, st, it, IR_FOR_PARALLEL);
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_parallel",
+                  annotate("te_parallel", SCH_STEP_parallel, st, it, IR_FOR_PARALLEL));
 }
 
-te_status te_bind(te_stage *st, te_iter *it, te_thread_tag tag) {
+static te_status bind_impl(te_stage *st, te_iter *it, te_thread_tag tag) {
   const char *fn = "te_bind";
   if (!st) return TE_ERR_INVALID_ARG;
   if (!check_leaf(fn, st, it, "iter")) return fail_status(st);
@@ -240,10 +282,17 @@ te_status te_bind(te_stage *st, te_iter *it, te_thread_tag tag) {
   return sch_trace_step(st->sch, SCH_STEP_bind, (sch_arg[]){{.stage = st}, {.iter = it}, {.e = (int)tag}});
 }
 
-te_status te_set_tail(te_stage *st, te_iter *it, te_tail tail) {
+te_status te_bind(te_stage *st, te_iter *it, te_thread_tag tag) {
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_bind", bind_impl(st, it, tag));
+}
+
+static te_status set_tail_impl(te_stage *st, te_iter *it, te_tail tail) {
   const char *fn = "te_set_tail";
   if (!st) return TE_ERR_INVALID_ARG;
-  if (!it) return ir_error(st->sch->ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': iter is NULL", fn, st->name);
+  if (!it)
+    return ir_error_null(st->sch->ctx, "%s: stage '%s': iter is NULL", fn, st->name);
   te_ctx *ctx = st->sch->ctx;
   if (it->stage != st)
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: iter '%s' belongs to stage '%s', not to stage '%s'",
@@ -267,7 +316,13 @@ te_status te_set_tail(te_stage *st, te_iter *it, te_tail tail) {
                         (sch_arg[]){{.stage = st}, {.iter = it}, {.e = (int)tail}});
 }
 
-te_status te_pragma(te_stage *st, te_iter *it, const char *key, int64_t value) {
+te_status te_set_tail(te_stage *st, te_iter *it, te_tail tail) {
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_set_tail", set_tail_impl(st, it, tail));
+}
+
+static te_status pragma_impl(te_stage *st, te_iter *it, const char *key, int64_t value) {
   const char *fn = "te_pragma";
   if (!st) return TE_ERR_INVALID_ARG;
   if (!check_leaf(fn, st, it, "iter")) return fail_status(st);
@@ -291,4 +346,10 @@ te_status te_pragma(te_stage *st, te_iter *it, const char *key, int64_t value) {
   it->npragmas = n;
   return sch_trace_step(st->sch, SCH_STEP_pragma,
                         (sch_arg[]){{.stage = st}, {.iter = it}, {.word = key}, {.i = value}});
+}
+
+te_status te_pragma(te_stage *st, te_iter *it, const char *key, int64_t value) {
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_pragma", pragma_impl(st, it, key, value));
 }

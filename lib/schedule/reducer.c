@@ -30,7 +30,15 @@ te_reducer *te_reducer_new(te_ctx *ctx, int n, te_expr *const lhs[], te_expr *co
     return NULL;
   }
   for (int i = 0; i < n; i++) {
-    if (!lhs[i] || !rhs[i] || !results[i] || !identity[i]) return NULL; /* sticky */
+    if (!lhs[i] || !rhs[i] || !results[i] || !identity[i]) {
+      ir_error_null(ctx, "%s: %s[%d] is NULL", fn,
+                    !lhs[i]       ? "lhs"
+                    : !rhs[i]     ? "rhs"
+                    : !results[i] ? "results"
+                                  : "identity",
+                    i);
+      return NULL;
+    }
     if (!is_param(lhs[i]) || !is_param(rhs[i]) || lhs[i] == rhs[i]) {
       ir_error(ctx, TE_ERR_INVALID_ARG,
                "%s: lhs[%d] and rhs[%d] must be two distinct te_param variables", fn, i, i);
@@ -62,8 +70,8 @@ te_reducer *te_reducer_new(te_ctx *ctx, int n, te_expr *const lhs[], te_expr *co
   return red;
 }
 
-te_status te_reduce(te_reducer *red, int n, te_expr *const values[], int nk,
-                    te_expr *const axes[], te_expr *cond, te_expr *out[]) {
+static te_status reduce_impl(te_reducer *red, int n, te_expr *const values[], int nk,
+                             te_expr *const axes[], te_expr *cond, te_expr *out[]) {
   const char *fn = "te_reduce";
   if (!red) return TE_ERR_INVALID_ARG;
   te_ctx *ctx = red->ctx;
@@ -75,7 +83,8 @@ te_status te_reduce(te_reducer *red, int n, te_expr *const values[], int nk,
   if (nk < 1 || !axes)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: needs at least one reduce axis (got %d)", fn, nk);
   for (int i = 0; i < n; i++) {
-    if (!values[i]) return ir_failed(ctx) ? te_last_status(ctx) : ir_error(ctx, TE_ERR_INVALID_ARG, "%s: value %d is NULL", fn, i);
+    if (!values[i])
+      return ir_error_null(ctx, "%s: value %d is NULL", fn, i);
     te_expr *v = ir_dtype_eq(values[i]->dtype, red->r.lhs[i]->dtype)
                      ? values[i] : NULL;
     if (!v) {
@@ -86,7 +95,8 @@ te_status te_reduce(te_reducer *red, int n, te_expr *const values[], int nk,
     }
   }
   for (int i = 0; i < nk; i++) {
-    if (!axes[i]) return te_last_status(ctx) ? te_last_status(ctx) : TE_ERR_INVALID_ARG;
+    if (!axes[i])
+      return ir_error_null(ctx, "%s: axis %d is NULL", fn, i);
     if (axes[i]->kind != IR_VAR || axes[i]->u.var.kind != IR_VAR_REDUCE)
       return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: axis %d is not a reduce axis (make it with te_reduce_axis)", fn, i);
     for (int j = 0; j < i; j++)
@@ -104,4 +114,11 @@ te_status te_reduce(te_reducer *red, int n, te_expr *const values[], int nk,
     if (!out[i]) return te_last_status(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
   }
   return TE_OK;
+}
+
+te_status te_reduce(te_reducer *red, int n, te_expr *const values[], int nk, te_expr *const axes[],
+                    te_expr *cond, te_expr *out[]) {
+  if (!red)
+    return TE_ERR_INVALID_ARG;
+  return IR_PUBLIC_CALL(red->ctx, reduce_impl(red, n, values, nk, axes, cond, out));
 }

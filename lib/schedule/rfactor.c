@@ -14,7 +14,8 @@
 static te_status check(const char *fn, te_schedule *s, te_tensor *t, te_iter *it, int axis,
                        te_stage **out) {
   te_ctx *ctx = s->ctx;
-  if (!t) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor is NULL", fn);
+  if (!t)
+    return ir_error_null(ctx, "%s: tensor is NULL", fn);
   te_stage *st = sch_stage_of_tensor(s, t);
   if (!st) return ir_error(ctx, TE_ERR_NOT_FOUND, "%s: tensor '%s' has no stage in this schedule", fn, t->name);
   te_expr *body = st->op->body[0];
@@ -22,7 +23,8 @@ static te_status check(const char *fn, te_schedule *s, te_tensor *t, te_iter *it
     return ir_error(ctx, body->kind == IR_REDUCE ? TE_ERR_UNSUPPORTED : TE_ERR_SCHEDULE,
                     "%s: stage '%s' is not a reduction by te_sum, te_prod, te_min_r or te_max_r%s",
                     fn, st->name, body->kind == IR_REDUCE ? " (custom reducers are not supported)" : "");
-  if (!it) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': iter is NULL", fn, st->name);
+  if (!it)
+    return ir_error_null(ctx, "%s: stage '%s': iter is NULL", fn, st->name);
   if (it->stage != st)
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: iter '%s' belongs to stage '%s', not to '%s'", fn,
                     it->name, it->stage->name, st->name);
@@ -66,7 +68,7 @@ static te_status domains(te_stage *st, ir_analyzer *an) {
   return sch_propagate_domains(st, an);
 }
 
-te_status te_rfactor(te_schedule *s, te_tensor *t, te_iter *it, int axis, te_tensor **rf) {
+static te_status rfactor_impl(te_schedule *s, te_tensor *t, te_iter *it, int axis, te_tensor **rf) {
   const char *fn = "te_rfactor";
   if (!s) return TE_ERR_INVALID_ARG;
   te_ctx *ctx = s->ctx;
@@ -166,4 +168,10 @@ te_status te_rfactor(te_schedule *s, te_tensor *t, te_iter *it, int axis, te_ten
   if (!sch_stage_insert(s, pos, rop) || !sch_stage_reset(st, cop)) return te_last_status(ctx);
   if (rf) *rf = rop->outputs[0];
   return sch_trace_step(s, SCH_STEP_rfactor, (sch_arg[]){{.tensor = t}, {.iter = it}, {.i = axis}});
+}
+
+te_status te_rfactor(te_schedule *s, te_tensor *t, te_iter *it, int axis, te_tensor **rf) {
+  if (!s)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(s, "te_rfactor", rfactor_impl(s, t, it, axis, rf));
 }

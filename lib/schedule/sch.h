@@ -115,7 +115,24 @@ struct te_schedule {
   /* the trace: one step a line */
   int nsteps, cap_steps;
   char **steps;
+  /* TE_OK, or the failure of a call that may have left the schedule half changed (out of
+     memory, an internal error: see sch_call_end), and that call's name */
+  te_status broken;
+  const char *broken_by;
 };
+
+/* The error contract (core.h) for calls on a schedule. sch_call_begin opens the call
+   (ir_call_begin) and returns TE_OK, or the refusal of a schedule an earlier call left half
+   changed; sch_call_end closes it (ir_call_end) and marks the schedule unusable when the call
+   failed after it may have started changing it. Primitives check their arguments before they
+   change anything, so only TE_ERR_NOMEM and TE_ERR_INTERNAL do that. SCH_CALL runs one call
+   between the two: return SCH_CALL(s, "te_split", split_impl(...)). */
+te_status sch_call_begin(te_schedule *, const char *fn);
+te_status sch_call_end(te_schedule *, const char *fn, te_status);
+#define SCH_CALL(s, fn, call)                                                                      \
+  sch_call_end((s), (fn), sch_call_begin((s), (fn)) == TE_OK ? (call) : te_last_status((s)->ctx))
+/* TE_OK when the schedule can be used (lowered, built, traced); else records why. */
+te_status sch_check_usable(te_schedule *, const char *fn);
 
 /* schedule.c: list helpers shared by the primitives. */
 bool sch_grow(te_ctx *, void ***arr, int *cap, int n, int need);

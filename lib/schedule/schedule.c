@@ -180,7 +180,7 @@ static bool add_op(te_schedule *s, ir_map *seen, sch_op *op, int *cap, int depth
   return true;
 }
 
-te_schedule *te_schedule_new(te_ctx *ctx, int nout, te_tensor *const outs[]) {
+static te_schedule *schedule_new_impl(te_ctx *ctx, int nout, te_tensor *const outs[]) {
   if (!ctx) return NULL;
   if (nout < 1 || !outs) {
     ir_error(ctx, TE_ERR_INVALID_ARG, "te_schedule_new: needs at least one output (got %d)", nout);
@@ -188,8 +188,7 @@ te_schedule *te_schedule_new(te_ctx *ctx, int nout, te_tensor *const outs[]) {
   }
   for (int i = 0; i < nout; i++) {
     if (!outs[i]) {
-      if (!ir_failed(ctx))
-        ir_error(ctx, TE_ERR_INVALID_ARG, "te_schedule_new: output %d is NULL", i);
+      ir_error_null(ctx, "te_schedule_new: output %d is NULL", i);
       return NULL;
     }
     if (outs[i]->ctx != ctx) {
@@ -227,10 +226,16 @@ te_schedule *te_schedule_new(te_ctx *ctx, int nout, te_tensor *const outs[]) {
   return s;
 }
 
+te_schedule *te_schedule_new(te_ctx *ctx, int nout, te_tensor *const outs[]) {
+  if (!ctx)
+    return NULL;
+  return IR_PUBLIC_CALL_PTR(ctx, schedule_new_impl(ctx, nout, outs));
+}
+
 te_stage *te_stage_of(te_schedule *s, te_tensor *t) {
   if (!s) return NULL;
   if (!t) {
-    if (!ir_failed(s->ctx)) ir_error(s->ctx, TE_ERR_INVALID_ARG, "te_stage_of: tensor is NULL");
+    ir_error_null(s->ctx, "te_stage_of: tensor is NULL");
     return NULL;
   }
   te_stage *st = sch_stage_of_tensor(s, t);

@@ -10,7 +10,7 @@
 
 #include "trace.h"
 
-te_status te_reorder_storage(te_stage *st, int n, te_iter *const dims[]) {
+static te_status reorder_storage_impl(te_stage *st, int n, te_iter *const dims[]) {
   const char *fn = "te_reorder_storage";
   if (!st)
     return TE_ERR_INVALID_ARG;
@@ -32,8 +32,7 @@ te_status te_reorder_storage(te_stage *st, int n, te_iter *const dims[]) {
   bool seen[TE_MAX_DIMS] = {false};
   for (int k = 0; k < n; k++) {
     if (!dims[k])
-      return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': dims[%d] is NULL", fn, st->name,
-                      k);
+      return ir_error_null(ctx, "%s: stage '%s': dims[%d] is NULL", fn, st->name, k);
     int d = -1;
     for (int a = 0; a < op->ndim && d < 0; a++)
       if (st->root[a] == dims[k])
@@ -53,4 +52,10 @@ te_status te_reorder_storage(te_stage *st, int n, te_iter *const dims[]) {
   st->nstorage = n;
   return sch_trace_step(st->sch, SCH_STEP_reorder_storage,
                         (sch_arg[]){{.stage = st}, {.iters = {n, dims}}});
+}
+
+te_status te_reorder_storage(te_stage *st, int n, te_iter *const dims[]) {
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_reorder_storage", reorder_storage_impl(st, n, dims));
 }

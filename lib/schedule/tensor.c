@@ -34,8 +34,7 @@ bool sch_check_shape(te_ctx *ctx, const char *fn, const char *name, int ndim,
   for (int i = 0; i < ndim; i++) {
     te_expr *e = shape[i];
     if (!e) {
-      if (!ir_failed(ctx))
-        ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor '%s': extent %d is NULL", fn, name, i);
+      ir_error_null(ctx, "%s: tensor '%s': extent %d is NULL", fn, name, i);
       return false;
     }
     if (e->ctx != ctx) {
@@ -110,8 +109,8 @@ sch_op *sch_op_new(te_ctx *ctx, sch_op_kind kind, const char *name, int ndim,
   return op;
 }
 
-te_tensor *te_placeholder(te_ctx *ctx, const char *name, te_dtype dtype, int ndim,
-                          te_expr *const shape[]) {
+static te_tensor *placeholder_impl(te_ctx *ctx, const char *name, te_dtype dtype, int ndim,
+                                   te_expr *const shape[]) {
   if (!ctx) return NULL;
   if (!sch_is_identifier(name)) {
     ir_error(ctx, TE_ERR_INVALID_ARG, "te_placeholder: name '%s' is not a C identifier",
@@ -133,8 +132,21 @@ te_tensor *te_placeholder(te_ctx *ctx, const char *name, te_dtype dtype, int ndi
   return op->outputs[0];
 }
 
+te_tensor *te_placeholder(te_ctx *ctx, const char *name, te_dtype dtype, int ndim,
+                          te_expr *const shape[]) {
+  if (!ctx)
+    return NULL;
+  return IR_PUBLIC_CALL_PTR(ctx, placeholder_impl(ctx, name, dtype, ndim, shape));
+}
+
 te_expr *te_reduce_axis(te_ctx *ctx, const char *name, te_expr *min, te_expr *extent) {
-  if (!ctx || !min || !extent) return NULL;
+  if (!ctx)
+    return NULL;
+  if (!min || !extent) {
+    ir_error_null(ctx, "te_reduce_axis: axis '%s': %s is NULL", name ? name : "(null)",
+                  !min ? "min" : "extent");
+    return NULL;
+  }
   if (!sch_is_identifier(name)) {
     ir_error(ctx, TE_ERR_INVALID_ARG, "te_reduce_axis: name '%s' is not a C identifier",
              name ? name : "(null)");
@@ -167,14 +179,24 @@ te_expr *te_reduce_axis(te_ctx *ctx, const char *name, te_expr *min, te_expr *ex
 
 static te_expr *make_reduce(const char *fn, ir_reducer_kind kind, te_expr *body, int nk,
                             te_expr *const axes[]) {
-  if (!body) return NULL;
+  if (!body) {
+    for (int i = 0; i < nk && axes; i++) /* an axis may carry the context */
+      if (axes[i]) {
+        ir_error_null(axes[i]->ctx, "%s: body is NULL", fn);
+        break;
+      }
+    return NULL;
+  }
   te_ctx *ctx = body->ctx;
   if (nk < 1 || !axes) {
     ir_error(ctx, TE_ERR_INVALID_ARG, "%s: needs at least one reduce axis (got %d)", fn, nk);
     return NULL;
   }
   for (int i = 0; i < nk; i++) {
-    if (!axes[i]) return NULL;
+    if (!axes[i]) {
+      ir_error_null(ctx, "%s: axis %d is NULL", fn, i);
+      return NULL;
+    }
     if (axes[i]->ctx != ctx) {
       ir_error(ctx, TE_ERR_INVALID_ARG, "%s: axis %d belongs to another context", fn, i);
       return NULL;
@@ -235,7 +257,10 @@ te_expr *te_at(te_tensor *t, int n, te_expr *const idx[]) {
   }
   te_expr *cast[TE_MAX_DIMS];
   for (int i = 0; i < n; i++) {
-    if (!idx[i]) return NULL;
+    if (!idx[i]) {
+      ir_error_null(ctx, "te_at: tensor '%s': index %d is NULL", t->name, i);
+      return NULL;
+    }
     if (idx[i]->ctx != ctx) {
       ir_error(ctx, TE_ERR_INVALID_ARG, "te_at: tensor '%s': index %d belongs to another context",
                t->name, i);
@@ -261,6 +286,12 @@ te_dtype te_tensor_dtype(const te_tensor *t) {
 }
 int te_tensor_ndim(const te_tensor *t) { return t ? t->ndim : -1; }
 te_expr *te_tensor_dim(const te_tensor *t, int i) {
-  if (!t || i < 0 || i >= t->ndim) return NULL;
+  if (!t)
+    return NULL;
+  if (i < 0 || i >= t->ndim) {
+    ir_error(t->ctx, TE_ERR_INVALID_ARG, "te_tensor_dim: tensor '%s' has rank %d (asked for %d)",
+             t->name, t->ndim, i);
+    return NULL;
+  }
   return t->shape[i];
 }

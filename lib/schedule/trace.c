@@ -100,12 +100,19 @@ te_status sch_trace_step(te_schedule *s, sch_step_id id, const sch_arg args[]) {
   return TE_OK;
 }
 
-char *te_schedule_trace(te_schedule *s) {
-  if (!s) return NULL;
-  ir_str out = {0};
+static char *trace_text(te_schedule *s) {
+  ir_str out = {.ctx = s->ctx};
   for (int i = 0; i < s->nsteps; i++) ir_str_printf(&out, "%s\n", s->steps[i]);
   if (!out.buf) ir_str_puts(&out, "");
   return ir_str_take(&out);
+}
+
+char *te_schedule_trace(te_schedule *s) {
+  if (!s)
+    return NULL;
+  ir_call_begin(s->ctx);
+  char *text = sch_check_usable(s, "te_schedule_trace") == TE_OK ? trace_text(s) : NULL;
+  return ir_call_end_ptr(s->ctx, text);
 }
 
 /* ---------------------------------------------------------------- replay */
@@ -263,7 +270,7 @@ static te_status run_step(step *p) {
   return apply(p->s, (sch_step_id)id, a);
 }
 
-te_status te_schedule_replay(te_schedule *s, const char *trace) {
+static te_status schedule_replay_impl(te_schedule *s, const char *trace) {
   if (!s) return TE_ERR_INVALID_ARG;
   if (!trace) return ir_error(s->ctx, TE_ERR_INVALID_ARG, "te_schedule_replay: trace is NULL");
   char *text = ir_strdup(s->ctx, trace);
@@ -286,4 +293,10 @@ te_status te_schedule_replay(te_schedule *s, const char *trace) {
     if (st != TE_OK) return st;
   }
   return TE_OK;
+}
+
+te_status te_schedule_replay(te_schedule *s, const char *trace) {
+  if (!s)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(s, "te_schedule_replay", schedule_replay_impl(s, trace));
 }

@@ -168,12 +168,12 @@ static bool tg_featlist_set(tg_featlist *l, const char *item, size_t len) {
   }
   if (l->n == l->cap) {
     int cap = l->cap ? 2 * l->cap : 64;
-    char **items = realloc(l->items, sizeof *items * (size_t)cap);
+    char **items = ir_realloc(NULL, l->items, sizeof *items * (size_t)cap);
     if (!items)
       return false;
     l->items = items, l->cap = cap;
   }
-  char *copy = malloc(len + 1);
+  char *copy = ir_malloc(NULL, len + 1);
   if (!copy)
     return false;
   memcpy(copy, item, len);
@@ -216,7 +216,7 @@ static char *tg_featlist_join(const tg_featlist *l) {
   for (int i = 0; i < l->n; i++)
     ir_str_printf(&s, "%s%s", i ? "," : "", l->items[i]);
   char *r = ir_str_take(&s);
-  return r ? r : strdup("");
+  return r ? r : ir_strdup_malloc(NULL, "");
 }
 
 /* The vector width: the CPU's, then -mattr switching AVX-512F / AVX / AVX2 on or off. */
@@ -368,15 +368,15 @@ static te_status tg_resolve(te_ctx *ctx, const tg_opts *o, te_target *t) {
   return st;
 }
 
-te_target *te_target_parse(te_ctx *ctx, const char *s) {
+static te_target *target_parse_impl(te_ctx *ctx, const char *s) {
   if (!ctx)
     return NULL;
   if (!s) {
     ir_error(ctx, TE_ERR_INVALID_ARG, "te_target_parse: target string is NULL");
     return NULL;
   }
-  char *copy = strdup(s);
-  te_target *t = ir_alloc_persistent(ctx, sizeof *t);
+  char *copy = ir_strdup_malloc(ctx, s);
+  te_target *t = copy ? ir_alloc_persistent(ctx, sizeof *t) : NULL;
   if (!copy || !t) {
     free(copy);
     if (!t)
@@ -404,7 +404,7 @@ te_target *te_target_parse(te_ctx *ctx, const char *s) {
   if (!tm)
     return NULL;
   LLVMDisposeTargetMachine(tm);
-  ir_str str = {0};
+  ir_str str = {.ctx = ctx};
   ir_str_printf(&str, "llvm -mtriple=%s -mcpu=%s", t->triple, t->cpu);
   if (t->features && *t->features)
     ir_str_printf(&str, " -mattr=%s", t->features);
@@ -416,6 +416,12 @@ te_target *te_target_parse(te_ctx *ctx, const char *s) {
     return NULL;
   }
   return t;
+}
+
+te_target *te_target_parse(te_ctx *ctx, const char *s) {
+  if (!ctx)
+    return NULL;
+  return IR_PUBLIC_CALL_PTR(ctx, target_parse_impl(ctx, s));
 }
 
 const char *te_target_str(const te_target *t) { return t ? t->str : NULL; }

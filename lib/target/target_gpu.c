@@ -155,7 +155,7 @@ static te_status tg_gpu_parse_text(te_ctx *ctx, char *s, te_target *t) {
 }
 
 te_status tg_gpu_parse(te_ctx *ctx, const char *s, te_target *t) {
-  char *copy = strdup(s);
+  char *copy = ir_strdup_malloc(ctx, s);
   if (!copy)
     return ir_error(ctx, TE_ERR_NOMEM, "te_target_parse: out of memory");
   t->ctx = ctx;
@@ -163,7 +163,7 @@ te_status tg_gpu_parse(te_ctx *ctx, const char *s, te_target *t) {
   free(copy);
   if (st != TE_OK)
     return st;
-  ir_str str = {0};
+  ir_str str = {.ctx = ctx};
   char cpu[16] = "";
   if (t->kind == TG_CUDA) {
     snprintf(cpu, sizeof cpu, "sm_%d", t->gpu_arch);

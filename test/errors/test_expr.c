@@ -40,11 +40,42 @@ Test(err_expr, null_context_everywhere) {
 }
 
 /* expr.h: a constructor "returns NULL without a new message when an operand is NULL". */
-Test(err_expr, null_operand_gives_null_without_message) {
+/* A NULL operand with nothing recorded is the caller's mistake: TE_ERR_INVALID_ARG naming the
+   function and the operand (core.h). */
+Test(err_expr, null_operand_is_invalid_arg) {
   te_expr *x = f32p("x");
   cr_assert_null(te_add(x, NULL));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_add: right operand is NULL");
+  te_clear_error(tt_ctx);
+  cr_assert_null(te_mul(NULL, x));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_mul: left operand is NULL");
+  te_clear_error(tt_ctx);
   cr_assert_null(te_select(te_lt(x, x), NULL, x));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_select: true value is NULL");
+  te_clear_error(tt_ctx);
+  cr_assert_null(te_if_then_else(NULL, x, x));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_if_then_else: condition is NULL");
+  te_clear_error(tt_ctx);
   cr_assert_null(te_call(tt_ctx, "pow", 2, TE_EXPRS(x, NULL)));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_call: 'pow': argument 1 is NULL");
+}
+
+/* A NULL operand after a failure is that failure's result: no new message. */
+Test(err_expr, null_operand_after_failure_keeps_the_first_message) {
+  te_expr *x = f32p("x");
+  te_expr *bad = te_call(tt_ctx, "nosuchfn", 1, TE_EXPRS(x));
+  cr_assert_null(bad);
+  cr_assert_null(te_add(x, bad));
+  cr_assert_null(te_select(te_lt(x, x), bad, x));
+  cr_assert_null(te_call(tt_ctx, "pow", 2, TE_EXPRS(x, bad)));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_NOT_FOUND, "te_call: unknown function 'nosuchfn'");
+}
+
+/* No operand carries a context: nothing to record on. */
+Test(err_expr, all_operands_null_records_nothing) {
+  cr_assert_null(te_add(NULL, NULL));
+  cr_assert_null(te_neg(NULL));
+  cr_assert_null(te_cast(TE_F32, NULL));
   TT_NO_ERR(tt_ctx);
 }
 

@@ -162,7 +162,7 @@ Test(err_multistage, compute_at_into_inlined_stage) {
 Test(err_multistage, compute_at_null_arguments) {
   build();
   cr_assert_eq(te_compute_at(NULL, SP2, te_axis(SP2, 0)), TE_ERR_INVALID_ARG);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_compute_at", "a stage is NULL");
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_compute_at: the producer stage is NULL");
   te_clear_error(tt_ctx);
   cr_assert_eq(te_compute_at(SP1, SP2, NULL), TE_ERR_INVALID_ARG);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_compute_at", "stage 'P2': iter is NULL");

@@ -1,7 +1,8 @@
-/* test_sticky.c (errors) — the error protocol itself: a fresh context has no error; the first
- * error wins (a second failure, of another kind, does not overwrite it); NULL results propagate
- * through constructors without new messages; successful calls do not clear the error;
- * te_clear_error resets status and message; contexts are independent.
+/* test_sticky.c (errors) — the error protocol itself: a fresh context has no error; a failed
+ * constructor does not overwrite the recorded error (the first message wins), a failed status
+ * call does (it reports its own outcome); NULL results propagate through constructors without
+ * new messages; successful calls do not clear the error; te_clear_error resets status and
+ * message; contexts are independent. (test_contract.c: valid calls after a failure.)
  */
 #include "../common/te_test.h"
 
@@ -24,13 +25,15 @@ Test(err_sticky, second_error_does_not_overwrite_first) {
   te_stage *st = tt_stage(s, C);
   te_iter *o, *in;
   cr_assert_eq(te_split(st, te_axis(st, 0), 0, &o, &in), TE_ERR_SCHEDULE);
-  /* a second, different failure: returns its own status but keeps the first message */
+  /* failed constructors, of other kinds: the first message stays */
   cr_assert_null(te_var(tt_ctx, "not valid"));
   cr_assert_null(te_target_parse(tt_ctx, "foo"));
-  cr_assert_eq(te_split(st, te_axis(st, 0), -1, &o, &in), TE_ERR_SCHEDULE);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_split", "factor must be > 0", "(got 0)");
   cr_assert(strstr(te_last_error(tt_ctx), "te_var") == NULL, "message was overwritten: %s",
             te_last_error(tt_ctx));
+  /* a failed status call reports its own failure */
+  cr_assert_eq(te_split(st, te_axis(st, 0), -1, &o, &in), TE_ERR_SCHEDULE);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_split", "factor must be > 0", "(got -1)");
 }
 
 Test(err_sticky, null_propagates_without_new_message) {

@@ -115,11 +115,12 @@ Test(ir, sticky_errors_keep_the_first_message) {
   te_clear_error(ctx);
   cr_expect_eq(te_last_status(ctx), TE_OK);
   cr_expect_str_eq(te_last_error(ctx), "");
-  /* NULL operands propagate without a message */
+  /* a NULL operand with nothing recorded: TE_ERR_INVALID_ARG naming it, then it propagates */
   cr_expect_null(te_mul(te_add(NULL, f), te_int(ctx, 2)));
   cr_expect_null(te_call(ctx, "exp", 1, (te_expr *[]){NULL}));
   cr_expect_null(te_select(NULL, f, f));
-  cr_expect_eq(te_last_status(ctx), TE_OK);
+  cr_expect_eq(te_last_status(ctx), TE_ERR_INVALID_ARG);
+  cr_expect_str_eq(te_last_error(ctx), "te_add: left operand is NULL");
   cr_expect_str_eq(te_status_str(TE_ERR_SHAPE), "TE_ERR_SHAPE");
 }
 

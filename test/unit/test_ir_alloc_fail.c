@@ -54,6 +54,9 @@ Test(ir_alloc_fail, printing_partial_ir_is_safe) {
   cr_expect_null(e);
   cr_expect_eq(te_last_status(ctx), TE_ERR_NOMEM);
   cr_expect_null(te_expr_text(e));
+  cr_expect_null(te_expr_text(i)); /* printing allocates too: it fails, cleanly */
+  cr_expect_eq(te_last_status(ctx), TE_ERR_NOMEM);
+  ir_debug_fail_alloc_after(ctx, -1);
   char *s = te_expr_text(i);
   cr_expect_str_eq(s, "i");
   te_free(s);
