@@ -34,8 +34,7 @@ static const int64_t *knob_vals(const applier *a, at_knob_role role, int stage, 
 }
 
 /* The value of the choice knob of role, stage and axis; dflt when the sketch has none. */
-static int64_t choice_axis(const applier *a, at_knob_role role, int stage, int axis,
-                           int64_t dflt) {
+static int64_t choice_axis(const applier *a, at_knob_role role, int stage, int axis, int64_t dflt) {
   const int64_t *v = knob_vals(a, role, stage, axis);
   return v ? v[0] : dflt;
 }
@@ -293,7 +292,8 @@ static te_status apply_tiled(applier *a) {
     return te_last_status(a->s->ctx);
   te_iter *at, *r0 = NULL;
   switch (a->sk->kind) {
-  case AT_SK_TILE: return tile_root(a, st);
+  case AT_SK_TILE:
+    return tile_root(a, st);
   case AT_SK_TILE_CACHE:
   case AT_SK_TILE_CACHE_READ: {
     te_tensor *local;
@@ -312,7 +312,8 @@ static te_status apply_tiled(applier *a) {
     TRY(te_compute_at(st, cs, at));
     return tile_inner(a, st, &r0);
   }
-  default: return TE_OK;
+  default:
+    return TE_OK;
   }
 }
 

@@ -70,18 +70,25 @@ void at_workload_key(const char *text, char out[17]);
 
 /* ---------------------------------------------------------------- sketches (sketch.c) */
 
-enum { AT_MAX_CACHE_READS = 4, AT_MAX_STAGES = 24, AT_MAX_AXES = 8, AT_MAX_KNOBS = 48, AT_MAX_VALS = 96,
-       AT_MAX_SKETCHES = 10, AT_MAX_LEVELS = 4 /* of a tile knob */ };
+enum {
+  AT_MAX_CACHE_READS = 4,
+  AT_MAX_STAGES = 24,
+  AT_MAX_AXES = 8,
+  AT_MAX_KNOBS = 48,
+  AT_MAX_VALS = 96,
+  AT_MAX_SKETCHES = 10,
+  AT_MAX_LEVELS = 4 /* of a tile knob */
+};
 
 typedef struct at_stage_info {
   char name[96];
   bool output, injective, placeholder;
-  bool reuse;      /* a reduction whose inputs are read with reuse across its space axes */
+  bool reuse; /* a reduction whose inputs are read with reuse across its space axes */
   int nspace, nreduce;
   int64_t space_ext[AT_MAX_AXES], reduce_ext[AT_MAX_AXES];
   int nconsumers;
-  int consumer;    /* the single consumer stage (index), or -1 */
-  int ninputs;     /* tensors it reads */
+  int consumer; /* the single consumer stage (index), or -1 */
+  int ninputs;  /* tensors it reads */
 } at_stage_info;
 
 typedef enum at_sketch_kind {
@@ -89,10 +96,10 @@ typedef enum at_sketch_kind {
   AT_SK_TILE_CACHE, /* the same, accumulating in a local cache_write stage computed at a tile */
   AT_SK_TILE_CACHE_READ, /* tile+cache, and the inputs the local stage reads with reuse copied
                             (te_cache_read) into compact local blocks at its outer reduce loop */
-  AT_SK_TILE_FUSE,  /* the reduction computed at a tile of its element-wise consumer */
-  AT_SK_SIMPLE,     /* no heavy reduction: parallel outer loops, vectorized inner loops */
-  AT_SK_DEFAULT,    /* nothing applies: the default schedule, no knobs */
-  AT_SK_USER        /* a schedule template's knobs (knobs.c) */
+  AT_SK_TILE_FUSE,       /* the reduction computed at a tile of its element-wise consumer */
+  AT_SK_SIMPLE,          /* no heavy reduction: parallel outer loops, vectorized inner loops */
+  AT_SK_DEFAULT,         /* nothing applies: the default schedule, no knobs */
+  AT_SK_USER             /* a schedule template's knobs (knobs.c) */
 } at_sketch_kind;
 
 typedef enum at_knob_kind {
@@ -104,31 +111,32 @@ typedef enum at_knob_kind {
 
 /* What a knob decides (for apply and for humans). */
 typedef enum at_knob_role {
-  AT_ROLE_SPACE_TILE, AT_ROLE_REDUCE_TILE, /* of the tiled stage */
-  AT_ROLE_PARALLEL_DEPTH,                  /* 0: S0 levels parallel, 1: S0 and S1 */
-  AT_ROLE_UNROLL,                          /* 0: none, 1: unroll S3 of non-vector axes */
-  AT_ROLE_VECTORIZE,                       /* 0: no te_vectorize, 1: vectorize (every stage) */
-  AT_ROLE_SIMPLE_VEC,                      /* a simple stage's vector factor (a tile) */
-  AT_ROLE_AT_CONSUMER,                     /* row reductions (all): 0 root, 1 at their output's
-                                              row loop */
-  AT_ROLE_CACHE_READ,                      /* tile+cache+read, one per input (axis: its index
-                                              among the local stage's inputs): 0 read in place,
-                                              1 copied into a local block at the outer reduce
-                                              loop, 2 copied whole at root (packed once: weights) */
-  AT_ROLE_KEEP_STAGE,                      /* tile+cache+read, one per injective stage the tiled
-                                              stage reads (padding): 0 inlined, 1 kept as a
-                                              stage at root (simple rules), so the copies read
-                                              it with affine indices */
-  AT_ROLE_USER                             /* a template's knob k (at_task.uknob[k]): the index of
-                                              its chosen candidate */
+  AT_ROLE_SPACE_TILE,
+  AT_ROLE_REDUCE_TILE,    /* of the tiled stage */
+  AT_ROLE_PARALLEL_DEPTH, /* 0: S0 levels parallel, 1: S0 and S1 */
+  AT_ROLE_UNROLL,         /* 0: none, 1: unroll S3 of non-vector axes */
+  AT_ROLE_VECTORIZE,      /* 0: no te_vectorize, 1: vectorize (every stage) */
+  AT_ROLE_SIMPLE_VEC,     /* a simple stage's vector factor (a tile) */
+  AT_ROLE_AT_CONSUMER,    /* row reductions (all): 0 root, 1 at their output's
+                             row loop */
+  AT_ROLE_CACHE_READ,     /* tile+cache+read, one per input (axis: its index
+                             among the local stage's inputs): 0 read in place,
+                             1 copied into a local block at the outer reduce
+                             loop, 2 copied whole at root (packed once: weights) */
+  AT_ROLE_KEEP_STAGE,     /* tile+cache+read, one per injective stage the tiled
+                             stage reads (padding): 0 inlined, 1 kept as a
+                             stage at root (simple rules), so the copies read
+                             it with affine indices */
+  AT_ROLE_USER            /* a template's knob k (at_task.uknob[k]): the index of
+                             its chosen candidate */
 } at_knob_role;
 
 typedef struct at_knob {
   at_knob_kind kind;
   at_knob_role role;
-  int stage;    /* index in the task's stages */
-  int axis;     /* space or reduce axis index */
-  int nlevels;  /* AT_KNOB_TILE */
+  int stage;   /* index in the task's stages */
+  int axis;    /* space or reduce axis index */
+  int nlevels; /* AT_KNOB_TILE */
   int64_t extent;
   int nchoices; /* AT_KNOB_CHOICE */
   int offset;   /* first value in at_cand.v */
@@ -198,8 +206,7 @@ void at_cand_sample(const at_task *, int sketch, at_rng *, at_cand *);
 /* A copy of c with one knob changed (a tile factor moved between levels, or a choice redrawn). */
 void at_cand_mutate(const at_task *, const at_cand *c, at_rng *, at_cand *out);
 /* Knob-wise uniform crossover of two candidates of the same sketch (else a copy of a). */
-void at_cand_crossover(const at_task *, const at_cand *a, const at_cand *b, at_rng *,
-                       at_cand *out);
+void at_cand_crossover(const at_task *, const at_cand *a, const at_cand *b, at_rng *, at_cand *out);
 /* True when the values are a valid point of the sketch (products, ranges). */
 bool at_cand_valid(const at_task *, const at_cand *);
 /* Applies the candidate's primitives to a fresh schedule of the workload. */
@@ -215,8 +222,12 @@ bool at_cand_from_params(const at_task *, int sketch, const char *params, at_can
 
 /* ---------------------------------------------------------------- features (features.c) */
 
-enum { AT_FEAT_PER_STORE = 32, AT_FEAT_STORES = 3, AT_FEAT_GLOBAL = 8,
-       AT_NFEAT = AT_FEAT_PER_STORE * AT_FEAT_STORES + AT_FEAT_GLOBAL };
+enum {
+  AT_FEAT_PER_STORE = 32,
+  AT_FEAT_STORES = 3,
+  AT_FEAT_GLOBAL = 8,
+  AT_NFEAT = AT_FEAT_PER_STORE * AT_FEAT_STORES + AT_FEAT_GLOBAL
+};
 /* Features of the schedule's lowered loop nest (log-scaled), AT_NFEAT floats. Lowers inside a
    scratch arena of the schedule's context. */
 te_status at_features(const at_workload *, te_schedule *, const te_target *, float *out);
@@ -238,8 +249,8 @@ bool at_model_predict(at_model *, int n, const float *feats, float *out);
 /* ---------------------------------------------------------------- compiling (compile.c) */
 
 typedef struct at_job {
-  const char *trace;  /* in */
-  te_module *mod;     /* out: lives in the batch's contexts */
+  const char *trace; /* in */
+  te_module *mod;    /* out: lives in the batch's contexts */
   void *entry;
   te_status status;
   char message[512];
@@ -258,13 +269,13 @@ void at_compiled_free(at_compiled *);
 typedef struct at_measure_opts {
   double min_repeat_s; /* repeat until the runs add up to this */
   int min_repeats, max_repeats, warmup;
-  double timeout_s;    /* per candidate: the child is killed after it */
-  int threads;         /* te_set_num_threads in the child (0: default) */
+  double timeout_s; /* per candidate: the child is killed after it */
+  int threads;      /* te_set_num_threads in the child (0: default) */
 } at_measure_opts;
 
 typedef struct at_result {
   te_status status;
-  char kind[16];     /* "", "build", "run", "crash", "timeout", "wrong" */
+  char kind[16]; /* "", "build", "run", "crash", "timeout", "wrong" */
   char message[512];
   int ncosts;
   double costs[256]; /* seconds, every timed run */
@@ -296,7 +307,7 @@ typedef struct at_record {
   char *key, *wl_text, *wl_desc, *target, *trace, *sketch, *params;
   int ncosts;
   double *costs;
-  int error;                    /* te_status */
+  int error; /* te_status */
   char *error_kind, *message;
   char *timestamp, *te_version;
   uint64_t seed;
@@ -353,7 +364,7 @@ typedef struct at_proposal {
 typedef struct at_search_opts {
   uint64_t seed;
   int population, generations;
-  double epsilon;  /* fraction of random candidates in a batch */
+  double epsilon; /* fraction of random candidates in a batch */
   bool use_model;
 } at_search_opts;
 
@@ -370,22 +381,22 @@ bool at_search_seen(const at_search *, const char *trace);
 void at_search_retrain(at_search *);
 /* Proposes up to n new candidates for the workload (ctx: a fresh context the caller frees after
    using the proposals; their traces are malloc'd). Returns how many. */
-int at_search_propose(at_search *, const at_workload *, const te_target *, int n,
-                      at_proposal *out);
+int at_search_propose(at_search *, const at_workload *, const te_target *, int n, at_proposal *out);
 void at_proposal_free(at_proposal *);
 
 /* ---------------------------------------------------------------- C code (show_c.c) */
 
 /* A C program (malloc'd) that builds the workload (workload_c: statements declaring `out`,
-   variables t_<name> for the tensors in names, and args/nargs, see at_op_spec_c), applies trace as te_* calls (one call a step,
-   the step as a comment above it), and prints the lowered IR (or, with --trace, the trace it
-   made) and builds the kernel for target. NULL with a message in err when a step cannot be
-   translated. comment goes into the header comment. */
+   variables t_<name> for the tensors in names, and args/nargs, see at_op_spec_c), applies trace as
+   te_* calls (one call a step, the step as a comment above it), and prints the lowered IR (or, with
+   --trace, the trace it made) and builds the kernel for target. NULL with a message in err when a
+   step cannot be translated. comment goes into the header comment. */
 char *at_trace_to_c(const char *trace, const char *workload_c, const char *const names[],
                     int nnames, const char *out_name, const char *target, const char *comment,
                     char *err, size_t errsize);
 
-/* ---------------------------------------------------------------- built-in operators (ops_spec.c) */
+/* ---------------------------------------------------------------- built-in operators (ops_spec.c)
+ */
 
 /* An operator of ops.h with its parameters, as te-tune takes it on the command line:
    "matmul M=512 N=512 K=512" with --dtype f32. */
@@ -398,8 +409,8 @@ typedef struct at_op_spec {
 } at_op_spec;
 
 /* Parses "OP K=V ..." words (argv style). Errors in err (returns false). */
-bool at_op_spec_parse(int argc, char *const argv[], const char *dtype, at_op_spec *,
-                      char *err, size_t errsize);
+bool at_op_spec_parse(int argc, char *const argv[], const char *dtype, at_op_spec *, char *err,
+                      size_t errsize);
 /* Canonical description: "matmul M=512 N=512 K=512 dtype=f32" (parameters in the op's order,
    defaults filled in). */
 void at_op_spec_desc(const at_op_spec *, char *buf, size_t size);

@@ -1,8 +1,8 @@
 /* compile.c — a round's candidates compiled in parallel, one context per thread.
  *
- * Contexts are independent (docs/design.md §2: different contexts build in parallel), so each thread
- * clones the workload into its own context, parses the target there and builds its share of the
- * jobs (job i goes to thread i % nthreads, so the assignment does not depend on timing). The
+ * Contexts are independent (docs/design.md §2: different contexts build in parallel), so each
+ * thread clones the workload into its own context, parses the target there and builds its share of
+ * the jobs (job i goes to thread i % nthreads, so the assignment does not depend on timing). The
  * modules stay alive in those contexts until at_compiled_free: the measurer forks children that
  * call their entry points.
  */

@@ -57,20 +57,44 @@ static int count_expr(ir_visitor *v, te_expr *e) {
   counts *c = v->data;
   bool fl = ir_is_float(e->dtype);
   switch (e->kind) {
-  case IR_ADD: case IR_SUB: *(fl ? &c->add : &c->iops) += 1; break;
-  case IR_MUL: *(fl ? &c->mul : &c->iops) += 1; break;
-  case IR_DIV: c->div += 1; break;
-  case IR_FLOORDIV: case IR_FLOORMOD: case IR_TRUNCDIV: case IR_TRUNCMOD: c->iops += 1; break;
-  case IR_MIN: case IR_MAX: *(fl ? &c->add : &c->iops) += 1; break;
-  case IR_CALL: c->call += 1; break;
-  case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE: case IR_SELECT:
+  case IR_ADD:
+  case IR_SUB:
+    *(fl ? &c->add : &c->iops) += 1;
+    break;
+  case IR_MUL:
+    *(fl ? &c->mul : &c->iops) += 1;
+    break;
+  case IR_DIV:
+    c->div += 1;
+    break;
+  case IR_FLOORDIV:
+  case IR_FLOORMOD:
+  case IR_TRUNCDIV:
+  case IR_TRUNCMOD:
+    c->iops += 1;
+    break;
+  case IR_MIN:
+  case IR_MAX:
+    *(fl ? &c->add : &c->iops) += 1;
+    break;
+  case IR_CALL:
+    c->call += 1;
+    break;
+  case IR_EQ:
+  case IR_NE:
+  case IR_LT:
+  case IR_LE:
+  case IR_GT:
+  case IR_GE:
+  case IR_SELECT:
     c->cmp += 1;
     break;
   case IR_LOAD:
     if (c->nacc < MAX_ACC)
       c->acc[c->nacc++] = (access){e->u.buffer, e->args[0]};
     break;
-  default: break;
+  default:
+    break;
   }
   return IR_CONTINUE;
 }
@@ -79,9 +103,14 @@ static int count_expr(ir_visitor *v, te_expr *e) {
 static bool lin_coef(te_expr *e, te_expr *var, int64_t *out) {
   int64_t a, b, k;
   switch (e->kind) {
-  case IR_VAR: *out = e == var; return true;
-  case IR_INT: *out = 0; return true;
-  case IR_CAST: return lin_coef(e->args[0], var, out);
+  case IR_VAR:
+    *out = e == var;
+    return true;
+  case IR_INT:
+    *out = 0;
+    return true;
+  case IR_CAST:
+    return lin_coef(e->args[0], var, out);
   case IR_ADD:
   case IR_SUB:
     if (!lin_coef(e->args[0], var, &a) || !lin_coef(e->args[1], var, &b))
@@ -94,7 +123,8 @@ static bool lin_coef(te_expr *e, te_expr *var, int64_t *out) {
     if (ir_is_const_int(e->args[0], &k) && lin_coef(e->args[1], var, &a))
       return *out = a * k, true;
     break;
-  default: break;
+  default:
+    break;
   }
   if (!ir_expr_uses(e, var))
     return *out = 0, true;
@@ -131,8 +161,10 @@ static void loop_features(const fx *x, float *f) {
   for (int i = 0; i < x->nloops; i++) {
     const loop_ent *le = &x->loops[i];
     trip *= (double)le->extent;
-    if (le->kind == IR_FOR_VECTORIZED) vec *= (double)le->extent;
-    if (le->kind == IR_FOR_UNROLLED) unr *= (double)le->extent;
+    if (le->kind == IR_FOR_VECTORIZED)
+      vec *= (double)le->extent;
+    if (le->kind == IR_FOR_UNROLLED)
+      unr *= (double)le->extent;
     if (le->kind == IR_FOR_PARALLEL) {
       par *= (double)le->extent;
       par_depth = i + 1;
@@ -253,8 +285,12 @@ static void walk(fx *x, ir_stmt *s) {
   if (!s)
     return;
   switch (s->kind) {
-  case IR_S_FOR: walk_for(x, s); return;
-  case IR_S_STORE: on_store(x, s); return;
+  case IR_S_FOR:
+    walk_for(x, s);
+    return;
+  case IR_S_STORE:
+    on_store(x, s);
+    return;
   case IR_S_ALLOCATE: {
     int64_t n = 1;
     if (!ir_is_const_int(s->exprs[0], &n)) {
@@ -267,8 +303,11 @@ static void walk(fx *x, ir_stmt *s) {
     ir_map_put(x->alloc_bytes, s->u.buffer, (void *)(intptr_t)(bytes + 1));
     break;
   }
-  case IR_S_LET_STMT: ir_analyzer_bind_value(x->an, s->exprs[0], s->exprs[1]); break;
-  default: break;
+  case IR_S_LET_STMT:
+    ir_analyzer_bind_value(x->an, s->exprs[0], s->exprs[1]);
+    break;
+  default:
+    break;
   }
   for (uint32_t i = 0; i < s->nstmts; i++)
     walk(x, s->stmts[i]);

@@ -39,7 +39,7 @@ double at_record_gflops(const at_record *r) {
 }
 
 void at_record_free(at_record *r) {
-  char **s[] = {&r->key, &r->wl_text, &r->wl_desc, &r->target, &r->trace, &r->sketch,
+  char **s[] = {&r->key,    &r->wl_text,    &r->wl_desc, &r->target,    &r->trace,     &r->sketch,
                 &r->params, &r->error_kind, &r->message, &r->timestamp, &r->te_version};
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     free(*s[i]);
@@ -85,25 +85,25 @@ static json_t *record_json(const at_record *r) {
     json_array_append_new(costs, json_real(r->costs[i]));
   json_t *wl = json_pack("{s:s?, s:s?, s:o}", "key", r->key, "text", r->wl_text, "desc",
                          str_or_null(r->wl_desc));
-  json_t *res = json_pack("{s:o, s:i, s:s, s:s?, s:s?}", "costs", costs, "error", r->error,
-                          "error_name", te_status_str((te_status)r->error), "error_kind",
-                          r->error_kind ? r->error_kind : "", "message",
-                          r->message ? r->message : "");
-  json_t *meas = json_pack("{s:f, s:i, s:i, s:i, s:f, s:i}", "min_repeat_s", r->measure.min_repeat_s,
-                           "min_repeats", r->measure.min_repeats, "max_repeats",
-                           r->measure.max_repeats, "warmup", r->measure.warmup, "timeout_s",
-                           r->measure.timeout_s, "threads", r->measure.threads);
+  json_t *res =
+      json_pack("{s:o, s:i, s:s, s:s?, s:s?}", "costs", costs, "error", r->error, "error_name",
+                te_status_str((te_status)r->error), "error_kind",
+                r->error_kind ? r->error_kind : "", "message", r->message ? r->message : "");
+  json_t *meas = json_pack("{s:f, s:i, s:i, s:i, s:f, s:i}", "min_repeat_s",
+                           r->measure.min_repeat_s, "min_repeats", r->measure.min_repeats,
+                           "max_repeats", r->measure.max_repeats, "warmup", r->measure.warmup,
+                           "timeout_s", r->measure.timeout_s, "threads", r->measure.threads);
   char seed[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
   json_t *tuner = json_pack("{s:s, s:i, s:f, s:f, s:o, s:s?, s:s?}", "seed", seed, "trial",
-                            r->trial, "elapsed_s", r->elapsed_s, "load1", r->load1, "measure",
-                            meas, "sketch", r->sketch, "params", r->params);
+                            r->trial, "elapsed_s", r->elapsed_s, "load1", r->load1, "measure", meas,
+                            "sketch", r->sketch, "params", r->params);
   if (tuner && r->confirm)
     json_object_set_new(tuner, "confirm", json_true());
   return json_pack("{s:i, s:o, s:s?, s:s?, s:f, s:o, s:s?, s:s?, s:o}", "version", r->version,
                    "workload", wl, "target", r->target, "trace", r->trace, "flops", r->flops,
-                   "result", res, "timestamp", r->timestamp, "te_version", r->te_version,
-                   "tuner", tuner);
+                   "result", res, "timestamp", r->timestamp, "te_version", r->te_version, "tuner",
+                   tuner);
 }
 
 bool at_log_append(FILE *f, const at_record *r) {
@@ -165,8 +165,8 @@ static void parse_tuner(json_t *t, at_record *r) {
 static bool parse_record(json_t *j, at_record *r) {
   memset(r, 0, sizeof *r);
   json_t *wl = json_object_get(j, "workload"), *res = json_object_get(j, "result");
-  if (!json_is_object(j) || !json_is_integer(json_object_get(j, "version")) || !json_is_object(wl) ||
-      !json_is_object(res))
+  if (!json_is_object(j) || !json_is_integer(json_object_get(j, "version")) ||
+      !json_is_object(wl) || !json_is_object(res))
     return false;
   r->version = (int)json_integer_value(json_object_get(j, "version"));
   r->key = dup_str(wl, "key");

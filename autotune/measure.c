@@ -69,14 +69,27 @@ static void fill_random(DLTensor *t, size_t count, uint64_t *seed) {
     double u = 0.1 + 0.9 * (double)(r >> 11) * 0x1.0p-53, v = (r & 1) ? u : -u;
     int64_t iv = (int64_t)(r % 15) - 7;
     switch (t->dtype.code * 100 + t->dtype.bits) {
-    case kDLFloat * 100 + 32: ((float *)t->data)[i] = (float)v; break;
-    case kDLFloat * 100 + 64: ((double *)t->data)[i] = v; break;
-    case kDLInt * 100 + 8: ((int8_t *)t->data)[i] = (int8_t)iv; break;
-    case kDLInt * 100 + 16: ((int16_t *)t->data)[i] = (int16_t)iv; break;
-    case kDLInt * 100 + 32: ((int32_t *)t->data)[i] = (int32_t)iv; break;
-    case kDLInt * 100 + 64: ((int64_t *)t->data)[i] = iv; break;
-    default: ((uint8_t *)t->data)[i * (size_t)(t->dtype.bits > 8 ? t->dtype.bits / 8 : 1)] =
-                 (uint8_t)(r % 7 + 1);
+    case kDLFloat * 100 + 32:
+      ((float *)t->data)[i] = (float)v;
+      break;
+    case kDLFloat * 100 + 64:
+      ((double *)t->data)[i] = v;
+      break;
+    case kDLInt * 100 + 8:
+      ((int8_t *)t->data)[i] = (int8_t)iv;
+      break;
+    case kDLInt * 100 + 16:
+      ((int16_t *)t->data)[i] = (int16_t)iv;
+      break;
+    case kDLInt * 100 + 32:
+      ((int32_t *)t->data)[i] = (int32_t)iv;
+      break;
+    case kDLInt * 100 + 64:
+      ((int64_t *)t->data)[i] = iv;
+      break;
+    default:
+      ((uint8_t *)t->data)[i * (size_t)(t->dtype.bits > 8 ? t->dtype.bits / 8 : 1)] =
+          (uint8_t)(r % 7 + 1);
     }
   }
 }
@@ -162,17 +175,28 @@ static int32_t call_entry(void *e, at_bench *b) {
   for (int i = 0; i < b->nargs; i++)
     a[i] = &b->t[i];
   switch (b->nargs) {
-  case 1: return ((fn1)e)(a[0]);
-  case 2: return ((fn2)e)(a[0], a[1]);
-  case 3: return ((fn3)e)(a[0], a[1], a[2]);
-  case 4: return ((fn4)e)(a[0], a[1], a[2], a[3]);
-  case 5: return ((fn5)e)(a[0], a[1], a[2], a[3], a[4]);
-  case 6: return ((fn6)e)(a[0], a[1], a[2], a[3], a[4], a[5]);
-  case 7: return ((fn7)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
-  case 8: return ((fn8)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
-  case 9: return ((fn9)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
-  case 10: return ((fn10)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
-  case 11: return ((fn11)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+  case 1:
+    return ((fn1)e)(a[0]);
+  case 2:
+    return ((fn2)e)(a[0], a[1]);
+  case 3:
+    return ((fn3)e)(a[0], a[1], a[2]);
+  case 4:
+    return ((fn4)e)(a[0], a[1], a[2], a[3]);
+  case 5:
+    return ((fn5)e)(a[0], a[1], a[2], a[3], a[4]);
+  case 6:
+    return ((fn6)e)(a[0], a[1], a[2], a[3], a[4], a[5]);
+  case 7:
+    return ((fn7)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+  case 8:
+    return ((fn8)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+  case 9:
+    return ((fn9)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+  case 10:
+    return ((fn10)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+  case 11:
+    return ((fn11)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
   default:
     return ((fn12)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
   }
@@ -281,7 +305,7 @@ static int read_msg(int fd, child_msg *m, double deadline) {
 static void run_child(at_bench *b, void *entry, int nrun, const at_measure_opts *o,
                       double timeout_s, at_result *r) {
   memset(r, 0, sizeof *r);
-  int planted = nrun == 0                   ? 0
+  int planted = nrun == 0                    ? 0
                 : bench_calls == plant_crash ? 1
                 : bench_calls == plant_hang  ? 2
                 : bench_calls == plant_wrong ? 3
@@ -315,15 +339,15 @@ static void run_child(at_bench *b, void *entry, int nrun, const at_measure_opts 
   if (got < 0)
     return set_error(r, TE_ERR_RUNTIME, "timeout", "killed after %.3g s (timeout)", timeout_s);
   if (WIFSIGNALED(ws))
-    return set_error(r, TE_ERR_RUNTIME, "crash", "the kernel crashed: signal %d (%s)",
-                     WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+    return set_error(r, TE_ERR_RUNTIME, "crash", "the kernel crashed: signal %d (%s)", WTERMSIG(ws),
+                     strsignal(WTERMSIG(ws)));
   if (got == 0)
     return set_error(r, TE_ERR_RUNTIME, "crash", "the child exited (status %d) without a result",
                      WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
   if (m.status != 0)
-    return set_error(r, m.status > 0 && m.status <= TE_ERR_INTERNAL ? (te_status)m.status
-                                                                    : TE_ERR_RUNTIME,
-                     "run", "kernel returned %d: %s", m.status, m.text);
+    return set_error(
+        r, m.status > 0 && m.status <= TE_ERR_INTERNAL ? (te_status)m.status : TE_ERR_RUNTIME,
+        "run", "kernel returned %d: %s", m.status, m.text);
   r->status = TE_OK;
   r->ncosts = m.n;
   memcpy(r->costs, m.costs, sizeof(double) * (size_t)m.n);
@@ -333,16 +357,26 @@ static void run_child(at_bench *b, void *entry, int nrun, const at_measure_opts 
 
 static double elem(const DLTensor *t, size_t i) {
   switch (t->dtype.code * 100 + t->dtype.bits) {
-  case kDLFloat * 100 + 32: return ((const float *)t->data)[i];
-  case kDLFloat * 100 + 64: return ((const double *)t->data)[i];
-  case kDLInt * 100 + 8: return ((const int8_t *)t->data)[i];
-  case kDLInt * 100 + 16: return ((const int16_t *)t->data)[i];
-  case kDLInt * 100 + 32: return ((const int32_t *)t->data)[i];
-  case kDLInt * 100 + 64: return (double)((const int64_t *)t->data)[i];
-  case kDLUInt * 100 + 16: return ((const uint16_t *)t->data)[i];
-  case kDLUInt * 100 + 32: return ((const uint32_t *)t->data)[i];
-  case kDLUInt * 100 + 64: return (double)((const uint64_t *)t->data)[i];
-  default: return ((const uint8_t *)t->data)[i];
+  case kDLFloat * 100 + 32:
+    return ((const float *)t->data)[i];
+  case kDLFloat * 100 + 64:
+    return ((const double *)t->data)[i];
+  case kDLInt * 100 + 8:
+    return ((const int8_t *)t->data)[i];
+  case kDLInt * 100 + 16:
+    return ((const int16_t *)t->data)[i];
+  case kDLInt * 100 + 32:
+    return ((const int32_t *)t->data)[i];
+  case kDLInt * 100 + 64:
+    return (double)((const int64_t *)t->data)[i];
+  case kDLUInt * 100 + 16:
+    return ((const uint16_t *)t->data)[i];
+  case kDLUInt * 100 + 32:
+    return ((const uint32_t *)t->data)[i];
+  case kDLUInt * 100 + 64:
+    return (double)((const uint64_t *)t->data)[i];
+  default:
+    return ((const uint8_t *)t->data)[i];
   }
 }
 
@@ -358,8 +392,9 @@ static bool compare(at_bench *b, int i, at_result *r) {
     scale = fmax(scale, fabs(elem(&ref, k)));
   for (size_t k = 0; k < n; k++) {
     double got = elem(t, k), want = elem(&ref, k);
-    bool ok = fl ? (isnan(want) ? isnan(got) : fabs(got - want) <= rtol * (fabs(want) + 0.1 * scale))
-                 : got == want;
+    bool ok =
+        fl ? (isnan(want) ? isnan(got) : fabs(got - want) <= rtol * (fabs(want) + 0.1 * scale))
+           : got == want;
     if (!ok) {
       set_error(r, TE_ERR_RUNTIME, "wrong",
                 "wrong result: %s[%zu] = %.9g, the default schedule gives %.9g", b->names[i], k,

@@ -67,9 +67,14 @@ bool at_model_ready(const at_model *m) { return m->trained; }
 static bool set_params(BoosterHandle b, uint64_t seed) {
   char s[32];
   snprintf(s, sizeof s, "%llu", (unsigned long long)(seed % 2147483647u));
-  const char *kv[][2] = {{"objective", "reg:squarederror"}, {"max_depth", "6"}, {"eta", "0.2"},
-                         {"min_child_weight", "1"}, {"subsample", "1"}, {"nthread", "1"},
-                         {"verbosity", "0"}, {"seed", s}};
+  const char *kv[][2] = {{"objective", "reg:squarederror"},
+                         {"max_depth", "6"},
+                         {"eta", "0.2"},
+                         {"min_child_weight", "1"},
+                         {"subsample", "1"},
+                         {"nthread", "1"},
+                         {"verbosity", "0"},
+                         {"seed", s}};
   for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
     if (XGBoosterSetParam(b, kv[i][0], kv[i][1]) != 0)
       return false;

@@ -21,21 +21,29 @@ typedef struct op_info {
 
 static const op_info ops[] = {
     {"matmul", "C[M,N] = A[M,K] x B[K,N]", {"M", "N", "K"}, {-1, -1, -1}},
-    {"matmul_relu", "relu(A[M,K] x B[K,N]) (an element-wise consumer to fuse)", {"M", "N", "K"},
+    {"matmul_relu",
+     "relu(A[M,K] x B[K,N]) (an element-wise consumer to fuse)",
+     {"M", "N", "K"},
      {-1, -1, -1}},
     {"batch_matmul", "C[B,M,N] = A[B,M,K] x B[B,K,N]", {"B", "M", "N", "K"}, {-1, -1, -1, -1}},
-    {"conv2d", "NCHW data [N,C,H,W], OIHW kernel [O,C,KH,KW]",
+    {"conv2d",
+     "NCHW data [N,C,H,W], OIHW kernel [O,C,KH,KW]",
      {"N", "C", "H", "W", "O", "KH", "KW", "stride", "pad", "dilation"},
      {1, -1, -1, -1, -1, 3, 3, 1, 0, 1}},
-    {"conv2d_nhwc", "NHWC data [N,H,W,C], HWIO kernel [KH,KW,C,O]",
+    {"conv2d_nhwc",
+     "NHWC data [N,H,W,C], HWIO kernel [KH,KW,C,O]",
      {"N", "C", "H", "W", "O", "KH", "KW", "stride", "pad", "dilation"},
      {1, -1, -1, -1, -1, 3, 3, 1, 0, 1}},
-    {"depthwise_conv2d", "NCHW data [N,C,H,W], kernel [C,1,KH,KW]",
-     {"N", "C", "H", "W", "KH", "KW", "stride", "pad"}, {1, -1, -1, -1, 3, 3, 1, 0}},
+    {"depthwise_conv2d",
+     "NCHW data [N,C,H,W], kernel [C,1,KH,KW]",
+     {"N", "C", "H", "W", "KH", "KW", "stride", "pad"},
+     {1, -1, -1, -1, 3, 3, 1, 0}},
     {"softmax", "softmax over the last axis of x [N,D]", {"N", "D"}, {-1, -1}},
     {"layer_norm", "layer normalization of x [N,D] (eps 1e-5)", {"N", "D"}, {-1, -1}},
-    {"max_pool2d", "NCHW max pooling, window K, stride S, padding P",
-     {"N", "C", "H", "W", "K", "S", "P"}, {1, -1, -1, -1, 2, 2, 0}},
+    {"max_pool2d",
+     "NCHW max pooling, window K, stride S, padding P",
+     {"N", "C", "H", "W", "K", "S", "P"},
+     {1, -1, -1, -1, 2, 2, 0}},
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
@@ -57,7 +65,7 @@ static bool parse_dtype(const char *s, te_dtype *out) {
   static const struct {
     const char *name;
     te_dtype t;
-  } table[] = {{"f32", TE_F32}, {"f64", TE_F64}, {"i8", TE_I8},   {"i16", TE_I16},
+  } table[] = {{"f32", TE_F32}, {"f64", TE_F64}, {"i8", TE_I8}, {"i16", TE_I16},
                {"i32", TE_I32}, {"i64", TE_I64}, {"u8", TE_U8}};
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (strcmp(s, table[i].name) == 0)
@@ -88,10 +96,11 @@ bool at_op_spec_parse(int argc, char *const argv[], const char *dtype, at_op_spe
         k = i;
     char *end = NULL;
     long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
-    if (k < 0 || !end || *end || end == eq + 1 || v < 0 || (v == 0 && strcmp(op->params[k], "pad") &&
-                                                            strcmp(op->params[k], "P"))) {
-      snprintf(err, errsize, "%s: bad parameter '%s' (expected NAME=VALUE with NAME one of the "
-                             "operator's parameters and VALUE a positive integer)",
+    if (k < 0 || !end || *end || end == eq + 1 || v < 0 ||
+        (v == 0 && strcmp(op->params[k], "pad") && strcmp(op->params[k], "P"))) {
+      snprintf(err, errsize,
+               "%s: bad parameter '%s' (expected NAME=VALUE with NAME one of the "
+               "operator's parameters and VALUE a positive integer)",
                op->name, argv[a]);
       return false;
     }
@@ -222,8 +231,8 @@ static te_tensor *call_op(const at_op_spec *sp, te_ctx *ctx, te_tensor **in) {
     return te_op_softmax(ctx, in[0], NULL);
   if (!strcmp(op, "layer_norm"))
     return te_op_layer_norm(ctx, in[0], in[1], in[2], 1e-5, NULL);
-  te_pool2d_params pp = {param(sp, "K"), param(sp, "K"), param(sp, "S"), param(sp, "S"),
-                         param(sp, "P"), param(sp, "P")};
+  te_pool2d_params pp = {param(sp, "K"), param(sp, "K"), param(sp, "S"),
+                         param(sp, "S"), param(sp, "P"), param(sp, "P")};
   return te_op_max_pool2d(ctx, in[0], &pp, NULL);
 }
 
@@ -237,18 +246,21 @@ static void emit_call(const at_op_spec *sp, ir_str *o) {
     ir_str_puts(o, "  te_tensor *t_matmul = te_op_matmul(ctx, t_A, t_B, 0, 0, NULL);\n"
                    "  te_tensor *out = te_op_relu(ctx, t_matmul, NULL);\n");
   else if (!strncmp(op, "conv2d", 6) || !strcmp(op, "depthwise_conv2d"))
-    ir_str_printf(o, "  te_conv2d_params cp = {%lld, %lld, %lld, %lld, %lld, %lld};\n"
-                     "  te_tensor *out = te_op_%s(ctx, t_data, t_kernel, &cp, NULL);\n",
+    ir_str_printf(o,
+                  "  te_conv2d_params cp = {%lld, %lld, %lld, %lld, %lld, %lld};\n"
+                  "  te_tensor *out = te_op_%s(ctx, t_data, t_kernel, &cp, NULL);\n",
                   s, s, p, p, d, d,
-                  !strcmp(op, "conv2d") ? "conv2d_nchw" : !strcmp(op, "conv2d_nhwc") ? "conv2d_nhwc"
-                                                                                  : "depthwise_conv2d_nchw");
+                  !strcmp(op, "conv2d")        ? "conv2d_nchw"
+                  : !strcmp(op, "conv2d_nhwc") ? "conv2d_nhwc"
+                                               : "depthwise_conv2d_nchw");
   else if (!strcmp(op, "softmax"))
     ir_str_puts(o, "  te_tensor *out = te_op_softmax(ctx, t_x, NULL);\n");
   else if (!strcmp(op, "layer_norm"))
     ir_str_puts(o, "  te_tensor *out = te_op_layer_norm(ctx, t_x, t_gamma, t_beta, 1e-5, NULL);\n");
   else
-    ir_str_printf(o, "  te_pool2d_params pp = {%lld, %lld, %lld, %lld, %lld, %lld};\n"
-                     "  te_tensor *out = te_op_max_pool2d(ctx, t_data, &pp, NULL);\n",
+    ir_str_printf(o,
+                  "  te_pool2d_params pp = {%lld, %lld, %lld, %lld, %lld, %lld};\n"
+                  "  te_tensor *out = te_op_max_pool2d(ctx, t_data, &pp, NULL);\n",
                   (long long)param(sp, "K"), (long long)param(sp, "K"), (long long)param(sp, "S"),
                   (long long)param(sp, "S"), (long long)param(sp, "P"), (long long)param(sp, "P"));
 }
@@ -303,7 +315,9 @@ char *at_op_spec_c(const at_op_spec *sp, const char **names, int *nnames) {
   ir_str_puts(&o, "  te_tensor *args[] = {");
   for (int i = 0; i < n; i++)
     ir_str_printf(&o, "t_%s, ", info[i].name);
-  ir_str_printf(&o, "out}; /* the kernel's arguments: inputs, then the output */\n"
-                    "  int nargs = %d;\n", n + 1);
+  ir_str_printf(&o,
+                "out}; /* the kernel's arguments: inputs, then the output */\n"
+                "  int nargs = %d;\n",
+                n + 1);
   return ir_str_take(&o);
 }

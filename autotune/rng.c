@@ -44,6 +44,4 @@ int at_rng_int(at_rng *r, int n) {
 
 double at_rng_unit(at_rng *r) { return (double)(at_rng_next(r) >> 11) * 0x1.0p-53; }
 
-void at_hex64(uint64_t h, char out[17]) {
-  snprintf(out, 17, "%016llx", (unsigned long long)h);
-}
+void at_hex64(uint64_t h, char out[17]) { snprintf(out, 17, "%016llx", (unsigned long long)h); }

@@ -187,8 +187,8 @@ static void simple_knobs(const at_task *t, at_sketch *sk, int i) {
   if (s->nspace == 0)
     return;
   if (s->nreduce == 0)
-    add_knob(sk, AT_KNOB_TILE, AT_ROLE_SIMPLE_VEC, i, s->nspace - 1, 2,
-             s->space_ext[s->nspace - 1], 0);
+    add_knob(sk, AT_KNOB_TILE, AT_ROLE_SIMPLE_VEC, i, s->nspace - 1, 2, s->space_ext[s->nspace - 1],
+             0);
   bool have = false; /* one knob for every row reduction: they read each other (softmax) */
   for (int k = 0; k < sk->nknob; k++)
     have |= sk->knob[k].role == AT_ROLE_AT_CONSUMER;

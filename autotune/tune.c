@@ -76,8 +76,10 @@ static te_status make_reference(at_session *s) {
     double timeout = s->o.timeout_s * 10 > 60 ? s->o.timeout_s * 10 : 60;
     at_bench_set_reference(s->bench, job.entry, timeout, &r);
     if (r.status != TE_OK) /* no reference: candidates run unchecked */
-      fprintf(stderr, "te-tune: warning: the default schedule failed (%s): results are not "
-                      "checked\n", r.message);
+      fprintf(stderr,
+              "te-tune: warning: the default schedule failed (%s): results are not "
+              "checked\n",
+              r.message);
   }
   at_compiled_free(c);
   return st;
@@ -151,7 +153,8 @@ static te_status round_once(at_session *s, bool *exhausted) {
   te_ctx *rc = te_ctx_new();
   at_workload wl;
   te_target *tgt = NULL;
-  if (!rc || at_workload_clone(&s->wl, rc, &wl) != TE_OK || !(tgt = te_target_parse(rc, s->target))) {
+  if (!rc || at_workload_clone(&s->wl, rc, &wl) != TE_OK ||
+      !(tgt = te_target_parse(rc, s->target))) {
     te_ctx_free(rc);
     return ir_error(s->ctx, TE_ERR_INTERNAL, "te_tune: cannot copy the workload for a round");
   }
@@ -168,8 +171,10 @@ static te_status round_once(at_session *s, bool *exhausted) {
   for (int i = 0; c && i < n && st == TE_OK && !stop_now(s); i++)
     st = measure_one(s, &ps[i], &jobs[i]);
   if (getenv("TE_TUNE_DEBUG")) /* where a round's time goes */
-    fprintf(stderr, "te_tune: round %d: %d proposals in %.2f s, compiled in %.2f s, measured in "
-                    "%.2f s\n", s->round, n, t1 - t0, t2 - t1, at_now_s() - t2);
+    fprintf(stderr,
+            "te_tune: round %d: %d proposals in %.2f s, compiled in %.2f s, measured in "
+            "%.2f s\n",
+            s->round, n, t1 - t0, t2 - t1, at_now_s() - t2);
   at_compiled_free(c);
   for (int i = 0; i < n; i++)
     at_proposal_free(&ps[i]);
@@ -208,7 +213,7 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
   if (!s->search || !s->bench)
     return ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory (buffers)");
   s->mo = (at_measure_opts){s->o.min_repeat_s, s->o.min_repeats, s->o.max_repeats, 1,
-                            s->o.timeout_s, s->o.threads};
+                            s->o.timeout_s,    s->o.threads};
   if ((st = at_session_load_history(s)) != TE_OK)
     return st;
   if (!(s->log = at_log_open(s->o.log_path)))

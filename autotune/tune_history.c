@@ -26,8 +26,8 @@ double at_now_s(void) {
 static bool trace_features(const at_workload *wl, const te_target *tgt, const char *trace,
                            float *feat) {
   te_schedule *sch = te_schedule_new(wl->ctx, wl->nout, wl->outs);
-  bool ok = sch && te_schedule_replay(sch, trace) == TE_OK &&
-            at_features(wl, sch, tgt, feat) == TE_OK;
+  bool ok =
+      sch && te_schedule_replay(sch, trace) == TE_OK && at_features(wl, sch, tgt, feat) == TE_OK;
   te_clear_error(wl->ctx);
   return ok;
 }
@@ -124,9 +124,8 @@ te_status at_session_write(at_session *s, const at_proposal *p, const at_job *j,
   return st;
 }
 
-te_status at_session_write_confirm(at_session *s, const at_record *was,
-                                   const at_measure_opts *mo, const at_job *j,
-                                   const at_result *res) {
+te_status at_session_write_confirm(at_session *s, const at_record *was, const at_measure_opts *mo,
+                                   const at_job *j, const at_result *res) {
   at_record r = {0};
   r.trace = was->trace;
   r.sketch = was->sketch;

@@ -19,10 +19,10 @@ typedef struct at_session {
   at_bench *bench;
   at_measure_opts mo;
   FILE *log;
-  int done;          /* records of this workload and target (resumed ones included) */
+  int done; /* records of this workload and target (resumed ones included) */
   int measured, errors;
-  double best_cost;  /* INFINITY until a success */
-  int since_best;    /* trials since the best improved */
+  double best_cost; /* INFINITY until a success */
+  int since_best;   /* trials since the best improved */
   double t0, elapsed_offset;
   int checked[AT_MAX_SKETCHES];
   int round;

@@ -150,8 +150,8 @@ static te_expr *map_var(cloner *c, te_expr *v) {
   if (m)
     return m;
   const char *what = v->u.var.kind == IR_VAR_PARAM ? "a scalar parameter" : "a symbolic size";
-  ir_error(c->dst, TE_ERR_UNSUPPORTED, "the computation uses %s '%s': tuning needs constants",
-           what, v->u.var.name);
+  ir_error(c->dst, TE_ERR_UNSUPPORTED, "the computation uses %s '%s': tuning needs constants", what,
+           v->u.var.name);
   return NULL;
 }
 
@@ -201,10 +201,14 @@ static te_expr *copy_node(cloner *c, te_expr *e) {
   if (e->nargs > 64)
     return ir_error(d, TE_ERR_UNSUPPORTED, "expression with too many operands"), NULL;
   switch (e->kind) {
-  case IR_INT: return ir_int(d, e->dtype, e->u.i);
-  case IR_FLOAT: return ir_float(d, e->dtype, e->u.f);
-  case IR_VAR: return map_var(c, e);
-  case IR_LOAD: return ir_error(d, TE_ERR_INTERNAL, "internal: LOAD in a compute body"), NULL;
+  case IR_INT:
+    return ir_int(d, e->dtype, e->u.i);
+  case IR_FLOAT:
+    return ir_float(d, e->dtype, e->u.f);
+  case IR_VAR:
+    return map_var(c, e);
+  case IR_LOAD:
+    return ir_error(d, TE_ERR_INTERNAL, "internal: LOAD in a compute body"), NULL;
   case IR_LET: {
     te_expr *v = ir_var_new(d, e->args[0]->u.var.name, e->args[0]->dtype, e->args[0]->u.var.kind);
     if (!v || !ir_map_put(c->vars, e->args[0], v))
@@ -212,7 +216,8 @@ static te_expr *copy_node(cloner *c, te_expr *e) {
     te_expr *val = copy_expr(c, e->args[1]), *body = val ? copy_expr(c, e->args[2]) : NULL;
     return body ? ir_let(v, val, body) : NULL;
   }
-  default: break;
+  default:
+    break;
   }
   if (!copy_args(c, e, args))
     return NULL;
@@ -220,13 +225,17 @@ static te_expr *copy_node(cloner *c, te_expr *e) {
   case IR_ACCESS: {
     te_tensor *t = ir_map_get(c->tensors, e->u.tensor);
     if (!t)
-      return ir_error(d, TE_ERR_INTERNAL, "internal: clone of '%s' out of order", e->u.tensor->name),
+      return ir_error(d, TE_ERR_INTERNAL, "internal: clone of '%s' out of order",
+                      e->u.tensor->name),
              NULL;
     return ir_access(t, e->nargs, args);
   }
-  case IR_CALL: return ir_call(d, e->u.call, e->dtype, e->nargs, args);
-  case IR_REDUCE: return copy_reduce(c, e, args);
-  default: return ir_make(d, (ir_expr_kind)e->kind, e->dtype, e->nargs, args, NULL);
+  case IR_CALL:
+    return ir_call(d, e->u.call, e->dtype, e->nargs, args);
+  case IR_REDUCE:
+    return copy_reduce(c, e, args);
+  default:
+    return ir_make(d, (ir_expr_kind)e->kind, e->dtype, e->nargs, args, NULL);
   }
 }
 
@@ -251,11 +260,13 @@ static te_status clone_op(cloner *c, const sch_op *op) {
     return t && ir_map_put(c->tensors, op->outputs[0], t) ? TE_OK : te_last_status(d);
   }
   for (int i = 0; i < op->ndim; i++)
-    if (!(vars[i] = te_var(d, op->axes[i]->u.var.name)) || !ir_map_put(c->vars, op->axes[i], vars[i]))
+    if (!(vars[i] = te_var(d, op->axes[i]->u.var.name)) ||
+        !ir_map_put(c->vars, op->axes[i], vars[i]))
       return te_last_status(d);
   for (int i = 0; i < op->nreduce; i++) {
     te_expr *rv = op->reduce_axes[i];
-    te_expr *mn = copy_expr(c, rv->u.var.dom_min), *ext = mn ? copy_expr(c, rv->u.var.dom_extent) : NULL;
+    te_expr *mn = copy_expr(c, rv->u.var.dom_min),
+            *ext = mn ? copy_expr(c, rv->u.var.dom_extent) : NULL;
     te_expr *nv = ext ? ir_reduce_axis_new(d, rv->u.var.name, mn, ext) : NULL;
     if (!nv || !ir_map_put(c->vars, rv, nv))
       return te_last_status(d);
@@ -271,7 +282,8 @@ static te_status clone_op(cloner *c, const sch_op *op) {
     outs[0] = te_compute(d, op->name, op->ndim, shape, vars, bodies[0]);
     if (!outs[0])
       return te_last_status(d);
-  } else if (te_compute_multi(d, op->name, op->ndim, shape, vars, op->nbody, bodies, outs) != TE_OK) {
+  } else if (te_compute_multi(d, op->name, op->ndim, shape, vars, op->nbody, bodies, outs) !=
+             TE_OK) {
     return te_last_status(d);
   }
   for (int k = 0; k < op->nout && k < op->nbody; k++)

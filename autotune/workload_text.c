@@ -12,8 +12,8 @@
  *   # te-tune form
  *   placeholder A f32 [512, 512]
  *   placeholder B f32 [512, 512]
- *   compute matmul f32 [512, 512] (i, j) = sum(A[i, k]*B[k, j], axes=[k]) with k in range(0, extent 512)
- *   outputs matmul
+ *   compute matmul f32 [512, 512] (i, j) = sum(A[i, k]*B[k, j], axes=[k]) with k in range(0, extent
+ * 512) outputs matmul
  *
  * The fallback's expressions are printed by te's IR printer (docs/ir-text.md) with one variable
  * namespace for the whole text, so it is deterministic.
@@ -165,7 +165,7 @@ double at_workload_flops(const at_workload *wl) {
       te_expr *b = op->body[k];
       if (b->kind == IR_REDUCE) {
         if (b->u.reduce->value_index != k)
-          continue; /* a tuple reduction: counted once */
+          continue;                                /* a tuple reduction: counted once */
         int64_t n = ir_is_float(b->dtype) ? 1 : 0; /* the combination */
         for (int a = 0; a < b->nargs; a++)
           n += float_ops(b->args[a]);

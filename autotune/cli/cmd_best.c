@@ -10,15 +10,16 @@
 /* ---------------------------------------------------------------- best */
 
 static void best_help(void) {
-  printf("usage: te-tune best [--log F] [--target T] [WORKLOAD | --key K]\n"
-         "\n"
-         "Lists, for each workload and target in the log (default " CLI_DEFAULT_LOG "), its best\n"
-         "record (after a confirm pass, the pass's best: docs/tuning-log.md): GFLOP/s, median\n"
-         "time, trials, sketch. With --target (a target string such as\n"
-         "\"" CLI_DEFAULT_TARGET "\") only that target; with a workload (as `te-tune tune` takes\n"
-         "it) or --key only that workload.\n"
-         "\n"
-         "exit status: 0 listed, 2 usage error, 3 no successful record, 4 the log cannot be read\n");
+  printf(
+      "usage: te-tune best [--log F] [--target T] [WORKLOAD | --key K]\n"
+      "\n"
+      "Lists, for each workload and target in the log (default " CLI_DEFAULT_LOG "), its best\n"
+      "record (after a confirm pass, the pass's best: docs/tuning-log.md): GFLOP/s, median\n"
+      "time, trials, sketch. With --target (a target string such as\n"
+      "\"" CLI_DEFAULT_TARGET "\") only that target; with a workload (as `te-tune tune` takes\n"
+      "it) or --key only that workload.\n"
+      "\n"
+      "exit status: 0 listed, 2 usage error, 3 no successful record, 4 the log cannot be read\n");
 }
 
 typedef struct group {
@@ -103,21 +104,22 @@ int cmd_best(int argc, char **argv) {
 /* ---------------------------------------------------------------- show */
 
 static void show_help(void) {
-  printf("usage: te-tune show [--log F] [--target T] [--as-c | --ir | --verbose] [WORKLOAD | "
-         "--key K]\n"
-         "\n"
-         "Prints the best schedule of a workload for a target (default \"" CLI_DEFAULT_TARGET "\")\n"
-         "from the log (default " CLI_DEFAULT_LOG "): its record and its trace. When the log holds\n"
-         "one workload it need not be named.\n"
-         "  --as-c  a C program that builds the workload with ops.h and applies the schedule as\n"
-         "          te_* calls (one per trace step); compile it against te and run it to print\n"
-         "          the lowered IR (`--trace`: the trace). Operator workloads only.\n"
-         "  --ir    the lowered loop IR of the schedule\n"
-         "  --verbose  the target as the log records it, every CPU feature named (otherwise in\n"
-         "          short: \"llvm -mcpu=znver5\")\n"
-         "\n"
-         "exit status: 0 shown, 1 the schedule no longer applies, 2 usage error, 3 no record,\n"
-         "             4 the log cannot be read\n");
+  printf(
+      "usage: te-tune show [--log F] [--target T] [--as-c | --ir | --verbose] [WORKLOAD | "
+      "--key K]\n"
+      "\n"
+      "Prints the best schedule of a workload for a target (default \"" CLI_DEFAULT_TARGET "\")\n"
+      "from the log (default " CLI_DEFAULT_LOG "): its record and its trace. When the log holds\n"
+      "one workload it need not be named.\n"
+      "  --as-c  a C program that builds the workload with ops.h and applies the schedule as\n"
+      "          te_* calls (one per trace step); compile it against te and run it to print\n"
+      "          the lowered IR (`--trace`: the trace). Operator workloads only.\n"
+      "  --ir    the lowered loop IR of the schedule\n"
+      "  --verbose  the target as the log records it, every CPU feature named (otherwise in\n"
+      "          short: \"llvm -mcpu=znver5\")\n"
+      "\n"
+      "exit status: 0 shown, 1 the schedule no longer applies, 2 usage error, 3 no record,\n"
+      "             4 the log cannot be read\n");
 }
 
 static int show_c(const at_record *r, cli_workload *w, const char *tstr) {
@@ -177,8 +179,8 @@ int cmd_show(int argc, char **argv) {
       fprintf(stderr, "te-tune show: unknown option '%s'\n", argv[i]), bad = true;
   }
   if (bad || (as_c && ir))
-    return as_c && ir ? fprintf(stderr, "te-tune show: --as-c or --ir, not both\n"), CLI_USAGE
-                      : CLI_USAGE;
+    return as_c && ir ? fprintf(stderr, "te-tune show: --as-c or --ir, not both\n"),
+           CLI_USAGE  : CLI_USAGE;
   at_log log;
   cli_workload w;
   char tstr[4096], short_target[256];
@@ -195,8 +197,8 @@ int cmd_show(int argc, char **argv) {
              r->wl_desc ? r->wl_desc : "(text)", r->key,
              verbose ? r->target : cli_target_short(r->target, short_target, sizeof short_target),
              at_record_gflops(r), at_record_cost(r) * 1e3, r->ncosts, r->trial,
-             r->confirm ? " (measured again by the confirm pass)" : "",
-             r->sketch ? r->sketch : "-", r->timestamp ? r->timestamp : "", r->trace);
+             r->confirm ? " (measured again by the confirm pass)" : "", r->sketch ? r->sketch : "-",
+             r->timestamp ? r->timestamp : "", r->trace);
   }
   cli_workload_free(&w);
   at_log_free(&log);

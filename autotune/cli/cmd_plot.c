@@ -42,7 +42,8 @@ static void draw_panel(FILE *f, const panel *p, const point *pts, int n, bool by
   for (int t = 0; t <= 4; t++) {
     double yv = p->ymax * t / 4, y = p->y0 + p->h - p->h * t / 4;
     double xv = p->xmax * t / 4, x = p->x0 + p->w * t / 4;
-    fprintf(f, "<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='#ddd'/>\n", p->x0, y, p->x0 + p->w, y);
+    fprintf(f, "<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='#ddd'/>\n", p->x0, y, p->x0 + p->w,
+            y);
     fprintf(f, "<text x='%g' y='%g' font-size='11' text-anchor='end'>%.4g</text>\n", p->x0 - 4,
             y + 4, yv);
     fprintf(f, "<text x='%g' y='%g' font-size='11' text-anchor='middle'>%.4g</text>\n", x,
@@ -50,8 +51,9 @@ static void draw_panel(FILE *f, const panel *p, const point *pts, int n, bool by
   }
   fprintf(f, "<text x='%g' y='%g' font-size='12' text-anchor='middle'>%s</text>\n",
           p->x0 + p->w / 2, p->y0 + p->h + 30, xlabel);
-  fprintf(f, "<text x='%g' y='%g' font-size='12' text-anchor='middle' transform='rotate(-90 %g "
-             "%g)'>GFLOP/s</text>\n",
+  fprintf(f,
+          "<text x='%g' y='%g' font-size='12' text-anchor='middle' transform='rotate(-90 %g "
+          "%g)'>GFLOP/s</text>\n",
           p->x0 - 40, p->y0 + p->h / 2, p->x0 - 40, p->y0 + p->h / 2);
 #define PX(pt) (p->x0 + p->w * ((by_time ? (pt).x_time : (pt).x_trial) / p->xmax))
 #define PY(v) (p->y0 + p->h - p->h * ((v) / p->ymax))
@@ -82,8 +84,10 @@ static bool write_svg(const char *path, const point *pts, int n, const char *tit
   panel b = {540, 40, 380, 260, nice(tmax), a.ymax};
   fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='960' height='350' "
              "font-family='sans-serif'>\n<rect width='960' height='350' fill='white'/>\n");
-  fprintf(f, "<text x='480' y='22' font-size='14' text-anchor='middle'>%s: best GFLOP/s so far "
-             "(line) and each trial (dots)</text>\n", title);
+  fprintf(f,
+          "<text x='480' y='22' font-size='14' text-anchor='middle'>%s: best GFLOP/s so far "
+          "(line) and each trial (dots)</text>\n",
+          title);
   draw_panel(f, &a, pts, n, false, "trials");
   draw_panel(f, &b, pts, n, true, "seconds");
   fprintf(f, "</svg>\n");

@@ -105,14 +105,20 @@ static bool num_opt(int argc, char **argv, int *i, te_tune_options *o, bool *bad
     const char *name;
     int *ip;
     double *dp;
-  } t[] = {{"--trials", &o->trials, NULL},       {"--early-stop", &o->early_stop, NULL},
-           {"--jobs", &o->jobs, NULL},           {"--batch", &o->batch, NULL},
-           {"--population", &o->population, NULL}, {"--generations", &o->generations, NULL},
-           {"--max-repeats", &o->max_repeats, NULL}, {"--threads", &o->threads, NULL},
-           {"--check", &o->check, NULL},         {"--confirm", &o->confirm, NULL},
+  } t[] = {{"--trials", &o->trials, NULL},
+           {"--early-stop", &o->early_stop, NULL},
+           {"--jobs", &o->jobs, NULL},
+           {"--batch", &o->batch, NULL},
+           {"--population", &o->population, NULL},
+           {"--generations", &o->generations, NULL},
+           {"--max-repeats", &o->max_repeats, NULL},
+           {"--threads", &o->threads, NULL},
+           {"--check", &o->check, NULL},
+           {"--confirm", &o->confirm, NULL},
            {"--confirm-rounds", &o->confirm_rounds, NULL},
            {"--time-budget", NULL, &o->time_budget_s},
-           {"--min-repeat-s", NULL, &o->min_repeat_s}, {"--timeout", NULL, &o->timeout_s},
+           {"--min-repeat-s", NULL, &o->min_repeat_s},
+           {"--timeout", NULL, &o->timeout_s},
            {"--epsilon", NULL, &o->epsilon}};
   for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
     const char *v;
@@ -210,7 +216,7 @@ int cmd_tune(int argc, char **argv) {
         bad = true;
   if (bad)
     return CLI_USAGE;
-  o.check = o.check == -2 ? 0 : o.check == 0 ? -1 : o.check; /* --check 0: never */
+  o.check = o.check == -2 ? 0 : o.check == 0 ? -1 : o.check;         /* --check 0: never */
   o.confirm = o.confirm == -2 ? 0 : o.confirm == 0 ? -1 : o.confirm; /* --confirm 0: never */
   cli_workload w;
   int rc = plugin ? cli_workload_from_plugin(plugin, symbol, &w)

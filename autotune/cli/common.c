@@ -72,7 +72,8 @@ int cli_target_str(const char *target, char *out, size_t size) {
   te_ctx *ctx = te_ctx_new();
   te_target *t = ctx ? te_target_parse(ctx, target) : NULL;
   if (!t) {
-    fprintf(stderr, "te-tune: bad target '%s': %s\n", target, ctx ? te_last_error(ctx) : "no memory");
+    fprintf(stderr, "te-tune: bad target '%s': %s\n", target,
+            ctx ? te_last_error(ctx) : "no memory");
     te_ctx_free(ctx);
     return CLI_USAGE;
   }
@@ -193,13 +194,17 @@ int cli_workload_from_record(const at_record *r, cli_workload *w) {
     rc = (w->ctx = te_ctx_new()) ? from_text(r->wl_text, w) : CLI_FAIL;
   } else {
     memset(w, 0, sizeof *w);
-    fprintf(stderr, "te-tune: workload %s has neither an operator description nor a parseable "
-                    "text: it cannot be rebuilt from the log\n", r->key);
+    fprintf(stderr,
+            "te-tune: workload %s has neither an operator description nor a parseable "
+            "text: it cannot be rebuilt from the log\n",
+            r->key);
     return CLI_FAIL;
   }
   if (rc == CLI_OK && strcmp(w->key, r->key) != 0)
-    fprintf(stderr, "te-tune: warning: the rebuilt workload's key %s differs from the record's %s "
-                    "(te's canonical form changed?)\n", w->key, r->key);
+    fprintf(stderr,
+            "te-tune: warning: the rebuilt workload's key %s differs from the record's %s "
+            "(te's canonical form changed?)\n",
+            w->key, r->key);
   return rc;
 }
 
@@ -270,7 +275,8 @@ int cli_run_on_best(int argc, char **argv, const char *cmd, const char *what_out
   for (int i = 1; i < argc && !bad; i++) {
     if (cli_flag(argv, i, "--help") || cli_flag(argv, i, "-h"))
       return help(), CLI_OK;
-    if (!cli_opt(argc, argv, &i, "--out", &out, &bad) && !cli_select_arg(&sel, argc, argv, &i, &bad))
+    if (!cli_opt(argc, argv, &i, "--out", &out, &bad) &&
+        !cli_select_arg(&sel, argc, argv, &i, &bad))
       fprintf(stderr, "te-tune %s: unknown option '%s'\n", cmd, argv[i]), bad = true;
   }
   if (!bad && !out)

@@ -12,24 +12,25 @@
 #include "cli.h"
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: te-tune <command> [options]   (te %s)\n"
-          "\n"
-          "commands:\n"
-          "  tune    search schedules for a workload and append every measurement to a log\n"
-          "  best    the best record of each workload and target in a log\n"
-          "  show    the best schedule of a workload: its trace, --as-c a C program, --ir loop IR\n"
-          "  export  the best schedule compiled into a static library and a header\n"
-          "  plot    the tuning curve (best GFLOP/s vs trials and vs seconds): CSV and SVG\n"
-          "\n"
-          "A workload is an operator of ops.h with its parameters (`matmul M=1024 N=1024 K=1024\n"
-          "--dtype f32`, see `te-tune tune --help`) or a workload text in one argument\n"
-          "(`'C[i, j] = sum(A[i, k]*B[k, j], k) where A: f32[64, 32], B: f32[32, 48], k: [0, 32)'`).\n"
-          "`te-tune <command> --help` describes each command.\n"
-          "\n"
-          "exit status: 0 success, 1 te failed (tuning, a schedule or a build), 2 usage error,\n"
-          "             3 no record for the workload and target, 4 I/O error (log, output files)\n",
-          TE_VERSION_STRING);
+  fprintf(
+      f,
+      "usage: te-tune <command> [options]   (te %s)\n"
+      "\n"
+      "commands:\n"
+      "  tune    search schedules for a workload and append every measurement to a log\n"
+      "  best    the best record of each workload and target in a log\n"
+      "  show    the best schedule of a workload: its trace, --as-c a C program, --ir loop IR\n"
+      "  export  the best schedule compiled into a static library and a header\n"
+      "  plot    the tuning curve (best GFLOP/s vs trials and vs seconds): CSV and SVG\n"
+      "\n"
+      "A workload is an operator of ops.h with its parameters (`matmul M=1024 N=1024 K=1024\n"
+      "--dtype f32`, see `te-tune tune --help`) or a workload text in one argument\n"
+      "(`'C[i, j] = sum(A[i, k]*B[k, j], k) where A: f32[64, 32], B: f32[32, 48], k: [0, 32)'`).\n"
+      "`te-tune <command> --help` describes each command.\n"
+      "\n"
+      "exit status: 0 success, 1 te failed (tuning, a schedule or a build), 2 usage error,\n"
+      "             3 no record for the workload and target, 4 I/O error (log, output files)\n",
+      TE_VERSION_STRING);
 }
 
 int main(int argc, char **argv) {
@@ -49,8 +50,11 @@ int main(int argc, char **argv) {
   static const struct {
     const char *name;
     int (*fn)(int, char **);
-  } cmds[] = {{"tune", cmd_tune}, {"best", cmd_best}, {"show", cmd_show},
-              {"export", cmd_export}, {"plot", cmd_plot}};
+  } cmds[] = {{"tune", cmd_tune},
+              {"best", cmd_best},
+              {"show", cmd_show},
+              {"export", cmd_export},
+              {"plot", cmd_plot}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
     if (!strcmp(cmd, cmds[i].name))
       return cmds[i].fn(argc - 1, argv + 1);

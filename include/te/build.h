@@ -64,17 +64,15 @@ TE_API char *te_lower_text(te_schedule *, int ntensors, te_tensor *const tensors
    steps (launches with their grid and block extents, device temporaries) and each kernel's
    parameters, shared and local buffers and the body of one thread. A NULL target is
    te_lower_text. Errors as te_build's lowering (limits of the target, unbound stages). */
-TE_API char *te_lower_text_for(te_schedule *, te_target *, int ntensors,
-                               te_tensor *const tensors[], int nscalars,
-                               te_expr *const scalars[]);
+TE_API char *te_lower_text_for(te_schedule *, te_target *, int ntensors, te_tensor *const tensors[],
+                               int nscalars, te_expr *const scalars[]);
 
 /* Lower and compile the schedule into a module holding one kernel called name (a C
    identifier). Every placeholder and output of the computation must be among tensors. The
    module belongs to the context; building into an existing module is not supported (build one
    module a kernel; te_modules_save writes several into one library). */
-TE_API te_status te_build(te_schedule *, const char *name, int ntensors,
-                          te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
-                          te_target *, te_module **out);
+TE_API te_status te_build(te_schedule *, const char *name, int ntensors, te_tensor *const tensors[],
+                          int nscalars, te_expr *const scalars[], te_target *, te_module **out);
 
 /* Call a kernel of the module with the given buffers and scalars. scalars[i] points at a value
    of the i-th scalar parameter's dtype. Returns TE_OK or the kernel's error status (with the

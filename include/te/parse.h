@@ -57,8 +57,8 @@ TE_API char *te_workload_text(int nout, te_tensor *const outs[]);
    same order as declared there. For a workload from te_parse, te_build(s, name, tensors =
    ins then outs, params) makes its kernel. Arrays owned by the context. Errors as
    te_workload_text (TE_ERR_INVALID_ARG), or TE_ERR_UNSUPPORTED for what it cannot print. */
-TE_API te_status te_workload_inputs(int nout, te_tensor *const outs[], int *nin,
-                                    te_tensor ***ins, int *nparams, te_expr ***params);
+TE_API te_status te_workload_inputs(int nout, te_tensor *const outs[], int *nin, te_tensor ***ins,
+                                    int *nparams, te_expr ***params);
 
 /* The workload key of a canonical text: the 64-bit FNV-1a hash of its bytes (offset basis
    0xcbf29ce484222325, prime 0x100000001b3), up to the terminating NUL. NULL gives the offset

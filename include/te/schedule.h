@@ -32,7 +32,12 @@ typedef struct te_iter te_iter;
 typedef enum { TE_SCOPE_GLOBAL, TE_SCOPE_LOCAL, TE_SCOPE_SHARED } te_scope;
 /* A GPU index a loop can be bound to (te_bind): blockIdx.x/y/z and threadIdx.x/y/z. */
 typedef enum {
-  TE_BLOCK_X, TE_BLOCK_Y, TE_BLOCK_Z, TE_THREAD_X, TE_THREAD_Y, TE_THREAD_Z
+  TE_BLOCK_X,
+  TE_BLOCK_Y,
+  TE_BLOCK_Z,
+  TE_THREAD_X,
+  TE_THREAD_Y,
+  TE_THREAD_Z
 } te_thread_tag;
 /* How a split that does not divide its extent handles the last tile (te_set_tail). */
 typedef enum { TE_TAIL_GUARD, TE_TAIL_SHIFT_INWARDS, TE_TAIL_ROUND_UP } te_tail;
@@ -68,8 +73,8 @@ TE_API te_status te_split(te_stage *, te_iter *, int64_t factor, te_iter **outer
 TE_API te_status te_split_nparts(te_stage *, te_iter *, int64_t nparts, te_iter **outer,
                                  te_iter **inner);
 /* Split x by fx and y by fy, then order xo, yo, xi, yi (x must be outside y). */
-TE_API te_status te_tile(te_stage *, te_iter *x, te_iter *y, int64_t fx, int64_t fy,
-                         te_iter **xo, te_iter **yo, te_iter **xi, te_iter **yi);
+TE_API te_status te_tile(te_stage *, te_iter *x, te_iter *y, int64_t fx, int64_t fy, te_iter **xo,
+                         te_iter **yo, te_iter **xi, te_iter **yi);
 /* Fuse two adjacent leaves (outer immediately outside inner) into one. Both must be
    data-parallel or both reductions. */
 TE_API te_status te_fuse(te_stage *, te_iter *outer, te_iter *inner, te_iter **fused);
@@ -161,8 +166,7 @@ TE_API te_status te_cache_write(te_schedule *, te_tensor *, te_scope, te_tensor 
    reduction, k is data-parallel, of another stage or not a leaf, or another stage is computed
    at one of its loops; TE_ERR_UNSUPPORTED for a custom reducer (te_reduce) or a stage with
    fused reduce iterators. */
-TE_API te_status te_rfactor(te_schedule *, te_tensor *, te_iter *, int factor_axis,
-                            te_tensor **rf);
+TE_API te_status te_rfactor(te_schedule *, te_tensor *, te_iter *, int factor_axis, te_tensor **rf);
 /* How splits of the iterator (of this stage; it need not be a leaf, and may be split later)
    handle a factor that does not divide its extent. TE_TAIL_GUARD, the default: the last tile
    skips the points past the end, and loop partitioning peels it into its own loop.

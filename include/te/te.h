@@ -2,14 +2,14 @@
 #ifndef TE_TE_H
 #define TE_TE_H
 
+#include "build.h"
 #include "core.h"
 #include "expr.h"
-#include "tensor.h"
-#include "schedule.h"
-#include "build.h"
-#include "runtime.h"
 #include "ops.h"
 #include "parse.h"
+#include "runtime.h"
+#include "schedule.h"
+#include "tensor.h"
 #include "tune.h"
 
 #endif

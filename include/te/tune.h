@@ -60,41 +60,41 @@ typedef te_status (*te_tune_template_fn)(te_schedule *s, te_knobs *knobs, void *
 
 /* Progress of a tuning run, given to te_tune_options.progress after every measured trial. */
 typedef struct te_tune_progress {
-  int trials_done;     /* measured so far in this workload's log (resumed ones included) */
-  int trials_total;    /* te_tune_options.trials */
-  double best_gflops;  /* best so far (0 until a candidate succeeds) */
-  double best_cost_s;  /* its median cost */
-  double last_gflops;  /* the trial just measured (0 when it failed) */
+  int trials_done;    /* measured so far in this workload's log (resumed ones included) */
+  int trials_total;   /* te_tune_options.trials */
+  double best_gflops; /* best so far (0 until a candidate succeeds) */
+  double best_cost_s; /* its median cost */
+  double last_gflops; /* the trial just measured (0 when it failed) */
   te_status last_status;
   const char *last_error; /* its error kind and message ("" when none) */
-  double elapsed_s;    /* since te_tune started */
-  double eta_s;        /* estimated time left (-1 when unknown) */
+  double elapsed_s;       /* since te_tune started */
+  double eta_s;           /* estimated time left (-1 when unknown) */
   int round;
 } te_tune_progress;
 
 typedef struct te_tune_options {
-  int trials;            /* candidates to measure in all (resumed ones count); 0: 64 */
-  double time_budget_s;  /* stop after this many seconds; 0: no limit */
-  int early_stop;        /* stop after this many trials without a better cost; 0: never */
-  int jobs;              /* compile threads; 0: 1 */
-  uint64_t seed;         /* same seed and same measurements: same candidates */
-  const char *log_path;  /* the tuning log (JSON lines); required */
-  int resume;            /* continue from the log's records of this workload and target: they
-                            count as trials, warm the cost model and are never measured again.
-                            Without resume, existing records still warm the model. */
-  int batch;             /* candidates measured per round; 0: 16 */
-  int population;        /* evolutionary search: population size (0: 128) */
-  int generations;       /* and generations per round (0: 3) */
-  double epsilon;        /* fraction of random candidates per round; < 0: 0; 0: 0.15 */
-  int no_model;          /* 1: random search (no cost model) */
-  double min_repeat_s;   /* measurement: repeat runs until they add up to this; 0: 0.1 s */
-  int min_repeats;       /* at least this many timed runs; 0: 3 */
-  int max_repeats;       /* at most (<= 256); 0: 100 */
-  double timeout_s;      /* a candidate's run is killed after this; 0: 10 s */
-  int threads;           /* threads of parallel loops while measuring; 0: te's default
-                            (negative counts and times are TE_ERR_INVALID_ARG) */
-  int check;             /* results compared with the default schedule's for the first this-many
-                            successful candidates of each sketch; 0: 2; < 0: never */
+  int trials;              /* candidates to measure in all (resumed ones count); 0: 64 */
+  double time_budget_s;    /* stop after this many seconds; 0: no limit */
+  int early_stop;          /* stop after this many trials without a better cost; 0: never */
+  int jobs;                /* compile threads; 0: 1 */
+  uint64_t seed;           /* same seed and same measurements: same candidates */
+  const char *log_path;    /* the tuning log (JSON lines); required */
+  int resume;              /* continue from the log's records of this workload and target: they
+                              count as trials, warm the cost model and are never measured again.
+                              Without resume, existing records still warm the model. */
+  int batch;               /* candidates measured per round; 0: 16 */
+  int population;          /* evolutionary search: population size (0: 128) */
+  int generations;         /* and generations per round (0: 3) */
+  double epsilon;          /* fraction of random candidates per round; < 0: 0; 0: 0.15 */
+  int no_model;            /* 1: random search (no cost model) */
+  double min_repeat_s;     /* measurement: repeat runs until they add up to this; 0: 0.1 s */
+  int min_repeats;         /* at least this many timed runs; 0: 3 */
+  int max_repeats;         /* at most (<= 256); 0: 100 */
+  double timeout_s;        /* a candidate's run is killed after this; 0: 10 s */
+  int threads;             /* threads of parallel loops while measuring; 0: te's default
+                              (negative counts and times are TE_ERR_INVALID_ARG) */
+  int check;               /* results compared with the default schedule's for the first this-many
+                              successful candidates of each sketch; 0: 2; < 0: never */
   const char *description; /* stored with each record (e.g. "matmul M=1024 N=1024 K=1024
                             dtype=f32"); NULL: none */
   void (*progress)(const te_tune_progress *, void *user); /* NULL: silent */
@@ -102,30 +102,30 @@ typedef struct te_tune_options {
   struct te_tune_summary *summary; /* out: filled when not NULL */
   te_tune_template_fn template_fn; /* a schedule template (below): the search space is the
                             product of its knobs instead of the generated sketches; NULL: none */
-  void *template_user;   /* passed to template_fn */
-  int confirm;           /* the confirm pass: after the search, the best this-many schedules of
-                            the log (this workload and target) are measured again side by side,
-                            in confirm_rounds rounds alternating between them, one record each
-                            (tuner.confirm) holding the samples of all rounds; te_apply_best
-                            and te-tune best then take the best of that pass.
-                            A run measures its candidates minutes apart, and a machine whose
-                            speed drifts by 15% between minutes ranks them by their minute;
-                            side by side, they share it. 0: 4; < 0: no confirm pass; at most 64.
-                            Runs after the time budget too; skipped when fewer than 2 schedules
-                            succeeded (or confirm is 1): one has nothing to be compared with */
-  int confirm_rounds;    /* 0: 3; at most 16 */
+  void *template_user;             /* passed to template_fn */
+  int confirm;        /* the confirm pass: after the search, the best this-many schedules of
+                         the log (this workload and target) are measured again side by side,
+                         in confirm_rounds rounds alternating between them, one record each
+                         (tuner.confirm) holding the samples of all rounds; te_apply_best
+                         and te-tune best then take the best of that pass.
+                         A run measures its candidates minutes apart, and a machine whose
+                         speed drifts by 15% between minutes ranks them by their minute;
+                         side by side, they share it. 0: 4; < 0: no confirm pass; at most 64.
+                         Runs after the time budget too; skipped when fewer than 2 schedules
+                         succeeded (or confirm is 1): one has nothing to be compared with */
+  int confirm_rounds; /* 0: 3; at most 16 */
 } te_tune_options;
 
 /* What a tuning run did (te_tune_options.summary). */
 typedef struct te_tune_summary {
-  int trials_done;     /* records of this workload and target in the log now */
-  int measured;        /* measured by this call */
-  int errors;          /* of those, how many failed (build, run, crash, timeout, wrong) */
-  double best_cost_s;  /* INFINITY when none succeeded; after a confirm pass, the pass's best
-                          (the log's rule, docs/tuning-log.md) */
+  int trials_done;    /* records of this workload and target in the log now */
+  int measured;       /* measured by this call */
+  int errors;         /* of those, how many failed (build, run, crash, timeout, wrong) */
+  double best_cost_s; /* INFINITY when none succeeded; after a confirm pass, the pass's best
+                         (the log's rule, docs/tuning-log.md) */
   double best_gflops;
-  char key[17];        /* the workload's key */
-  int confirmed;       /* schedules measured again by the confirm pass */
+  char key[17];  /* the workload's key */
+  int confirmed; /* schedules measured again by the confirm pass */
 } te_tune_summary;
 
 /* Tunes the computation that produces outs for target, appending to opts->log_path. Returns

@@ -102,8 +102,10 @@ te_ctx *ir_call_ctx(void);
 
 /* Internal invariant: records TE_ERR_INTERNAL with file:line and returns false when cond is
    false (never aborts). Use as: if (!ir_check(ctx, cond, "what")) return NULL; */
-#define ir_check(ctx, cond, what) \
-  ((cond) ? true : (ir_error((ctx), TE_ERR_INTERNAL, "internal: %s (%s:%d)", (what), __FILE__, __LINE__), false))
+#define ir_check(ctx, cond, what)                                                                  \
+  ((cond) ? true                                                                                   \
+          : (ir_error((ctx), TE_ERR_INTERNAL, "internal: %s (%s:%d)", (what), __FILE__, __LINE__), \
+             false))
 
 /* ---------------------------------------------------------------- maps
  * Pointer -> pointer hash map in the current arena (grows by doubling; old tables stay in the

@@ -18,21 +18,33 @@
 #define IR_ALIGN ((size_t)16)
 #define IR_HDR ((sizeof(ir_chunk) + IR_ALIGN - 1) & ~(IR_ALIGN - 1))
 
-static const char *const status_names[] = {
-    "TE_OK",          "TE_ERR_INVALID_ARG", "TE_ERR_TYPE",     "TE_ERR_SHAPE",
-    "TE_ERR_SCHEDULE", "TE_ERR_BOUNDS",     "TE_ERR_TARGET",   "TE_ERR_CODEGEN",
-    "TE_ERR_RUNTIME", "TE_ERR_IO",          "TE_ERR_PARSE",    "TE_ERR_NOMEM",
-    "TE_ERR_UNSUPPORTED", "TE_ERR_NOT_FOUND", "TE_ERR_INTERNAL"};
+static const char *const status_names[] = {"TE_OK",
+                                           "TE_ERR_INVALID_ARG",
+                                           "TE_ERR_TYPE",
+                                           "TE_ERR_SHAPE",
+                                           "TE_ERR_SCHEDULE",
+                                           "TE_ERR_BOUNDS",
+                                           "TE_ERR_TARGET",
+                                           "TE_ERR_CODEGEN",
+                                           "TE_ERR_RUNTIME",
+                                           "TE_ERR_IO",
+                                           "TE_ERR_PARSE",
+                                           "TE_ERR_NOMEM",
+                                           "TE_ERR_UNSUPPORTED",
+                                           "TE_ERR_NOT_FOUND",
+                                           "TE_ERR_INTERNAL"};
 
 const char *te_status_str(te_status s) {
-  if ((unsigned)s < sizeof status_names / sizeof status_names[0]) return status_names[s];
+  if ((unsigned)s < sizeof status_names / sizeof status_names[0])
+    return status_names[s];
   return "TE_ERR_UNKNOWN";
 }
 
 te_ctx *te_ctx_new(void) {
   /* the context record belongs to no context yet: the process's counter (mem_hook.h) */
   te_ctx *ctx = te_rt_mem_alloc(NULL, sizeof *ctx + sizeof *ctx->mem, true, __FILE__, __LINE__);
-  if (!ctx) return NULL;
+  if (!ctx)
+    return NULL;
   ctx->mem = (te_rt_mem_counter *)(ctx + 1);
   ctx->mem->fail_after = te_rt_mem_env_fail_after();
   return ctx;
@@ -55,10 +67,13 @@ void ir_cons_free(ir_cons_table *t) {
 }
 
 void te_ctx_free(te_ctx *ctx) {
-  if (!ctx) return;
-  for (ir_on_free *f = ctx->on_free; f; f = f->next) f->fn(f->arg);
+  if (!ctx)
+    return;
+  for (ir_on_free *f = ctx->on_free; f; f = f->next)
+    f->fn(f->arg);
   ctx->scratch_phantom = 0;
-  while (ctx->scratch) ir_scratch_end(ctx);
+  while (ctx->scratch)
+    ir_scratch_end(ctx);
   ir_cons_free(&ctx->cons);
   ir_arena_release(&ctx->arena);
   free(ctx);
@@ -69,8 +84,10 @@ void te_free(void *p) { free(p); }
 /* ---------------------------------------------------------------- errors */
 
 te_status ir_verror(te_ctx *ctx, te_status st, const char *fmt, va_list ap) {
-  if (!ctx || st == TE_OK) return st;
-  if (ctx->status != TE_OK) return st; /* first error wins */
+  if (!ctx || st == TE_OK)
+    return st;
+  if (ctx->status != TE_OK)
+    return st; /* first error wins */
   ctx->status = st;
   vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
   return st;
@@ -87,11 +104,13 @@ te_status ir_error(te_ctx *ctx, te_status st, const char *fmt, ...) {
 bool ir_failed(const te_ctx *ctx) { return ctx && ctx->status != TE_OK; }
 te_status te_last_status(const te_ctx *ctx) { return ctx ? ctx->status : TE_ERR_INVALID_ARG; }
 const char *te_last_error(const te_ctx *ctx) {
-  if (!ctx) return "te_last_error: NULL context";
+  if (!ctx)
+    return "te_last_error: NULL context";
   return ctx->errmsg;
 }
 void te_clear_error(te_ctx *ctx) {
-  if (!ctx) return;
+  if (!ctx)
+    return;
   ctx->status = TE_OK;
   ctx->errmsg[0] = '\0';
 }
@@ -116,12 +135,14 @@ void *ir_arena_alloc(te_ctx *ctx, ir_arena *a, size_t size, const char *file, in
   if (!ctx)
     return NULL;
   size = (size + IR_ALIGN - 1) & ~(IR_ALIGN - 1);
-  if (size == 0) size = IR_ALIGN;
+  if (size == 0)
+    size = IR_ALIGN;
   ir_chunk *c = a->head;
   if (!c || c->size - c->used < size) {
     size_t cap = size > IR_CHUNK_MIN ? size : IR_CHUNK_MIN;
     c = te_rt_mem_alloc(ctx->mem, IR_HDR + cap, true, file, line);
-    if (!c) return nomem(ctx, size);
+    if (!c)
+      return nomem(ctx, size);
     c->size = cap;
     if (a->head && size > IR_CHUNK_MIN) {
       /* a big block: keep the current chunk in front for later small allocations */
@@ -141,26 +162,31 @@ void *ir_arena_alloc(te_ctx *ctx, ir_arena *a, size_t size, const char *file, in
 }
 
 void *ir_alloc_at(te_ctx *ctx, size_t size, const char *file, int line) {
-  if (!ctx) return NULL;
+  if (!ctx)
+    return NULL;
   return ir_arena_alloc(ctx, ctx->scratch ? &ctx->scratch->arena : &ctx->arena, size, file, line);
 }
 
 void *ir_alloc_persistent_at(te_ctx *ctx, size_t size, const char *file, int line) {
-  if (!ctx) return NULL;
+  if (!ctx)
+    return NULL;
   return ir_arena_alloc(ctx, &ctx->arena, size, file, line);
 }
 
 static char *dup_in(char *p, const char *s, size_t n) {
-  if (p) memcpy(p, s, n);
+  if (p)
+    memcpy(p, s, n);
   return p;
 }
 char *ir_strdup_at(te_ctx *ctx, const char *s, const char *file, int line) {
-  if (!s) return NULL;
+  if (!s)
+    return NULL;
   size_t n = strlen(s) + 1;
   return dup_in(ir_alloc_at(ctx, n, file, line), s, n);
 }
 char *ir_strdup_persistent_at(te_ctx *ctx, const char *s, const char *file, int line) {
-  if (!s) return NULL;
+  if (!s)
+    return NULL;
   size_t n = strlen(s) + 1;
   return dup_in(ir_alloc_persistent_at(ctx, n, file, line), s, n);
 }
@@ -221,7 +247,8 @@ char *ir_strndup_malloc_at(te_ctx *ctx, const char *s, size_t n, const char *fil
 /* ---------------------------------------------------------------- scratch arenas */
 
 void ir_scratch_begin(te_ctx *ctx) {
-  if (!ctx) return;
+  if (!ctx)
+    return;
   /* begin/end must pair even when memory is short: a level that could not be opened is
      counted, and the matching end closes nothing (its allocations went to the outer arena). */
   ir_scratch *s = te_rt_mem_alloc(ctx->mem, sizeof *s, true, __FILE__, __LINE__);
@@ -235,12 +262,14 @@ void ir_scratch_begin(te_ctx *ctx) {
 }
 
 void ir_scratch_end(te_ctx *ctx) {
-  if (!ctx) return;
+  if (!ctx)
+    return;
   if (ctx->scratch_phantom > 0) {
     ctx->scratch_phantom--;
     return;
   }
-  if (!ctx->scratch) return;
+  if (!ctx->scratch)
+    return;
   ir_scratch *s = ctx->scratch;
   ctx->scratch = s->prev;
   ir_cons_free(&s->cons);

@@ -56,7 +56,7 @@ struct te_ctx {
      call in progress began, set aside while it runs. */
   int call_depth;
   te_ctx *outer_call_ctx; /* this thread's ir_call_ctx before the outermost call began */
-  bool outer_taken; /* ir_error_null took it back as the call's own */
+  bool outer_taken;       /* ir_error_null took it back as the call's own */
   te_status outer_status;
   char outer_msg[IR_ERRMSG_MAX];
 };

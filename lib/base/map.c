@@ -18,7 +18,8 @@ static size_t ptr_hash(const void *p) {
 static bool map_alloc(ir_map *m, size_t cap) {
   const void **keys = ir_alloc(m->ctx, cap * sizeof *keys);
   void **vals = keys ? ir_alloc(m->ctx, cap * sizeof *vals) : NULL;
-  if (!vals) return false;
+  if (!vals)
+    return false;
   m->keys = keys;
   m->vals = vals;
   m->cap = cap;
@@ -27,26 +28,31 @@ static bool map_alloc(ir_map *m, size_t cap) {
 
 ir_map *ir_map_new(te_ctx *ctx) {
   ir_map *m = ir_alloc(ctx, sizeof *m);
-  if (!m) return NULL;
+  if (!m)
+    return NULL;
   m->ctx = ctx;
-  if (!map_alloc(m, 16)) return NULL;
+  if (!map_alloc(m, 16))
+    return NULL;
   return m;
 }
 
 static size_t find_slot(const ir_map *m, const void *key) {
   size_t mask = m->cap - 1, i = ptr_hash(key) & mask;
-  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & mask;
+  while (m->keys[i] && m->keys[i] != key)
+    i = (i + 1) & mask;
   return i;
 }
 
 void *ir_map_get(const ir_map *m, const void *key) {
-  if (!m || !key) return NULL;
+  if (!m || !key)
+    return NULL;
   size_t i = find_slot(m, key);
   return m->keys[i] ? m->vals[i] : NULL;
 }
 
 bool ir_map_has(const ir_map *m, const void *key) {
-  if (!m || !key) return false;
+  if (!m || !key)
+    return false;
   return m->keys[find_slot(m, key)] != NULL;
 }
 
@@ -54,7 +60,8 @@ static bool grow(ir_map *m) {
   const void **okeys = m->keys;
   void **ovals = m->vals;
   size_t ocap = m->cap;
-  if (!map_alloc(m, ocap * 2)) return false;
+  if (!map_alloc(m, ocap * 2))
+    return false;
   m->count = 0;
   for (size_t i = 0; i < ocap; i++)
     if (okeys[i]) {
@@ -67,8 +74,10 @@ static bool grow(ir_map *m) {
 }
 
 bool ir_map_put(ir_map *m, const void *key, void *val) {
-  if (!m || !key) return false;
-  if ((m->count + 1) * 2 > m->cap && !grow(m)) return false;
+  if (!m || !key)
+    return false;
+  if ((m->count + 1) * 2 > m->cap && !grow(m))
+    return false;
   size_t i = find_slot(m, key);
   if (!m->keys[i]) {
     m->keys[i] = key;

@@ -10,10 +10,13 @@
 #include "base.h"
 
 static bool reserve(ir_str *s, size_t extra) {
-  if (s->oom) return false;
-  if (s->len + extra + 1 <= s->cap) return true;
+  if (s->oom)
+    return false;
+  if (s->len + extra + 1 <= s->cap)
+    return true;
   size_t cap = s->cap ? s->cap : 64;
-  while (cap < s->len + extra + 1) cap *= 2;
+  while (cap < s->len + extra + 1)
+    cap *= 2;
   char *p = ir_realloc(s->ctx, s->buf, cap);
   if (!p) {
     s->oom = true;
@@ -26,7 +29,8 @@ static bool reserve(ir_str *s, size_t extra) {
 
 void ir_str_puts(ir_str *s, const char *t) {
   size_t n = strlen(t);
-  if (!reserve(s, n)) return;
+  if (!reserve(s, n))
+    return;
   memcpy(s->buf + s->len, t, n + 1);
   s->len += n;
 }
@@ -37,12 +41,14 @@ void ir_str_printf(ir_str *s, const char *fmt, ...) {
   char small[256];
   int n = vsnprintf(small, sizeof small, fmt, ap);
   va_end(ap);
-  if (n < 0) return;
+  if (n < 0)
+    return;
   if ((size_t)n < sizeof small) {
     ir_str_puts(s, small);
     return;
   }
-  if (!reserve(s, (size_t)n)) return;
+  if (!reserve(s, (size_t)n))
+    return;
   va_start(ap, fmt);
   vsnprintf(s->buf + s->len, (size_t)n + 1, fmt, ap);
   va_end(ap);
@@ -52,8 +58,10 @@ void ir_str_printf(ir_str *s, const char *fmt, ...) {
 char *ir_str_take(ir_str *s) {
   char *r = NULL;
   if (!s->oom) {
-    if (!s->buf) reserve(s, 0);
-    if (s->buf) s->buf[s->len] = '\0';
+    if (!s->buf)
+      reserve(s, 0);
+    if (s->buf)
+      s->buf[s->len] = '\0';
     r = s->buf;
   } else {
     free(s->buf);

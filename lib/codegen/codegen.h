@@ -14,7 +14,7 @@
 
 /* One argument of a kernel, as a saved header describes it (in the context's memory). */
 typedef struct cg_arg_meta {
-  const char *name;  /* the tensor's or parameter's name */
+  const char *name; /* the tensor's or parameter's name */
   bool is_tensor;
   bool is_output;    /* a computed tensor (the kernel writes it) */
   te_dtype dtype;    /* element dtype, or the scalar's */
@@ -27,14 +27,14 @@ typedef struct cg_kernel {
   int ntensors;
   int nscalars;
   te_dtype *scalar_dtypes;
-  int *tensor_ndim;         /* for te_module_call's own checks */
-  void *entry;              /* JIT address, NULL until linked */
+  int *tensor_ndim; /* for te_module_call's own checks */
+  void *entry;      /* JIT address, NULL until linked */
   const char *trace;
-  lw_func *func;            /* NULL after the build's scratch arena is gone */
-  void *ffi;                /* libffi call interface, prepared on the first te_module_call */
-  int nargs;                /* tensors first, then scalars (the entry's order) */
+  lw_func *func; /* NULL after the build's scratch arena is gone */
+  void *ffi;     /* libffi call interface, prepared on the first te_module_call */
+  int nargs;     /* tensors first, then scalars (the entry's order) */
   cg_arg_meta *args;
-  const char *sizes;        /* how symbolic sizes are bound: "n = A.shape[0]" ("" when none) */
+  const char *sizes; /* how symbolic sizes are bound: "n = A.shape[0]" ("" when none) */
 } cg_kernel;
 
 struct te_module {

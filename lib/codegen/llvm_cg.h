@@ -69,9 +69,9 @@ typedef struct cg_llvm {
   LLVMValueRef mask; /* inside `attr vector_mask`: the live lanes (vector loads and stores are
                         masked with it); NULL elsewhere */
   ir_analyzer *an;   /* modular facts on indices, for the alignment of accesses (llvm_mem.c) */
-  const cg_host_hooks *host;          /* GPU modules' host entry (llvm_entry.c); NULL for CPUs */
-  lw_func *func;                      /* the function whose entry is being written */
-  bool (*barrier)(struct cg_llvm *);  /* device code: writes IR_S_BARRIER (llvm_stmt.c) */
+  const cg_host_hooks *host;         /* GPU modules' host entry (llvm_entry.c); NULL for CPUs */
+  lw_func *func;                     /* the function whose entry is being written */
+  bool (*barrier)(struct cg_llvm *); /* device code: writes IR_S_BARRIER (llvm_stmt.c) */
 } cg_llvm;
 
 /* llvm_types.c */
@@ -195,7 +195,6 @@ void cg_linked_free(cg_linked *);
 
 void cg_llvm_setup(cg_llvm *cg, te_module *m, lw_func *f, LLVMTargetMachineRef tm,
                    const char *triple);
-
 
 LLVMValueRef cg_prefetch(cg_llvm *cg, te_expr *load);
 

@@ -101,7 +101,8 @@ enum { CG_NSYMBOLS = sizeof cg_symbols / sizeof cg_symbols[0] };
 
 bool cg_is_reserved_symbol(const char *name) {
   for (int i = 0; i < CG_NSYMBOLS; i++)
-    if (strcmp(cg_symbols[i].name, name) == 0) return true;
+    if (strcmp(cg_symbols[i].name, name) == 0)
+      return true;
   return strncmp(name, "te_rt_", 6) == 0;
 }
 

@@ -65,9 +65,8 @@ static bool cg_closure_body(cg_llvm *cg, ir_stmt *s, LLVMValueRef fn, LLVMTypeRe
   if (var_t != cg->t_i64)
     i = LLVMBuildTrunc(cg->b, i, var_t, "");
   args[0] = LLVMBuildAdd(cg->b, args[0], i, IR_FOR_VAR(s)->u.var.name);
-  LLVMValueRef r =
-      LLVMBuildCall2(cg->b, LLVMGlobalGetValueType(inner), inner, args, (unsigned)c->ncaptures + 1,
-                     "");
+  LLVMValueRef r = LLVMBuildCall2(cg->b, LLVMGlobalGetValueType(inner), inner, args,
+                                  (unsigned)c->ncaptures + 1, "");
   LLVMBuildRet(cg->b, r);
   return true;
 }
@@ -92,7 +91,8 @@ bool cg_parallel_closure(cg_llvm *cg, ir_stmt *attr) {
   LLVMValueRef min = cg_expr(cg, IR_FOR_MIN(s));
   LLVMValueRef ext = min ? cg_expr(cg, IR_FOR_EXTENT(s)) : NULL;
   LLVMTypeRef *fields = ext ? ir_alloc(cg->ctx, sizeof *fields * (size_t)(c->ncaptures + 1)) : NULL;
-  LLVMValueRef *values = fields ? ir_alloc(cg->ctx, sizeof *values * (size_t)(c->ncaptures + 1)) : NULL;
+  LLVMValueRef *values =
+      fields ? ir_alloc(cg->ctx, sizeof *values * (size_t)(c->ncaptures + 1)) : NULL;
   if (!values)
     return false;
   fields[0] = LLVMTypeOf(min);

@@ -21,7 +21,8 @@ LLVMValueRef cg_rt_arg_error(cg_llvm *cg, te_status code, const char *what, LLVM
   LLVMValueRef args[4] = {LLVMConstInt(cg->t_i32, (unsigned)code, 0), cg_str(cg, what), expected,
                           got};
   if (!expected) /* "what (got G)" */
-    return cg_call_fn(cg, "te_rt_value_error", cg->t_i32, 3, params, (LLVMValueRef[]){args[0], args[1], got});
+    return cg_call_fn(cg, "te_rt_value_error", cg->t_i32, 3, params,
+                      (LLVMValueRef[]){args[0], args[1], got});
   return cg_call_fn(cg, "te_rt_arg_error", cg->t_i32, 4, params, args);
 }
 

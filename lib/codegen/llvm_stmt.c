@@ -264,7 +264,8 @@ static bool cg_assert(cg_llvm *cg, ir_stmt *s) {
            s->u.assert_.message ? s->u.assert_.message : "assertion failed");
   te_status st = s->u.assert_.status != TE_OK ? s->u.assert_.status : TE_ERR_RUNTIME;
   bool values = s->nexprs > 1;
-  LLVMBasicBlockRef fail = cg_new_block(cg, values ? "bad_arg" : "fail"), ok = cg_new_block(cg, "ok");
+  LLVMBasicBlockRef fail = cg_new_block(cg, values ? "bad_arg" : "fail"),
+                    ok = cg_new_block(cg, "ok");
   LLVMBuildCondBr(cg->b, c, negated ? fail : ok, negated ? ok : fail);
   LLVMPositionBuilderAtEnd(cg->b, fail);
   LLVMValueRef v[2] = {NULL, NULL}, r;
@@ -290,8 +291,10 @@ static bool cg_mask_attr(cg_llvm *cg, ir_stmt *s) {
   if (!m)
     return false;
   if (me->dtype.lanes == 1 || !ir_is_bool(me->dtype)) {
-    ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': a vector mask must be a "
-             "vector of bools", cg->kernel);
+    ir_error(cg->ctx, TE_ERR_INTERNAL,
+             "internal: codegen: kernel '%s': a vector mask must be a "
+             "vector of bools",
+             cg->kernel);
     return false;
   }
   LLVMValueRef saved = cg->mask;

@@ -30,8 +30,8 @@
 
 typedef struct vm {
   cg_llvm *cg;
-  te_dtype t;      /* the float dtype, lanes included */
-  te_dtype it;     /* the integer dtype of the same width and lanes */
+  te_dtype t;  /* the float dtype, lanes included */
+  te_dtype it; /* the integer dtype of the same width and lanes */
   bool f64;
   LLVMBuilderRef b;
 } vm;
@@ -45,10 +45,18 @@ static vm vm_make(cg_llvm *cg, te_dtype t) {
 
 static LLVMValueRef K(vm *m, double c) { return cg_const_float(m->cg, m->t, c); }
 static LLVMValueRef KI(vm *m, int64_t c) { return cg_const_int(m->cg, m->it, c); }
-static LLVMValueRef add(vm *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(m->b, a, b, ""); }
-static LLVMValueRef sub(vm *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(m->b, a, b, ""); }
-static LLVMValueRef mul(vm *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(m->b, a, b, ""); }
-static LLVMValueRef fdiv(vm *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFDiv(m->b, a, b, ""); }
+static LLVMValueRef add(vm *m, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildFAdd(m->b, a, b, "");
+}
+static LLVMValueRef sub(vm *m, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildFSub(m->b, a, b, "");
+}
+static LLVMValueRef mul(vm *m, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildFMul(m->b, a, b, "");
+}
+static LLVMValueRef fdiv(vm *m, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildFDiv(m->b, a, b, "");
+}
 static LLVMValueRef sel(vm *m, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
   return LLVMBuildSelect(m->b, c, a, b, "");
 }
@@ -66,8 +74,8 @@ static LLVMValueRef intrinsic(vm *m, const char *name, int n, LLVMValueRef *args
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   LLVMTypeRef t = LLVMTypeOf(args[0]);
   LLVMValueRef fn = LLVMGetIntrinsicDeclaration(m->cg->mod, id, &t, 1);
-  return LLVMBuildCall2(m->b, LLVMIntrinsicGetType(m->cg->lctx, id, &t, 1), fn, args,
-                        (unsigned)n, "");
+  return LLVMBuildCall2(m->b, LLVMIntrinsicGetType(m->cg->lctx, id, &t, 1), fn, args, (unsigned)n,
+                        "");
 }
 
 /* a * b + c, fused where the target has FMA. */
@@ -95,12 +103,11 @@ static LLVMValueRef pow2i(vm *m, LLVMValueRef n) {
 static const double exp_p32[] = {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3,
                                  4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1};
 /* 1/13!, 1/12!, ..., 1/2! */
-static const double exp_p64[] = {1.6059043836821613e-10, 2.08767569878680990e-09,
-                                 2.50521083854417188e-08, 2.75573192239858907e-07,
-                                 2.75573192239858907e-06, 2.48015873015873016e-05,
-                                 1.98412698412698413e-04, 1.38888888888888889e-03,
-                                 8.33333333333333333e-03, 4.16666666666666667e-02,
-                                 1.66666666666666667e-01, 5.0e-01};
+static const double exp_p64[] = {
+    1.6059043836821613e-10,  2.08767569878680990e-09, 2.50521083854417188e-08,
+    2.75573192239858907e-07, 2.75573192239858907e-06, 2.48015873015873016e-05,
+    1.98412698412698413e-04, 1.38888888888888889e-03, 8.33333333333333333e-03,
+    4.16666666666666667e-02, 1.66666666666666667e-01, 5.0e-01};
 
 LLVMValueRef cg_vm_exp(cg_llvm *cg, te_dtype t, LLVMValueRef x) {
   vm m = vm_make(cg, t);
@@ -113,8 +120,8 @@ LLVMValueRef cg_vm_exp(cg_llvm *cg, te_dtype t, LLVMValueRef x) {
   xc = sel(&m, cmp(&m, LLVMRealOGT, xc, K(&m, hi)), K(&m, hi), xc);
   xc = sel(&m, cmp(&m, LLVMRealOLT, xc, K(&m, lo)), K(&m, lo), xc);
   /* n = round(x / ln2), by adding and removing 1.5 * 2^mbits */
-  LLVMValueRef nf = sub(&m, add(&m, mul(&m, xc, K(&m, 1.4426950408889634)), K(&m, magic)),
-                        K(&m, magic));
+  LLVMValueRef nf =
+      sub(&m, add(&m, mul(&m, xc, K(&m, 1.4426950408889634)), K(&m, magic)), K(&m, magic));
   LLVMValueRef r = sub(&m, sub(&m, xc, mul(&m, nf, K(&m, c1))), mul(&m, nf, K(&m, c2)));
   LLVMValueRef q = m.f64 ? poly(&m, r, exp_p64, 12) : poly(&m, r, exp_p32, 6);
   LLVMValueRef p = add(&m, mla(&m, q, mul(&m, r, r), r), K(&m, 1));
@@ -149,8 +156,8 @@ static void log_split(vm *m, LLVMValueRef x, LLVMValueRef *k, LLVMValueRef *mant
   LLVMValueRef ix = LLVMBuildAdd(m->b, to_int(m, xs), KI(m, one - sqrt_half), "");
   LLVMValueRef e = LLVMBuildLShr(m->b, ix, KI(m, mbits), "");
   *k = LLVMBuildAdd(m->b, LLVMBuildSub(m->b, e, KI(m, bias), ""), kadj, "");
-  LLVMValueRef mb = LLVMBuildAdd(m->b, LLVMBuildAnd(m->b, ix, KI(m, mant_mask), ""),
-                                 KI(m, sqrt_half), "");
+  LLVMValueRef mb =
+      LLVMBuildAdd(m->b, LLVMBuildAnd(m->b, ix, KI(m, mant_mask), ""), KI(m, sqrt_half), "");
   *mant = to_float(m, mb);
 }
 

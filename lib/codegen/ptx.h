@@ -13,8 +13,8 @@
 #ifndef TE_PTX_H
 #define TE_PTX_H
 
-#include "lower/gpu.h"
 #include "llvm_cg.h"
+#include "lower/gpu.h"
 
 /* te_build's back end for a "cuda" target: fills the module (kernel record, PTX, host entry). */
 te_status cg_cuda_compile(te_module *, lw_func *);

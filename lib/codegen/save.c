@@ -155,8 +155,8 @@ static te_status cg_add_spirv(cg_save *sv, int n, te_module *const mods[]) {
   for (int i = 0; i < n; i++)
     total += cg_vulkan_nkernels(mods[i]);
   if (total > CG_MAX_SPV)
-    return ir_error(sv->ctx, TE_ERR_UNSUPPORTED, "%s: '%s': more than %d device kernels",
-                    sv->fn, sv->name, CG_MAX_SPV);
+    return ir_error(sv->ctx, TE_ERR_UNSUPPORTED, "%s: '%s': more than %d device kernels", sv->fn,
+                    sv->name, CG_MAX_SPV);
   te_status st = TE_OK;
   for (int i = 0, k = 0; i < n && st == TE_OK; i++)
     for (int j = 0; j < cg_vulkan_nkernels(mods[i]) && st == TE_OK; j++, k++) {
@@ -335,5 +335,6 @@ te_status te_modules_save(te_ctx *ctx, int nmodules, te_module *const modules[],
                           const char *path_prefix, unsigned what) {
   if (!ctx)
     return TE_ERR_INVALID_ARG;
-  return IR_PUBLIC_CALL(ctx, cg_save_all(ctx, "te_modules_save", nmodules, modules, path_prefix, what));
+  return IR_PUBLIC_CALL(ctx,
+                        cg_save_all(ctx, "te_modules_save", nmodules, modules, path_prefix, what));
 }

@@ -49,7 +49,7 @@ typedef struct cg_vk_slots {
 te_status cg_vk_prog_make(te_ctx *, const char *kernel, const cg_vk_slots *, te_expr *,
                           cg_vk_prog *out);
 /* Evaluates over the slots and the call's tensors (NULL where a program reads none); false (with
-   *err set to a static reason) on division by zero or a bad program. */
+ *err set to a static reason) on division by zero or a bad program. */
 bool cg_vk_prog_eval(const cg_vk_prog *, const int64_t *slots, DLTensor *const *tensors,
                      int64_t *out, const char **err);
 

@@ -36,8 +36,8 @@ typedef enum cg_vk_op {
   VK_OR,
   VK_NOT,
   VK_SELECT,
-  VK_WRAP,  /* v = bits | signed << 8: wrap to a narrower integer (casts) */
-  VK_DL     /* v = tensor | field << 16 | dim << 24: a DLTensor read (vk_dl_read) */
+  VK_WRAP, /* v = bits | signed << 8: wrap to a narrower integer (casts) */
+  VK_DL    /* v = tensor | field << 16 | dim << 24: a DLTensor read (vk_dl_read) */
 } cg_vk_op;
 
 /* The DLTensor reads: the calling convention's intrinsics, and the handle itself. */
@@ -274,19 +274,44 @@ static bool vk_dl_read(DLTensor *const *tensors, int64_t v, int64_t *r) {
   if (!t)
     return false;
   switch (id) {
-  case IR_INTRIN_DL_DATA: *r = addr(t->data); return true;
-  case IR_INTRIN_DL_SHAPE: *r = addr(t->shape); return true;
-  case IR_INTRIN_DL_STRIDES: *r = addr(t->strides); return true;
-  case IR_INTRIN_DL_NDIM: *r = t->ndim; return true;
-  case IR_INTRIN_DL_DEVICE_TYPE: *r = (int64_t)t->device.device_type; return true;
-  case IR_INTRIN_DL_DTYPE_CODE: *r = t->dtype.code; return true;
-  case IR_INTRIN_DL_DTYPE_BITS: *r = t->dtype.bits; return true;
-  case IR_INTRIN_DL_DTYPE_LANES: *r = t->dtype.lanes; return true;
-  case IR_INTRIN_DL_DTYPE: *r = t->dtype.code | t->dtype.bits << 8 | (int64_t)t->dtype.lanes << 16; return true;
-  case IR_INTRIN_DL_BYTE_OFFSET: *r = (int64_t)t->byte_offset; return true;
-  case IR_INTRIN_DL_EXTENT: *r = t->shape[d]; return true;
-  case IR_INTRIN_DL_STRIDE: *r = t->strides[d]; return true;
-  default: return false;
+  case IR_INTRIN_DL_DATA:
+    *r = addr(t->data);
+    return true;
+  case IR_INTRIN_DL_SHAPE:
+    *r = addr(t->shape);
+    return true;
+  case IR_INTRIN_DL_STRIDES:
+    *r = addr(t->strides);
+    return true;
+  case IR_INTRIN_DL_NDIM:
+    *r = t->ndim;
+    return true;
+  case IR_INTRIN_DL_DEVICE_TYPE:
+    *r = (int64_t)t->device.device_type;
+    return true;
+  case IR_INTRIN_DL_DTYPE_CODE:
+    *r = t->dtype.code;
+    return true;
+  case IR_INTRIN_DL_DTYPE_BITS:
+    *r = t->dtype.bits;
+    return true;
+  case IR_INTRIN_DL_DTYPE_LANES:
+    *r = t->dtype.lanes;
+    return true;
+  case IR_INTRIN_DL_DTYPE:
+    *r = t->dtype.code | t->dtype.bits << 8 | (int64_t)t->dtype.lanes << 16;
+    return true;
+  case IR_INTRIN_DL_BYTE_OFFSET:
+    *r = (int64_t)t->byte_offset;
+    return true;
+  case IR_INTRIN_DL_EXTENT:
+    *r = t->shape[d];
+    return true;
+  case IR_INTRIN_DL_STRIDE:
+    *r = t->strides[d];
+    return true;
+  default:
+    return false;
   }
 }
 

@@ -26,7 +26,7 @@ static bool is_identifier(const char *s) {
 }
 
 static te_status check_build(te_ctx *ctx, te_schedule *sch, const char *name, te_target *t,
-                                te_module **out) {
+                             te_module **out) {
   if (!sch)
     return ir_error_null(ctx, "te_build: schedule is NULL");
   if (!t)
@@ -82,7 +82,7 @@ static te_status build_impl(te_schedule *sch, const char *name, int ntensors,
   if (st == TE_OK)
     st = target->kind == TG_VULKAN ? cg_vulkan_compile(m, f)
          : target->kind == TG_CUDA ? cg_cuda_compile(m, f)
-                                          : cg_llvm_compile(m, f);
+                                   : cg_llvm_compile(m, f);
   if (m->kernels)
     m->kernels[0].func = NULL; /* it lived in the scratch arena */
   ir_scratch_end(ctx);
@@ -95,5 +95,6 @@ static te_status build_impl(te_schedule *sch, const char *name, int ntensors,
 te_status te_build(te_schedule *sch, const char *name, int ntensors, te_tensor *const tensors[],
                    int nscalars, te_expr *const scalars[], te_target *target, te_module **out) {
   te_ctx *ctx = sch ? sch->ctx : target ? target->ctx : NULL;
-  return IR_PUBLIC_CALL(ctx, build_impl(sch, name, ntensors, tensors, nscalars, scalars, target, out));
+  return IR_PUBLIC_CALL(ctx,
+                        build_impl(sch, name, ntensors, tensors, nscalars, scalars, target, out));
 }

@@ -26,9 +26,12 @@ static te_dtype call_type(int n, te_expr *const args[]) {
 }
 
 static te_expr *convert(te_expr *e, te_dtype t) {
-  if (ir_dtype_eq(e->dtype, t)) return e;
-  if (e->kind == IR_FLOAT && ir_is_float(t)) return ir_float(e->ctx, t, e->u.f);
-  if (e->kind == IR_INT && ir_is_intlike(t)) return ir_int(e->ctx, t, e->u.i);
+  if (ir_dtype_eq(e->dtype, t))
+    return e;
+  if (e->kind == IR_FLOAT && ir_is_float(t))
+    return ir_float(e->ctx, t, e->u.f);
+  if (e->kind == IR_INT && ir_is_intlike(t))
+    return ir_int(e->ctx, t, e->u.i);
   return ir_cast(t, e);
 }
 
@@ -53,7 +56,8 @@ static bool check_arg(te_ctx *ctx, const ir_intrin_info *in, te_expr *a) {
 }
 
 te_expr *te_call(te_ctx *ctx, const char *fn, int n, te_expr *const args[]) {
-  if (!ctx) return NULL;
+  if (!ctx)
+    return NULL;
   if (!fn) {
     ir_error(ctx, TE_ERR_INVALID_ARG, "te_call: function name is NULL");
     return NULL;
@@ -74,12 +78,15 @@ te_expr *te_call(te_ctx *ctx, const char *fn, int n, te_expr *const args[]) {
       ir_error_null(ctx, "te_call: '%s': argument %d is NULL", in->name, i);
       return NULL;
     }
-  if (in->flags & IR_INTRIN_GUARD) return te_if_then_else(args[0], args[1], args[2]);
+  if (in->flags & IR_INTRIN_GUARD)
+    return te_if_then_else(args[0], args[1], args[2]);
   for (int i = 0; i < n; i++)
-    if (!check_arg(ctx, in, args[i])) return NULL;
+    if (!check_arg(ctx, in, args[i]))
+      return NULL;
   te_dtype t = call_type(n, args);
   te_expr *conv[4];
-  if (!ir_check(ctx, n <= 4, "te_call: too many arguments for the converter")) return NULL;
+  if (!ir_check(ctx, n <= 4, "te_call: too many arguments for the converter"))
+    return NULL;
   for (int i = 0; i < n; i++) {
     if (args[i]->dtype.lanes != t.lanes) {
       ir_error(ctx, TE_ERR_TYPE, "te_call: '%s': arguments differ in lanes", in->name);

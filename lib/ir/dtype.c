@@ -8,7 +8,8 @@
 #include "ir.h"
 
 const char *te_dtype_str(te_dtype t, char *buf, size_t size) {
-  if (!buf || size == 0) return buf;
+  if (!buf || size == 0)
+    return buf;
   const char *base = NULL;
   char tmp[24];
   if (t.code == kDLUInt && t.bits == 1) {
@@ -18,7 +19,10 @@ const char *te_dtype_str(te_dtype t, char *buf, size_t size) {
   } else if (t.code == kDLOpaqueHandle) {
     base = "handle"; /* the calling convention's pointers (ir.h), never data */
   } else {
-    const char *p = t.code == kDLInt ? "i" : t.code == kDLUInt ? "u" : t.code == kDLFloat ? "f" : NULL;
+    const char *p = t.code == kDLInt     ? "i"
+                    : t.code == kDLUInt  ? "u"
+                    : t.code == kDLFloat ? "f"
+                                         : NULL;
     if (p)
       snprintf(tmp, sizeof tmp, "%s%u", p, (unsigned)t.bits);
     else
@@ -37,11 +41,16 @@ const char *ir_dtype_name(te_dtype t, char *buf, size_t size) { return te_dtype_
 int te_dtype_eq(te_dtype a, te_dtype b) { return ir_dtype_eq(a, b); }
 
 bool ir_dtype_supported(te_dtype t) {
-  if (t.lanes < 1) return false;
+  if (t.lanes < 1)
+    return false;
   switch (t.code) {
-    case kDLInt: return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
-    case kDLUInt: return t.bits == 1 || t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
-    case kDLFloat: return t.bits == 32 || t.bits == 64;
-    default: return false;
+  case kDLInt:
+    return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+  case kDLUInt:
+    return t.bits == 1 || t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+  case kDLFloat:
+    return t.bits == 32 || t.bits == 64;
+  default:
+    return false;
   }
 }

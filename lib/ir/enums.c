@@ -34,8 +34,7 @@ static const char *const tail_enumerators[] = {
 };
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
-const ir_enum_words ir_scope_words = {"scope", COUNT(scope_words), scope_words,
-                                      scope_enumerators};
+const ir_enum_words ir_scope_words = {"scope", COUNT(scope_words), scope_words, scope_enumerators};
 const ir_enum_words ir_thread_tag_words = {"thread tag", COUNT(tag_words), tag_words,
                                            tag_enumerators};
 const ir_enum_words ir_tail_words = {"tail strategy", COUNT(tail_words), tail_words,
@@ -51,10 +50,13 @@ const char *ir_enum_enumerator(const ir_enum_words *t, int value) {
 
 int ir_enum_value(const ir_enum_words *t, const char *word) {
   for (int v = 0; word && v < t->count; v++)
-    if (t->words[v] && strcmp(t->words[v], word) == 0) return v;
+    if (t->words[v] && strcmp(t->words[v], word) == 0)
+      return v;
   return -1;
 }
 
 const char *te_scope_name(te_scope s) { return ir_enum_word(&ir_scope_words, (int)s); }
-const char *te_thread_tag_name(te_thread_tag t) { return ir_enum_word(&ir_thread_tag_words, (int)t); }
+const char *te_thread_tag_name(te_thread_tag t) {
+  return ir_enum_word(&ir_thread_tag_words, (int)t);
+}
 const char *te_tail_name(te_tail t) { return ir_enum_word(&ir_tail_words, (int)t); }

@@ -26,29 +26,38 @@ static dnames names2(te_dtype a, te_dtype b) {
 static bool is_imm(const te_expr *e) { return e->kind == IR_INT || e->kind == IR_FLOAT; }
 
 static te_dtype wider(te_dtype a, te_dtype b) {
-  if (ir_is_float(a) != ir_is_float(b)) return ir_is_float(a) ? a : b;
-  if (a.bits != b.bits) return a.bits > b.bits ? a : b;
+  if (ir_is_float(a) != ir_is_float(b))
+    return ir_is_float(a) ? a : b;
+  if (a.bits != b.bits)
+    return a.bits > b.bits ? a : b;
   return a.code == kDLInt ? a : b;
 }
 
 static te_dtype common_type(const te_expr *a, const te_expr *b) {
   te_dtype ta = a->dtype, tb = b->dtype;
-  if (is_imm(a) && !is_imm(b) && !(ir_is_float(ta) && !ir_is_float(tb))) return tb;
-  if (is_imm(b) && !is_imm(a) && !(ir_is_float(tb) && !ir_is_float(ta))) return ta;
+  if (is_imm(a) && !is_imm(b) && !(ir_is_float(ta) && !ir_is_float(tb)))
+    return tb;
+  if (is_imm(b) && !is_imm(a) && !(ir_is_float(tb) && !ir_is_float(ta)))
+    return ta;
   return wider(ta, tb);
 }
 
 /* e converted to t: immediates are remade, other expressions cast. */
 static te_expr *convert(te_expr *e, te_dtype t) {
-  if (ir_dtype_eq(e->dtype, t)) return e;
-  if (e->kind == IR_INT && ir_is_float(t)) return ir_float(e->ctx, t, (double)e->u.i);
-  if (e->kind == IR_INT && ir_is_intlike(t)) return ir_int(e->ctx, t, e->u.i);
-  if (e->kind == IR_FLOAT && ir_is_float(t)) return ir_float(e->ctx, t, e->u.f);
+  if (ir_dtype_eq(e->dtype, t))
+    return e;
+  if (e->kind == IR_INT && ir_is_float(t))
+    return ir_float(e->ctx, t, (double)e->u.i);
+  if (e->kind == IR_INT && ir_is_intlike(t))
+    return ir_int(e->ctx, t, e->u.i);
+  if (e->kind == IR_FLOAT && ir_is_float(t))
+    return ir_float(e->ctx, t, e->u.f);
   return ir_cast(t, e);
 }
 
 static bool same_ctx(const char *fn, te_expr *a, te_expr *b) {
-  if (a->ctx == b->ctx) return true;
+  if (a->ctx == b->ctx)
+    return true;
   ir_error(a->ctx, TE_ERR_INVALID_ARG, "%s: operands belong to different contexts", fn);
   return false;
 }
@@ -101,14 +110,16 @@ static const char *const two_names[] = {"left operand", "right operand"};
 static te_expr *binop(const char *fn, ir_expr_kind k, te_expr *a, te_expr *b) {
   if (!have_operands(fn, 2, (te_expr *const[]){a, b}, two_names))
     return NULL;
-  if (!same_ctx(fn, a, b)) return NULL;
+  if (!same_ctx(fn, a, b))
+    return NULL;
   te_dtype ta = a->dtype, tb = b->dtype;
-  if (!unify(fn, k, &a, &b)) return NULL;
+  if (!unify(fn, k, &a, &b))
+    return NULL;
   dnames n = names2(ta, tb);
   if (k == IR_DIV && !ir_is_float(a->dtype)) {
     ir_error(a->ctx, TE_ERR_TYPE,
-             "%s: integer operands (%s and %s): te_div is float division, use te_floordiv", fn,
-             n.a, n.b);
+             "%s: integer operands (%s and %s): te_div is float division, use te_floordiv", fn, n.a,
+             n.b);
     return NULL;
   }
   if ((k == IR_FLOORDIV || k == IR_FLOORMOD) && ir_is_float(a->dtype)) {
@@ -136,7 +147,8 @@ te_expr *te_and(te_expr *a, te_expr *b) { return binop("te_and", IR_AND, a, b); 
 te_expr *te_or(te_expr *a, te_expr *b) { return binop("te_or", IR_OR, a, b); }
 
 static bool need_number(const char *fn, te_expr *a) {
-  if (!ir_is_bool(a->dtype)) return true;
+  if (!ir_is_bool(a->dtype))
+    return true;
   ir_error(a->ctx, TE_ERR_TYPE, "%s: operand type bool is not a number", fn);
   return false;
 }
@@ -145,7 +157,8 @@ static bool need_number(const char *fn, te_expr *a) {
 te_expr *te_neg(te_expr *a) {
   if (!a || !need_number("te_neg", a))
     return NULL; /* NULL alone: no context to record on */
-  if (ir_is_float(a->dtype)) return ir_mul(ir_float(a->ctx, a->dtype, -1.0), a);
+  if (ir_is_float(a->dtype))
+    return ir_mul(ir_float(a->ctx, a->dtype, -1.0), a);
   return ir_sub(ir_int(a->ctx, a->dtype, 0), a);
 }
 
@@ -167,7 +180,8 @@ static bool check_choice(const char *fn, te_expr *c, te_expr **t, te_expr **f) {
   static const char *const names[] = {"condition", "true value", "false value"};
   if (!have_operands(fn, 3, (te_expr *const[]){c, *t, *f}, names))
     return false;
-  if (!same_ctx(fn, c, *t) || !same_ctx(fn, c, *f)) return false;
+  if (!same_ctx(fn, c, *t) || !same_ctx(fn, c, *f))
+    return false;
   if (!ir_is_bool(c->dtype) || (c->dtype.lanes != 1 && c->dtype.lanes != (*t)->dtype.lanes)) {
     char n[24];
     ir_error(c->ctx, TE_ERR_TYPE, "%s: condition must be bool (got %s)", fn,
@@ -182,14 +196,16 @@ te_expr *te_select(te_expr *c, te_expr *t, te_expr *f) {
 }
 
 te_expr *te_if_then_else(te_expr *c, te_expr *t, te_expr *f) {
-  if (!check_choice("te_if_then_else", c, &t, &f)) return NULL;
+  if (!check_choice("te_if_then_else", c, &t, &f))
+    return NULL;
   te_expr *args[3] = {c, t, f};
   return ir_call(c->ctx, IR_INTRIN_IF_THEN_ELSE, t->dtype, 3, args);
 }
 
 /* TE_OK when t is a dtype te computes with; else records why (fn names the caller). */
 static te_status check_dtype(te_ctx *ctx, const char *fn, te_dtype t) {
-  if (ir_dtype_supported(t)) return TE_OK;
+  if (ir_dtype_supported(t))
+    return TE_OK;
   char n[24];
   te_dtype_str(t, n, sizeof n);
   if ((t.code == kDLFloat || t.code == kDLBfloat) && t.bits == 16 && t.lanes >= 1)
@@ -201,8 +217,10 @@ static te_status check_dtype(te_ctx *ctx, const char *fn, te_dtype t) {
 te_expr *te_cast(te_dtype t, te_expr *e) {
   if (!e)
     return NULL; /* no context to record on */
-  if (check_dtype(e->ctx, "te_cast", t) != TE_OK) return NULL;
-  if (t.lanes == 1) t.lanes = e->dtype.lanes;
+  if (check_dtype(e->ctx, "te_cast", t) != TE_OK)
+    return NULL;
+  if (t.lanes == 1)
+    t.lanes = e->dtype.lanes;
   if (t.lanes != e->dtype.lanes) {
     dnames n = names2(e->dtype, t);
     ir_error(e->ctx, TE_ERR_TYPE, "te_cast: cannot cast %s to %s (lanes differ)", n.a, n.b);
@@ -216,8 +234,10 @@ te_expr *te_cast(te_dtype t, te_expr *e) {
 te_expr *te_int(te_ctx *ctx, int64_t v) { return ir_i64(ctx, v); }
 
 te_expr *te_float(te_ctx *ctx, te_dtype t, double v) {
-  if (!ctx) return NULL;
-  if (check_dtype(ctx, "te_float", t) != TE_OK) return NULL;
+  if (!ctx)
+    return NULL;
+  if (check_dtype(ctx, "te_float", t) != TE_OK)
+    return NULL;
   if (!ir_is_float(t) || t.lanes != 1) {
     char n[24];
     ir_error(ctx, TE_ERR_TYPE, "te_float: dtype %s is not a scalar float type (use te_const)",
@@ -228,16 +248,20 @@ te_expr *te_float(te_ctx *ctx, te_dtype t, double v) {
 }
 
 te_expr *te_const(te_ctx *ctx, te_dtype t, double v) {
-  if (!ctx) return NULL;
-  if (check_dtype(ctx, "te_const", t) != TE_OK) return NULL;
+  if (!ctx)
+    return NULL;
+  if (check_dtype(ctx, "te_const", t) != TE_OK)
+    return NULL;
   char n[24];
   te_dtype_str(t, n, sizeof n);
   if (t.lanes != 1) {
     ir_error(ctx, TE_ERR_TYPE, "te_const: dtype %s is not a scalar type", n);
     return NULL;
   }
-  if (ir_is_float(t)) return ir_float(ctx, t, v);
-  if (ir_is_bool(t)) return ir_bool(ctx, v != 0);
+  if (ir_is_float(t))
+    return ir_float(ctx, t, v);
+  if (ir_is_bool(t))
+    return ir_bool(ctx, v != 0);
   if (!isfinite(v) || v < -9223372036854775808.0 || v >= 9223372036854775808.0 || v != trunc(v)) {
     ir_error(ctx, TE_ERR_INVALID_ARG, "te_const: value %g is not an integer of type %s", v, n);
     return NULL;
@@ -247,7 +271,8 @@ te_expr *te_const(te_ctx *ctx, te_dtype t, double v) {
 
 static bool check_ident(te_ctx *ctx, const char *fn, const char *name) {
   bool ok = name && (isalpha((unsigned char)name[0]) || name[0] == '_');
-  for (const char *p = name; ok && *p; p++) ok = isalnum((unsigned char)*p) || *p == '_';
+  for (const char *p = name; ok && *p; p++)
+    ok = isalnum((unsigned char)*p) || *p == '_';
   if (!ok)
     ir_error(ctx, TE_ERR_INVALID_ARG, "%s: name '%s' is not a C identifier", fn,
              name ? name : "(null)");
@@ -255,13 +280,16 @@ static bool check_ident(te_ctx *ctx, const char *fn, const char *name) {
 }
 
 te_expr *te_var(te_ctx *ctx, const char *name) {
-  if (!ctx || !check_ident(ctx, "te_var", name)) return NULL;
+  if (!ctx || !check_ident(ctx, "te_var", name))
+    return NULL;
   return ir_var_new(ctx, name, TE_I64, IR_VAR_INDEX);
 }
 
 te_expr *te_param(te_ctx *ctx, const char *name, te_dtype t) {
-  if (!ctx || !check_ident(ctx, "te_param", name)) return NULL;
-  if (check_dtype(ctx, "te_param", t) != TE_OK) return NULL;
+  if (!ctx || !check_ident(ctx, "te_param", name))
+    return NULL;
+  if (check_dtype(ctx, "te_param", t) != TE_OK)
+    return NULL;
   if (t.lanes != 1) {
     char n[24];
     ir_error(ctx, TE_ERR_TYPE, "te_param: parameter '%s': dtype %s is not a scalar type", name,
@@ -274,7 +302,8 @@ te_expr *te_param(te_ctx *ctx, const char *name, te_dtype t) {
 /* ---------------------------------------------------------------- accessors */
 
 te_dtype te_expr_dtype(const te_expr *e) {
-  if (!e) return (te_dtype){0, 0, 0};
+  if (!e)
+    return (te_dtype){0, 0, 0};
   return e->dtype;
 }
 

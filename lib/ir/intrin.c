@@ -38,8 +38,10 @@ const ir_intrin_info ir_intrin_table[IR_INTRIN_COUNT] = {
 const char *const ir_for_kind_name[] = {"", "parallel", "vectorized", "unrolled", "thread"};
 
 int ir_intrin_lookup(const char *name) {
-  if (!name) return -1;
+  if (!name)
+    return -1;
   for (int i = 0; i < IR_INTRIN_COUNT; i++)
-    if (strcmp(ir_intrin_table[i].name, name) == 0) return i;
+    if (strcmp(ir_intrin_table[i].name, name) == 0)
+      return i;
   return -1;
 }

@@ -100,7 +100,11 @@ typedef struct ir_var_info {
 } ir_var_info;
 
 typedef enum ir_reducer_kind {
-  IR_REDUCER_SUM, IR_REDUCER_PROD, IR_REDUCER_MIN, IR_REDUCER_MAX, IR_REDUCER_CUSTOM
+  IR_REDUCER_SUM,
+  IR_REDUCER_PROD,
+  IR_REDUCER_MIN,
+  IR_REDUCER_MAX,
+  IR_REDUCER_CUSTOM
 } ir_reducer_kind;
 
 /* A custom commutative reducer over nvalues values: combine(lhs, rhs) -> results, with an
@@ -114,13 +118,17 @@ struct ir_reduce {
   ir_reducer_kind kind;
   ir_custom_reducer *custom; /* IR_REDUCER_CUSTOM */
   int naxes;
-  te_expr **axes; /* IR_VAR_REDUCE vars */
-  te_expr *cond;  /* NULL: every point of the domain */
+  te_expr **axes;  /* IR_VAR_REDUCE vars */
+  te_expr *cond;   /* NULL: every point of the domain */
   int value_index; /* which of a tuple reduction's results this node is */
 };
 
 typedef enum ir_for_kind {
-  IR_FOR_SERIAL, IR_FOR_PARALLEL, IR_FOR_VECTORIZED, IR_FOR_UNROLLED, IR_FOR_THREAD
+  IR_FOR_SERIAL,
+  IR_FOR_PARALLEL,
+  IR_FOR_VECTORIZED,
+  IR_FOR_UNROLLED,
+  IR_FOR_THREAD
 } ir_for_kind;
 extern const char *const ir_for_kind_name[]; /* "", "parallel", "vectorized", ... */
 
@@ -173,8 +181,8 @@ struct ir_buffer {
 typedef struct ir_realize_info {
   te_tensor *tensor;
   te_scope scope;
-  int8_t norder;               /* 0: row-major storage; else ndim, with */
-  int8_t order[TE_MAX_DIMS];   /* the dims in storage order, outermost first */
+  int8_t norder;             /* 0: row-major storage; else ndim, with */
+  int8_t order[TE_MAX_DIMS]; /* the dims in storage order, outermost first */
 } ir_realize_info;
 
 typedef struct ir_attr_info {
@@ -238,12 +246,12 @@ struct ir_stmt {
   te_expr **exprs;
   ir_stmt **stmts;
   union {
-    ir_loop_info loop;        /* FOR */
-    ir_buffer *buffer;        /* STORE, ALLOCATE */
-    te_tensor *tensor;        /* PROVIDE */
-    ir_realize_info realize;  /* REALIZE */
-    ir_attr_info attr;        /* ATTR */
-    ir_assert_info assert_;   /* ASSERT */
+    ir_loop_info loop;       /* FOR */
+    ir_buffer *buffer;       /* STORE, ALLOCATE */
+    te_tensor *tensor;       /* PROVIDE */
+    ir_realize_info realize; /* REALIZE */
+    ir_attr_info attr;       /* ATTR */
+    ir_assert_info assert_;  /* ASSERT */
   } u;
 };
 
@@ -266,15 +274,25 @@ static inline bool ir_is_intlike(te_dtype t) { return t.code == kDLInt || t.code
 static inline bool ir_dtype_eq(te_dtype a, te_dtype b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
-static inline te_dtype ir_with_lanes(te_dtype t, int lanes) { t.lanes = (uint16_t)lanes; return t; }
+static inline te_dtype ir_with_lanes(te_dtype t, int lanes) {
+  t.lanes = (uint16_t)lanes;
+  return t;
+}
 
 /* FLOORDIV and FLOORMOD of two constants (b != 0), the one definition every constant fold uses:
    rounds towards -inf, the remainder takes b's sign. INT64_MIN / -1 wraps to INT64_MIN (and its
    remainder is 0), as i64 arithmetic does. */
 int64_t ir_floordiv64(int64_t a, int64_t b);
 int64_t ir_floormod64(int64_t a, int64_t b);
-static inline te_dtype ir_elem(te_dtype t) { t.lanes = 1; return t; }
-static inline te_dtype ir_bool_of(te_dtype t) { te_dtype b = TE_BOOL; b.lanes = t.lanes; return b; }
+static inline te_dtype ir_elem(te_dtype t) {
+  t.lanes = 1;
+  return t;
+}
+static inline te_dtype ir_bool_of(te_dtype t) {
+  te_dtype b = TE_BOOL;
+  b.lanes = t.lanes;
+  return b;
+}
 /* Bytes an element takes in memory (bool: 1). */
 static inline int ir_dtype_bytes(te_dtype t) { return t.bits == 1 ? 1 : t.bits / 8; }
 /* 1 for the dtypes this version computes with (not f16/bf16, no other codes). */
@@ -324,7 +342,8 @@ te_expr *ir_reduce_make(te_ctx *, te_dtype, const ir_reduce *, int nsrc, te_expr
 
 static inline bool ir_is_const_int(const te_expr *e, int64_t *v) {
   if (e && e->kind == IR_INT) {
-    if (v) *v = e->u.i;
+    if (v)
+      *v = e->u.i;
     return true;
   }
   return false;
@@ -406,8 +425,7 @@ ir_stmt *ir_stmt_with_children(te_ctx *, ir_stmt *, te_expr *const exprs[], ir_s
 
 /* Substitution of variables (pointer identity) by expressions. */
 te_expr *ir_substitute(te_ctx *, te_expr *, int n, te_expr *const from[], te_expr *const to[]);
-ir_stmt *ir_substitute_stmt(te_ctx *, ir_stmt *, int n, te_expr *const from[],
-                            te_expr *const to[]);
+ir_stmt *ir_substitute_stmt(te_ctx *, ir_stmt *, int n, te_expr *const from[], te_expr *const to[]);
 /* True when e uses var (or, for ir_uses_any, any var in the list). */
 bool ir_expr_uses(te_expr *e, te_expr *var);
 bool ir_expr_uses_any(te_expr *e, int n, te_expr *const vars[]);

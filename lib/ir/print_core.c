@@ -10,39 +10,71 @@
 
 int ir_print_prec(const te_expr *e) {
   switch (e->kind) {
-    case IR_OR: return IR_PREC_OR;
-    case IR_AND: return IR_PREC_AND;
-    case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE: return IR_PREC_CMP;
-    case IR_ADD: case IR_SUB: return IR_PREC_ADD;
-    case IR_MUL: case IR_DIV: case IR_FLOORDIV: case IR_FLOORMOD: return IR_PREC_MUL;
-    case IR_NOT: return IR_PREC_UNARY;
-    case IR_INT: /* -5 reads as a minus and a number; i32(-5) and u64(...) are calls */
-      return e->u.i < 0 && e->dtype.code == kDLInt && e->dtype.bits == 64 ? IR_PREC_UNARY
-                                                                          : IR_PREC_ATOM;
-    case IR_FLOAT: /* -1.5, -1.5f and -inf read as a minus and a number; f32(-inf), nan do not */
-      if (isnan(e->u.f) || (isinf(e->u.f) && e->dtype.bits == 32)) return IR_PREC_ATOM;
-      return signbit(e->u.f) ? IR_PREC_UNARY : IR_PREC_ATOM;
-    default: return IR_PREC_ATOM;
+  case IR_OR:
+    return IR_PREC_OR;
+  case IR_AND:
+    return IR_PREC_AND;
+  case IR_EQ:
+  case IR_NE:
+  case IR_LT:
+  case IR_LE:
+  case IR_GT:
+  case IR_GE:
+    return IR_PREC_CMP;
+  case IR_ADD:
+  case IR_SUB:
+    return IR_PREC_ADD;
+  case IR_MUL:
+  case IR_DIV:
+  case IR_FLOORDIV:
+  case IR_FLOORMOD:
+    return IR_PREC_MUL;
+  case IR_NOT:
+    return IR_PREC_UNARY;
+  case IR_INT: /* -5 reads as a minus and a number; i32(-5) and u64(...) are calls */
+    return e->u.i < 0 && e->dtype.code == kDLInt && e->dtype.bits == 64 ? IR_PREC_UNARY
+                                                                        : IR_PREC_ATOM;
+  case IR_FLOAT: /* -1.5, -1.5f and -inf read as a minus and a number; f32(-inf), nan do not */
+    if (isnan(e->u.f) || (isinf(e->u.f) && e->dtype.bits == 32))
+      return IR_PREC_ATOM;
+    return signbit(e->u.f) ? IR_PREC_UNARY : IR_PREC_ATOM;
+  default:
+    return IR_PREC_ATOM;
   }
 }
 
 const char *ir_print_infix_op(int kind) {
   switch (kind) {
-    case IR_ADD: return " + ";
-    case IR_SUB: return " - ";
-    case IR_MUL: return "*";
-    case IR_DIV: return "/";
-    case IR_FLOORDIV: return "//";
-    case IR_FLOORMOD: return "%";
-    case IR_EQ: return " == ";
-    case IR_NE: return " != ";
-    case IR_LT: return " < ";
-    case IR_LE: return " <= ";
-    case IR_GT: return " > ";
-    case IR_GE: return " >= ";
-    case IR_AND: return " && ";
-    case IR_OR: return " || ";
-    default: return NULL;
+  case IR_ADD:
+    return " + ";
+  case IR_SUB:
+    return " - ";
+  case IR_MUL:
+    return "*";
+  case IR_DIV:
+    return "/";
+  case IR_FLOORDIV:
+    return "//";
+  case IR_FLOORMOD:
+    return "%";
+  case IR_EQ:
+    return " == ";
+  case IR_NE:
+    return " != ";
+  case IR_LT:
+    return " < ";
+  case IR_LE:
+    return " <= ";
+  case IR_GT:
+    return " > ";
+  case IR_GE:
+    return " >= ";
+  case IR_AND:
+    return " && ";
+  case IR_OR:
+    return " || ";
+  default:
+    return NULL;
   }
 }
 
@@ -71,16 +103,20 @@ void ir_print_float(ir_str *out, te_dtype t, double v) {
   bool f32 = t.bits == 32;
   if (!isfinite(v)) {
     const char *s = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
-    if (f32) ir_str_printf(out, "f32(%s)", s);
-    else ir_str_puts(out, s);
+    if (f32)
+      ir_str_printf(out, "f32(%s)", s);
+    else
+      ir_str_puts(out, s);
     return;
   }
   char buf[48];
   for (int p = 1; p <= 17; p++) { /* the shortest that reads back to the same value */
     snprintf(buf, sizeof buf - 3, "%.*g", p, v);
     double back = strtod(buf, NULL);
-    if (f32 ? (float)back == (float)v : back == v) break;
+    if (f32 ? (float)back == (float)v : back == v)
+      break;
   }
-  if (!strpbrk(buf, ".e")) strcat(buf, ".0"); /* 3.0, not 3: the text keeps it a float */
+  if (!strpbrk(buf, ".e"))
+    strcat(buf, ".0"); /* 3.0, not 3: the text keeps it a float */
   ir_str_printf(out, "%s%s", buf, f32 ? "f" : "");
 }

@@ -9,9 +9,16 @@
 #include "ir.h"
 
 /* Precedence of an expression as an operand, loosest first: || < && < comparisons < + - <
-   * / // % < unary (!, a negative literal that reads as a minus and a number) < atoms. */
-enum { IR_PREC_OR = 1, IR_PREC_AND, IR_PREC_CMP, IR_PREC_ADD, IR_PREC_MUL, IR_PREC_UNARY,
-       IR_PREC_ATOM };
+ * / // % < unary (!, a negative literal that reads as a minus and a number) < atoms. */
+enum {
+  IR_PREC_OR = 1,
+  IR_PREC_AND,
+  IR_PREC_CMP,
+  IR_PREC_ADD,
+  IR_PREC_MUL,
+  IR_PREC_UNARY,
+  IR_PREC_ATOM
+};
 int ir_print_prec(const te_expr *);
 
 /* The spelling of an infix operator with its spacing (" + ", "*", " && "), or NULL when the

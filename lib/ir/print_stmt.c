@@ -16,7 +16,8 @@
 void ir_printer_init(ir_printer *p, ir_str *out) { *p = (ir_printer){.out = out}; }
 
 void ir_printer_done(ir_printer *p) {
-  for (size_t i = 0; i < p->cap; i++) free(p->names[i]);
+  for (size_t i = 0; i < p->cap; i++)
+    free(p->names[i]);
   free(p->vars);
   free(p->names);
   *p = (ir_printer){.out = p->out};
@@ -24,13 +25,15 @@ void ir_printer_done(ir_printer *p) {
 
 static size_t slot_of(const ir_printer *p, const te_expr *v) {
   size_t mask = p->cap - 1, i = ((uintptr_t)v >> 4) * 0x9e3779b97f4a7c15ULL & mask;
-  while (p->vars[i] && p->vars[i] != v) i = (i + 1) & mask;
+  while (p->vars[i] && p->vars[i] != v)
+    i = (i + 1) & mask;
   return i;
 }
 
 static bool name_taken(const ir_printer *p, const char *s) {
   for (size_t i = 0; i < p->cap; i++)
-    if (p->names[i] && strcmp(p->names[i], s) == 0) return true;
+    if (p->names[i] && strcmp(p->names[i], s) == 0)
+      return true;
   return false;
 }
 
@@ -61,9 +64,11 @@ static bool grow(ir_printer *p) {
 
 const char *ir_printer_var_name(ir_printer *p, const te_expr *v) {
   const char *base = v->u.var.name ? v->u.var.name : "v";
-  if ((p->nvars + 1) * 2 > p->cap && !grow(p)) return base;
+  if ((p->nvars + 1) * 2 > p->cap && !grow(p))
+    return base;
   size_t i = slot_of(p, v);
-  if (p->vars[i]) return p->names[i];
+  if (p->vars[i])
+    return p->names[i];
   size_t n = strlen(base) + 24;
   char *s = ir_malloc(p->out ? p->out->ctx : NULL, n);
   if (!s) {
@@ -72,7 +77,8 @@ const char *ir_printer_var_name(ir_printer *p, const te_expr *v) {
     return base;
   }
   strcpy(s, base);
-  for (int k = 1; name_taken(p, s); k++) snprintf(s, n, "%s_%d", base, k);
+  for (int k = 1; name_taken(p, s); k++)
+    snprintf(s, n, "%s_%d", base, k);
   p->vars[i] = v;
   p->names[i] = s;
   p->nvars++;
@@ -89,7 +95,8 @@ static const char *word_of(const ir_enum_words *words, int value) {
 static const char *scope_name(te_scope s) { return word_of(&ir_scope_words, (int)s); }
 
 static void line_start(ir_printer *p, int indent) {
-  for (int i = 0; i < indent; i++) ir_str_puts(p->out, "  ");
+  for (int i = 0; i < indent; i++)
+    ir_str_puts(p->out, "  ");
 }
 
 static void block(ir_printer *p, ir_stmt *body, int indent) {
@@ -123,7 +130,8 @@ static void print_if(ir_printer *p, ir_stmt *s, int indent) {
     ir_printer_stmt(p, s->stmts[0], indent + 1);
     line_start(p, indent);
     ir_stmt *e = s->nstmts > 1 ? s->stmts[1] : NULL;
-    if (!e) break;
+    if (!e)
+      break;
     if (e->kind != IR_S_IF) {
       ir_str_puts(p->out, "} else");
       block(p, e, indent);
@@ -158,7 +166,8 @@ static void print_realize(ir_printer *p, ir_stmt *s, int indent) {
     ir_str_puts(p->out, "]");
   }
   ir_str_puts(p->out, ")");
-  if (s->u.realize.scope != TE_SCOPE_GLOBAL) ir_str_printf(p->out, " %s", scope_name(s->u.realize.scope));
+  if (s->u.realize.scope != TE_SCOPE_GLOBAL)
+    ir_str_printf(p->out, " %s", scope_name(s->u.realize.scope));
   for (int i = 0; i < s->u.realize.norder; i++)
     ir_str_printf(p->out, "%s%d%s", i ? ", " : " storage(", s->u.realize.order[i],
                   i + 1 == s->u.realize.norder ? ")" : "");
@@ -170,9 +179,12 @@ static void print_closure(ir_printer *p, ir_stmt *s, int indent) {
   const ir_closure *c = s->u.attr.node;
   ir_str_printf(p->out, "%s %s(", s->u.attr.key, c && c->name ? c->name : "?");
   for (int i = 0; c && i < c->ncaptures; i++) {
-    if (i) ir_str_puts(p->out, ", ");
+    if (i)
+      ir_str_puts(p->out, ", ");
     const ir_capture *k = &c->captures[i];
-    ir_str_puts(p->out, k->var ? ir_printer_var_name(p, k->var) : k->buffer ? k->buffer->name : "?");
+    ir_str_puts(p->out, k->var      ? ir_printer_var_name(p, k->var)
+                        : k->buffer ? k->buffer->name
+                                    : "?");
   }
   ir_str_puts(p->out, ")");
   block(p, s->stmts[0], indent);
@@ -223,49 +235,69 @@ static void print_inline_head(ir_printer *p, ir_stmt *s, int indent) {
     ir_str_puts(p->out, ")");
   }
   ir_str_puts(p->out, "\n");
-  if (s->nstmts) ir_printer_stmt(p, s->stmts[0], indent);
+  if (s->nstmts)
+    ir_printer_stmt(p, s->stmts[0], indent);
 }
 
 void ir_printer_stmt(ir_printer *p, ir_stmt *s, int indent) {
-  if (!s) return;
+  if (!s)
+    return;
   if (s->kind == IR_S_SEQ) {
-    for (uint32_t i = 0; i < s->nstmts; i++) ir_printer_stmt(p, s->stmts[i], indent);
+    for (uint32_t i = 0; i < s->nstmts; i++)
+      ir_printer_stmt(p, s->stmts[i], indent);
     return;
   }
   line_start(p, indent);
   char name[24];
   switch ((ir_stmt_kind)s->kind) {
-    case IR_S_FOR: print_for(p, s, indent); return;
-    case IR_S_IF: print_if(p, s, indent); return;
-    case IR_S_REALIZE: print_realize(p, s, indent); return;
-    case IR_S_ATTR: print_attr(p, s, indent); return;
-    case IR_S_LET_STMT:
-    case IR_S_ASSERT: print_inline_head(p, s, indent); return;
-    case IR_S_STORE:
-      ir_str_printf(p->out, "%s[", s->u.buffer->name);
-      ir_printer_expr(p, s->exprs[1]);
-      ir_str_puts(p->out, "] = ");
-      ir_printer_expr(p, s->exprs[0]);
-      break;
-    case IR_S_PROVIDE:
-      ir_str_printf(p->out, "%s[", ir_printer_tensor_name(s->u.tensor));
-      for (int i = 1; i < s->nexprs; i++) {
-        if (i > 1) ir_str_puts(p->out, ", ");
-        ir_printer_expr(p, s->exprs[i]);
-      }
-      ir_str_puts(p->out, "] = ");
-      ir_printer_expr(p, s->exprs[0]);
-      break;
-    case IR_S_ALLOCATE:
-      ir_str_printf(p->out, "allocate %s[%s * ", s->u.buffer->name,
-                    te_dtype_str(s->u.buffer->dtype, name, sizeof name));
-      ir_printer_expr(p, s->exprs[0]);
-      ir_str_printf(p->out, "] %s", scope_name(s->u.buffer->scope));
-      block(p, s->stmts[0], indent);
-      return;
-    case IR_S_EVALUATE: ir_printer_expr(p, s->exprs[0]); break;
-    case IR_S_BARRIER: ir_str_puts(p->out, "barrier()"); break;
-    default: ir_str_printf(p->out, "<%s>", ir_stmt_kind_name[s->kind]); break;
+  case IR_S_FOR:
+    print_for(p, s, indent);
+    return;
+  case IR_S_IF:
+    print_if(p, s, indent);
+    return;
+  case IR_S_REALIZE:
+    print_realize(p, s, indent);
+    return;
+  case IR_S_ATTR:
+    print_attr(p, s, indent);
+    return;
+  case IR_S_LET_STMT:
+  case IR_S_ASSERT:
+    print_inline_head(p, s, indent);
+    return;
+  case IR_S_STORE:
+    ir_str_printf(p->out, "%s[", s->u.buffer->name);
+    ir_printer_expr(p, s->exprs[1]);
+    ir_str_puts(p->out, "] = ");
+    ir_printer_expr(p, s->exprs[0]);
+    break;
+  case IR_S_PROVIDE:
+    ir_str_printf(p->out, "%s[", ir_printer_tensor_name(s->u.tensor));
+    for (int i = 1; i < s->nexprs; i++) {
+      if (i > 1)
+        ir_str_puts(p->out, ", ");
+      ir_printer_expr(p, s->exprs[i]);
+    }
+    ir_str_puts(p->out, "] = ");
+    ir_printer_expr(p, s->exprs[0]);
+    break;
+  case IR_S_ALLOCATE:
+    ir_str_printf(p->out, "allocate %s[%s * ", s->u.buffer->name,
+                  te_dtype_str(s->u.buffer->dtype, name, sizeof name));
+    ir_printer_expr(p, s->exprs[0]);
+    ir_str_printf(p->out, "] %s", scope_name(s->u.buffer->scope));
+    block(p, s->stmts[0], indent);
+    return;
+  case IR_S_EVALUATE:
+    ir_printer_expr(p, s->exprs[0]);
+    break;
+  case IR_S_BARRIER:
+    ir_str_puts(p->out, "barrier()");
+    break;
+  default:
+    ir_str_printf(p->out, "<%s>", ir_stmt_kind_name[s->kind]);
+    break;
   }
   ir_str_puts(p->out, "\n");
 }

@@ -21,10 +21,12 @@ typedef struct vstate {
 } vstate;
 
 static bool fail(vstate *v, const char *what, te_expr *e) {
-  if (v->failed) return false;
+  if (v->failed)
+    return false;
   v->failed = true;
   char *text = e ? ir_expr_to_string(e) : NULL;
-  if (text && strlen(text) > 200) strcpy(text + 197, "...");
+  if (text && strlen(text) > 200)
+    strcpy(text + 197, "...");
   ir_error(v->ctx, TE_ERR_INTERNAL, "internal: IR invalid after pass '%s': %s%s%s", v->pass, what,
            text ? " in " : "", text ? text : "");
   free(text);
@@ -49,7 +51,8 @@ static bool push(vstate *v, te_expr *var) {
 
 static bool is_bound(const vstate *v, const te_expr *var) {
   for (int i = v->n - 1; i >= 0; i--)
-    if (v->bound[i] == var) return true;
+    if (v->bound[i] == var)
+      return true;
   return false;
 }
 
@@ -57,7 +60,8 @@ static bool check_expr(vstate *v, te_expr *e);
 
 static bool check_children(vstate *v, te_expr *e) {
   for (int i = 0; i < e->nargs; i++)
-    if (!check_expr(v, e->args[i])) return false;
+    if (!check_expr(v, e->args[i]))
+      return false;
   return true;
 }
 
@@ -69,9 +73,11 @@ static bool check_scoped(vstate *v, te_expr *e) {
     ok = check_expr(v, e->args[1]) && push(v, e->args[0]) && check_expr(v, e->args[2]);
   } else {
     const ir_reduce *r = e->u.reduce;
-    if (v->flattened) return fail(v, "REDUCE after flattening", e);
+    if (v->flattened)
+      return fail(v, "REDUCE after flattening", e);
     ok = true;
-    for (int i = 0; ok && i < r->naxes; i++) ok = push(v, r->axes[i]);
+    for (int i = 0; ok && i < r->naxes; i++)
+      ok = push(v, r->axes[i]);
     ok = ok && check_children(v, e) && (!r->cond || check_expr(v, r->cond));
   }
   v->n = mark;
@@ -81,50 +87,81 @@ static bool check_scoped(vstate *v, te_expr *e) {
 static bool check_types(vstate *v, te_expr *e) {
   te_expr *const *a = e->args;
   switch ((ir_expr_kind)e->kind) {
-    case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE:
-      if (!ir_is_bool(e->dtype)) return fail(v, "comparison not of type bool", e);
-      /* fall through */
-    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_FLOORDIV: case IR_FLOORMOD:
-    case IR_TRUNCDIV: case IR_TRUNCMOD: case IR_MIN: case IR_MAX:
-      if (!ir_dtype_eq(a[0]->dtype, a[1]->dtype)) return fail(v, "binary operands of different dtypes", e);
-      return true;
-    case IR_AND: case IR_OR:
-      if (!ir_is_bool(a[0]->dtype) || !ir_is_bool(a[1]->dtype)) return fail(v, "logic on non-bool", e);
-      return true;
-    case IR_NOT: return ir_is_bool(a[0]->dtype) || fail(v, "logic on non-bool", e);
-    case IR_SELECT:
-      if (!ir_is_bool(a[0]->dtype)) return fail(v, "select condition not bool", e);
-      return ir_dtype_eq(a[1]->dtype, a[2]->dtype) || fail(v, "select branches of different dtypes", e);
-    case IR_LOAD:
-      return a[0]->dtype.lanes == e->dtype.lanes || fail(v, "load index lanes differ from the value's", e);
-    case IR_ACCESS: return !v->flattened || fail(v, "ACCESS after flattening", e);
-    default: return true;
+  case IR_EQ:
+  case IR_NE:
+  case IR_LT:
+  case IR_LE:
+  case IR_GT:
+  case IR_GE:
+    if (!ir_is_bool(e->dtype))
+      return fail(v, "comparison not of type bool", e);
+    /* fall through */
+  case IR_ADD:
+  case IR_SUB:
+  case IR_MUL:
+  case IR_DIV:
+  case IR_FLOORDIV:
+  case IR_FLOORMOD:
+  case IR_TRUNCDIV:
+  case IR_TRUNCMOD:
+  case IR_MIN:
+  case IR_MAX:
+    if (!ir_dtype_eq(a[0]->dtype, a[1]->dtype))
+      return fail(v, "binary operands of different dtypes", e);
+    return true;
+  case IR_AND:
+  case IR_OR:
+    if (!ir_is_bool(a[0]->dtype) || !ir_is_bool(a[1]->dtype))
+      return fail(v, "logic on non-bool", e);
+    return true;
+  case IR_NOT:
+    return ir_is_bool(a[0]->dtype) || fail(v, "logic on non-bool", e);
+  case IR_SELECT:
+    if (!ir_is_bool(a[0]->dtype))
+      return fail(v, "select condition not bool", e);
+    return ir_dtype_eq(a[1]->dtype, a[2]->dtype) ||
+           fail(v, "select branches of different dtypes", e);
+  case IR_LOAD:
+    return a[0]->dtype.lanes == e->dtype.lanes ||
+           fail(v, "load index lanes differ from the value's", e);
+  case IR_ACCESS:
+    return !v->flattened || fail(v, "ACCESS after flattening", e);
+  default:
+    return true;
   }
 }
 
 static bool check_expr(vstate *v, te_expr *e) {
-  if (!e) return fail(v, "NULL expression", NULL);
+  if (!e)
+    return fail(v, "NULL expression", NULL);
   if (e->kind == IR_VAR) {
-    if (is_bound(v, e) || e->u.var.kind != IR_VAR_REDUCE) return true;
+    if (is_bound(v, e) || e->u.var.kind != IR_VAR_REDUCE)
+      return true;
     return fail(v, "reduce axis used outside its reduction", e);
   }
-  if (e->kind == IR_LET || e->kind == IR_REDUCE) return check_scoped(v, e);
+  if (e->kind == IR_LET || e->kind == IR_REDUCE)
+    return check_scoped(v, e);
   return check_types(v, e) && check_children(v, e);
 }
 
 static bool check_stmt(vstate *v, ir_stmt *s);
 
 static bool check_cond(vstate *v, te_expr *c, const char *what) {
-  if (!check_expr(v, c)) return false;
+  if (!check_expr(v, c))
+    return false;
   return (ir_is_bool(c->dtype) && c->dtype.lanes == 1) || fail(v, what, c);
 }
 
 static bool check_for(vstate *v, ir_stmt *s) {
   te_expr *var = IR_FOR_VAR(s);
-  if (var->kind != IR_VAR) return fail(v, "loop variable is not a variable", var);
-  if (is_bound(v, var)) return fail(v, "loop variable bound twice", var);
-  if (!check_expr(v, IR_FOR_MIN(s)) || !check_expr(v, IR_FOR_EXTENT(s))) return false;
-  if (!ir_dtype_eq(IR_FOR_MIN(s)->dtype, IR_FOR_EXTENT(s)->dtype) || !ir_is_intlike(IR_FOR_MIN(s)->dtype))
+  if (var->kind != IR_VAR)
+    return fail(v, "loop variable is not a variable", var);
+  if (is_bound(v, var))
+    return fail(v, "loop variable bound twice", var);
+  if (!check_expr(v, IR_FOR_MIN(s)) || !check_expr(v, IR_FOR_EXTENT(s)))
+    return false;
+  if (!ir_dtype_eq(IR_FOR_MIN(s)->dtype, IR_FOR_EXTENT(s)->dtype) ||
+      !ir_is_intlike(IR_FOR_MIN(s)->dtype))
     return fail(v, "loop bounds not integers of one dtype", IR_FOR_EXTENT(s));
   int mark = v->n;
   bool ok = push(v, var) && check_stmt(v, IR_FOR_BODY(s));
@@ -133,38 +170,48 @@ static bool check_for(vstate *v, ir_stmt *s) {
 }
 
 static bool check_stmt(vstate *v, ir_stmt *s) {
-  if (!s) return fail(v, "NULL statement", NULL);
+  if (!s)
+    return fail(v, "NULL statement", NULL);
   switch ((ir_stmt_kind)s->kind) {
-    case IR_S_FOR: return check_for(v, s);
-    case IR_S_LET_STMT: {
-      if (!check_expr(v, s->exprs[1])) return false;
-      int mark = v->n;
-      bool ok = push(v, s->exprs[0]) && check_stmt(v, s->stmts[0]);
-      v->n = mark;
-      return ok;
-    }
-    case IR_S_IF:
-      if (!check_cond(v, s->exprs[0], "if condition not a scalar bool")) return false;
-      break;
-    case IR_S_ASSERT:
-      if (!check_cond(v, s->exprs[0], "assert condition not a scalar bool")) return false;
-      break;
-    case IR_S_STORE:
-      if (s->exprs[0]->dtype.lanes != s->exprs[1]->dtype.lanes)
-        return fail(v, "store index lanes differ from the value's", s->exprs[0]);
-      break;
-    case IR_S_PROVIDE:
-      if (v->flattened) return fail(v, "PROVIDE after flattening", s->exprs[0]);
-      break;
-    case IR_S_REALIZE:
-      if (v->flattened) return fail(v, "REALIZE after flattening", NULL);
-      break;
-    default: break;
+  case IR_S_FOR:
+    return check_for(v, s);
+  case IR_S_LET_STMT: {
+    if (!check_expr(v, s->exprs[1]))
+      return false;
+    int mark = v->n;
+    bool ok = push(v, s->exprs[0]) && check_stmt(v, s->stmts[0]);
+    v->n = mark;
+    return ok;
+  }
+  case IR_S_IF:
+    if (!check_cond(v, s->exprs[0], "if condition not a scalar bool"))
+      return false;
+    break;
+  case IR_S_ASSERT:
+    if (!check_cond(v, s->exprs[0], "assert condition not a scalar bool"))
+      return false;
+    break;
+  case IR_S_STORE:
+    if (s->exprs[0]->dtype.lanes != s->exprs[1]->dtype.lanes)
+      return fail(v, "store index lanes differ from the value's", s->exprs[0]);
+    break;
+  case IR_S_PROVIDE:
+    if (v->flattened)
+      return fail(v, "PROVIDE after flattening", s->exprs[0]);
+    break;
+  case IR_S_REALIZE:
+    if (v->flattened)
+      return fail(v, "REALIZE after flattening", NULL);
+    break;
+  default:
+    break;
   }
   for (int i = 0; i < s->nexprs; i++)
-    if (!check_expr(v, s->exprs[i])) return false;
+    if (!check_expr(v, s->exprs[i]))
+      return false;
   for (uint32_t i = 0; i < s->nstmts; i++)
-    if (s->stmts[i] && !check_stmt(v, s->stmts[i])) return false;
+    if (s->stmts[i] && !check_stmt(v, s->stmts[i]))
+      return false;
   return true;
 }
 

@@ -118,8 +118,8 @@ static te_status collect(kstate *s, ir_stmt *st, kbind b) {
       te_status r = kerr(s, TE_ERR_SCHEDULE,
                          "stage '%s': loop '%s' bound to %s has extent '%s', which depends on an "
                          "enclosing loop: launch extents must be known before the launch",
-                         b.stage ? b.stage : "?", IR_FOR_VAR(st)->u.var.name, te_thread_tag_name(tag),
-                         t ? t : "?");
+                         b.stage ? b.stage : "?", IR_FOR_VAR(st)->u.var.name,
+                         te_thread_tag_name(tag), t ? t : "?");
       free(t);
       return r;
     }
@@ -153,8 +153,8 @@ static te_status check_limits(kstate *s) {
       continue;
     }
     size_t n = strlen(c);
-    snprintf(c + n, sizeof c - n, "%s%s %" PRId64, n ? " x " : "", te_thread_tag_name(TE_THREAD_X + d),
-             v);
+    snprintf(c + n, sizeof c - n, "%s%s %" PRId64, n ? " x " : "",
+             te_thread_tag_name(TE_THREAD_X + d), v);
     threads *= v;
     if (v > t->max_block_dim[d]) {
       snprintf(a, sizeof a, "%" PRId64, v), snprintf(b, sizeof b, "%d", t->max_block_dim[d]);

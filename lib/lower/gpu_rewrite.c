@@ -157,8 +157,7 @@ static ir_stmt *rw_allocate(rw *r, ir_stmt *s) {
     ir_error(p->ctx, TE_ERR_SCHEDULE,
              "%s: kernel '%s': %s buffer '%s' has %s elements: buffers inside a kernel need a "
              "constant size (split the loops of the stages that compute it by constants)",
-             p->api, r->k->name, te_scope_name(b->scope), b->name,
-             t ? t : "?");
+             p->api, r->k->name, te_scope_name(b->scope), b->name, t ? t : "?");
     free(t);
     return NULL;
   }

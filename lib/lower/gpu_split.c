@@ -16,9 +16,7 @@
 
 #include "gpu_lower.h"
 
-bool lw_gpu_target(const lw_pass_ctx *p) {
-  return tg_is_gpu(p->target);
-}
+bool lw_gpu_target(const lw_pass_ctx *p) { return tg_is_gpu(p->target); }
 
 static int find_thread_loop(ir_visitor *v, ir_stmt *s) {
   (void)v;

@@ -83,8 +83,7 @@ enum {
    there. Checks that every placeholder and output is among tensors, names are C identifiers,
    scalars are parameters. */
 te_status lw_lower(te_schedule *, const char *name, int ntensors, te_tensor *const tensors[],
-                   int nscalars, te_expr *const scalars[], const struct te_target *,
-                   lw_func **out);
+                   int nscalars, te_expr *const scalars[], const struct te_target *, lw_func **out);
 
 /* lw_lower for api ("te_build", "te_lower_text": named in error messages), stopping after the
    pass named stop_after (NULL: the whole pipeline; an unknown name is TE_ERR_INVALID_ARG). The
@@ -102,8 +101,8 @@ char *lw_lower_text(te_schedule *, const char *api, const char *name, int ntenso
 /* lw_lower_text for a target (NULL: the CPU pipeline as te_lower_text prints it; a GPU target
    prints the kernels and the host steps). Without stop_after the text is the computation: the
    pipeline up to the calling-convention passes (LW_PASS_ABI), which only te_build needs. */
-char *lw_lower_text_for(te_schedule *, const struct te_target *, const char *api,
-                        const char *name, int ntensors, te_tensor *const tensors[], int nscalars,
+char *lw_lower_text_for(te_schedule *, const struct te_target *, const char *api, const char *name,
+                        int ntensors, te_tensor *const tensors[], int nscalars,
                         te_expr *const scalars[], const char *stop_after);
 
 /* The printed lowered function (signature line, then the body). malloc'd. */

@@ -60,8 +60,7 @@ char *lw_func_to_string(te_ctx *ctx, const lw_func *f) {
 char *lw_lower_text(te_schedule *sch, const char *api, const char *name, int ntensors,
                     te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
                     const char *stop_after) {
-  return lw_lower_text_for(sch, NULL, api, name, ntensors, tensors, nscalars, scalars,
-                           stop_after);
+  return lw_lower_text_for(sch, NULL, api, name, ntensors, tensors, nscalars, scalars, stop_after);
 }
 
 char *lw_lower_text_for(te_schedule *sch, const struct te_target *target, const char *api,
@@ -76,8 +75,8 @@ char *lw_lower_text_for(te_schedule *sch, const struct te_target *target, const 
   ir_scratch_begin(ctx);
   lw_func *f = NULL;
   char *text = NULL;
-  if (lw_lower_until(sch, api, name, ntensors, tensors, nscalars, scalars, target, stop_after, &f) ==
-      TE_OK) {
+  if (lw_lower_until(sch, api, name, ntensors, tensors, nscalars, scalars, target, stop_after,
+                     &f) == TE_OK) {
     text = lw_func_to_string(ctx, f);
     if (!text)
       ir_error(ctx, TE_ERR_NOMEM, "%s: out of memory printing the IR", api);
@@ -97,7 +96,8 @@ char *te_lower_text(te_schedule *sch, int ntensors, te_tensor *const tensors[], 
 char *te_lower_text_for(te_schedule *sch, te_target *target, int ntensors,
                         te_tensor *const tensors[], int nscalars, te_expr *const scalars[]) {
   if (sch && target && target->ctx != sch->ctx) {
-    ir_error(sch->ctx, TE_ERR_INVALID_ARG, "te_lower_text_for: the target belongs to another context");
+    ir_error(sch->ctx, TE_ERR_INVALID_ARG,
+             "te_lower_text_for: the target belongs to another context");
     return NULL;
   }
   const char *stop = getenv("TE_STOP_AFTER");

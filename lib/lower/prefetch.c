@@ -23,7 +23,7 @@ typedef struct pf_walk {
   ir_map *inner_min; /* variable bound inside the body -> its first value (NULL: unknown) */
   ir_map *inner_buf; /* buffers allocated inside the body: they do not exist where x starts */
   int n, cap;
-  te_expr **loads;   /* distinct loads to prefetch (hash-consed: pointer = structure) */
+  te_expr **loads; /* distinct loads to prefetch (hash-consed: pointer = structure) */
 } pf_walk;
 
 static int pf_inner_for(ir_visitor *v, ir_stmt *s) {
@@ -50,12 +50,15 @@ static int pf_load(ir_visitor *v, te_expr *e) {
   if (e->dtype.lanes != 1 || !ir_expr_uses(idx, w->x) || ir_map_get(w->inner_buf, e->u.buffer))
     return IR_CONTINUE;
   for (int i = 0; i < w->n; i++)
-    if (w->loads[i] == e) return IR_CONTINUE;
+    if (w->loads[i] == e)
+      return IR_CONTINUE;
   if (w->n == w->cap) {
     int cap = w->cap ? 2 * w->cap : 8;
     te_expr **l = ir_alloc(w->ctx, sizeof(te_expr *) * (size_t)cap);
-    if (!l) return IR_ABORT;
-    if (w->n) memcpy(l, w->loads, sizeof(te_expr *) * (size_t)w->n);
+    if (!l)
+      return IR_ABORT;
+    if (w->n)
+      memcpy(l, w->loads, sizeof(te_expr *) * (size_t)w->n);
     w->loads = l;
     w->cap = cap;
   }
@@ -67,7 +70,8 @@ static int pf_load(ir_visitor *v, te_expr *e) {
 static ir_stmt *pf_statements(lw_pass_ctx *p, ir_stmt *s, int64_t d) {
   te_ctx *ctx = p->ctx;
   pf_walk w = {ctx, IR_FOR_VAR(s), ir_map_new(ctx), ir_map_new(ctx), 0, 0, NULL};
-  if (!w.inner_min || !w.inner_buf) return NULL;
+  if (!w.inner_min || !w.inner_buf)
+    return NULL;
   ir_visitor v = {0};
   v.stmt[IR_S_FOR] = pf_inner_for;
   v.stmt[IR_S_LET_STMT] = pf_inner_let;
@@ -84,17 +88,20 @@ static ir_stmt *pf_statements(lw_pass_ctx *p, ir_stmt *s, int64_t d) {
       for (size_t k = 0; k < w.inner_min->cap; k++) {
         te_expr *var = (te_expr *)w.inner_min->keys[k];
         te_expr *first = w.inner_min->vals[k];
-        if (!var || first == w.x || !ir_expr_uses(idx, var)) continue;
+        if (!var || first == w.x || !ir_expr_uses(idx, var))
+          continue;
         idx = ir_substitute(ctx, idx, 1, &var, &first);
         changed = true;
       }
-      if (!changed) break;
+      if (!changed)
+        break;
     }
     bool inner_left = false; /* a let-bound variable: its value is not known here */
     for (size_t k = 0; k < w.inner_min->cap; k++)
       if (w.inner_min->keys[k] && ir_expr_uses(idx, (te_expr *)w.inner_min->keys[k]))
         inner_left = true;
-    if (inner_left) continue;
+    if (inner_left)
+      continue;
     te_expr *ahead = ir_add(w.x, ir_i64(ctx, d));
     idx = ir_simplify(p->an, ir_substitute(ctx, idx, 1, &w.x, &ahead));
     te_expr *load = ir_load(w.loads[i]->u.buffer, w.loads[i]->dtype, idx);
@@ -106,9 +113,11 @@ static ir_stmt *pf_statements(lw_pass_ctx *p, ir_stmt *s, int64_t d) {
 
 static ir_stmt *pf_loop(lw_pass_ctx *p, ir_stmt *s, te_expr *x, int64_t d) {
   if (s->kind == IR_S_FOR && IR_FOR_VAR(s) == x) {
-    if (s->u.loop.kind == IR_FOR_VECTORIZED) return s;
+    if (s->u.loop.kind == IR_FOR_VECTORIZED)
+      return s;
     ir_stmt *pre = pf_statements(p, s, d);
-    if (!pre) return s;
+    if (!pre)
+      return s;
     return ir_for(x, IR_FOR_MIN(s), IR_FOR_EXTENT(s), s->u.loop.kind, s->u.loop.tag,
                   ir_seq2(p->ctx, pre, IR_FOR_BODY(s)));
   }
@@ -132,7 +141,8 @@ static ir_stmt *pf_attr(ir_mutator *m, ir_stmt *s) {
 }
 
 ir_stmt *lw_prefetch(lw_pass_ctx *p, ir_stmt *s) {
-  if (lw_gpu_target(p)) return s;
+  if (lw_gpu_target(p))
+    return s;
   ir_mutator m = {.ctx = p->ctx, .data = p};
   m.stmt[IR_S_ATTR] = pf_attr;
   return ir_mutate_stmt(&m, s);

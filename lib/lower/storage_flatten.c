@@ -12,7 +12,8 @@
  * where, for argument tensors, min is 0 and the extents are the tensor's shape (compact
  * row-major strides, which the generated entry point checks on every DLTensor). A realize with a
  * storage order (te_reorder_storage) takes the dims in that order instead, its buffer's shape
- * the extents in that order. A 0-d tensor is element 0. The simplify pass after this one cleans the arithmetic.
+ * the extents in that order. A 0-d tensor is element 0. The simplify pass after this one cleans the
+ * arithmetic.
  */
 #include "lower.h"
 

@@ -33,16 +33,19 @@ typedef struct unroll {
 /* The iterations of the loop nest s (product of constant extents, the largest over a sequence;
    INT64_MAX when one is not constant): what unroll_max_step compares with. */
 static int64_t steps_of(ir_stmt *s) {
-  if (!s) return 1;
+  if (!s)
+    return 1;
   if (s->kind == IR_S_FOR) {
     int64_t e, inner = steps_of(IR_FOR_BODY(s));
-    if (!ir_is_const_int(IR_FOR_EXTENT(s), &e) || inner == INT64_MAX) return INT64_MAX;
+    if (!ir_is_const_int(IR_FOR_EXTENT(s), &e) || inner == INT64_MAX)
+      return INT64_MAX;
     return e > 0 && inner > INT64_MAX / e ? INT64_MAX : e * inner;
   }
   int64_t worst = 1;
   for (uint32_t i = 0; i < s->nstmts; i++) {
     int64_t k = steps_of(s->stmts[i]);
-    if (k > worst) worst = k;
+    if (k > worst)
+      worst = k;
   }
   return worst;
 }

@@ -55,10 +55,10 @@ typedef struct vec {
   /* the loop being widened */
   const char *loop; /* its variable's name, for messages */
   int lanes;
-  ir_map *vars;   /* VAR -> its value in the vector code (NULL: itself) */
-  ir_map *bufs;   /* buffer allocated inside the loop -> its copy with one element per lane */
-  ir_map *memo;   /* widened expressions, for the current vars */
-  te_expr *mask;  /* the lanes live in the current region (NULL: all) */
+  ir_map *vars;        /* VAR -> its value in the vector code (NULL: itself) */
+  ir_map *bufs;        /* buffer allocated inside the loop -> its copy with one element per lane */
+  ir_map *memo;        /* widened expressions, for the current vars */
+  te_expr *mask;       /* the lanes live in the current region (NULL: all) */
   ir_buffer *conflict; /* first buffer that all lanes would store to one element of */
   bool failed;
 } vec;
@@ -388,8 +388,8 @@ static ir_stmt *wide_varying_for(vec *v, ir_stmt *s, te_expr *min, te_expr *ext)
   bind(v, var, NULL);
   if (body && s->u.loop.kind == IR_FOR_PARALLEL && v->mask) /* codegen outlines the body */
     body = ir_attr(v->ctx, LW_VECTOR_MASK, NULL, v->mask, body);
-  return body ? ir_for(ny, ir_int(v->ctx, extent->dtype, 0), extent, s->u.loop.kind,
-                       s->u.loop.tag, body)
+  return body ? ir_for(ny, ir_int(v->ctx, extent->dtype, 0), extent, s->u.loop.kind, s->u.loop.tag,
+                       body)
               : NULL;
 }
 
@@ -533,8 +533,8 @@ static ir_stmt *wide_stmt_kind(vec *v, ir_stmt *s) {
   }
   case IR_S_PROVIDE:
   case IR_S_REALIZE:
-    ir_error(v->ctx, TE_ERR_INTERNAL, "internal: vectorize: loop '%s': unflattened '%s'",
-             v->loop, ir_stmt_kind_name[s->kind]);
+    ir_error(v->ctx, TE_ERR_INTERNAL, "internal: vectorize: loop '%s': unflattened '%s'", v->loop,
+             ir_stmt_kind_name[s->kind]);
     return NULL;
   default:
     return wide_children(v, s);
@@ -603,7 +603,7 @@ static ir_stmt *vectorize_loop(vec *v, ir_stmt *s) {
   if (!loop_lanes(v, s, &lanes, &is_masked))
     return NULL;
   if (lanes <= 0)
-    return NULL; /* no iteration: no statement */
+    return NULL;    /* no iteration: no statement */
   if (lanes == 1) { /* one lane: the body at x = min (when the extent is not 0) */
     ir_stmt *b = ir_substitute_stmt(ctx, IR_FOR_BODY(s), 1, &var, &min);
     return is_masked && b ? ir_if(ir_lt(ir_int(ctx, ext->dtype, 0), ext), b, NULL) : b;

@@ -13,17 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schedule/sch.h"
 #include "build.h"
+#include "schedule/sch.h"
 
 enum { MAX_OUTPUTS = 64 };
 
 /* ---------------------------------------------------------------- symbols */
 
 const char *ps_sym_kind_name(ps_sym_kind k) {
-  static const char *const names[] = {"a tensor", "a statement with several outputs",
-                                      "a reduce axis", "a scalar parameter", "a symbolic size",
-                                      "a reducer", "an index variable", "a reducer variable"};
+  static const char *const names[] = {"a tensor",          "a statement with several outputs",
+                                      "a reduce axis",     "a scalar parameter",
+                                      "a symbolic size",   "a reducer",
+                                      "an index variable", "a reducer variable"};
   return names[k];
 }
 
@@ -34,13 +35,15 @@ static bool is_var(ps_sym_kind k) {
 
 ps_sym *ps_lookup(ps_builder *b, const char *name) {
   for (int i = b->nsym - 1; i >= 0; i--)
-    if (!strcmp(b->syms[i].name, name)) return &b->syms[i];
+    if (!strcmp(b->syms[i].name, name))
+      return &b->syms[i];
   return NULL;
 }
 
 ps_sym *ps_lookup_global(ps_builder *b, const char *name) {
   for (int i = b->nsym - 1; i >= 0; i--)
-    if (!is_local(b->syms[i].kind) && !strcmp(b->syms[i].name, name)) return &b->syms[i];
+    if (!is_local(b->syms[i].kind) && !strcmp(b->syms[i].name, name))
+      return &b->syms[i];
   return NULL;
 }
 
@@ -74,8 +77,8 @@ static ps_sym *declare(ps_builder *b, const ps_node *at, const char *name, ps_sy
   }
   ps_sym *old = is_local(k) ? ps_lookup(b, name) : ps_lookup_global(b, name);
   if (old && (!is_local(k) || is_var(old->kind))) {
-    ps_error(b->p, at->line, at->col, TE_ERR_PARSE, "'%s' is already declared as %s at %d:%d",
-             name, ps_sym_kind_name(old->kind), old->at->line, old->at->col);
+    ps_error(b->p, at->line, at->col, TE_ERR_PARSE, "'%s' is already declared as %s at %d:%d", name,
+             ps_sym_kind_name(old->kind), old->at->line, old->at->col);
     return NULL;
   }
   return ps_add_sym(b, name, k, at);
@@ -84,24 +87,29 @@ static ps_sym *declare(ps_builder *b, const ps_node *at, const char *name, ps_sy
 /* ---------------------------------------------------------------- declarations */
 
 static bool same_tree(const ps_node *a, const ps_node *b) {
-  if (!a || !b) return a == b;
+  if (!a || !b)
+    return a == b;
   if (a->kind != b->kind || a->op != b->op || a->mag != b->mag || a->neg != b->neg ||
       a->typed != b->typed || !te_dtype_eq(a->dtype, b->dtype) || a->nargs != b->nargs ||
       a->naxes != b->naxes || (a->name && strcmp(a->name, b->name)) ||
       memcmp(&a->f, &b->f, sizeof a->f) || !same_tree(a->cond, b->cond))
     return false;
   for (int i = 0; i < a->nargs; i++)
-    if (!same_tree(a->args[i], b->args[i])) return false;
+    if (!same_tree(a->args[i], b->args[i]))
+      return false;
   for (int i = 0; i < a->naxes; i++)
-    if (!same_tree(a->axes[i], b->axes[i])) return false;
+    if (!same_tree(a->axes[i], b->axes[i]))
+      return false;
   return true;
 }
 
 /* An extent that simplifies to a constant must be > 0 (te_placeholder and te_reduce_axis check
    the constants they are given, not what an expression such as `1 - 12` folds to). */
 static bool check_extent(ps_builder *b, const ps_node *at, te_expr *e, const char *what) {
-  if (!e || !ir_is_intlike(e->dtype) || ir_is_bool(e->dtype)) return true; /* te_* will say */
-  if (!b->an && !(b->an = ir_analyzer_new(b->ctx))) return false;
+  if (!e || !ir_is_intlike(e->dtype) || ir_is_bool(e->dtype))
+    return true; /* te_* will say */
+  if (!b->an && !(b->an = ir_analyzer_new(b->ctx)))
+    return false;
   te_expr *s = ir_simplify(b->an, ir_cast(TE_I64, e));
   int64_t v;
   if (s && ir_is_const_int(s, &v) && v <= 0) {
@@ -126,26 +134,30 @@ static bool build_range(ps_builder *b, const ps_decl *d, int si) {
   } else if (min) {
     te_expr *h = ps_build_expr(b, hi);
     te_expr *diff = h ? ps_chk(b, hi, te_sub(h, min)) : NULL;
-    if (diff && !b->an && !(b->an = ir_analyzer_new(b->ctx))) return false;
+    if (diff && !b->an && !(b->an = ir_analyzer_new(b->ctx)))
+      return false;
     ext = diff ? ir_simplify(b->an, diff) : NULL;
   }
   b->shape_scope = false;
   char what[160];
   snprintf(what, sizeof what, "reduce axis '%.100s': extent", d->name->name);
-  if (!ext || !check_extent(b, hi, ext, what)) return false;
+  if (!ext || !check_extent(b, hi, ext, what))
+    return false;
   b->syms[si].var = ps_chk(b, d->name, te_reduce_axis(b->ctx, d->name->name, min, ext));
   return b->syms[si].var != NULL;
 }
 
 static bool build_shape(ps_builder *b, const ps_decl *d, te_expr ***out) {
   te_expr **shape = ps_alloc(b->p, sizeof *shape * (size_t)(d->nshape ? d->nshape : 1));
-  if (!shape) return false;
+  if (!shape)
+    return false;
   b->shape_scope = true;
   for (int i = 0; i < d->nshape; i++) {
     char what[160];
     snprintf(what, sizeof what, "tensor '%.100s': extent %d", d->name->name, i);
     shape[i] = ps_build_expr(b, d->shape[i]);
-    if (!shape[i] || !check_extent(b, d->shape[i], shape[i], what)) return b->shape_scope = false;
+    if (!shape[i] || !check_extent(b, d->shape[i], shape[i], what))
+      return b->shape_scope = false;
   }
   b->shape_scope = false;
   *out = shape;
@@ -170,7 +182,8 @@ static bool build_reducer(ps_builder *b, const ps_decl *d, int si) {
   for (int i = 0; i < 2 * n; i++) {
     const ps_node *v = i < n ? d->lhs[i] : d->rhs[i - n];
     ps_sym *r = declare(b, v, v->name, PS_S_RVAR);
-    if (!r || !(r->var = ps_chk(b, v, te_param(b->ctx, v->name, v->dtype)))) return false;
+    if (!r || !(r->var = ps_chk(b, v, te_param(b->ctx, v->name, v->dtype))))
+      return false;
     (i < n ? lhs : rhs)[i % n] = r->var;
   }
   for (int i = 0; i < n; i++)
@@ -187,11 +200,14 @@ static bool enter_decls(ps_builder *b) {
   const ps_workload *w = b->w;
   for (int i = 0; i < w->nstmt; i++) {
     ps_sym *s = declare(b, w->stmts[i].lhs, w->stmts[i].lhs->name, PS_S_TENSOR);
-    if (!s) return false;
+    if (!s)
+      return false;
     s->stmt = i;
   }
-  static const ps_sym_kind kinds[] = {[PS_D_TENSOR] = PS_S_TENSOR, [PS_D_RANGE] = PS_S_AXIS,
-                                      [PS_D_PARAM] = PS_S_PARAM, [PS_D_SIZE] = PS_S_SIZE,
+  static const ps_sym_kind kinds[] = {[PS_D_TENSOR] = PS_S_TENSOR,
+                                      [PS_D_RANGE] = PS_S_AXIS,
+                                      [PS_D_PARAM] = PS_S_PARAM,
+                                      [PS_D_SIZE] = PS_S_SIZE,
                                       [PS_D_REDUCER] = PS_S_REDUCER};
   for (int i = 0; i < w->ndecl; i++) {
     const ps_decl *d = &w->decls[i];
@@ -211,7 +227,8 @@ static bool enter_decls(ps_builder *b) {
                "reducer '%s' has the name of a built-in function", name);
       return false;
     }
-    if (!(s = declare(b, d->name, name, kinds[d->kind]))) return false;
+    if (!(s = declare(b, d->name, name, kinds[d->kind])))
+      return false;
     s->decl = d;
   }
   return true;
@@ -226,13 +243,17 @@ static bool build_decl(ps_builder *b, int pass, int i) {
     te_expr *v = d->kind == PS_D_PARAM ? te_param(b->ctx, name, d->dtype) : te_var(b->ctx, name);
     return (b->syms[i].var = ps_chk(b, d->name, v)) != NULL;
   }
-  if (pass == 1 && d->kind == PS_D_REDUCER) return build_reducer(b, d, i);
-  if (pass == 2 && d->kind == PS_D_RANGE) return build_range(b, d, i);
+  if (pass == 1 && d->kind == PS_D_REDUCER)
+    return build_reducer(b, d, i);
+  if (pass == 2 && d->kind == PS_D_RANGE)
+    return build_range(b, d, i);
   if (pass == 2 && d->kind == PS_D_TENSOR) {
     te_expr **shape = NULL;
-    if (!build_shape(b, d, &shape)) return false;
+    if (!build_shape(b, d, &shape))
+      return false;
     b->syms[i].shape = shape;
-    if (b->syms[i].stmt >= 0) return true;
+    if (b->syms[i].stmt >= 0)
+      return true;
     te_tensor *t = te_placeholder(b->ctx, name, d->dtype, d->nshape, shape);
     b->syms[i].tensor = t;
     return t ? true : mark_fail(b, d->name);
@@ -243,7 +264,8 @@ static bool build_decl(ps_builder *b, int pass, int i) {
 static bool build_decls(ps_builder *b) {
   for (int pass = 0; pass < 3; pass++)
     for (int i = 0; i < b->nsym; i++)
-      if (b->syms[i].decl && !build_decl(b, pass, i)) return false;
+      if (b->syms[i].decl && !build_decl(b, pass, i))
+        return false;
   return true;
 }
 
@@ -270,7 +292,8 @@ static te_expr *infer_extent(int nbody, te_expr *const bodies[], te_expr *var) {
   ir_visitor v = {0};
   v.expr[IR_ACCESS] = find_dim_access;
   v.data = &f;
-  for (int k = 0; k < nbody && !f.extent; k++) ir_visit_expr(&v, bodies[k]);
+  for (int k = 0; k < nbody && !f.extent; k++)
+    ir_visit_expr(&v, bodies[k]);
   return f.extent;
 }
 
@@ -309,7 +332,8 @@ static bool enter_outputs(ps_builder *b, int si, int n, te_tensor *const outs[])
     snprintf(name, sizeof name, "%s_v%d", at->name, k);
     char *copy = ps_strndup(b->p, name, strlen(name));
     ps_sym *s = copy ? declare(b, at, copy, PS_S_TENSOR) : NULL;
-    if (!s) return false;
+    if (!s)
+      return false;
     s->tensor = outs[k];
     s->stmt = b->syms[si].stmt;
     s->owner = si;
@@ -329,16 +353,19 @@ static bool build_stmt(ps_builder *b, int i) {
   }
   for (int d = 0; d < nd; d++) {
     ps_sym *v = declare(b, lhs->args[d], lhs->args[d]->name, PS_S_INDEX);
-    if (!v || !(v->var = ps_chk(b, lhs->args[d], te_var(b->ctx, v->name)))) return false;
+    if (!v || !(v->var = ps_chk(b, lhs->args[d], te_var(b->ctx, v->name))))
+      return false;
     vars[d] = v->var;
   }
   int n = ps_build_body(b, st->body, bodies, MAX_OUTPUTS);
   b->nsym = mark;
-  if (!n || !stmt_shape(b, st, &b->syms[si], vars, n, bodies, shape)) return false;
+  if (!n || !stmt_shape(b, st, &b->syms[si], vars, n, bodies, shape))
+    return false;
   const ps_decl *decl = b->syms[si].decl;
   if (n == 1) {
     te_tensor *t = te_compute(b->ctx, lhs->name, nd, shape, vars, bodies[0]);
-    if (!t) return mark_fail(b, lhs);
+    if (!t)
+      return mark_fail(b, lhs);
     if (decl && decl->has_dtype && !te_dtype_eq(decl->dtype, t->dtype)) {
       char x[32], y[32];
       ps_error(b->p, decl->name->line, decl->name->col, TE_ERR_TYPE,
@@ -367,8 +394,10 @@ static bool push_out(ps_builder *b, te_tensor ***outs, int *n, int *cap, te_tens
   if (*n == *cap) {
     int c = *cap ? 2 * *cap : 8;
     te_tensor **v = ir_alloc_persistent(b->ctx, sizeof *v * (size_t)c);
-    if (!v) return false;
-    if (*n) memcpy(v, *outs, sizeof *v * (size_t)*n);
+    if (!v)
+      return false;
+    if (*n)
+      memcpy(v, *outs, sizeof *v * (size_t)*n);
     *outs = v;
     *cap = c;
   }
@@ -378,9 +407,11 @@ static bool push_out(ps_builder *b, te_tensor ***outs, int *n, int *cap, te_tens
 
 /* All outputs of symbol s (one tensor, or every output of a statement with several). */
 static bool push_sym(ps_builder *b, const ps_sym *s, te_tensor ***outs, int *n, int *cap) {
-  if (s->kind == PS_S_TENSOR) return push_out(b, outs, n, cap, s->tensor);
+  if (s->kind == PS_S_TENSOR)
+    return push_out(b, outs, n, cap, s->tensor);
   for (int k = 0; k < s->nvals; k++)
-    if (!push_out(b, outs, n, cap, s->tensor->op->outputs[k])) return false;
+    if (!push_out(b, outs, n, cap, s->tensor->op->outputs[k]))
+      return false;
   return true;
 }
 
@@ -396,7 +427,8 @@ static bool build_outputs(ps_builder *b, int *nout, te_tensor ***outs) {
                s ? "'%s' is not a tensor" : "unknown tensor '%s'", o->name);
       return false;
     }
-    if (!push_sym(b, s, outs, &n, &cap)) return false;
+    if (!push_sym(b, s, outs, &n, &cap))
+      return false;
   }
   for (int i = 0; i < b->nsym && !w->nout; i++) {
     const ps_sym *s = &b->syms[i];
@@ -414,10 +446,12 @@ te_status ps_build(ps_parser *p, const ps_workload *w, int *nout, te_tensor ***o
   b.ctx = p->ctx;
   b.w = w;
   bool ok = enter_decls(&b) && build_decls(&b);
-  for (int i = 0; ok && i < w->nstmt; i++) ok = build_stmt(&b, i);
+  for (int i = 0; ok && i < w->nstmt; i++)
+    ok = build_stmt(&b, i);
   ok = ok && build_outputs(&b, nout, outs);
   free(b.syms);
-  if (ok) return TE_OK;
+  if (ok)
+    return TE_OK;
   if (p->status == TE_OK)
     p->status = te_last_status(p->ctx) ? te_last_status(p->ctx) : TE_ERR_INTERNAL;
   return p->status;

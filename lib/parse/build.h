@@ -26,16 +26,16 @@ typedef enum ps_sym_kind {
 typedef struct ps_sym {
   const char *name;
   ps_sym_kind kind;
-  const ps_node *at;    /* where it was declared (for messages) */
-  const ps_decl *decl;  /* its declaration in the where clause, if any */
-  int stmt;             /* TENSOR, MULTI: the defining statement (-1: placeholder) */
-  int owner;            /* TENSOR: the MULTI symbol it is an output of (-1: none) */
-  bool read;            /* TENSOR, MULTI: read by some statement */
-  te_tensor *tensor;    /* TENSOR once built; MULTI: its first output */
-  te_expr *var;         /* AXIS, PARAM, SIZE, INDEX, RVAR */
-  te_reducer *red;      /* REDUCER */
-  int nvals;            /* REDUCER: values; MULTI: outputs */
-  te_expr **shape;      /* TENSOR with a declaration: the declared shape, once built */
+  const ps_node *at;   /* where it was declared (for messages) */
+  const ps_decl *decl; /* its declaration in the where clause, if any */
+  int stmt;            /* TENSOR, MULTI: the defining statement (-1: placeholder) */
+  int owner;           /* TENSOR: the MULTI symbol it is an output of (-1: none) */
+  bool read;           /* TENSOR, MULTI: read by some statement */
+  te_tensor *tensor;   /* TENSOR once built; MULTI: its first output */
+  te_expr *var;        /* AXIS, PARAM, SIZE, INDEX, RVAR */
+  te_reducer *red;     /* REDUCER */
+  int nvals;           /* REDUCER: values; MULTI: outputs */
+  te_expr **shape;     /* TENSOR with a declaration: the declared shape, once built */
 } ps_sym;
 
 typedef struct ps_builder {

@@ -55,7 +55,8 @@ static te_expr *build_int(ps_builder *b, const ps_node *n, bool allow_u64) {
   }
   int64_t v = (int64_t)(n->neg ? 0 - m : m);
   te_expr *e = te_int(b->ctx, v);
-  if (n->typed) e = te_cast(n->dtype, e);
+  if (n->typed)
+    e = te_cast(n->dtype, e);
   return ps_chk(b, n, e);
 }
 
@@ -63,19 +64,24 @@ static te_expr *build_name(ps_builder *b, const ps_node *n) {
   ps_sym *s = ps_lookup(b, n->name);
   if (!s && b->shape_scope) {
     s = ps_add_sym(b, n->name, PS_S_SIZE, n);
-    if (s && !(s->var = ps_chk(b, n, te_var(b->ctx, n->name)))) return NULL;
+    if (s && !(s->var = ps_chk(b, n, te_var(b->ctx, n->name))))
+      return NULL;
   }
-  if (!s) return fail(b, n, TE_ERR_NOT_FOUND, "unknown name '%s'", n->name);
+  if (!s)
+    return fail(b, n, TE_ERR_NOT_FOUND, "unknown name '%s'", n->name);
   switch (s->kind) {
-    case PS_S_AXIS:
-      if (b->shape_scope)
-        return fail(b, n, TE_ERR_PARSE, "reduce axis '%s' cannot be used in a shape or range",
-                    n->name);
-      return s->var;
-    case PS_S_PARAM: case PS_S_SIZE: case PS_S_INDEX: case PS_S_RVAR: return s->var;
-    default:
-      return fail(b, n, TE_ERR_PARSE, "'%s' is %s, not a value", n->name,
-                  ps_sym_kind_name(s->kind));
+  case PS_S_AXIS:
+    if (b->shape_scope)
+      return fail(b, n, TE_ERR_PARSE, "reduce axis '%s' cannot be used in a shape or range",
+                  n->name);
+    return s->var;
+  case PS_S_PARAM:
+  case PS_S_SIZE:
+  case PS_S_INDEX:
+  case PS_S_RVAR:
+    return s->var;
+  default:
+    return fail(b, n, TE_ERR_PARSE, "'%s' is %s, not a value", n->name, ps_sym_kind_name(s->kind));
   }
 }
 
@@ -84,7 +90,8 @@ static te_expr *build_index(ps_builder *b, const ps_node *n) {
   if (b->shape_scope)
     return fail(b, n, TE_ERR_PARSE, "a shape or range cannot read tensor '%s'", n->name);
   ps_sym *s = ps_lookup_global(b, n->name);
-  if (!s) return fail(b, n, TE_ERR_NOT_FOUND, "unknown tensor '%s'", n->name);
+  if (!s)
+    return fail(b, n, TE_ERR_NOT_FOUND, "unknown tensor '%s'", n->name);
   if (s->kind == PS_S_MULTI)
     return fail(b, n, TE_ERR_PARSE, "'%s' has several outputs: read them as %s_v0, %s_v1, ...",
                 n->name, n->name, n->name);
@@ -97,9 +104,11 @@ static te_expr *build_index(ps_builder *b, const ps_node *n) {
   if (n->nargs > TE_MAX_DIMS)
     return fail(b, n, TE_ERR_SHAPE, "tensor '%s' is read with too many indices", n->name);
   for (int i = 0; i < n->nargs; i++)
-    if (!(idx[i] = ps_build_expr(b, n->args[i]))) return NULL;
+    if (!(idx[i] = ps_build_expr(b, n->args[i])))
+      return NULL;
   s->read = true;
-  if (s->owner >= 0) b->syms[s->owner].read = true;
+  if (s->owner >= 0)
+    b->syms[s->owner].read = true;
   return ps_chk(b, n, te_at(s->tensor, n->nargs, idx));
 }
 
@@ -107,9 +116,11 @@ static te_expr *build_index(ps_builder *b, const ps_node *n) {
 
 /* Is call n (min or max) a reduction rather than the element-wise function? */
 static bool is_reduction_form(ps_builder *b, const ps_node *n) {
-  if (n->naxes >= 0 || n->cond || n->nargs != 2) return true;
+  if (n->naxes >= 0 || n->cond || n->nargs != 2)
+    return true;
   const ps_node *a = n->args[1];
-  if (a->kind != PS_N_NAME || a->paren) return false;
+  if (a->kind != PS_N_NAME || a->paren)
+    return false;
   ps_sym *s = ps_lookup(b, a->name);
   return s && s->kind == PS_S_AXIS;
 }
@@ -142,16 +153,20 @@ static int reduce_axes(ps_builder *b, const ps_node *n, te_expr **axes) {
 /* sum, prod, min, max over axes, with an optional condition. */
 static te_expr *build_builtin_reduce(ps_builder *b, const ps_node *n) {
   te_expr *axes[MAX_VALUES];
-  if (n->nargs < 1) return fail(b, n, TE_ERR_PARSE, "'%s' needs an operand", n->name);
+  if (n->nargs < 1)
+    return fail(b, n, TE_ERR_PARSE, "'%s' needs an operand", n->name);
   te_expr *body = ps_build_expr(b, n->args[0]);
   int nk = body ? reduce_axes(b, n, axes) : -1;
   te_expr *cond = nk > 0 && n->cond ? ps_build_expr(b, n->cond) : NULL;
-  if (nk < 0 || (n->cond && !cond)) return NULL;
-  te_expr *(*fn)(te_expr *, int, te_expr *const *) =
-      !strcmp(n->name, "sum") ? te_sum : !strcmp(n->name, "prod") ? te_prod
-      : !strcmp(n->name, "max") ? te_max_r : te_min_r;
+  if (nk < 0 || (n->cond && !cond))
+    return NULL;
+  te_expr *(*fn)(te_expr *, int, te_expr *const *) = !strcmp(n->name, "sum")    ? te_sum
+                                                     : !strcmp(n->name, "prod") ? te_prod
+                                                     : !strcmp(n->name, "max")  ? te_max_r
+                                                                                : te_min_r;
   te_expr *r = ps_chk(b, n, fn(body, nk, axes));
-  if (!r || !cond) return r;
+  if (!r || !cond)
+    return r;
   if (!ir_is_bool(cond->dtype) || cond->dtype.lanes != 1) {
     char t[32];
     return fail(b, n->cond, TE_ERR_TYPE, "the where condition of '%s' must be bool (got %s)",
@@ -164,21 +179,25 @@ static te_expr *build_builtin_reduce(ps_builder *b, const ps_node *n) {
 
 /* R(values, axes... [where cond]) with a declared reducer: its nvals results in out. */
 static int build_custom_reduce(ps_builder *b, const ps_node *n, ps_sym *s, te_expr **out) {
-  if (n->nargs < 1) return fail(b, n, TE_ERR_PARSE, "'%s' needs its values", n->name), 0;
+  if (n->nargs < 1)
+    return fail(b, n, TE_ERR_PARSE, "'%s' needs its values", n->name), 0;
   const ps_node *v = n->args[0];
   te_expr *vals[MAX_VALUES], *axes[MAX_VALUES];
   int nv = v->kind == PS_N_TUPLE ? v->nargs : 1;
   if (nv != s->nvals) {
-    ps_error(b->p, v->line, v->col, TE_ERR_PARSE, "reducer '%s' takes %d value%s (got %d)",
-             n->name, s->nvals, s->nvals == 1 ? "" : "s", nv);
+    ps_error(b->p, v->line, v->col, TE_ERR_PARSE, "reducer '%s' takes %d value%s (got %d)", n->name,
+             s->nvals, s->nvals == 1 ? "" : "s", nv);
     return 0;
   }
   for (int i = 0; i < nv; i++)
-    if (!(vals[i] = ps_build_expr(b, nv > 1 ? v->args[i] : v))) return 0;
+    if (!(vals[i] = ps_build_expr(b, nv > 1 ? v->args[i] : v)))
+      return 0;
   int nk = reduce_axes(b, n, axes);
   te_expr *cond = nk > 0 && n->cond ? ps_build_expr(b, n->cond) : NULL;
-  if (nk < 0 || (n->cond && !cond)) return 0;
-  if (te_reduce(s->red, nv, vals, nk, axes, cond, out) != TE_OK) return ps_chk(b, n, NULL), 0;
+  if (nk < 0 || (n->cond && !cond))
+    return 0;
+  if (te_reduce(s->red, nv, vals, nk, axes, cond, out) != TE_OK)
+    return ps_chk(b, n, NULL), 0;
   return nv;
 }
 
@@ -193,7 +212,8 @@ static te_expr *build_call(ps_builder *b, const ps_node *n) {
   ps_sym *s = ps_lookup_global(b, n->name);
   if ((reduce || (s && s->kind == PS_S_REDUCER)) && b->shape_scope)
     return fail(b, n, TE_ERR_PARSE, "a shape or range cannot hold a reduction ('%s')", n->name);
-  if (reduce) return build_builtin_reduce(b, n);
+  if (reduce)
+    return build_builtin_reduce(b, n);
   if (s && s->kind == PS_S_REDUCER) {
     if (s->nvals > 1)
       return fail(b, n, TE_ERR_PARSE,
@@ -203,12 +223,13 @@ static te_expr *build_call(ps_builder *b, const ps_node *n) {
     return build_custom_reduce(b, n, s, out) ? out[0] : NULL;
   }
   bool cast = ps_dtype_named(n->name, strlen(n->name), &t);
-  bool known = cast || !strcmp(n->name, "select") || !strcmp(n->name, "min") ||
-               !strcmp(n->name, "max");
+  bool known =
+      cast || !strcmp(n->name, "select") || !strcmp(n->name, "min") || !strcmp(n->name, "max");
   int id = ir_intrin_lookup(n->name);
   if (!known && (id < 0 || (ir_intrin_table[id].flags & IR_INTRIN_INTERNAL)))
     return fail(b, n, TE_ERR_NOT_FOUND, "unknown function '%s'", n->name);
-  if (!plain) return fail(b, n, TE_ERR_PARSE, "'%s' takes no axes or where condition", n->name);
+  if (!plain)
+    return fail(b, n, TE_ERR_PARSE, "'%s' takes no axes or where condition", n->name);
   int want = cast ? 1 : !strcmp(n->name, "select") ? 3 : known ? 2 : ir_intrin_table[id].nargs;
   if (n->nargs != want) {
     ps_error(b->p, n->line, n->col, cast || known ? TE_ERR_PARSE : TE_ERR_INVALID_ARG,
@@ -218,14 +239,20 @@ static te_expr *build_call(ps_builder *b, const ps_node *n) {
   for (int i = 0; i < n->nargs; i++) {
     const ps_node *x = n->args[i];
     bool big_u64 = cast && x->kind == PS_N_INT && !x->typed && t.code == kDLUInt && t.bits == 64;
-    if (!(a[i] = big_u64 ? build_int(b, x, true) : ps_build_expr(b, x))) return NULL;
+    if (!(a[i] = big_u64 ? build_int(b, x, true) : ps_build_expr(b, x)))
+      return NULL;
   }
   te_expr *r;
-  if (cast) r = te_cast(t, a[0]);
-  else if (!strcmp(n->name, "select")) r = te_select(a[0], a[1], a[2]);
-  else if (!strcmp(n->name, "min")) r = te_min(a[0], a[1]);
-  else if (!strcmp(n->name, "max")) r = te_max(a[0], a[1]);
-  else r = te_call(b->ctx, n->name, n->nargs, a);
+  if (cast)
+    r = te_cast(t, a[0]);
+  else if (!strcmp(n->name, "select"))
+    r = te_select(a[0], a[1], a[2]);
+  else if (!strcmp(n->name, "min"))
+    r = te_min(a[0], a[1]);
+  else if (!strcmp(n->name, "max"))
+    r = te_max(a[0], a[1]);
+  else
+    r = te_call(b->ctx, n->name, n->nargs, a);
   return ps_chk(b, n, r);
 }
 
@@ -234,45 +261,84 @@ static te_expr *build_call(ps_builder *b, const ps_node *n) {
 static te_expr *build_binary(ps_builder *b, const ps_node *n) {
   te_expr *l = ps_build_expr(b, n->args[0]);
   te_expr *r = l ? ps_build_expr(b, n->args[1]) : NULL;
-  if (!r) return NULL;
+  if (!r)
+    return NULL;
   te_expr *e;
   switch (n->op) {
-    case PS_PLUS: e = te_add(l, r); break;
-    case PS_MINUS: e = te_sub(l, r); break;
-    case PS_STAR: e = te_mul(l, r); break;
-    case PS_SLASH: e = te_div(l, r); break;
-    case PS_FLOORDIV: e = te_floordiv(l, r); break;
-    case PS_PERCENT: e = te_floormod(l, r); break;
-    case PS_EQ: e = te_eq(l, r); break;
-    case PS_NE: e = te_ne(l, r); break;
-    case PS_LT: e = te_lt(l, r); break;
-    case PS_LE: e = te_le(l, r); break;
-    case PS_GT: e = te_gt(l, r); break;
-    case PS_GE: e = te_ge(l, r); break;
-    case PS_AND: e = te_and(l, r); break;
-    case PS_OR: e = te_or(l, r); break;
-    default: e = NULL; break;
+  case PS_PLUS:
+    e = te_add(l, r);
+    break;
+  case PS_MINUS:
+    e = te_sub(l, r);
+    break;
+  case PS_STAR:
+    e = te_mul(l, r);
+    break;
+  case PS_SLASH:
+    e = te_div(l, r);
+    break;
+  case PS_FLOORDIV:
+    e = te_floordiv(l, r);
+    break;
+  case PS_PERCENT:
+    e = te_floormod(l, r);
+    break;
+  case PS_EQ:
+    e = te_eq(l, r);
+    break;
+  case PS_NE:
+    e = te_ne(l, r);
+    break;
+  case PS_LT:
+    e = te_lt(l, r);
+    break;
+  case PS_LE:
+    e = te_le(l, r);
+    break;
+  case PS_GT:
+    e = te_gt(l, r);
+    break;
+  case PS_GE:
+    e = te_ge(l, r);
+    break;
+  case PS_AND:
+    e = te_and(l, r);
+    break;
+  case PS_OR:
+    e = te_or(l, r);
+    break;
+  default:
+    e = NULL;
+    break;
   }
   return ps_chk(b, n, e);
 }
 
 te_expr *ps_build_expr(ps_builder *b, const ps_node *n) {
   switch (n->kind) {
-    case PS_N_INT: return build_int(b, n, false);
-    case PS_N_FLOAT: return ps_chk(b, n, te_float(b->ctx, n->typed ? n->dtype : TE_F64, n->f));
-    case PS_N_BOOL: return ps_chk(b, n, te_const(b->ctx, TE_BOOL, (double)n->mag));
-    case PS_N_NAME: return build_name(b, n);
-    case PS_N_INDEX: return build_index(b, n);
-    case PS_N_CALL: return build_call(b, n);
-    case PS_N_BINARY: return build_binary(b, n);
-    case PS_N_UNARY: {
-      te_expr *a = ps_build_expr(b, n->args[0]);
-      if (!a) return NULL;
-      return ps_chk(b, n, n->op == PS_MINUS ? te_neg(a) : te_not(a));
-    }
-    case PS_N_TUPLE:
-      return fail(b, n, TE_ERR_PARSE,
-                  "a tuple is allowed only as the whole body of a statement or a reducer's values");
+  case PS_N_INT:
+    return build_int(b, n, false);
+  case PS_N_FLOAT:
+    return ps_chk(b, n, te_float(b->ctx, n->typed ? n->dtype : TE_F64, n->f));
+  case PS_N_BOOL:
+    return ps_chk(b, n, te_const(b->ctx, TE_BOOL, (double)n->mag));
+  case PS_N_NAME:
+    return build_name(b, n);
+  case PS_N_INDEX:
+    return build_index(b, n);
+  case PS_N_CALL:
+    return build_call(b, n);
+  case PS_N_BINARY:
+    return build_binary(b, n);
+  case PS_N_UNARY: {
+    te_expr *a = ps_build_expr(b, n->args[0]);
+    if (!a)
+      return NULL;
+    return ps_chk(b, n, n->op == PS_MINUS ? te_neg(a) : te_not(a));
+  }
+  case PS_N_TUPLE:
+    return fail(b, n, TE_ERR_PARSE,
+                "a tuple is allowed only as the whole body of a statement or a reducer's values");
   }
   return NULL;
 }
@@ -284,12 +350,14 @@ int ps_build_body(ps_builder *b, const ps_node *n, te_expr **out, int max) {
       return 0;
     }
     for (int i = 0; i < n->nargs; i++)
-      if (!(out[i] = ps_build_expr(b, n->args[i]))) return 0;
+      if (!(out[i] = ps_build_expr(b, n->args[i])))
+        return 0;
     return n->nargs;
   }
   if (n->kind == PS_N_CALL) {
     ps_sym *s = ps_lookup_global(b, n->name);
-    if (s && s->kind == PS_S_REDUCER && s->nvals > 1) return build_custom_reduce(b, n, s, out);
+    if (s && s->kind == PS_S_REDUCER && s->nvals > 1)
+      return build_custom_reduce(b, n, s, out);
   }
   return (out[0] = ps_build_expr(b, n)) ? 1 : 0;
 }

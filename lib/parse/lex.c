@@ -43,7 +43,8 @@ void *ps_alloc(ps_parser *p, size_t size) {
 
 char *ps_strndup(ps_parser *p, const char *s, size_t n) {
   char *r = ps_alloc(p, n + 1);
-  if (r) memcpy(r, s, n);
+  if (r)
+    memcpy(r, s, n);
   return r;
 }
 
@@ -58,7 +59,8 @@ void ps_parser_free(ps_parser *p) {
 }
 
 te_status ps_error(ps_parser *p, int line, int col, te_status st, const char *fmt, ...) {
-  if (p->status != TE_OK) return p->status;
+  if (p->status != TE_OK)
+    return p->status;
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
@@ -75,10 +77,19 @@ te_status ps_error(ps_parser *p, int line, int col, te_status st, const char *fm
 const char *ps_tok_desc(const ps_tok *t, char *buf, size_t size) {
   int n = t->len > 40 ? 40 : t->len;
   switch (t->kind) {
-    case PS_EOF: snprintf(buf, size, "end of input"); break;
-    case PS_NAME: snprintf(buf, size, "name '%.*s'", n, t->start); break;
-    case PS_INT: case PS_FLOAT: snprintf(buf, size, "number '%.*s'", n, t->start); break;
-    default: snprintf(buf, size, "'%.*s'", n, t->start); break;
+  case PS_EOF:
+    snprintf(buf, size, "end of input");
+    break;
+  case PS_NAME:
+    snprintf(buf, size, "name '%.*s'", n, t->start);
+    break;
+  case PS_INT:
+  case PS_FLOAT:
+    snprintf(buf, size, "number '%.*s'", n, t->start);
+    break;
+  default:
+    snprintf(buf, size, "'%.*s'", n, t->start);
+    break;
   }
   return buf;
 }
@@ -89,15 +100,16 @@ static const struct {
   const char *name;
   te_dtype t;
 } dtypes[] = {
-    {"i8", TE_I8},   {"i16", TE_I16}, {"i32", TE_I32}, {"i64", TE_I64},   {"u8", TE_U8},
-    {"u16", TE_U16}, {"u32", TE_U32}, {"u64", TE_U64}, {"f16", TE_F16},   {"bf16", TE_BF16},
+    {"i8", TE_I8},   {"i16", TE_I16}, {"i32", TE_I32},   {"i64", TE_I64}, {"u8", TE_U8},
+    {"u16", TE_U16}, {"u32", TE_U32}, {"u64", TE_U64},   {"f16", TE_F16}, {"bf16", TE_BF16},
     {"f32", TE_F32}, {"f64", TE_F64}, {"bool", TE_BOOL},
 };
 
 bool ps_dtype_named(const char *name, size_t len, te_dtype *out) {
   for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
     if (strlen(dtypes[i].name) == len && memcmp(dtypes[i].name, name, len) == 0) {
-      if (out) *out = dtypes[i].t;
+      if (out)
+        *out = dtypes[i].t;
       return true;
     }
   return false;
@@ -135,21 +147,26 @@ static ps_tok *push(ps_parser *p, ps_tok_kind k, const char *s, int len, int lin
 static int lex_number(ps_parser *p, const char *s, int line, int col) {
   int n = 0;
   bool is_float = false;
-  while (is_digit(s[n])) n++;
+  while (is_digit(s[n]))
+    n++;
   if (s[n] == '.' && is_digit(s[n + 1])) {
     is_float = true;
-    for (n++; is_digit(s[n]); n++) {}
+    for (n++; is_digit(s[n]); n++) {
+    }
   }
   if ((s[n] == 'e' || s[n] == 'E') &&
       (is_digit(s[n + 1]) || ((s[n + 1] == '+' || s[n + 1] == '-') && is_digit(s[n + 2])))) {
     is_float = true;
     n += s[n + 1] == '+' || s[n + 1] == '-' ? 2 : 1;
-    while (is_digit(s[n])) n++;
+    while (is_digit(s[n]))
+      n++;
   }
   int digits = n;
-  while (is_alpha(s[n]) || is_digit(s[n])) n++;
+  while (is_alpha(s[n]) || is_digit(s[n]))
+    n++;
   ps_tok *t = push(p, is_float ? PS_FLOAT : PS_INT, s, n, line, col);
-  if (!t) return 0;
+  if (!t)
+    return 0;
   if (n > digits) {
     const char *suf = s + digits;
     size_t sl = (size_t)(n - digits);
@@ -162,8 +179,8 @@ static int lex_number(ps_parser *p, const char *s, int line, int col) {
       return 0;
     }
     if (is_float && t->dtype.code != kDLFloat && t->dtype.code != kDLBfloat) {
-      ps_error(p, line, col, TE_ERR_PARSE, "number '%.*s' has a fraction but an integer suffix",
-               n, s);
+      ps_error(p, line, col, TE_ERR_PARSE, "number '%.*s' has a fraction but an integer suffix", n,
+               s);
       return 0;
     }
   }
@@ -197,11 +214,11 @@ static const struct {
   const char *text;
   ps_tok_kind kind;
 } ops[] = {
-    {"==", PS_EQ},  {"!=", PS_NE},     {"<=", PS_LE},     {">=", PS_GE},      {"//", PS_FLOORDIV},
-    {"&&", PS_AND}, {"||", PS_OR},     {"(", PS_LPAREN},  {")", PS_RPAREN},   {"[", PS_LBRACK},
-    {"]", PS_RBRACK}, {",", PS_COMMA}, {";", PS_SEMI},    {":", PS_COLON},    {"=", PS_ASSIGN},
-    {"<", PS_LT},   {">", PS_GT},      {"+", PS_PLUS},    {"-", PS_MINUS},    {"*", PS_STAR},
-    {"/", PS_SLASH}, {"%", PS_PERCENT}, {"!", PS_NOT},
+    {"==", PS_EQ},    {"!=", PS_NE},     {"<=", PS_LE},    {">=", PS_GE},    {"//", PS_FLOORDIV},
+    {"&&", PS_AND},   {"||", PS_OR},     {"(", PS_LPAREN}, {")", PS_RPAREN}, {"[", PS_LBRACK},
+    {"]", PS_RBRACK}, {",", PS_COMMA},   {";", PS_SEMI},   {":", PS_COLON},  {"=", PS_ASSIGN},
+    {"<", PS_LT},     {">", PS_GT},      {"+", PS_PLUS},   {"-", PS_MINUS},  {"*", PS_STAR},
+    {"/", PS_SLASH},  {"%", PS_PERCENT}, {"!", PS_NOT},
 };
 
 te_status ps_lex(ps_parser *p, const char *text) {
@@ -211,7 +228,8 @@ te_status ps_lex(ps_parser *p, const char *text) {
   for (;;) {
     char c = *s;
     int col = (int)(s - bol) + 1;
-    if (c == 0) break;
+    if (c == 0)
+      break;
     if (c == '\n') {
       line++;
       bol = ++s;
@@ -222,25 +240,30 @@ te_status ps_lex(ps_parser *p, const char *text) {
       continue;
     }
     if (c == '#') {
-      while (*s && *s != '\n') s++;
+      while (*s && *s != '\n')
+        s++;
       continue;
     }
     if (is_alpha(c)) {
       int n = 1;
-      while (is_alpha(s[n]) || is_digit(s[n])) n++;
-      if (!push(p, PS_NAME, s, n, line, col)) return p->status;
+      while (is_alpha(s[n]) || is_digit(s[n]))
+        n++;
+      if (!push(p, PS_NAME, s, n, line, col))
+        return p->status;
       s += n;
       continue;
     }
     if (is_digit(c)) {
       int n = lex_number(p, s, line, col);
-      if (!n) return p->status;
+      if (!n)
+        return p->status;
       s += n;
       continue;
     }
     size_t i = 0;
     for (; i < sizeof ops / sizeof ops[0]; i++)
-      if (strncmp(s, ops[i].text, strlen(ops[i].text)) == 0) break;
+      if (strncmp(s, ops[i].text, strlen(ops[i].text)) == 0)
+        break;
     if (i == sizeof ops / sizeof ops[0]) {
       unsigned char uc = (unsigned char)c;
       if (uc >= 0x20 && uc < 0x7f)
@@ -248,10 +271,12 @@ te_status ps_lex(ps_parser *p, const char *text) {
       return ps_error(p, line, col, TE_ERR_PARSE, "unexpected byte 0x%02x", uc);
     }
     int n = (int)strlen(ops[i].text);
-    if (!push(p, ops[i].kind, s, n, line, col)) return p->status;
+    if (!push(p, ops[i].kind, s, n, line, col))
+      return p->status;
     s += n;
   }
-  if (!push(p, PS_EOF, s, 0, line, (int)(s - bol) + 1)) return p->status;
+  if (!push(p, PS_EOF, s, 0, line, (int)(s - bol) + 1))
+    return p->status;
   return TE_OK;
 }
 
@@ -265,6 +290,7 @@ bool ps_is_keyword(const char *s) {
 bool ps_is_builtin_fn(const char *s) {
   static const char *const fns[] = {"select", "min", "max", "sum", "prod"};
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
-    if (!strcmp(s, fns[i])) return true;
+    if (!strcmp(s, fns[i]))
+      return true;
   return ps_dtype_named(s, strlen(s), NULL) || ir_intrin_lookup(s) >= 0;
 }

@@ -36,9 +36,11 @@ bool ps_ptrmap_put(ps_ptrmap *m, const void *k, void *v) {
       return false;
     }
     for (size_t i = 0; i < m->cap; i++) {
-      if (!m->keys[i]) continue;
+      if (!m->keys[i])
+        continue;
       size_t j = ptr_hash(m->keys[i]) & (cap - 1);
-      while (keys[j]) j = (j + 1) & (cap - 1);
+      while (keys[j])
+        j = (j + 1) & (cap - 1);
       keys[j] = m->keys[i];
       vals[j] = m->vals[i];
     }
@@ -49,18 +51,22 @@ bool ps_ptrmap_put(ps_ptrmap *m, const void *k, void *v) {
     m->cap = cap;
   }
   size_t j = ptr_hash(k) & (m->cap - 1);
-  while (m->keys[j] && m->keys[j] != k) j = (j + 1) & (m->cap - 1);
-  if (!m->keys[j]) m->n++;
+  while (m->keys[j] && m->keys[j] != k)
+    j = (j + 1) & (m->cap - 1);
+  if (!m->keys[j])
+    m->n++;
   m->keys[j] = k;
   m->vals[j] = v;
   return true;
 }
 
 void *ps_ptrmap_get(const ps_ptrmap *m, const void *k) {
-  if (!m->cap || !k) return NULL;
+  if (!m->cap || !k)
+    return NULL;
   size_t j = ptr_hash(k) & (m->cap - 1);
   while (m->keys[j]) {
-    if (m->keys[j] == k) return m->vals[j];
+    if (m->keys[j] == k)
+      return m->vals[j];
     j = (j + 1) & (m->cap - 1);
   }
   return NULL;
@@ -77,25 +83,31 @@ void ps_ptrmap_free(ps_ptrmap *m) {
 static size_t str_hash(const char *s) { return (size_t)te_workload_hash(s); }
 
 bool ps_strset_has(const ps_strset *s, const char *k) {
-  if (!s || !s->cap) return false;
+  if (!s || !s->cap)
+    return false;
   size_t j = str_hash(k) & (s->cap - 1);
   while (s->keys[j]) {
-    if (!strcmp(s->keys[j], k)) return true;
+    if (!strcmp(s->keys[j], k))
+      return true;
     j = (j + 1) & (s->cap - 1);
   }
   return false;
 }
 
 bool ps_strset_add(ps_strset *s, const char *k) {
-  if (ps_strset_has(s, k)) return true;
+  if (ps_strset_has(s, k))
+    return true;
   if (2 * (s->n + 1) > s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 64;
     char **keys = ir_calloc(NULL, cap, sizeof *keys);
-    if (!keys) return false;
+    if (!keys)
+      return false;
     for (size_t i = 0; i < s->cap; i++) {
-      if (!s->keys[i]) continue;
+      if (!s->keys[i])
+        continue;
       size_t j = str_hash(s->keys[i]) & (cap - 1);
-      while (keys[j]) j = (j + 1) & (cap - 1);
+      while (keys[j])
+        j = (j + 1) & (cap - 1);
       keys[j] = s->keys[i];
     }
     free(s->keys);
@@ -106,14 +118,16 @@ bool ps_strset_add(ps_strset *s, const char *k) {
   if (!copy)
     return false;
   size_t j = str_hash(k) & (s->cap - 1);
-  while (s->keys[j]) j = (j + 1) & (s->cap - 1);
+  while (s->keys[j])
+    j = (j + 1) & (s->cap - 1);
   s->keys[j] = copy;
   s->n++;
   return true;
 }
 
 void ps_strset_free(ps_strset *s) {
-  for (size_t i = 0; i < s->cap; i++) free(s->keys[i]);
+  for (size_t i = 0; i < s->cap; i++)
+    free(s->keys[i]);
   free(s->keys);
   memset(s, 0, sizeof *s);
 }
@@ -138,7 +152,8 @@ static char *keep(ps_names *n, const char *s) {
   if (n->nstr == n->capstr) {
     int cap = n->capstr ? 2 * n->capstr : 64;
     char **v = ir_realloc(NULL, n->strings, sizeof *v * (size_t)cap);
-    if (!v) return NULL;
+    if (!v)
+      return NULL;
     n->strings = v;
     n->capstr = cap;
   }
@@ -150,20 +165,24 @@ static char *keep(ps_names *n, const char *s) {
 
 const char *ps_names_keep(ps_names *n, const char *s) {
   const char *r = keep(n, s);
-  if (!r) n->oom = true;
+  if (!r)
+    n->oom = true;
   return r;
 }
 
 bool ps_names_set(ps_names *n, const void *key, const char *name) {
-  if (!ps_ptrmap_put(&n->names, key, (void *)name)) return n->oom = true, false;
+  if (!ps_ptrmap_put(&n->names, key, (void *)name))
+    return n->oom = true, false;
   return true;
 }
 
 /* base as an identifier (names from the C API are; this is a safety net). */
 static void sanitize(const char *base, char *out, size_t size) {
   size_t k = 0;
-  if (!base || !*base) base = "v";
-  if (base[0] >= '0' && base[0] <= '9') out[k++] = '_';
+  if (!base || !*base)
+    base = "v";
+  if (base[0] >= '0' && base[0] <= '9')
+    out[k++] = '_';
   for (; *base && k + 1 < size; base++) {
     char c = *base;
     bool ok =
@@ -178,11 +197,13 @@ static bool is_free(ps_names *n, const char *cand, int nderived, const ps_strset
   if (ps_is_keyword(cand) || ps_strset_has(local ? &n->vars : &n->taken, cand) ||
       ps_strset_has(local, cand))
     return false;
-  if (renamed && ps_strset_has(local ? n->local_orig : &n->orig, cand)) return false;
+  if (renamed && ps_strset_has(local ? n->local_orig : &n->orig, cand))
+    return false;
   char d[320]; /* cand (< 300) and "_v" and a number */
   for (int k = 0; k < nderived; k++) {
     snprintf(d, sizeof d, "%s_v%d", cand, k);
-    if (ps_strset_has(&n->taken, d) || (renamed && ps_strset_has(&n->orig, d))) return false;
+    if (ps_strset_has(&n->taken, d) || (renamed && ps_strset_has(&n->orig, d)))
+      return false;
   }
   return true;
 }
@@ -197,17 +218,21 @@ const char *ps_names_give(ps_names *n, const void *key, const char *base, int nd
     snprintf(cand, sizeof cand, "%s_%ld", b, i);
   char *name = keep(n, cand);
   ps_strset *set = local ? local : &n->taken;
-  if (!name || !ps_strset_add(set, name)) return n->oom = true, NULL;
+  if (!name || !ps_strset_add(set, name))
+    return n->oom = true, NULL;
   for (int k = 0; k < nderived; k++) {
     snprintf(cand, sizeof cand, "%s_v%d", name, k);
-    if (!ps_strset_add(&n->taken, cand)) return n->oom = true, NULL;
+    if (!ps_strset_add(&n->taken, cand))
+      return n->oom = true, NULL;
   }
-  if (key && !ps_names_set(n, key, name)) return NULL;
+  if (key && !ps_names_set(n, key, name))
+    return NULL;
   return name;
 }
 
 bool ps_names_var_taken(ps_names *n, const char *name) {
-  if (!ps_strset_add(&n->vars, name)) return n->oom = true, false;
+  if (!ps_strset_add(&n->vars, name))
+    return n->oom = true, false;
   return true;
 }
 
@@ -217,7 +242,8 @@ void ps_names_free(ps_names *n) {
   ps_strset_free(&n->taken);
   ps_strset_free(&n->orig);
   ps_strset_free(&n->vars);
-  for (int i = 0; i < n->nstr; i++) free(n->strings[i]);
+  for (int i = 0; i < n->nstr; i++)
+    free(n->strings[i]);
   free(n->strings);
   memset(n, 0, sizeof *n);
 }

@@ -20,11 +20,33 @@
 /* ---------------------------------------------------------------- tokens (lex.c) */
 
 typedef enum ps_tok_kind {
-  PS_EOF, PS_NAME, PS_INT, PS_FLOAT,
-  PS_LPAREN, PS_RPAREN, PS_LBRACK, PS_RBRACK, PS_COMMA, PS_SEMI, PS_COLON, PS_ASSIGN,
-  PS_EQ, PS_NE, PS_LT, PS_LE, PS_GT, PS_GE,
-  PS_PLUS, PS_MINUS, PS_STAR, PS_SLASH, PS_FLOORDIV, PS_PERCENT,
-  PS_AND, PS_OR, PS_NOT
+  PS_EOF,
+  PS_NAME,
+  PS_INT,
+  PS_FLOAT,
+  PS_LPAREN,
+  PS_RPAREN,
+  PS_LBRACK,
+  PS_RBRACK,
+  PS_COMMA,
+  PS_SEMI,
+  PS_COLON,
+  PS_ASSIGN,
+  PS_EQ,
+  PS_NE,
+  PS_LT,
+  PS_LE,
+  PS_GT,
+  PS_GE,
+  PS_PLUS,
+  PS_MINUS,
+  PS_STAR,
+  PS_SLASH,
+  PS_FLOORDIV,
+  PS_PERCENT,
+  PS_AND,
+  PS_OR,
+  PS_NOT
 } ps_tok_kind;
 
 typedef struct ps_tok {
@@ -32,16 +54,23 @@ typedef struct ps_tok {
   int line, col;
   const char *start; /* the token's text in the source */
   int len;
-  uint64_t u;        /* PS_INT: the value */
-  double f;          /* PS_FLOAT: the value */
-  bool typed;        /* a literal with a dtype suffix (1.5f, 2i32, 0.5f64) */
+  uint64_t u; /* PS_INT: the value */
+  double f;   /* PS_FLOAT: the value */
+  bool typed; /* a literal with a dtype suffix (1.5f, 2i32, 0.5f64) */
   te_dtype dtype;
 } ps_tok;
 
 /* ---------------------------------------------------------------- syntax tree (syntax.c) */
 
 typedef enum ps_node_kind {
-  PS_N_INT, PS_N_FLOAT, PS_N_BOOL, PS_N_NAME, PS_N_UNARY, PS_N_BINARY, PS_N_CALL, PS_N_INDEX,
+  PS_N_INT,
+  PS_N_FLOAT,
+  PS_N_BOOL,
+  PS_N_NAME,
+  PS_N_UNARY,
+  PS_N_BINARY,
+  PS_N_CALL,
+  PS_N_INDEX,
   PS_N_TUPLE
 } ps_node_kind;
 
@@ -59,10 +88,10 @@ struct ps_node {
   bool typed;       /* INT, FLOAT: dtype given by a suffix */
   te_dtype dtype;
   int nargs;
-  ps_node **args;   /* UNARY (1), BINARY (2), CALL, INDEX, TUPLE */
-  int naxes;        /* CALL: axes=[...] (-1 when not written) */
-  ps_node **axes;   /* NAME nodes */
-  ps_node *cond;    /* CALL: `where cond` (NULL when none) */
+  ps_node **args; /* UNARY (1), BINARY (2), CALL, INDEX, TUPLE */
+  int naxes;      /* CALL: axes=[...] (-1 when not written) */
+  ps_node **axes; /* NAME nodes */
+  ps_node *cond;  /* CALL: `where cond` (NULL when none) */
 };
 
 typedef struct ps_stmt {
@@ -80,12 +109,12 @@ typedef enum ps_decl_kind {
 
 typedef struct ps_decl {
   ps_decl_kind kind;
-  ps_node *name;      /* NAME node */
-  bool has_dtype;     /* TENSOR, PARAM */
+  ps_node *name;  /* NAME node */
+  bool has_dtype; /* TENSOR, PARAM */
   te_dtype dtype;
-  int nshape;         /* TENSOR: extents; RANGE: 2 (lo, hi) */
+  int nshape; /* TENSOR: extents; RANGE: 2 (lo, hi) */
   ps_node **shape;
-  int nvals;          /* REDUCER: values; lhs/rhs are NAME nodes with their dtype */
+  int nvals; /* REDUCER: values; lhs/rhs are NAME nodes with their dtype */
   ps_node **lhs, **rhs, **results, **identity;
 } ps_decl;
 
@@ -104,10 +133,10 @@ typedef struct ps_parser {
   te_ctx *ctx;
   ps_tok *toks;
   int ntok, cap, pos;
-  ps_block *blocks; /* malloc'd memory of the tree */
-  te_status status; /* the first failure of this parse (TE_OK while none) */
+  ps_block *blocks;      /* malloc'd memory of the tree */
+  te_status status;      /* the first failure of this parse (TE_OK while none) */
   int err_line, err_col; /* where a te_* constructor failed (0: not yet) */
-  int depth;        /* recursion depth of the syntax parser */
+  int depth;             /* recursion depth of the syntax parser */
 } ps_parser;
 
 enum { PS_MAX_DEPTH = 256 }; /* nesting of parentheses, calls and operator chains */

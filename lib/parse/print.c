@@ -19,14 +19,14 @@
 
 #include "print.h"
 
-
 /* Appends x to a growable array of pointers. */
 static bool push(ps_wp *w, void *arr, int *n, int *cap, void *x) {
   void ***a = arr;
   if (*n == *cap) {
     int c = *cap ? 2 * *cap : 16;
     void **v = ir_realloc(w->ctx, *a, sizeof *v * (size_t)c);
-    if (!v) return w->oom = true, false;
+    if (!v)
+      return w->oom = true, false;
     *a = v;
     *cap = c;
   }
@@ -35,7 +35,8 @@ static bool push(ps_wp *w, void *arr, int *n, int *cap, void *x) {
 }
 
 bool ps_wp_mark(ps_wp *w, ps_ptrmap *m, const void *k, intptr_t v) {
-  if (!ps_ptrmap_put(m, k, (void *)v)) return w->oom = true, false;
+  if (!ps_ptrmap_put(m, k, (void *)v))
+    return w->oom = true, false;
   return true;
 }
 
@@ -50,7 +51,8 @@ typedef struct inputs {
 
 static int on_access(ir_visitor *v, te_expr *e) {
   inputs *in = v->data;
-  if (ps_ptrmap_get(&in->seen, e->u.tensor)) return IR_CONTINUE;
+  if (ps_ptrmap_get(&in->seen, e->u.tensor))
+    return IR_CONTINUE;
   if (!ps_wp_mark(in->w, &in->seen, e->u.tensor, 1) ||
       !push(in->w, &in->list, &in->n, &in->cap, e->u.tensor))
     return IR_ABORT;
@@ -64,14 +66,18 @@ static void op_inputs(ps_wp *w, const sch_op *op, inputs *in) {
   ir_visitor v = {0};
   v.expr[IR_ACCESS] = on_access;
   v.data = in;
-  for (int k = 0; k < op->nbody; k++) ir_visit_expr(&v, op->body[k]);
+  for (int k = 0; k < op->nbody; k++)
+    ir_visit_expr(&v, op->body[k]);
 }
 
 /* Depth-first: the producers of op, then op. */
 static bool visit_op(ps_wp *w, sch_op *op) {
-  if (ps_ptrmap_get(&w->seen, op)) return true;
-  if (!ps_wp_mark(w, &w->seen, op, 1)) return false;
-  if (op->kind != SCH_OP_COMPUTE) return true;
+  if (ps_ptrmap_get(&w->seen, op))
+    return true;
+  if (!ps_wp_mark(w, &w->seen, op, 1))
+    return false;
+  if (op->kind != SCH_OP_COMPUTE)
+    return true;
   inputs in;
   op_inputs(w, op, &in);
   bool ok = !w->oom;
@@ -86,8 +92,10 @@ static bool visit_op(ps_wp *w, sch_op *op) {
 static bool collect_placeholders(ps_wp *w, int nout, te_tensor *const outs[]) {
   for (int s = 0; s <= w->nstmt; s++) {
     inputs in = {0};
-    if (s < w->nstmt) op_inputs(w, w->stmts[s], &in);
-    else in.list = (te_tensor **)outs, in.n = nout; /* placeholders given as outputs */
+    if (s < w->nstmt)
+      op_inputs(w, w->stmts[s], &in);
+    else
+      in.list = (te_tensor **)outs, in.n = nout; /* placeholders given as outputs */
     for (int i = 0; i < in.n && !w->oom; i++) {
       te_tensor *t = in.list[i];
       if (t->op->kind == SCH_OP_PLACEHOLDER && !ps_ptrmap_get(&w->seen, t) &&
@@ -106,7 +114,8 @@ static bool collect_placeholders(ps_wp *w, int nout, te_tensor *const outs[]) {
 
 static bool is_reducer_var(const ir_custom_reducer *r, const te_expr *v) {
   for (int i = 0; r && i < r->nvalues; i++)
-    if (r->lhs[i] == v || r->rhs[i] == v) return true;
+    if (r->lhs[i] == v || r->rhs[i] == v)
+      return true;
   return false;
 }
 
@@ -114,18 +123,23 @@ static int on_var(ir_visitor *v, te_expr *e) {
   ps_wp *w = v->data;
   ir_var_kind k = e->u.var.kind;
   for (int i = 0; k == IR_VAR_INDEX && w->cur && i < w->cur->ndim; i++)
-    if (w->cur->axes[i] == e) return IR_CONTINUE; /* an index variable of the statement */
-  if (k == IR_VAR_REDUCE && ps_ptrmap_get(&w->axis_of, e)) return IR_CONTINUE;
-  if (k == IR_VAR_PARAM && is_reducer_var(w->cur_red, e)) return IR_CONTINUE;
+    if (w->cur->axes[i] == e)
+      return IR_CONTINUE; /* an index variable of the statement */
+  if (k == IR_VAR_REDUCE && ps_ptrmap_get(&w->axis_of, e))
+    return IR_CONTINUE;
+  if (k == IR_VAR_PARAM && is_reducer_var(w->cur_red, e))
+    return IR_CONTINUE;
   if (k != IR_VAR_INDEX && k != IR_VAR_PARAM) {
     w->bad = e;
     return IR_ABORT;
   }
-  if (ps_ptrmap_get(&w->seen, e)) return IR_CONTINUE;
+  if (ps_ptrmap_get(&w->seen, e))
+    return IR_CONTINUE;
   if (w->nvar == w->capvar) {
     bool *d =
         ir_realloc(w->ctx, w->size_decl, sizeof *d * (size_t)(w->capvar ? 2 * w->capvar : 16));
-    if (!d) return w->oom = true, IR_ABORT;
+    if (!d)
+      return w->oom = true, IR_ABORT;
     w->size_decl = d;
   }
   w->size_decl[w->nvar] = k == IR_VAR_INDEX && !w->in_shape;
@@ -148,7 +162,8 @@ static bool walk(ps_wp *w, te_expr *e) {
   v.expr[IR_VAR] = on_var;
   v.expr[IR_REDUCE] = on_reduce;
   v.data = w;
-  if (e) ir_visit_expr(&v, e);
+  if (e)
+    ir_visit_expr(&v, e);
   return !w->oom && !w->bad;
 }
 
@@ -171,11 +186,13 @@ static bool declare_axis(ps_wp *w, const sch_op *op, int ri) {
 /* True when e uses two distinct variables (first: one seen already, or NULL). */
 static bool two_vars(const te_expr *e, const te_expr **first) {
   if (e->kind == IR_VAR) {
-    if (*first && *first != e) return true;
+    if (*first && *first != e)
+      return true;
     *first = e;
   }
   for (int i = 0; i < e->nargs; i++)
-    if (two_vars(e->args[i], first)) return true;
+    if (two_vars(e->args[i], first))
+      return true;
   return false;
 }
 
@@ -186,7 +203,8 @@ static bool two_vars(const te_expr *e, const te_expr **first) {
    (`M: size, N: size`), in creation order, which te_parse follows (sizes_by_id). */
 static bool walk_shape(ps_wp *w, te_expr *e) {
   const te_expr *first = NULL;
-  if (e && two_vars(e, &first)) w->sizes_by_id = true;
+  if (e && two_vars(e, &first))
+    w->sizes_by_id = true;
   return walk(w, e);
 }
 
@@ -196,11 +214,13 @@ static bool collect_vars(ps_wp *w) {
   w->in_shape = true;
   for (int i = 0; i < w->nph; i++)
     for (int d = 0; d < w->phs[i]->ndim; d++)
-      if (!walk_shape(w, w->phs[i]->shape[d])) return false;
+      if (!walk_shape(w, w->phs[i]->shape[d]))
+        return false;
   for (int s = 0; s < w->nstmt; s++) {
     const sch_op *op = w->stmts[s];
     for (int d = 0; d < op->ndim; d++)
-      if (!walk_shape(w, op->shape[d])) return false;
+      if (!walk_shape(w, op->shape[d]))
+        return false;
     for (int r = 0; r < op->nreduce; r++)
       if (!declare_axis(w, op, r) || !walk_shape(w, op->reduce_axes[r]->u.var.dom_min) ||
           !walk_shape(w, op->reduce_axes[r]->u.var.dom_extent))
@@ -212,13 +232,15 @@ static bool collect_vars(ps_wp *w) {
     w->cur = w->stmts[s];
     w->bad_in = w->cur->name;
     for (int k = 0; k < w->cur->nbody; k++)
-      if (!walk(w, w->cur->body[k])) return false;
+      if (!walk(w, w->cur->body[k]))
+        return false;
   }
   w->cur = NULL;
   for (int i = 0; i < w->nred; i++) { /* w->nred may grow: identities are plain values */
     w->cur_red = w->reds[i];
     for (int k = 0; k < w->cur_red->nvalues; k++)
-      if (!walk(w, w->cur_red->results[k]) || !walk(w, w->cur_red->identity[k])) return false;
+      if (!walk(w, w->cur_red->results[k]) || !walk(w, w->cur_red->identity[k]))
+        return false;
   }
   w->cur_red = NULL;
   return true;
@@ -242,7 +264,8 @@ static void wp_free(ps_wp *w) {
 /* nout >= 1 tensors of one context. NULL outs[0]: TE_ERR_INVALID_ARG without a message (no
    context to hold one; a NULL from an earlier failed call keeps that call's message). */
 static te_status check_outs(const char *fn, int nout, te_tensor *const outs[]) {
-  if (nout < 1 || !outs || !outs[0]) return TE_ERR_INVALID_ARG;
+  if (nout < 1 || !outs || !outs[0])
+    return TE_ERR_INVALID_ARG;
   te_ctx *ctx = outs[0]->ctx;
   for (int i = 1; i < nout; i++) {
     if (!outs[i])
@@ -257,14 +280,18 @@ static te_status check_outs(const char *fn, int nout, te_tensor *const outs[]) {
 /* Collects what the text holds; with s, prints it. fn names the API function for messages. */
 static bool run(ps_wp *w, const char *fn, int nout, te_tensor *const outs[], ir_str *s) {
   bool ok = true;
-  for (int i = 0; ok && i < nout; i++) ok = visit_op(w, outs[i]->op);
+  for (int i = 0; ok && i < nout; i++)
+    ok = visit_op(w, outs[i]->op);
   if (ok && w->nstmt == 0) {
-    ir_error(w->ctx, TE_ERR_INVALID_ARG, "%s: the outputs compute nothing (only placeholders, "
-             "e.g. '%s')", fn, outs[0]->name);
+    ir_error(w->ctx, TE_ERR_INVALID_ARG,
+             "%s: the outputs compute nothing (only placeholders, "
+             "e.g. '%s')",
+             fn, outs[0]->name);
     return false;
   }
   ok = ok && collect_placeholders(w, nout, outs) && collect_vars(w);
-  if (ok && s) ok = ps_wp_give_names(w) && ps_wp_layout(w, s, nout, outs);
+  if (ok && s)
+    ok = ps_wp_give_names(w) && ps_wp_layout(w, s, nout, outs);
   if (!ok && (w->oom || w->n.oom)) {
     ir_error(w->ctx, TE_ERR_NOMEM, "%s: out of memory", fn);
   } else if (!ok && w->bad) {
@@ -279,7 +306,8 @@ static bool run(ps_wp *w, const char *fn, int nout, te_tensor *const outs[], ir_
 }
 
 static char *workload_text_impl(int nout, te_tensor *const outs[]) {
-  if (check_outs("te_workload_text", nout, outs) != TE_OK) return NULL;
+  if (check_outs("te_workload_text", nout, outs) != TE_OK)
+    return NULL;
   ps_wp w = {0};
   w.ctx = outs[0]->ctx;
   ir_str s = {.ctx = w.ctx};
@@ -300,12 +328,17 @@ char *te_workload_text(int nout, te_tensor *const outs[]) {
 
 static te_status workload_inputs_impl(int nout, te_tensor *const outs[], int *nin, te_tensor ***ins,
                                       int *nparams, te_expr ***params) {
-  if (nin) *nin = 0;
-  if (ins) *ins = NULL;
-  if (nparams) *nparams = 0;
-  if (params) *params = NULL;
+  if (nin)
+    *nin = 0;
+  if (ins)
+    *ins = NULL;
+  if (nparams)
+    *nparams = 0;
+  if (params)
+    *params = NULL;
   te_status st = check_outs("te_workload_inputs", nout, outs);
-  if (st != TE_OK) return st;
+  if (st != TE_OK)
+    return st;
   te_ctx *ctx = outs[0]->ctx;
   if (!nin || !ins)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_workload_inputs: nin or ins is NULL");
@@ -313,18 +346,22 @@ static te_status workload_inputs_impl(int nout, te_tensor *const outs[], int *ni
   w.ctx = ctx;
   bool ok = run(&w, "te_workload_inputs", nout, outs, NULL);
   int np = 0;
-  for (int i = 0; ok && i < w.nvar; i++) np += w.vars[i]->u.var.kind == IR_VAR_PARAM;
+  for (int i = 0; ok && i < w.nvar; i++)
+    np += w.vars[i]->u.var.kind == IR_VAR_PARAM;
   te_tensor **in = ok ? ir_alloc_persistent(ctx, sizeof *in * (size_t)(w.nph + 1)) : NULL;
   te_expr **pa = ok ? ir_alloc_persistent(ctx, sizeof *pa * (size_t)(np + 1)) : NULL;
   ok = in && pa;
   if (ok) {
     memcpy(in, w.phs, sizeof *in * (size_t)w.nph);
     for (int i = 0, k = 0; i < w.nvar; i++)
-      if (w.vars[i]->u.var.kind == IR_VAR_PARAM) pa[k++] = w.vars[i];
+      if (w.vars[i]->u.var.kind == IR_VAR_PARAM)
+        pa[k++] = w.vars[i];
     *nin = w.nph;
     *ins = in;
-    if (nparams) *nparams = np;
-    if (params) *params = pa;
+    if (nparams)
+      *nparams = np;
+    if (params)
+      *params = pa;
   }
   wp_free(&w);
   return ok ? TE_OK : te_last_status(ctx) ? te_last_status(ctx) : TE_ERR_NOMEM;

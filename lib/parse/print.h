@@ -4,8 +4,8 @@
 #ifndef TE_PS_PRINT_H
 #define TE_PS_PRINT_H
 
-#include "schedule/sch.h"
 #include "parse.h"
+#include "schedule/sch.h"
 
 /* Pointer -> pointer, open addressing, malloc'd. Keys non-NULL. */
 typedef struct ps_ptrmap {
@@ -56,26 +56,26 @@ void ps_names_free(ps_names *);
 typedef struct ps_wp {
   te_ctx *ctx;
   ps_names n;
-  ps_ptrmap seen;   /* ops, placeholders, variables and reducers already collected */
-  ps_ptrmap read;   /* ops some statement reads */
-  ps_ptrmap axis_of;/* reduce axis var -> its declaration (index + 1) */
+  ps_ptrmap seen;    /* ops, placeholders, variables and reducers already collected */
+  ps_ptrmap read;    /* ops some statement reads */
+  ps_ptrmap axis_of; /* reduce axis var -> its declaration (index + 1) */
   sch_op **stmts;
   int nstmt, capstmt;
   te_tensor **phs;
   int nph, capph;
-  te_expr **vars;   /* sizes and parameters, first appearance first */
+  te_expr **vars; /* sizes and parameters, first appearance first */
   int nvar, capvar;
-  te_expr **axes;   /* one reduce axis per declaration */
+  te_expr **axes; /* one reduce axis per declaration */
   int naxis, capaxis;
   const ir_custom_reducer **reds;
   int nred, capred;
-  bool *size_decl;  /* vars[i] is a size that needs `N: size` (capvar entries) */
-  int nshape_vars;  /* vars[0..nshape_vars) appear in shapes and ranges */
-  bool sizes_by_id; /* those sizes are declared, in creation order (print.c, walk_shape) */
-  const sch_op *cur;               /* the statement whose body is walked */
-  const ir_custom_reducer *cur_red;/* the reducer whose results are walked */
+  bool *size_decl;   /* vars[i] is a size that needs `N: size` (capvar entries) */
+  int nshape_vars;   /* vars[0..nshape_vars) appear in shapes and ranges */
+  bool sizes_by_id;  /* those sizes are declared, in creation order (print.c, walk_shape) */
+  const sch_op *cur; /* the statement whose body is walked */
+  const ir_custom_reducer *cur_red; /* the reducer whose results are walked */
   bool in_shape;
-  te_expr *bad;     /* a node the text cannot express */
+  te_expr *bad; /* a node the text cannot express */
   const char *bad_in;
   bool oom;
 } ps_wp;

@@ -24,14 +24,17 @@ typedef struct pctx {
 static bool expr(pctx *c, te_expr *e);
 
 static bool sub(pctx *c, te_expr *e, bool parens) {
-  if (parens) ir_str_puts(c->out, "(");
+  if (parens)
+    ir_str_puts(c->out, "(");
   bool ok = expr(c, e);
-  if (parens) ir_str_puts(c->out, ")");
+  if (parens)
+    ir_str_puts(c->out, ")");
   return ok;
 }
 
 static bool unsupported(pctx *c, te_expr *e) {
-  if (!*c->bad) *c->bad = e;
+  if (!*c->bad)
+    *c->bad = e;
   return false;
 }
 
@@ -44,7 +47,8 @@ static bool index_expr(pctx *c, te_expr *e) {
 }
 
 static bool infix(pctx *c, te_expr *e) {
-  if (!sub(c, e->args[0], ir_print_parens_left(e))) return false;
+  if (!sub(c, e->args[0], ir_print_parens_left(e)))
+    return false;
   ir_str_puts(c->out, ir_print_infix_op(e->kind));
   return sub(c, e->args[1], ir_print_parens_right(e));
 }
@@ -52,8 +56,10 @@ static bool infix(pctx *c, te_expr *e) {
 static bool call(pctx *c, const char *name, int n, te_expr *const args[]) {
   ir_str_printf(c->out, "%s(", name);
   for (int i = 0; i < n; i++) {
-    if (i) ir_str_puts(c->out, ", ");
-    if (!expr(c, args[i])) return false;
+    if (i)
+      ir_str_puts(c->out, ", ");
+    if (!expr(c, args[i]))
+      return false;
   }
   ir_str_puts(c->out, ")");
   return true;
@@ -63,20 +69,25 @@ static bool minmax(pctx *c, te_expr *e) {
   te_expr *b = e->args[1];
   bool axis = b->kind == IR_VAR && ps_names_is_axis(c->names, b);
   ir_str_printf(c->out, "%s(", e->kind == IR_MIN ? "min" : "max");
-  if (!expr(c, e->args[0])) return false;
+  if (!expr(c, e->args[0]))
+    return false;
   ir_str_puts(c->out, ", ");
-  if (!sub(c, b, axis)) return false;
+  if (!sub(c, b, axis))
+    return false;
   ir_str_puts(c->out, ")");
   return true;
 }
 
 static bool access(pctx *c, te_expr *e) {
   const char *name = ps_names_tensor(c->names, e->u.tensor);
-  if (!name) return unsupported(c, e);
+  if (!name)
+    return unsupported(c, e);
   ir_str_printf(c->out, "%s[", name);
   for (int i = 0; i < e->nargs; i++) {
-    if (i) ir_str_puts(c->out, ", ");
-    if (!index_expr(c, e->args[i])) return false;
+    if (i)
+      ir_str_puts(c->out, ", ");
+    if (!index_expr(c, e->args[i]))
+      return false;
   }
   ir_str_puts(c->out, "]");
   return true;
@@ -85,24 +96,31 @@ static bool access(pctx *c, te_expr *e) {
 static bool reduce(pctx *c, te_expr *e) {
   static const char *const builtin[] = {"sum", "prod", "min", "max"};
   const ir_reduce *r = e->u.reduce;
-  const char *name = r->kind == IR_REDUCER_CUSTOM ? ps_names_reducer(c->names, r->custom)
-                                                  : builtin[r->kind];
-  if (!name) return unsupported(c, e);
+  const char *name =
+      r->kind == IR_REDUCER_CUSTOM ? ps_names_reducer(c->names, r->custom) : builtin[r->kind];
+  if (!name)
+    return unsupported(c, e);
   ir_str_printf(c->out, "%s(", name);
-  if (e->nargs > 1) ir_str_puts(c->out, "(");
+  if (e->nargs > 1)
+    ir_str_puts(c->out, "(");
   for (int i = 0; i < e->nargs; i++) {
-    if (i) ir_str_puts(c->out, ", ");
-    if (!expr(c, e->args[i])) return false;
+    if (i)
+      ir_str_puts(c->out, ", ");
+    if (!expr(c, e->args[i]))
+      return false;
   }
-  if (e->nargs > 1) ir_str_puts(c->out, ")");
+  if (e->nargs > 1)
+    ir_str_puts(c->out, ")");
   for (int i = 0; i < r->naxes; i++) {
     const char *a = ps_names_var(c->names, r->axes[i]);
-    if (!a) return unsupported(c, r->axes[i]);
+    if (!a)
+      return unsupported(c, r->axes[i]);
     ir_str_printf(c->out, ", %s", a);
   }
   if (r->cond) {
     ir_str_puts(c->out, " where ");
-    if (!expr(c, r->cond)) return false;
+    if (!expr(c, r->cond))
+      return false;
   }
   ir_str_puts(c->out, ")");
   return true;
@@ -111,31 +129,54 @@ static bool reduce(pctx *c, te_expr *e) {
 static bool expr(pctx *c, te_expr *e) {
   char name[24];
   switch ((ir_expr_kind)e->kind) {
-    case IR_INT: ir_print_int(c->out, e->dtype, e->u.i); return true;
-    case IR_FLOAT: ir_print_float(c->out, e->dtype, e->u.f); return true;
-    case IR_VAR: {
-      const char *n = ps_names_var(c->names, e);
-      if (!n) return unsupported(c, e);
-      ir_str_puts(c->out, n);
-      return true;
-    }
-    case IR_NOT:
-      ir_str_puts(c->out, "!");
-      return sub(c, e->args[0], ir_print_prec(e->args[0]) < IR_PREC_UNARY);
-    case IR_MIN: case IR_MAX: return minmax(c, e);
-    case IR_SELECT: return call(c, "select", 3, e->args);
-    case IR_CAST:
-      return call(c, te_dtype_str(e->dtype, name, sizeof name), 1, e->args);
-    case IR_CALL:
-      if (ir_intrin_table[e->u.call].flags & IR_INTRIN_INTERNAL) return unsupported(c, e);
-      return call(c, ir_intrin_table[e->u.call].name, e->nargs, e->args);
-    case IR_ACCESS: return access(c, e);
-    case IR_REDUCE: return reduce(c, e);
-    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_FLOORDIV: case IR_FLOORMOD:
-    case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE: case IR_AND:
-    case IR_OR:
-      return infix(c, e);
-    default: return unsupported(c, e); /* let, loads, ramps, truncating division, ... */
+  case IR_INT:
+    ir_print_int(c->out, e->dtype, e->u.i);
+    return true;
+  case IR_FLOAT:
+    ir_print_float(c->out, e->dtype, e->u.f);
+    return true;
+  case IR_VAR: {
+    const char *n = ps_names_var(c->names, e);
+    if (!n)
+      return unsupported(c, e);
+    ir_str_puts(c->out, n);
+    return true;
+  }
+  case IR_NOT:
+    ir_str_puts(c->out, "!");
+    return sub(c, e->args[0], ir_print_prec(e->args[0]) < IR_PREC_UNARY);
+  case IR_MIN:
+  case IR_MAX:
+    return minmax(c, e);
+  case IR_SELECT:
+    return call(c, "select", 3, e->args);
+  case IR_CAST:
+    return call(c, te_dtype_str(e->dtype, name, sizeof name), 1, e->args);
+  case IR_CALL:
+    if (ir_intrin_table[e->u.call].flags & IR_INTRIN_INTERNAL)
+      return unsupported(c, e);
+    return call(c, ir_intrin_table[e->u.call].name, e->nargs, e->args);
+  case IR_ACCESS:
+    return access(c, e);
+  case IR_REDUCE:
+    return reduce(c, e);
+  case IR_ADD:
+  case IR_SUB:
+  case IR_MUL:
+  case IR_DIV:
+  case IR_FLOORDIV:
+  case IR_FLOORMOD:
+  case IR_EQ:
+  case IR_NE:
+  case IR_LT:
+  case IR_LE:
+  case IR_GT:
+  case IR_GE:
+  case IR_AND:
+  case IR_OR:
+    return infix(c, e);
+  default:
+    return unsupported(c, e); /* let, loads, ramps, truncating division, ... */
   }
 }
 
@@ -158,7 +199,8 @@ bool ps_print_reduce(ir_str *out, const ps_names *names, te_expr *e, te_expr **b
 bool ps_print_range_end(ir_str *out, const ps_names *names, te_expr *lo, te_expr *ext,
                         te_expr **bad) {
   pctx c = {out, names, bad};
-  if (!index_expr(&c, lo)) return false;
+  if (!index_expr(&c, lo))
+    return false;
   ir_str_puts(out, " + ");
   te_expr *x = ext;
   if (x->kind == IR_CAST && ir_dtype_eq(x->dtype, TE_I64) && ir_is_intlike(x->args[0]->dtype) &&

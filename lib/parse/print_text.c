@@ -5,20 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schedule/sch.h"
 #include "print.h"
+#include "schedule/sch.h"
 
 /* ---------------------------------------------------------------- names */
 
 static bool add_orig(ps_wp *w, const char *s) {
-  if (!ps_strset_add(&w->n.orig, s)) return w->oom = true, false;
+  if (!ps_strset_add(&w->n.orig, s))
+    return w->oom = true, false;
   return true;
 }
 
 static bool name_locals(ps_wp *w, int n, te_expr *const vars[]) {
   ps_strset local = {0}, orig = {0};
   bool ok = true;
-  for (int i = 0; ok && i < n; i++) ok = ps_strset_add(&orig, vars[i]->u.var.name);
+  for (int i = 0; ok && i < n; i++)
+    ok = ps_strset_add(&orig, vars[i]->u.var.name);
   w->n.local_orig = &orig;
   for (int i = 0; ok && i < n; i++)
     ok = ps_names_give(&w->n, vars[i], vars[i]->u.var.name, 0, &local);
@@ -31,31 +33,39 @@ static bool name_locals(ps_wp *w, int n, te_expr *const vars[]) {
 bool ps_wp_give_names(ps_wp *w) {
   ps_names *n = &w->n;
   char d[300];
-  for (int i = 0; i < w->nph; i++) add_orig(w, w->phs[i]->name);
+  for (int i = 0; i < w->nph; i++)
+    add_orig(w, w->phs[i]->name);
   for (int s = 0; s < w->nstmt; s++) {
     add_orig(w, w->stmts[s]->name);
     for (int k = 0; w->stmts[s]->nout > 1 && k < w->stmts[s]->nout; k++)
       snprintf(d, sizeof d, "%s_v%d", w->stmts[s]->name, k), add_orig(w, d);
   }
-  for (int i = 0; i < w->nvar; i++) add_orig(w, w->vars[i]->u.var.name);
-  for (int i = 0; i < w->naxis; i++) add_orig(w, w->axes[i]->u.var.name);
-  if (w->nred) add_orig(w, "reducer");
+  for (int i = 0; i < w->nvar; i++)
+    add_orig(w, w->vars[i]->u.var.name);
+  for (int i = 0; i < w->naxis; i++)
+    add_orig(w, w->axes[i]->u.var.name);
+  if (w->nred)
+    add_orig(w, "reducer");
   for (int i = 0; i < w->nph; i++)
-    if (!ps_names_give(n, w->phs[i], w->phs[i]->name, 0, NULL)) return false;
+    if (!ps_names_give(n, w->phs[i], w->phs[i]->name, 0, NULL))
+      return false;
   for (int s = 0; s < w->nstmt; s++) {
     const sch_op *op = w->stmts[s];
     const char *name = ps_names_give(n, op, op->name, op->nout > 1 ? op->nout : 0, NULL);
-    if (!name) return false;
+    if (!name)
+      return false;
     for (int k = 0; k < op->nout; k++) {
       snprintf(d, sizeof d, "%s_v%d", name, k);
       const char *tn = op->nout > 1 ? ps_names_keep(n, d) : name;
-      if (!tn || !ps_names_set(n, op->outputs[k], tn)) return false;
+      if (!tn || !ps_names_set(n, op->outputs[k], tn))
+        return false;
     }
   }
   for (int i = 0; i < w->nvar + w->naxis; i++) {
     te_expr *v = i < w->nvar ? w->vars[i] : w->axes[i - w->nvar];
     const char *name = ps_names_give(n, v, v->u.var.name, 0, NULL);
-    if (!name || !ps_names_var_taken(n, name)) return false;
+    if (!name || !ps_names_var_taken(n, name))
+      return false;
   }
   for (int s = 0; s < w->nstmt; s++)
     for (int r = 0; r < w->stmts[s]->nreduce; r++) {
@@ -65,14 +75,18 @@ bool ps_wp_give_names(ps_wp *w) {
         return false;
     }
   for (int i = 0; i < w->nred; i++)
-    if (!ps_names_give(n, w->reds[i], "reducer", 0, NULL)) return false;
+    if (!ps_names_give(n, w->reds[i], "reducer", 0, NULL))
+      return false;
   for (int s = 0; s < w->nstmt; s++)
-    if (!name_locals(w, w->stmts[s]->ndim, w->stmts[s]->axes)) return false;
+    if (!name_locals(w, w->stmts[s]->ndim, w->stmts[s]->axes))
+      return false;
   for (int i = 0; i < w->nred; i++) {
     const ir_custom_reducer *r = w->reds[i];
     te_expr *v[32];
-    for (int k = 0; k < r->nvalues; k++) v[k] = r->lhs[k], v[r->nvalues + k] = r->rhs[k];
-    if (!name_locals(w, 2 * r->nvalues, v)) return false;
+    for (int k = 0; k < r->nvalues; k++)
+      v[k] = r->lhs[k], v[r->nvalues + k] = r->rhs[k];
+    if (!name_locals(w, 2 * r->nvalues, v))
+      return false;
   }
   return !w->oom && !n->oom;
 }
@@ -81,8 +95,10 @@ bool ps_wp_give_names(ps_wp *w) {
 
 static bool print_list(ps_wp *w, ir_str *s, int n, te_expr *const e[], bool index) {
   for (int i = 0; i < n; i++) {
-    if (i) ir_str_puts(s, ", ");
-    if (!(index ? ps_print_index : ps_print_expr)(s, &w->n, e[i], &w->bad)) return false;
+    if (i)
+      ir_str_puts(s, ", ");
+    if (!(index ? ps_print_index : ps_print_expr)(s, &w->n, e[i], &w->bad))
+      return false;
   }
   return true;
 }
@@ -93,10 +109,13 @@ static bool print_stmt(ps_wp *w, ir_str *s, const sch_op *op) {
   for (int d = 0; d < op->ndim; d++)
     ir_str_printf(s, "%s%s", d ? ", " : "", ps_names_var(&w->n, op->axes[d]));
   ir_str_puts(s, "] = ");
-  if (op->nbody == 1) return ps_print_expr(s, &w->n, op->body[0], &w->bad);
-  if (op->body[0]->kind == IR_REDUCE) return ps_print_reduce(s, &w->n, op->body[0], &w->bad);
+  if (op->nbody == 1)
+    return ps_print_expr(s, &w->n, op->body[0], &w->bad);
+  if (op->body[0]->kind == IR_REDUCE)
+    return ps_print_reduce(s, &w->n, op->body[0], &w->bad);
   ir_str_puts(s, "(");
-  if (!print_list(w, s, op->nbody, op->body, false)) return false;
+  if (!print_list(w, s, op->nbody, op->body, false))
+    return false;
   ir_str_puts(s, ")");
   return true;
 }
@@ -106,7 +125,8 @@ static bool print_axis(ps_wp *w, ir_str *s, te_expr *a) {
   ir_str_printf(s, "%s: [", ps_names_var(&w->n, a));
   if (ir_is_const_int(lo, NULL) && lo->u.i == 0 && ir_dtype_eq(lo->dtype, TE_I64)) {
     ir_str_puts(s, "0, ");
-    if (!ps_print_index(s, &w->n, ext, &w->bad)) return false;
+    if (!ps_print_index(s, &w->n, ext, &w->bad))
+      return false;
   } else if (!ps_print_index(s, &w->n, lo, &w->bad) || (ir_str_puts(s, ", "), false) ||
              !ps_print_range_end(s, &w->n, lo, ext, &w->bad)) {
     return false;
@@ -128,9 +148,11 @@ static bool print_reducer(ps_wp *w, ir_str *s, const ir_custom_reducer *r) {
     ir_str_puts(s, ")");
   }
   ir_str_puts(s, " = (");
-  if (!print_list(w, s, r->nvalues, r->results, false)) return false;
+  if (!print_list(w, s, r->nvalues, r->results, false))
+    return false;
   ir_str_puts(s, ") identity (");
-  if (!print_list(w, s, r->nvalues, r->identity, false)) return false;
+  if (!print_list(w, s, r->nvalues, r->identity, false))
+    return false;
   ir_str_puts(s, ")");
   return true;
 }
@@ -142,16 +164,19 @@ static bool print_decls(ps_wp *w, ir_str *s) {
     te_tensor *t = w->phs[i];
     ir_str_printf(s, "%s%s: %s[", sep, ps_names_tensor(&w->n, t),
                   te_dtype_str(t->dtype, dt, sizeof dt));
-    if (!print_list(w, s, t->ndim, t->shape, false)) return false;
+    if (!print_list(w, s, t->ndim, t->shape, false))
+      return false;
     ir_str_puts(s, "]");
   }
   for (uint32_t last = 0, k = 0; w->sizes_by_id && k < (uint32_t)w->nshape_vars; k++) {
     te_expr *next = NULL; /* the shapes' sizes in creation order (collect_vars) */
     for (int i = 0; i < w->nshape_vars; i++) {
       uint32_t id = w->vars[i]->u.var.id;
-      if ((k == 0 || id > last) && (!next || id < next->u.var.id)) next = w->vars[i];
+      if ((k == 0 || id > last) && (!next || id < next->u.var.id))
+        next = w->vars[i];
     }
-    if (!next) break;
+    if (!next)
+      break;
     last = next->u.var.id;
     ir_str_printf(s, "%s%s: size", sep, ps_names_var(&w->n, next)), sep = ", ";
   }
@@ -167,16 +192,19 @@ static bool print_decls(ps_wp *w, ir_str *s) {
   for (int i = 0; i < w->nstmt; i++, sep = ", ") {
     const sch_op *op = w->stmts[i];
     ir_str_printf(s, "%s%s: [", sep, (const char *)ps_ptrmap_get(&w->n.names, op));
-    if (!print_list(w, s, op->ndim, op->shape, false)) return false;
+    if (!print_list(w, s, op->ndim, op->shape, false))
+      return false;
     ir_str_puts(s, "]");
   }
   for (int i = 0; i < w->naxis; i++, sep = ", ") {
     ir_str_puts(s, sep);
-    if (!print_axis(w, s, w->axes[i])) return false;
+    if (!print_axis(w, s, w->axes[i]))
+      return false;
   }
   for (int i = 0; i < w->nred; i++, sep = ", ") {
     ir_str_puts(s, sep);
-    if (!print_reducer(w, s, w->reds[i])) return false;
+    if (!print_reducer(w, s, w->reds[i]))
+      return false;
   }
   ir_str_puts(s, "\n");
   return true;
@@ -187,20 +215,24 @@ static bool default_outputs(ps_wp *w, int nout, te_tensor *const outs[]) {
   int k = 0;
   for (int i = 0; i < w->nstmt; i++) {
     const sch_op *op = w->stmts[i];
-    if (ps_ptrmap_get(&w->read, op)) continue;
+    if (ps_ptrmap_get(&w->read, op))
+      continue;
     for (int j = 0; j < op->nout; j++, k++)
-      if (k >= nout || outs[k] != op->outputs[j]) return false;
+      if (k >= nout || outs[k] != op->outputs[j])
+        return false;
   }
   return k == nout;
 }
 
 bool ps_wp_layout(ps_wp *w, ir_str *s, int nout, te_tensor *const outs[]) {
   for (int i = 0; i < w->nstmt; i++) {
-    if (!print_stmt(w, s, w->stmts[i])) return false;
+    if (!print_stmt(w, s, w->stmts[i]))
+      return false;
     ir_str_puts(s, i + 1 < w->nstmt ? ";\n" : "\n");
   }
   w->bad_in = NULL;
-  if (!print_decls(w, s)) return false;
+  if (!print_decls(w, s))
+    return false;
   if (!default_outputs(w, nout, outs)) {
     ir_str_puts(s, "outputs ");
     for (int i = 0; i < nout; i++)
@@ -209,4 +241,3 @@ bool ps_wp_layout(ps_wp *w, ir_str *s, int nout, te_tensor *const outs[]) {
   }
   return !s->oom || (w->oom = true, false);
 }
-

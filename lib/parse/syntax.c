@@ -15,11 +15,13 @@ static bool parse_stmt(ps_parser *p, ps_stmt *s) {
     return ps_expected(p, "a statement such as 'C[i] = ...'"), false;
   ps_next(p);
   ps_node *lhs = ps_node_new(p, PS_N_INDEX, t);
-  if (!lhs || !(lhs->name = ps_strndup(p, t->start, (size_t)t->len))) return false;
+  if (!lhs || !(lhs->name = ps_strndup(p, t->start, (size_t)t->len)))
+    return false;
   ps_vec idx = {0};
   bool ok = true;
   if (ps_accept(p, PS_LBRACK)) {
-    if (ps_peek(p)->kind != PS_RBRACK) do {
+    if (ps_peek(p)->kind != PS_RBRACK)
+      do {
         if (ps_peek(p)->kind != PS_NAME) {
           ps_expected(p, "an index variable name");
           ok = false;
@@ -30,7 +32,8 @@ static bool parse_stmt(ps_parser *p, ps_stmt *s) {
     ok = ok && ps_expect(p, PS_RBRACK, "']' after the index variables");
   }
   lhs->args = ps_vec_take(p, &idx, sizeof *lhs->args, &lhs->nargs);
-  if (!ok || !lhs->args || !ps_expect(p, PS_ASSIGN, "'=' after the defined tensor")) return false;
+  if (!ok || !lhs->args || !ps_expect(p, PS_ASSIGN, "'=' after the defined tensor"))
+    return false;
   s->lhs = lhs;
   s->body = ps_parse_expr(p);
   return s->body != NULL;
@@ -38,9 +41,11 @@ static bool parse_stmt(ps_parser *p, ps_stmt *s) {
 
 /* '(' item {',' item} ')' where item is NAME ':' DTYPE (reducer variables) */
 static bool parse_rvars(ps_parser *p, ps_vec *out) {
-  if (!ps_expect(p, PS_LPAREN, "'(' before the reducer's variables")) return false;
+  if (!ps_expect(p, PS_LPAREN, "'(' before the reducer's variables"))
+    return false;
   do {
-    if (ps_peek(p)->kind != PS_NAME) return ps_expected(p, "a variable name"), false;
+    if (ps_peek(p)->kind != PS_NAME)
+      return ps_expected(p, "a variable name"), false;
     ps_node *n = ps_name_node(p, ps_next(p));
     if (!ps_vec_push(p, out, n) || !ps_expect(p, PS_COLON, "':' after the variable name"))
       return false;
@@ -53,10 +58,12 @@ static bool parse_rvars(ps_parser *p, ps_vec *out) {
 }
 
 static bool parse_tuple(ps_parser *p, const char *what, int *n, ps_node ***items) {
-  if (!ps_expect(p, PS_LPAREN, what)) return false;
+  if (!ps_expect(p, PS_LPAREN, what))
+    return false;
   ps_vec v = {0};
   bool ok = ps_parse_list(p, PS_RPAREN, &v) && ps_expect(p, PS_RPAREN, "')'");
-  if (ok && v.n == 0) ok = (ps_expected(p, "an expression"), false);
+  if (ok && v.n == 0)
+    ok = (ps_expected(p, "an expression"), false);
   *items = ps_vec_take(p, &v, sizeof **items, n);
   return ok && *items;
 }
@@ -68,11 +75,13 @@ static bool parse_reducer(ps_parser *p, ps_decl *d) {
   int nl, nr;
   d->lhs = ps_vec_take(p, &lhs, sizeof *d->lhs, &nl);
   d->rhs = ps_vec_take(p, &rhs, sizeof *d->rhs, &nr);
-  if (!ok || !d->lhs || !d->rhs) return false;
+  if (!ok || !d->lhs || !d->rhs)
+    return false;
   if (nl != nr)
     return ps_error(p, d->name->line, d->name->col, TE_ERR_PARSE,
                     "reducer '%s': %d accumulated but %d incoming variables", d->name->name, nl,
-                    nr), false;
+                    nr),
+           false;
   d->nvals = nl;
   int n1, n2;
   if (!ps_expect(p, PS_ASSIGN, "'=' after the reducer's variables") ||
@@ -81,11 +90,13 @@ static bool parse_reducer(ps_parser *p, ps_decl *d) {
   if (!ps_tok_is(ps_peek(p), "identity"))
     return ps_expected(p, "'identity' after the reducer's results"), false;
   ps_next(p);
-  if (!parse_tuple(p, "'(' before the identity values", &n2, &d->identity)) return false;
+  if (!parse_tuple(p, "'(' before the identity values", &n2, &d->identity))
+    return false;
   if (n1 != nl || n2 != nl)
     return ps_error(p, d->name->line, d->name->col, TE_ERR_PARSE,
-                    "reducer '%s': %d values but %d results and %d identity values",
-                    d->name->name, nl, n1, n2), false;
+                    "reducer '%s': %d values but %d results and %d identity values", d->name->name,
+                    nl, n1, n2),
+           false;
   return true;
 }
 
@@ -94,7 +105,8 @@ static bool parse_decl(ps_parser *p, ps_decl *d) {
   if (ps_peek(p)->kind != PS_NAME)
     return ps_expected(p, "a declaration such as 'A: f32[N]'"), false;
   d->name = ps_name_node(p, ps_next(p));
-  if (!d->name || !ps_expect(p, PS_COLON, "':' after the declared name")) return false;
+  if (!d->name || !ps_expect(p, PS_COLON, "':' after the declared name"))
+    return false;
   ps_tok *t = ps_peek(p);
   if (ps_tok_is(t, "size")) {
     ps_next(p);
@@ -120,14 +132,16 @@ static bool parse_decl(ps_parser *p, ps_decl *d) {
   ps_vec ext = {0};
   bool ok = ps_parse_list(p, PS_RBRACK, &ext);
   d->shape = ps_vec_take(p, &ext, sizeof *d->shape, &d->nshape);
-  if (!ok || !d->shape) return false;
+  if (!ok || !d->shape)
+    return false;
   d->kind = PS_D_TENSOR;
   if (!d->has_dtype && d->nshape == 2 && ps_accept(p, PS_RPAREN)) {
     d->kind = PS_D_RANGE;
     return true;
   }
   if (!ps_accept(p, PS_RBRACK)) {
-    if (!d->has_dtype && d->nshape == 2) return ps_expected(p, "']' or ')' after '[lo, hi'"), false;
+    if (!d->has_dtype && d->nshape == 2)
+      return ps_expected(p, "']' or ')' after '[lo, hi'"), false;
     return ps_expected(p, "']' after the shape"), false;
   }
   return true;
@@ -168,30 +182,39 @@ te_status ps_parse_workload(ps_parser *p, ps_workload *w) {
       }
       stmts = s;
     }
-    if (!parse_stmt(p, &stmts[w->nstmt++])) break;
-    if (!ps_accept(p, PS_SEMI)) break;
-    if (ps_peek(p)->kind == PS_EOF || ps_tok_is(ps_peek(p), "where") || at_outputs(p)) break;
+    if (!parse_stmt(p, &stmts[w->nstmt++]))
+      break;
+    if (!ps_accept(p, PS_SEMI))
+      break;
+    if (ps_peek(p)->kind == PS_EOF || ps_tok_is(ps_peek(p), "where") || at_outputs(p))
+      break;
   }
   w->stmts = ps_alloc(p, sizeof *stmts * (size_t)w->nstmt);
-  if (w->stmts) memcpy(w->stmts, stmts, sizeof *stmts * (size_t)w->nstmt);
+  if (w->stmts)
+    memcpy(w->stmts, stmts, sizeof *stmts * (size_t)w->nstmt);
   free(stmts);
-  if (p->status != TE_OK) return p->status;
+  if (p->status != TE_OK)
+    return p->status;
   if (ps_tok_is(ps_peek(p), "where")) {
     ps_next(p);
     ps_vec decls = {0};
     do {
       ps_decl *d = ps_alloc(p, sizeof *d);
-      if (!d || !parse_decl(p, d) || !ps_vec_push(p, &decls, d)) break;
+      if (!d || !parse_decl(p, d) || !ps_vec_push(p, &decls, d))
+        break;
     } while (ps_accept(p, PS_COMMA));
     ps_decl **dv = ps_vec_take(p, &decls, sizeof *dv, &w->ndecl);
-    if (p->status != TE_OK) return p->status;
+    if (p->status != TE_OK)
+      return p->status;
     if (!(w->decls = ps_alloc(p, sizeof *w->decls * (size_t)(w->ndecl ? w->ndecl : 1))))
       return p->status;
-    for (int i = 0; i < w->ndecl; i++) w->decls[i] = *dv[i];
+    for (int i = 0; i < w->ndecl; i++)
+      w->decls[i] = *dv[i];
     if (ps_peek(p)->kind != PS_EOF && !at_outputs(p))
       return ps_expected(p, "',', 'outputs' or the end of the text after the declaration");
   }
-  if (at_outputs(p) && !parse_outputs(p, w)) return p->status;
+  if (at_outputs(p) && !parse_outputs(p, w))
+    return p->status;
   if (ps_peek(p)->kind != PS_EOF)
     return ps_expected(p, w->ndecl || w->nout
                               ? "the end of the text"

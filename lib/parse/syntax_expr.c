@@ -23,7 +23,8 @@ ps_tok *ps_peek_at(ps_parser *p, int k) {
 }
 ps_tok *ps_next(ps_parser *p) {
   ps_tok *t = &p->toks[p->pos];
-  if (t->kind != PS_EOF) p->pos++;
+  if (t->kind != PS_EOF)
+    p->pos++;
   return t;
 }
 bool ps_tok_is(const ps_tok *t, const char *word) {
@@ -31,7 +32,8 @@ bool ps_tok_is(const ps_tok *t, const char *word) {
          memcmp(t->start, word, (size_t)t->len) == 0;
 }
 bool ps_accept(ps_parser *p, ps_tok_kind k) {
-  if (ps_peek(p)->kind != k) return false;
+  if (ps_peek(p)->kind != k)
+    return false;
   ps_next(p);
   return true;
 }
@@ -44,7 +46,8 @@ te_status ps_expected(ps_parser *p, const char *what) {
 }
 
 bool ps_expect(ps_parser *p, ps_tok_kind k, const char *what) {
-  if (ps_accept(p, k)) return true;
+  if (ps_accept(p, k))
+    return true;
   ps_expected(p, what);
   return false;
 }
@@ -52,7 +55,8 @@ bool ps_expect(ps_parser *p, ps_tok_kind k, const char *what) {
 /* ---------------------------------------------------------------- growable lists */
 
 bool ps_vec_push(ps_parser *p, ps_vec *a, void *x) {
-  if (!x) return false;
+  if (!x)
+    return false;
   if (a->n == a->cap) {
     int cap = a->cap ? a->cap * 2 : 8;
     void **v = ir_realloc(p->ctx, a->v, sizeof *v * (size_t)cap);
@@ -70,7 +74,8 @@ bool ps_vec_push(ps_parser *p, ps_vec *a, void *x) {
 /* Moves the list into the parser's memory; frees the vec. */
 void *ps_vec_take(ps_parser *p, ps_vec *a, size_t elem, int *n) {
   void *r = ps_alloc(p, elem * (size_t)(a->n ? a->n : 1));
-  if (r && a->n) memcpy(r, a->v, elem * (size_t)a->n);
+  if (r && a->n)
+    memcpy(r, a->v, elem * (size_t)a->n);
   *n = a->n;
   free(a->v);
   a->v = NULL;
@@ -82,7 +87,8 @@ void *ps_vec_take(ps_parser *p, ps_vec *a, size_t elem, int *n) {
 
 ps_node *ps_node_new(ps_parser *p, ps_node_kind k, const ps_tok *at) {
   ps_node *n = ps_alloc(p, sizeof *n);
-  if (!n) return NULL;
+  if (!n)
+    return NULL;
   n->kind = k;
   n->line = at->line;
   n->col = at->col;
@@ -92,17 +98,21 @@ ps_node *ps_node_new(ps_parser *p, ps_node_kind k, const ps_tok *at) {
 
 ps_node *ps_name_node(ps_parser *p, const ps_tok *t) {
   ps_node *n = ps_node_new(p, PS_N_NAME, t);
-  if (n && !(n->name = ps_strndup(p, t->start, (size_t)t->len))) return NULL;
+  if (n && !(n->name = ps_strndup(p, t->start, (size_t)t->len)))
+    return NULL;
   return n;
 }
 
 /* Sets n's depth from its children; fails past the nesting limit. */
 static ps_node *seal(ps_parser *p, ps_node *n) {
-  if (!n) return NULL;
+  if (!n)
+    return NULL;
   int d = 0;
   for (int i = 0; i < n->nargs; i++)
-    if (n->args[i]->depth > d) d = n->args[i]->depth;
-  if (n->cond && n->cond->depth > d) d = n->cond->depth;
+    if (n->args[i]->depth > d)
+      d = n->args[i]->depth;
+  if (n->cond && n->cond->depth > d)
+    d = n->cond->depth;
   n->depth = d + 1;
   if (n->depth > MAX_TREE_DEPTH) {
     ps_error(p, n->line, n->col, TE_ERR_PARSE, "expression nested too deeply (more than %d levels)",
@@ -116,9 +126,11 @@ static ps_node *seal(ps_parser *p, ps_node *n) {
 
 /* expr {',' expr} up to the closing token (which is not consumed); empty allowed if allow_empty */
 bool ps_parse_list(ps_parser *p, ps_tok_kind close, ps_vec *out) {
-  if (ps_peek(p)->kind == close) return true;
+  if (ps_peek(p)->kind == close)
+    return true;
   do {
-    if (!ps_vec_push(p, out, ps_parse_expr(p))) return false;
+    if (!ps_vec_push(p, out, ps_parse_expr(p)))
+      return false;
   } while (ps_accept(p, PS_COMMA));
   return true;
 }
@@ -126,7 +138,8 @@ bool ps_parse_list(ps_parser *p, ps_tok_kind close, ps_vec *out) {
 static ps_node *parse_literal(ps_parser *p) {
   ps_tok *t = ps_next(p);
   ps_node *n = ps_node_new(p, t->kind == PS_INT ? PS_N_INT : PS_N_FLOAT, t);
-  if (!n) return NULL;
+  if (!n)
+    return NULL;
   n->mag = t->u;
   n->f = t->f;
   n->typed = t->typed;
@@ -142,10 +155,12 @@ static bool parse_axes_arg(ps_parser *p, ps_node *call) {
     ps_error(p, ps_peek(p)->line, ps_peek(p)->col, TE_ERR_PARSE, "axes= given twice");
     return false;
   }
-  if (!ps_expect(p, PS_LBRACK, "'[' after 'axes='")) return false;
+  if (!ps_expect(p, PS_LBRACK, "'[' after 'axes='"))
+    return false;
   ps_vec axes = {0};
   bool ok = true;
-  if (ps_peek(p)->kind != PS_RBRACK) do {
+  if (ps_peek(p)->kind != PS_RBRACK)
+    do {
       if (ps_peek(p)->kind != PS_NAME) {
         ps_expected(p, "a reduce axis name");
         ok = false;
@@ -161,7 +176,8 @@ static bool parse_axes_arg(ps_parser *p, ps_node *call) {
 /* NAME '(' args [where cond] ')': arguments, axes=[...], where cond / where=cond */
 static ps_node *parse_call(ps_parser *p, ps_tok *name) {
   ps_node *n = ps_node_new(p, PS_N_CALL, name);
-  if (!n || !(n->name = ps_strndup(p, name->start, (size_t)name->len))) return NULL;
+  if (!n || !(n->name = ps_strndup(p, name->start, (size_t)name->len)))
+    return NULL;
   ps_next(p); /* ( */
   ps_vec args = {0};
   bool ok = true;
@@ -177,29 +193,36 @@ static ps_node *parse_call(ps_parser *p, ps_tok *name) {
       } else {
         ok = ps_vec_push(p, &args, ps_parse_expr(p));
       }
-      if (!ok) break;
-      if (ps_accept(p, PS_COMMA)) continue;
-      if (ps_tok_is(ps_peek(p), "where")) continue;
+      if (!ok)
+        break;
+      if (ps_accept(p, PS_COMMA))
+        continue;
+      if (ps_tok_is(ps_peek(p), "where"))
+        continue;
       break;
     }
   }
   n->args = ps_vec_take(p, &args, sizeof *n->args, &n->nargs);
-  if (!ok || !n->args) return NULL;
+  if (!ok || !n->args)
+    return NULL;
   char what[96];
   snprintf(what, sizeof what, "')' after the arguments of '%.40s'", n->name);
-  if (!ps_expect(p, PS_RPAREN, what)) return NULL;
+  if (!ps_expect(p, PS_RPAREN, what))
+    return NULL;
   return seal(p, n);
 }
 
 /* NAME '[' indices ']' */
 static ps_node *parse_index(ps_parser *p, ps_tok *name) {
   ps_node *n = ps_node_new(p, PS_N_INDEX, name);
-  if (!n || !(n->name = ps_strndup(p, name->start, (size_t)name->len))) return NULL;
+  if (!n || !(n->name = ps_strndup(p, name->start, (size_t)name->len)))
+    return NULL;
   ps_next(p); /* [ */
   ps_vec idx = {0};
   bool ok = ps_parse_list(p, PS_RBRACK, &idx);
   n->args = ps_vec_take(p, &idx, sizeof *n->args, &n->nargs);
-  if (!ok || !n->args || !ps_expect(p, PS_RBRACK, "']' after the indices")) return NULL;
+  if (!ok || !n->args || !ps_expect(p, PS_RBRACK, "']' after the indices"))
+    return NULL;
   return seal(p, n);
 }
 
@@ -233,19 +256,24 @@ static ps_node *parse_parens(ps_parser *p) {
 
 static ps_node *parse_primary(ps_parser *p) {
   ps_tok *t = ps_peek(p);
-  if (t->kind == PS_INT || t->kind == PS_FLOAT) return parse_literal(p);
-  if (t->kind == PS_LPAREN) return parse_parens(p);
+  if (t->kind == PS_INT || t->kind == PS_FLOAT)
+    return parse_literal(p);
+  if (t->kind == PS_LPAREN)
+    return parse_parens(p);
   if (t->kind != PS_NAME || ps_tok_is(t, "where")) {
     ps_expected(p, "an expression");
     return NULL;
   }
   ps_tok_kind after = ps_peek_at(p, 1)->kind;
   ps_next(p);
-  if (after == PS_LPAREN) return parse_call(p, t);
-  if (after == PS_LBRACK) return parse_index(p, t);
+  if (after == PS_LPAREN)
+    return parse_call(p, t);
+  if (after == PS_LBRACK)
+    return parse_index(p, t);
   ps_node *n;
   if (ps_tok_is(t, "true") || ps_tok_is(t, "false")) {
-    if ((n = ps_node_new(p, PS_N_BOOL, t))) n->mag = ps_tok_is(t, "true");
+    if ((n = ps_node_new(p, PS_N_BOOL, t)))
+      n->mag = ps_tok_is(t, "true");
   } else if (ps_tok_is(t, "inf") || ps_tok_is(t, "nan")) {
     if ((n = ps_node_new(p, PS_N_FLOAT, t)))
       n->f = ps_tok_is(t, "inf") ? (double)INFINITY : (double)NAN;
@@ -259,7 +287,8 @@ static ps_node *parse_primary(ps_parser *p) {
 
 static ps_node *parse_unary(ps_parser *p) {
   ps_tok *t = ps_peek(p);
-  if (t->kind != PS_MINUS && t->kind != PS_NOT) return parse_primary(p);
+  if (t->kind != PS_MINUS && t->kind != PS_NOT)
+    return parse_primary(p);
   if (++p->depth > PS_MAX_DEPTH) {
     ps_error(p, t->line, t->col, TE_ERR_PARSE, "expression nested too deeply");
     return NULL;
@@ -267,16 +296,20 @@ static ps_node *parse_unary(ps_parser *p) {
   ps_next(p);
   ps_node *a = parse_unary(p);
   p->depth--;
-  if (!a) return NULL;
+  if (!a)
+    return NULL;
   if (t->kind == PS_MINUS && !a->paren && (a->kind == PS_N_INT || a->kind == PS_N_FLOAT)) {
-    if (a->kind == PS_N_INT) a->neg = !a->neg; /* -5 is one literal */
-    else a->f = -a->f;
+    if (a->kind == PS_N_INT)
+      a->neg = !a->neg; /* -5 is one literal */
+    else
+      a->f = -a->f;
     a->line = t->line;
     a->col = t->col;
     return a;
   }
   ps_node *n = ps_node_new(p, PS_N_UNARY, t);
-  if (!n || !(n->args = ps_alloc(p, sizeof *n->args))) return NULL;
+  if (!n || !(n->args = ps_alloc(p, sizeof *n->args)))
+    return NULL;
   n->op = t->kind;
   n->nargs = 1;
   n->args[0] = a;
@@ -285,24 +318,41 @@ static ps_node *parse_unary(ps_parser *p) {
 
 static int binary_level(ps_tok_kind k) {
   switch (k) {
-    case PS_OR: return 1;
-    case PS_AND: return 2;
-    case PS_EQ: case PS_NE: case PS_LT: case PS_LE: case PS_GT: case PS_GE: return 3;
-    case PS_PLUS: case PS_MINUS: return 4;
-    case PS_STAR: case PS_SLASH: case PS_FLOORDIV: case PS_PERCENT: return 5;
-    default: return 0;
+  case PS_OR:
+    return 1;
+  case PS_AND:
+    return 2;
+  case PS_EQ:
+  case PS_NE:
+  case PS_LT:
+  case PS_LE:
+  case PS_GT:
+  case PS_GE:
+    return 3;
+  case PS_PLUS:
+  case PS_MINUS:
+    return 4;
+  case PS_STAR:
+  case PS_SLASH:
+  case PS_FLOORDIV:
+  case PS_PERCENT:
+    return 5;
+  default:
+    return 0;
   }
 }
 
 /* Operators of level >= min, left-associative (precedence climbing). */
 static ps_node *parse_binary(ps_parser *p, int min) {
   ps_node *l = min > 5 ? parse_unary(p) : parse_binary(p, min + 1);
-  if (min > 5) return l;
+  if (min > 5)
+    return l;
   while (l && binary_level(ps_peek(p)->kind) == min) {
     ps_tok *t = ps_next(p);
     ps_node *r = parse_binary(p, min + 1);
     ps_node *n = r ? ps_node_new(p, PS_N_BINARY, t) : NULL;
-    if (!n || !(n->args = ps_alloc(p, 2 * sizeof *n->args))) return NULL;
+    if (!n || !(n->args = ps_alloc(p, 2 * sizeof *n->args)))
+      return NULL;
     n->op = t->kind;
     n->nargs = 2;
     n->args[0] = l;
@@ -321,4 +371,3 @@ ps_node *ps_parse_expr(ps_parser *p) {
   p->depth--;
   return e;
 }
-

@@ -23,13 +23,17 @@ typedef struct region_walk {
 static int collect(ir_visitor *v, te_expr *e) {
   region_walk *w = v->data;
   bool mine = false;
-  for (int k = 0; k < w->producer->nout; k++) mine |= w->producer->outputs[k] == e->u.tensor;
-  if (!mine) return IR_CONTINUE;
+  for (int k = 0; k < w->producer->nout; k++)
+    mine |= w->producer->outputs[k] == e->u.tensor;
+  if (!mine)
+    return IR_CONTINUE;
   if (w->n == w->cap) {
     int cap = w->cap ? 2 * w->cap : 8;
     te_expr **a = ir_alloc(w->ctx, sizeof(te_expr *) * (size_t)cap);
-    if (!a) return IR_ABORT;
-    if (w->n) memcpy(a, w->accesses, sizeof(te_expr *) * (size_t)w->n);
+    if (!a)
+      return IR_ABORT;
+    if (w->n)
+      memcpy(a, w->accesses, sizeof(te_expr *) * (size_t)w->n);
     w->accesses = a;
     w->cap = cap;
   }
@@ -41,9 +45,12 @@ static int collect(ir_visitor *v, te_expr *e) {
    leaf position at or deeper: then it runs inside the producer's realize and may read it. */
 static bool inside(te_stage *r, te_stage *c, int at) {
   for (int depth = 0; r && depth < 1000; depth++) {
-    if (r == c) return true;
-    if (r->attach != SCH_ATTACH_AT) return false;
-    if (r->attach_stage == c) return sch_leaf_pos(c, r->attach_iter) >= at;
+    if (r == c)
+      return true;
+    if (r->attach != SCH_ATTACH_AT)
+      return false;
+    if (r->attach_stage == c)
+      return sch_leaf_pos(c, r->attach_iter) >= at;
     r = r->attach_stage;
   }
   return false;
@@ -55,8 +62,10 @@ te_stage *sch_reader_outside(te_stage *p, te_stage *c, int at) {
   te_schedule *s = p->sch;
   for (int i = 0; i < s->nstage; i++) {
     te_stage *r = s->stages[i];
-    if (r == p || r->attach == SCH_ATTACH_INLINE || !sch_stage_reads(r, p)) continue;
-    if (!inside(r, c, at)) return r;
+    if (r == p || r->attach == SCH_ATTACH_INLINE || !sch_stage_reads(r, p))
+      continue;
+    if (!inside(r, c, at))
+      return r;
   }
   return NULL;
 }
@@ -71,12 +80,14 @@ typedef struct relaxed {
 
 static bool relax_add(te_ctx *ctx, ir_analyzer *an, relaxed *x, te_iter *l) {
   for (int i = 0; i < x->n; i++)
-    if (x->vars[i] == l->var) return true;
+    if (x->vars[i] == l->var)
+      return true;
   if (x->n == x->cap) {
     int cap = x->cap ? 2 * x->cap : 16;
     te_expr **v = ir_alloc(ctx, sizeof(te_expr *) * (size_t)cap);
     ir_interval *d = ir_alloc(ctx, sizeof(ir_interval) * (size_t)cap);
-    if (!v || !d) return false;
+    if (!v || !d)
+      return false;
     if (x->n) {
       memcpy(v, x->vars, sizeof(te_expr *) * (size_t)x->n);
       memcpy(d, x->doms, sizeof(ir_interval) * (size_t)x->n);
@@ -97,12 +108,17 @@ static ir_interval relax(ir_analyzer *an, te_expr *e, const relaxed *x) {
   for (int it = 0; it < 16 && r.min && r.max; it++) {
     bool lo_free = ir_expr_uses_any(r.min, x->n, x->vars);
     bool hi_free = ir_expr_uses_any(r.max, x->n, x->vars);
-    if (!lo_free && !hi_free) return r;
-    if (lo_free) r.min = ir_interval_of(an, r.min, x->n, x->vars, x->doms).min;
-    if (hi_free) r.max = ir_interval_of(an, r.max, x->n, x->vars, x->doms).max;
+    if (!lo_free && !hi_free)
+      return r;
+    if (lo_free)
+      r.min = ir_interval_of(an, r.min, x->n, x->vars, x->doms).min;
+    if (hi_free)
+      r.max = ir_interval_of(an, r.max, x->n, x->vars, x->doms).max;
   }
-  if (r.min && ir_expr_uses_any(r.min, x->n, x->vars)) r.min = NULL;
-  if (r.max && ir_expr_uses_any(r.max, x->n, x->vars)) r.max = NULL;
+  if (r.min && ir_expr_uses_any(r.min, x->n, x->vars))
+    r.min = NULL;
+  if (r.max && ir_expr_uses_any(r.max, x->n, x->vars))
+    r.max = NULL;
   return r;
 }
 
@@ -112,13 +128,15 @@ static ir_interval relax(ir_analyzer *an, te_expr *e, const relaxed *x) {
    too. Loops bound to blockIdx stay symbolic: each block has its own copy. */
 static bool relax_shared_threads(te_ctx *ctx, ir_analyzer *an, relaxed *x, const te_stage *p,
                                  te_stage *c, int at) {
-  if (p->scope != TE_SCOPE_SHARED) return true;
+  if (p->scope != TE_SCOPE_SHARED)
+    return true;
   for (int depth = 0; c && depth < 1000; depth++) {
     for (int j = 0; j <= at && j < c->nleaf; j++)
       if (c->leaf[j]->kind == IR_FOR_THREAD && c->leaf[j]->tag >= TE_THREAD_X &&
           !relax_add(ctx, an, x, c->leaf[j]))
         return false;
-    if (c->attach != SCH_ATTACH_AT) break;
+    if (c->attach != SCH_ATTACH_AT)
+      break;
     at = sch_leaf_pos(c->attach_stage, c->attach_iter);
     c = c->attach_stage;
   }
@@ -129,13 +147,16 @@ static bool relax_shared_threads(te_ctx *ctx, ir_analyzer *an, relaxed *x, const
 static te_status collect_reads(te_stage *r, ir_analyzer *an, ir_visitor *v) {
   te_ctx *ctx = r->sch->ctx;
   ir_map *values = sch_iter_values(r, an);
-  if (!values) return te_last_status(ctx);
+  if (!values)
+    return te_last_status(ctx);
   for (int k = 0; k < r->op->nbody; k++) {
     te_expr *cond = NULL;
     te_expr *src = sch_subst_roots(r, values, sch_stage_source(r, k, &cond));
-    if (!src) return te_last_status(ctx);
+    if (!src)
+      return te_last_status(ctx);
     ir_visit_expr(v, src);
-    if (cond) ir_visit_expr(v, sch_subst_roots(r, values, cond));
+    if (cond)
+      ir_visit_expr(v, sch_subst_roots(r, values, cond));
   }
   return TE_OK;
 }
@@ -145,20 +166,23 @@ static te_status collect_reads(te_stage *r, ir_analyzer *an, ir_visitor *v) {
    it exactly, so storage takes the constant bound of that, capped by a constant shape. A
    consumer's own clamped region leaves clamps inside the unclamped extent too (a row block's
    tail: min(i*342 + 341, 2047)//6 - i*57 + 1 rows of a packed input); ir_const_upper_bound takes
-   them off and gives the bound of a full block (57). Without a constant bound, storage is the symbolic extent, never
-   negative (an empty region). */
+   them off and gives the bound of a full block (57). Without a constant bound, storage is the
+   symbolic extent, never negative (an empty region). */
 static te_expr *storage_extent(te_ctx *ctx, ir_analyzer *an, ir_interval unclamped, te_expr *extent,
                                te_expr *shape) {
   if (!extent)
     return NULL; /* a constructor failed (the context holds why) */
   int64_t cap = INT64_MAX, sv;
-  if (ir_is_const_int(shape, &sv)) cap = sv;
+  if (ir_is_const_int(shape, &sv))
+    cap = sv;
   if (unclamped.min && unclamped.max) {
     int64_t b = ir_const_upper_bound(an, ir_interval_extent(an, unclamped));
-    if (b != INT64_MAX) return ir_i64(ctx, b < cap ? (b > 0 ? b : 0) : cap);
+    if (b != INT64_MAX)
+      return ir_i64(ctx, b < cap ? (b > 0 ? b : 0) : cap);
   }
   int64_t b = ir_const_upper_bound(an, extent);
-  if (b != INT64_MAX) return ir_i64(ctx, b < cap ? (b > 0 ? b : 0) : cap);
+  if (b != INT64_MAX)
+    return ir_i64(ctx, b < cap ? (b > 0 ? b : 0) : cap);
   return ir_simplify(an, ir_max(extent, ir_i64(ctx, 0)));
 }
 
@@ -170,19 +194,22 @@ static te_status region_at(te_stage *p, ir_analyzer *an) {
   int at = sch_leaf_pos(c, p->attach_iter);
   if (at < 0)
     return ir_error(ctx, TE_ERR_SCHEDULE,
-                    "te_compute_at: stage '%s': iter '%s' of '%s' is no longer a leaf loop", p->name,
-                    p->attach_iter->name, c->name);
+                    "te_compute_at: stage '%s': iter '%s' of '%s' is no longer a leaf loop",
+                    p->name, p->attach_iter->name, c->name);
   relaxed x = {0, 0, NULL, NULL};
   for (int j = at + 1; j < c->nleaf; j++)
-    if (!relax_add(ctx, an, &x, c->leaf[j])) return te_last_status(ctx);
-  if (!relax_shared_threads(ctx, an, &x, p, c, at)) return te_last_status(ctx);
+    if (!relax_add(ctx, an, &x, c->leaf[j]))
+      return te_last_status(ctx);
+  if (!relax_shared_threads(ctx, an, &x, p, c, at))
+    return te_last_status(ctx);
   region_walk w = {p->op, 0, 0, NULL, ctx};
   ir_visitor v = {0};
   v.expr[IR_ACCESS] = collect;
   v.data = &w;
   for (int i = 0; i < s->nstage; i++) {
     te_stage *r = s->stages[i];
-    if (r == p || r->attach == SCH_ATTACH_INLINE || !sch_stage_reads(r, p)) continue;
+    if (r == p || r->attach == SCH_ATTACH_INLINE || !sch_stage_reads(r, p))
+      continue;
     if (!inside(r, c, at)) /* possible when placements changed after te_compute_at */
       return ir_error(ctx, TE_ERR_SCHEDULE,
                       "te_compute_at: stage '%s' is computed at loop '%s' of '%s' but stage '%s' "
@@ -192,9 +219,11 @@ static te_status region_at(te_stage *p, ir_analyzer *an) {
     /* a reader inside the loop: all its loops, and those of the stages between, are free */
     for (te_stage *q = r; q != c; q = q->attach_stage)
       for (int j = 0; j < q->nleaf; j++)
-        if (!relax_add(ctx, an, &x, q->leaf[j])) return te_last_status(ctx);
+        if (!relax_add(ctx, an, &x, q->leaf[j]))
+          return te_last_status(ctx);
     te_status st = collect_reads(r, an, &v);
-    if (st != TE_OK) return st;
+    if (st != TE_OK)
+      return st;
   }
   if (w.n == 0)
     return ir_error(ctx, TE_ERR_SCHEDULE,
@@ -223,10 +252,12 @@ te_status sch_infer_bounds(te_schedule *s, ir_analyzer *an) {
   te_ctx *ctx = s->ctx;
   for (int i = s->nstage - 1; i >= 0; i--) {
     te_stage *st = s->stages[i];
-    if (st->attach == SCH_ATTACH_INLINE) continue;
+    if (st->attach == SCH_ATTACH_INLINE)
+      continue;
     if (st->attach == SCH_ATTACH_AT && !st->is_output) {
       te_status r = region_at(st, an);
-      if (r != TE_OK) return r;
+      if (r != TE_OK)
+        return r;
     } else {
       for (int d = 0; d < st->op->ndim; d++) {
         if (!(st->root[d]->dom_min = ir_i64(ctx, 0)))
@@ -241,14 +272,15 @@ te_status sch_infer_bounds(te_schedule *s, ir_analyzer *an) {
       st->root[st->op->ndim + k]->dom_extent = ax->u.var.dom_extent;
     }
     te_status r = sch_propagate_domains(st, an);
-    if (r != TE_OK) return r;
+    if (r != TE_OK)
+      return r;
     if (sch_stage_rounds_up(st)) { /* storage padded to what the rounded loops write */
       for (int d = 0; d < st->op->ndim; d++) {
         te_expr *cov = ir_simplify(an, sch_covered_extent(st, st->root[d]));
         int64_t b = ir_const_upper_bound(an, cov); /* a short block rounds up to a full one */
-        st->root[d]->alloc_extent =
-            b != INT64_MAX ? ir_i64(ctx, b)
-                           : ir_simplify(an, ir_max(cov, st->root[d]->alloc_extent));
+        st->root[d]->alloc_extent = b != INT64_MAX
+                                        ? ir_i64(ctx, b)
+                                        : ir_simplify(an, ir_max(cov, st->root[d]->alloc_extent));
       }
     }
     /* producers computed inside this stage see its loop variables with their ranges */

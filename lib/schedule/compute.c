@@ -22,12 +22,14 @@ typedef struct body_check {
 
 static int check_var(ir_visitor *v, te_expr *e) {
   body_check *c = v->data;
-  if (e->u.var.kind != IR_VAR_REDUCE) return IR_CONTINUE;
+  if (e->u.var.kind != IR_VAR_REDUCE)
+    return IR_CONTINUE;
   for (int i = 0; i < c->nallowed; i++)
-    if (c->allowed[i] == e) return IR_CONTINUE;
+    if (c->allowed[i] == e)
+      return IR_CONTINUE;
   ir_error(c->ctx, TE_ERR_INVALID_ARG,
-           "te_compute: tensor '%s': reduce axis '%s' is used outside a reduction over it",
-           c->name, e->u.var.name);
+           "te_compute: tensor '%s': reduce axis '%s' is used outside a reduction over it", c->name,
+           e->u.var.name);
   c->bad = true;
   return IR_ABORT;
 }
@@ -45,7 +47,8 @@ static int check_nested_reduce(ir_visitor *v, te_expr *e) {
 
 /* Walks e: no REDUCE inside, reduce axes only those allowed. */
 static bool check_expr(body_check *c, te_expr *e) {
-  if (!e) return true;
+  if (!e)
+    return true;
   ir_visitor v = {0};
   v.expr[IR_VAR] = check_var;
   v.expr[IR_REDUCE] = check_nested_reduce;
@@ -65,8 +68,8 @@ static bool check_vars(te_ctx *ctx, const char *name, int ndim, te_expr *const v
       return false;
     }
     if (vars[i]->ctx != ctx) {
-      ir_error(ctx, TE_ERR_INVALID_ARG, "te_compute: tensor '%s': var %d belongs to another context",
-               name, i);
+      ir_error(ctx, TE_ERR_INVALID_ARG,
+               "te_compute: tensor '%s': var %d belongs to another context", name, i);
       return false;
     }
     if (vars[i]->kind != IR_VAR || vars[i]->u.var.kind != IR_VAR_INDEX) {
@@ -94,14 +97,16 @@ static te_expr *freshen_reduce(te_ctx *ctx, te_expr *body, int ndim, te_expr *co
   te_expr **f = ir_alloc(ctx, sizeof(te_expr *) * (size_t)n);
   te_expr **t = ir_alloc(ctx, sizeof(te_expr *) * (size_t)n);
   ir_reduce *nr = ir_alloc(ctx, sizeof *nr);
-  if (!f || !t || !nr) return NULL;
+  if (!f || !t || !nr)
+    return NULL;
   if (ndim > 0) { /* a full reduction to a 0-d tensor has no vars (from may be NULL) */
     memcpy(f, from, sizeof(te_expr *) * (size_t)ndim);
     memcpy(t, to, sizeof(te_expr *) * (size_t)ndim);
   }
   *nr = *r;
   nr->axes = ir_alloc(ctx, sizeof(te_expr *) * (size_t)r->naxes);
-  if (!nr->axes) return NULL;
+  if (!nr->axes)
+    return NULL;
   for (int i = 0; i < r->naxes; i++) {
     te_expr *a = r->axes[i];
     if (ir_expr_uses_any(a->u.var.dom_min, ndim, from) ||
@@ -116,10 +121,13 @@ static te_expr *freshen_reduce(te_ctx *ctx, te_expr *body, int ndim, te_expr *co
     f[ndim + i] = a;
     t[ndim + i] = nr->axes[i];
   }
-  if (r->cond) nr->cond = ir_substitute(ctx, r->cond, n, f, t);
+  if (r->cond)
+    nr->cond = ir_substitute(ctx, r->cond, n, f, t);
   te_expr **src = ir_alloc(ctx, sizeof(te_expr *) * body->nargs);
-  if (!src) return NULL;
-  for (int i = 0; i < body->nargs; i++) src[i] = ir_substitute(ctx, body->args[i], n, f, t);
+  if (!src)
+    return NULL;
+  for (int i = 0; i < body->nargs; i++)
+    src[i] = ir_substitute(ctx, body->args[i], n, f, t);
   op->nreduce = r->naxes;
   op->reduce_axes = nr->axes;
   return ir_reduce_make(ctx, body->dtype, nr, body->nargs, src);
@@ -128,7 +136,8 @@ static te_expr *freshen_reduce(te_ctx *ctx, te_expr *body, int ndim, te_expr *co
 /* body with from -> to substituted and, for a reduction, fresh reduce axes (recorded in op). */
 te_expr *sch_freshen_body(te_ctx *ctx, te_expr *body, int n, te_expr *const from[],
                           te_expr *const to[], sch_op *op) {
-  if (body->kind == IR_REDUCE) return freshen_reduce(ctx, body, n, from, to, op);
+  if (body->kind == IR_REDUCE)
+    return freshen_reduce(ctx, body, n, from, to, op);
   return ir_substitute(ctx, body, n, from, to);
 }
 
@@ -167,11 +176,13 @@ static bool check_body(te_ctx *ctx, const char *fn, const char *name, te_expr *b
     }
   }
   body_check c = {ctx, name, 0, NULL, false};
-  if (body->kind != IR_REDUCE) return check_expr(&c, body);
+  if (body->kind != IR_REDUCE)
+    return check_expr(&c, body);
   c.nallowed = body->u.reduce->naxes;
   c.allowed = body->u.reduce->axes;
   for (int i = 0; i < body->nargs; i++)
-    if (!check_expr(&c, body->args[i])) return false;
+    if (!check_expr(&c, body->args[i]))
+      return false;
   return check_expr(&c, body->u.reduce->cond);
 }
 
@@ -179,23 +190,30 @@ static bool check_body(te_ctx *ctx, const char *fn, const char *name, te_expr *b
 static sch_op *make_compute(te_ctx *ctx, const char *fn, const char *name, int ndim,
                             te_expr *const shape[], te_expr *const vars[], int nbody,
                             te_expr *const bodies[]) {
-  if (!ctx) return NULL;
+  if (!ctx)
+    return NULL;
   if (!sch_is_identifier(name)) {
     ir_error(ctx, TE_ERR_INVALID_ARG, "%s: name '%s' is not a C identifier", fn,
              name ? name : "(null)");
     return NULL;
   }
-  if (!sch_check_shape(ctx, fn, name, ndim, shape)) return NULL;
-  if (!check_vars(ctx, name, ndim, vars)) return NULL;
+  if (!sch_check_shape(ctx, fn, name, ndim, shape))
+    return NULL;
+  if (!check_vars(ctx, name, ndim, vars))
+    return NULL;
   for (int k = 0; k < nbody; k++)
-    if (!check_body(ctx, fn, name, bodies[k], bodies[0])) return NULL;
+    if (!check_body(ctx, fn, name, bodies[k], bodies[0]))
+      return NULL;
   const char *axis_names[TE_MAX_DIMS];
-  for (int i = 0; i < ndim; i++) axis_names[i] = vars[i]->u.var.name;
+  for (int i = 0; i < ndim; i++)
+    axis_names[i] = vars[i]->u.var.name;
   sch_op *op = sch_op_new(ctx, SCH_OP_COMPUTE, name, ndim, shape, axis_names, nbody);
-  if (!op) return NULL;
+  if (!op)
+    return NULL;
   /* the first body fixes the fresh reduce axes; the others are renamed the same way */
   te_expr *first = sch_freshen_body(ctx, bodies[0], ndim, vars, op->axes, op);
-  if (!first) return NULL;
+  if (!first)
+    return NULL;
   for (int k = 0; k < nbody; k++) {
     te_expr *b = first;
     if (k > 0 && bodies[k]->kind == IR_REDUCE) {
@@ -205,16 +223,19 @@ static sch_op *make_compute(te_ctx *ctx, const char *fn, const char *name, int n
         ir_error(ctx, TE_ERR_UNSUPPORTED, "%s: tensor '%s': too many reduce axes", fn, name);
         return NULL;
       }
-      for (int i = 0; i < ndim; i++) from[i] = vars[i], to[i] = op->axes[i];
+      for (int i = 0; i < ndim; i++)
+        from[i] = vars[i], to[i] = op->axes[i];
       for (int i = 0; i < op->nreduce; i++)
         from[ndim + i] = bodies[0]->u.reduce->axes[i], to[ndim + i] = op->reduce_axes[i];
       b = ir_substitute(ctx, bodies[k], n, from, to);
     } else if (k > 0) {
       b = ir_substitute(ctx, bodies[k], ndim, vars, op->axes);
     }
-    if (!b) return NULL;
+    if (!b)
+      return NULL;
     op->body[k] = b;
-    if (!(op->outputs[k] = sch_make_output(op, b->dtype, k))) return NULL;
+    if (!(op->outputs[k] = sch_make_output(op, b->dtype, k)))
+      return NULL;
   }
   return op;
 }
@@ -242,10 +263,13 @@ te_tensor *te_compute(te_ctx *ctx, const char *name, int ndim, te_expr *const sh
 static te_status compute_multi_impl(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
                                     te_expr *const vars[], int nout, te_expr *const bodies[],
                                     te_tensor *outs[]) {
-  if (!ctx) return TE_ERR_INVALID_ARG;
+  if (!ctx)
+    return TE_ERR_INVALID_ARG;
   if (nout < 1 || !bodies || !outs)
-    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_compute_multi: needs at least one body and an "
-                    "output array (got %d)", nout);
+    return ir_error(ctx, TE_ERR_INVALID_ARG,
+                    "te_compute_multi: needs at least one body and an "
+                    "output array (got %d)",
+                    nout);
   for (int k = 0; k < nout; k++) {
     outs[k] = NULL;
     if (!bodies[k])
@@ -253,9 +277,10 @@ static te_status compute_multi_impl(te_ctx *ctx, const char *name, int ndim, te_
   }
   te_expr *b0 = bodies[0];
   if (b0->kind == IR_REDUCE && b0->u.reduce->custom && b0->u.reduce->custom->nvalues != nout)
-    return ir_error(ctx, TE_ERR_INVALID_ARG,
-                    "te_compute_multi: tensor '%s': the reducer has %d values but %d bodies were given",
-                    name ? name : "(null)", b0->u.reduce->custom->nvalues, nout);
+    return ir_error(
+        ctx, TE_ERR_INVALID_ARG,
+        "te_compute_multi: tensor '%s': the reducer has %d values but %d bodies were given",
+        name ? name : "(null)", b0->u.reduce->custom->nvalues, nout);
   for (int k = 0; k < nout; k++)
     if (bodies[k]->kind == IR_REDUCE && bodies[k]->u.reduce->value_index != k)
       return ir_error(ctx, TE_ERR_INVALID_ARG,
@@ -263,8 +288,10 @@ static te_status compute_multi_impl(te_ctx *ctx, const char *name, int ndim, te_
                       "te_reduce's results in order",
                       name ? name : "(null)", k, bodies[k]->u.reduce->value_index);
   sch_op *op = make_compute(ctx, "te_compute_multi", name, ndim, shape, vars, nout, bodies);
-  if (!op) return te_last_status(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
-  for (int k = 0; k < nout; k++) outs[k] = op->outputs[k];
+  if (!op)
+    return te_last_status(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
+  for (int k = 0; k < nout; k++)
+    outs[k] = op->outputs[k];
   return TE_OK;
 }
 
@@ -287,12 +314,15 @@ typedef struct input_walk {
 static int collect_access(ir_visitor *v, te_expr *e) {
   input_walk *w = v->data;
   for (int i = 0; i < w->n; i++)
-    if (w->list[i] == e->u.tensor) return IR_CONTINUE;
+    if (w->list[i] == e->u.tensor)
+      return IR_CONTINUE;
   if (w->n == w->cap) {
     int cap = w->cap ? w->cap * 2 : 8;
     te_tensor **l = ir_alloc(w->ctx, sizeof(te_tensor *) * (size_t)cap);
-    if (!l) return IR_ABORT;
-    if (w->n) memcpy(l, w->list, sizeof(te_tensor *) * (size_t)w->n);
+    if (!l)
+      return IR_ABORT;
+    if (w->n)
+      memcpy(l, w->list, sizeof(te_tensor *) * (size_t)w->n);
     w->list = l;
     w->cap = cap;
   }
@@ -306,7 +336,8 @@ int sch_expr_inputs(te_ctx *ctx, int nexpr, te_expr *const exprs[], te_tensor **
   v.expr[IR_ACCESS] = collect_access;
   v.data = &w;
   for (int i = 0; i < nexpr; i++) {
-    if (!exprs[i]) continue;
+    if (!exprs[i])
+      continue;
     ir_visit_expr(&v, exprs[i]); /* visits a reduction's condition too */
   }
   *out = w.list;

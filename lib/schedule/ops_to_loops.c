@@ -28,16 +28,22 @@ static ir_stmt *realize_outputs(te_stage *st, te_expr *const mins[], te_expr *co
 te_expr *sch_reduce_identity(te_ctx *ctx, ir_reducer_kind k, te_dtype t) {
   bool f = ir_is_float(t);
   switch (k) {
-  case IR_REDUCER_SUM: return f ? ir_float(ctx, t, 0.0) : ir_int(ctx, t, 0);
-  case IR_REDUCER_PROD: return f ? ir_float(ctx, t, 1.0) : ir_int(ctx, t, 1);
+  case IR_REDUCER_SUM:
+    return f ? ir_float(ctx, t, 0.0) : ir_int(ctx, t, 0);
+  case IR_REDUCER_PROD:
+    return f ? ir_float(ctx, t, 1.0) : ir_int(ctx, t, 1);
   case IR_REDUCER_MAX:
-    if (f) return ir_float(ctx, t, -INFINITY);
+    if (f)
+      return ir_float(ctx, t, -INFINITY);
     return ir_int(ctx, t, ir_is_uint(t) ? 0 : (int64_t)(-1ULL << (t.bits - 1)));
   case IR_REDUCER_MIN:
-    if (f) return ir_float(ctx, t, INFINITY);
-    if (ir_is_uint(t)) return ir_int(ctx, t, t.bits == 64 ? -1 : (int64_t)((1ULL << t.bits) - 1));
+    if (f)
+      return ir_float(ctx, t, INFINITY);
+    if (ir_is_uint(t))
+      return ir_int(ctx, t, t.bits == 64 ? -1 : (int64_t)((1ULL << t.bits) - 1));
     return ir_int(ctx, t, (int64_t)((1ULL << (t.bits - 1)) - 1));
-  default: break;
+  default:
+    break;
   }
   ir_error(ctx, TE_ERR_INTERNAL, "internal: no identity for reducer %d", (int)k);
   return NULL;
@@ -45,24 +51,32 @@ te_expr *sch_reduce_identity(te_ctx *ctx, ir_reducer_kind k, te_dtype t) {
 
 static te_expr *combine(ir_reducer_kind k, te_expr *acc, te_expr *x) {
   switch (k) {
-  case IR_REDUCER_SUM: return ir_binary(IR_ADD, acc, x);
-  case IR_REDUCER_PROD: return ir_binary(IR_MUL, acc, x);
-  case IR_REDUCER_MAX: return ir_binary(IR_MAX, acc, x);
-  case IR_REDUCER_MIN: return ir_binary(IR_MIN, acc, x);
-  default: return NULL;
+  case IR_REDUCER_SUM:
+    return ir_binary(IR_ADD, acc, x);
+  case IR_REDUCER_PROD:
+    return ir_binary(IR_MUL, acc, x);
+  case IR_REDUCER_MAX:
+    return ir_binary(IR_MAX, acc, x);
+  case IR_REDUCER_MIN:
+    return ir_binary(IR_MIN, acc, x);
+  default:
+    return NULL;
   }
 }
 
 /* `if (likely(g0 && g1 ...)) body`, or body when there is no guard. */
 static ir_stmt *guard(nest *n, int ng, te_expr *const g[], ir_stmt *body) {
-  if (ng == 0 || !body) return body;
+  if (ng == 0 || !body)
+    return body;
   te_expr *c = g[0];
-  for (int i = 1; i < ng; i++) c = ir_and(c, g[i]);
+  for (int i = 1; i < ng; i++)
+    c = ir_and(c, g[i]);
   return ir_if(ir_call(n->ctx, IR_INTRIN_LIKELY, TE_BOOL, 1, &c), body, NULL);
 }
 
 static ir_stmt *make_for(nest *n, te_iter *it, ir_stmt *body) {
-  if (!body) return NULL;
+  if (!body)
+    return NULL;
   te_expr *ext = ir_simplify(n->an, it->dom_extent);
   if (it->kind == IR_FOR_UNROLLED && ir_const_bound_of(n->an, ext).max == INT64_MAX) {
     char *e = ir_expr_to_string(ext);
@@ -89,7 +103,8 @@ static ir_stmt *wrap_attached(nest *n, te_stage *consumer, te_iter *leaf, ir_stm
     if (p->attach != SCH_ATTACH_AT || p->attach_stage != consumer || p->attach_iter != leaf)
       continue;
     ir_stmt *prod = stage_nest(n, p);
-    if (!prod) return NULL;
+    if (!prod)
+      return NULL;
     te_expr *mins[TE_MAX_DIMS], *exts[TE_MAX_DIMS];
     for (int d = 0; d < p->op->ndim; d++) {
       mins[d] = p->root[d]->dom_min;
@@ -109,14 +124,17 @@ typedef struct stage_parts {
 /* The loops from position j inwards around the update body. */
 static ir_stmt *loops_from(nest *n, stage_parts *p, int j) {
   te_stage *st = p->st;
-  if (j == st->nleaf) return p->update;
+  if (j == st->nleaf)
+    return p->update;
   ir_stmt *inner = wrap_attached(n, st, st->leaf[j], loops_from(n, p, j + 1));
   ir_stmt *loop = make_for(n, st->leaf[j], inner);
-  if (j != p->first_reduce || !p->init) return loop;
+  if (j != p->first_reduce || !p->init)
+    return loop;
   /* the init nest: the data loops inside this point, storing the identity */
   ir_stmt *init = p->init;
   for (int k = st->nleaf - 1; k >= j; k--)
-    if (st->leaf[k]->type == SCH_ITER_DATA) init = make_for(n, st->leaf[k], init);
+    if (st->leaf[k]->type == SCH_ITER_DATA)
+      init = make_for(n, st->leaf[k], init);
   return ir_seq2(n->ctx, init, loop);
 }
 
@@ -130,8 +148,10 @@ static ir_stmt *reduce_update(nest *n, te_stage *st, ir_map *values, te_expr *co
   te_expr *src[16];
   for (int k = 0; k < op->nbody && k < 16; k++) {
     src[k] = sch_subst_roots(st, values, sch_stage_source(st, k, NULL));
-    if (sch_stage_rounds_up(st)) src[k] = sch_clamp_reads(n->ctx, src[k]);
-    if (!src[k]) return NULL;
+    if (sch_stage_rounds_up(st))
+      src[k] = sch_clamp_reads(n->ctx, src[k]);
+    if (!src[k])
+      return NULL;
   }
   if (red->u.reduce->kind != IR_REDUCER_CUSTOM) {
     te_expr *acc = ir_access(op->outputs[0], op->ndim, idx);
@@ -175,17 +195,20 @@ static ir_stmt *stage_nest(nest *n, te_stage *st) {
   te_ctx *ctx = n->ctx;
   sch_op *op = st->op;
   ir_map *values = sch_iter_values(st, n->an);
-  if (!values) return NULL;
+  if (!values)
+    return NULL;
   te_expr **dg, **rg;
   int ndg = sch_split_guards(st, n->an, values, false, &dg);
   int nrg = sch_split_guards(st, n->an, values, true, &rg);
-  if (ndg < 0 || nrg < 0) return NULL;
+  if (ndg < 0 || nrg < 0)
+    return NULL;
   if (op->nbody > 16) {
     ir_error(ctx, TE_ERR_UNSUPPORTED, "te_build: stage '%s' has more than 16 outputs", st->name);
     return NULL;
   }
   te_expr *idx[TE_MAX_DIMS];
-  for (int d = 0; d < op->ndim; d++) idx[d] = ir_simplify(n->an, ir_map_get(values, st->root[d]));
+  for (int d = 0; d < op->ndim; d++)
+    idx[d] = ir_simplify(n->an, ir_map_get(values, st->root[d]));
   if (sch_stage_rounds_up(st) && st->is_output) {
     ir_error(ctx, TE_ERR_SCHEDULE,
              "te_set_tail: stage '%s' is an output: rounding its loops up would write outside the "
@@ -198,9 +221,11 @@ static ir_stmt *stage_nest(nest *n, te_stage *st) {
     te_expr *cond = NULL;
     sch_stage_source(st, 0, &cond);
     ir_stmt *upd = reduce_update(n, st, values, idx);
-    if (upd && cond) upd = ir_if(sch_subst_roots(st, values, cond), upd, NULL);
+    if (upd && cond)
+      upd = ir_if(sch_subst_roots(st, values, cond), upd, NULL);
     te_expr **all = ir_alloc(ctx, sizeof(te_expr *) * (size_t)(ndg + nrg + 1));
-    if (!all || !upd) return NULL;
+    if (!all || !upd)
+      return NULL;
     memcpy(all, dg, sizeof(te_expr *) * (size_t)ndg);
     memcpy(all + ndg, rg, sizeof(te_expr *) * (size_t)nrg);
     p.update = guard(n, ndg + nrg, all, upd);
@@ -214,13 +239,16 @@ static ir_stmt *stage_nest(nest *n, te_stage *st) {
     ir_stmt *body = NULL;
     for (int k = op->nbody - 1; k >= 0; k--) {
       te_expr *src = sch_subst_roots(st, values, sch_stage_source(st, k, NULL));
-      if (sch_stage_rounds_up(st)) src = sch_clamp_reads(ctx, src);
-      if (!src) return NULL;
+      if (sch_stage_rounds_up(st))
+        src = sch_clamp_reads(ctx, src);
+      if (!src)
+        return NULL;
       body = ir_seq2(ctx, ir_provide(op->outputs[k], src, op->ndim, idx), body);
     }
     p.update = guard(n, ndg, dg, body);
   }
-  if (!p.update) return NULL;
+  if (!p.update)
+    return NULL;
   ir_stmt *loops = loops_from(n, &p, 0);
   return loops ? ir_attr(ctx, "produce", op->outputs[0], ir_i64(ctx, 0), loops) : NULL;
 }
@@ -238,21 +266,26 @@ te_status sch_schedule_to_stmt(te_schedule *s, ir_stmt **out) {
   te_ctx *ctx = s->ctx;
   *out = NULL;
   nest n = {s, ctx, ir_analyzer_new(ctx)};
-  if (!n.an) return te_last_status(ctx);
+  if (!n.an)
+    return te_last_status(ctx);
   te_status r = sch_infer_bounds(s, n.an);
-  if (r != TE_OK) return r;
+  if (r != TE_OK)
+    return r;
   ir_stmt *body = NULL;
   for (int i = 0; i < s->nstage; i++) {
     te_stage *st = s->stages[i];
-    if (st->attach == SCH_ATTACH_INLINE || st->attach == SCH_ATTACH_AT) continue;
+    if (st->attach == SCH_ATTACH_INLINE || st->attach == SCH_ATTACH_AT)
+      continue;
     ir_stmt *nest_s = stage_nest(&n, st);
-    if (!nest_s) return ir_failed(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
+    if (!nest_s)
+      return ir_failed(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
     body = ir_seq2(ctx, body, nest_s);
   }
   /* intermediate stages at root live for the whole kernel */
   for (int i = s->nstage - 1; i >= 0; i--) {
     te_stage *st = s->stages[i];
-    if (st->attach != SCH_ATTACH_ROOT || st->is_output) continue;
+    if (st->attach != SCH_ATTACH_ROOT || st->is_output)
+      continue;
     te_expr *mins[TE_MAX_DIMS], *exts[TE_MAX_DIMS];
     for (int d = 0; d < st->op->ndim; d++) {
       mins[d] = ir_i64(ctx, 0);
@@ -260,7 +293,8 @@ te_status sch_schedule_to_stmt(te_schedule *s, ir_stmt **out) {
     }
     body = realize_outputs(st, mins, exts, body);
   }
-  if (!body) return ir_failed(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
+  if (!body)
+    return ir_failed(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
   *out = body;
   return TE_OK;
 }
@@ -275,11 +309,15 @@ int sch_schedule_inputs(te_schedule *s, te_tensor ***out) {
     te_tensor **in;
     int k = sch_op_inputs(s->stages[i]->op, &in);
     for (int j = 0; j < k; j++) {
-      if (in[j]->op->kind != SCH_OP_PLACEHOLDER) continue;
+      if (in[j]->op->kind != SCH_OP_PLACEHOLDER)
+        continue;
       bool dup = false;
-      for (int q = 0; q < n; q++) dup |= list[q] == in[j];
-      if (dup) continue;
-      if (!sch_grow(ctx, (void ***)&list, &cap, n, n + 1)) return -1;
+      for (int q = 0; q < n; q++)
+        dup |= list[q] == in[j];
+      if (dup)
+        continue;
+      if (!sch_grow(ctx, (void ***)&list, &cap, n, n + 1))
+        return -1;
       list[n++] = in[j];
     }
   }

@@ -11,13 +11,16 @@
 
 /* True when consumer reads an output of producer directly or through inlined stages. */
 static bool reads_through_inline(te_schedule *s, sch_op *consumer, te_stage *producer, int depth) {
-  if (depth > 1000) return false;
+  if (depth > 1000)
+    return false;
   te_tensor **in;
   int n = sch_op_inputs(consumer, &in);
   for (int i = 0; i < n; i++) {
     te_stage *st = sch_stage_of_tensor(s, in[i]);
-    if (st == producer) return true;
-    if (st && st->attach == SCH_ATTACH_INLINE && reads_through_inline(s, st->op, producer, depth + 1))
+    if (st == producer)
+      return true;
+    if (st && st->attach == SCH_ATTACH_INLINE &&
+        reads_through_inline(s, st->op, producer, depth + 1))
       return true;
   }
   return false;
@@ -29,19 +32,22 @@ bool sch_stage_reads(te_stage *consumer, te_stage *producer) {
 
 /* True when consumer depends on producer through any chain of stages. */
 static bool depends_on(te_schedule *s, te_stage *consumer, te_stage *producer, int depth) {
-  if (depth > 1000) return false;
+  if (depth > 1000)
+    return false;
   te_tensor **in;
   int n = sch_op_inputs(consumer->op, &in);
   for (int i = 0; i < n; i++) {
     te_stage *st = sch_stage_of_tensor(s, in[i]);
-    if (st == producer || (st && depends_on(s, st, producer, depth + 1))) return true;
+    if (st == producer || (st && depends_on(s, st, producer, depth + 1)))
+      return true;
   }
   return false;
 }
 
 static te_status compute_inline_impl(te_stage *st) {
   const char *fn = "te_compute_inline";
-  if (!st) return TE_ERR_INVALID_ARG;
+  if (!st)
+    return TE_ERR_INVALID_ARG;
   te_ctx *ctx = st->sch->ctx;
   if (st->is_output)
     return ir_error(ctx, TE_ERR_SCHEDULE,
@@ -71,7 +77,8 @@ te_status te_compute_inline(te_stage *st) {
 }
 
 static te_status compute_root_impl(te_stage *st) {
-  if (!st) return TE_ERR_INVALID_ARG;
+  if (!st)
+    return TE_ERR_INVALID_ARG;
   st->attach = SCH_ATTACH_ROOT;
   st->attach_stage = NULL;
   st->attach_iter = NULL;
@@ -87,7 +94,8 @@ te_status te_compute_root(te_stage *st) {
 /* True when st is computed inside a loop of target (directly or through its attachments). */
 static bool attached_within(te_stage *st, te_stage *target) {
   for (int depth = 0; st && depth < 1000; depth++) {
-    if (st == target) return true;
+    if (st == target)
+      return true;
     st = st->attach == SCH_ATTACH_AT ? st->attach_stage : NULL;
   }
   return false;
@@ -102,8 +110,9 @@ static te_status compute_at_impl(te_stage *producer, te_stage *consumer, te_iter
   if (!at)
     return ir_error_null(ctx, "%s: stage '%s': iter is NULL", fn, consumer->name);
   if (at->stage != consumer)
-    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: iter '%s' belongs to stage '%s', not to consumer '%s'",
-                    fn, at->name, at->stage->name, consumer->name);
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: iter '%s' belongs to stage '%s', not to consumer '%s'", fn, at->name,
+                    at->stage->name, consumer->name);
   if (sch_leaf_pos(consumer, at) < 0)
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': iter '%s' is not a leaf loop", fn,
                     consumer->name, at->name);

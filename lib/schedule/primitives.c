@@ -13,7 +13,8 @@
 
 /* A stage and one of its current leaves. */
 static bool check_leaf(const char *fn, te_stage *st, te_iter *it, const char *what) {
-  if (!st) return false;
+  if (!st)
+    return false;
   te_ctx *ctx = st->sch->ctx;
   if (!it) {
     ir_error_null(ctx, "%s: stage '%s': %s is NULL", fn, st->name, what);
@@ -41,7 +42,8 @@ static te_status fail_status(te_stage *st) {
 /* Splits it by v: v is the inner extent (factor) or, with by_nparts, the outer extent. */
 static te_status do_split(const char *fn, te_stage *st, te_iter *it, int64_t v, bool by_nparts,
                           te_iter **outer, te_iter **inner) {
-  if (!check_leaf(fn, st, it, "iter")) return fail_status(st);
+  if (!check_leaf(fn, st, it, "iter"))
+    return fail_status(st);
   te_ctx *ctx = st->sch->ctx;
   if (v <= 0) {
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': iter '%s': %s must be > 0 (got %lld)",
@@ -53,7 +55,8 @@ static te_status do_split(const char *fn, te_stage *st, te_iter *it, int64_t v, 
   snprintf(buf, sizeof buf, "%s.i", it->name);
   te_iter *i = sch_iter_new(st, buf, it->type, NULL);
   sch_rel *r = o && i ? sch_rel_add(st) : NULL;
-  if (!r) return fail_status(st);
+  if (!r)
+    return fail_status(st);
   r->kind = SCH_REL_SPLIT;
   r->parent = it;
   r->outer = o;
@@ -61,18 +64,24 @@ static te_status do_split(const char *fn, te_stage *st, te_iter *it, int64_t v, 
   r->factor = by_nparts ? 0 : v;
   r->nparts = by_nparts ? v : 0;
   te_iter *ins[2] = {o, i};
-  if (!sch_leaf_replace(st, sch_leaf_pos(st, it), 1, 2, ins)) return fail_status(st);
-  if (outer) *outer = o;
-  if (inner) *inner = i;
+  if (!sch_leaf_replace(st, sch_leaf_pos(st, it), 1, 2, ins))
+    return fail_status(st);
+  if (outer)
+    *outer = o;
+  if (inner)
+    *inner = i;
   return TE_OK;
 }
 
 static te_status split_impl(te_stage *st, te_iter *it, int64_t factor, te_iter **outer,
                             te_iter **inner) {
-  if (!st) return TE_ERR_INVALID_ARG;
+  if (!st)
+    return TE_ERR_INVALID_ARG;
   te_status s = do_split("te_split", st, it, factor, false, outer, inner);
-  if (s != TE_OK) return s;
-  return sch_trace_step(st->sch, SCH_STEP_split, (sch_arg[]){{.stage = st}, {.iter = it}, {.i = factor}});
+  if (s != TE_OK)
+    return s;
+  return sch_trace_step(st->sch, SCH_STEP_split,
+                        (sch_arg[]){{.stage = st}, {.iter = it}, {.i = factor}});
 }
 
 te_status te_split(te_stage *st, te_iter *it, int64_t factor, te_iter **outer, te_iter **inner) {
@@ -83,9 +92,11 @@ te_status te_split(te_stage *st, te_iter *it, int64_t factor, te_iter **outer, t
 
 static te_status split_nparts_impl(te_stage *st, te_iter *it, int64_t nparts, te_iter **outer,
                                    te_iter **inner) {
-  if (!st) return TE_ERR_INVALID_ARG;
+  if (!st)
+    return TE_ERR_INVALID_ARG;
   te_status s = do_split("te_split_nparts", st, it, nparts, true, outer, inner);
-  if (s != TE_OK) return s;
+  if (s != TE_OK)
+    return s;
   return sch_trace_step(st->sch, SCH_STEP_split_nparts,
                         (sch_arg[]){{.stage = st}, {.iter = it}, {.i = nparts}});
 }
@@ -99,7 +110,8 @@ te_status te_split_nparts(te_stage *st, te_iter *it, int64_t nparts, te_iter **o
 
 static te_status fuse_impl(te_stage *st, te_iter *outer, te_iter *inner, te_iter **fused) {
   const char *fn = "te_fuse";
-  if (!st) return TE_ERR_INVALID_ARG;
+  if (!st)
+    return TE_ERR_INVALID_ARG;
   if (!check_leaf(fn, st, outer, "outer iter") || !check_leaf(fn, st, inner, "inner iter"))
     return fail_status(st);
   te_ctx *ctx = st->sch->ctx;
@@ -117,13 +129,16 @@ static te_status fuse_impl(te_stage *st, te_iter *outer, te_iter *inner, te_iter
   snprintf(buf, sizeof buf, "%s.%s.f", outer->name, inner->name);
   te_iter *f = sch_iter_new(st, buf, outer->type, NULL);
   sch_rel *r = f ? sch_rel_add(st) : NULL;
-  if (!r) return fail_status(st);
+  if (!r)
+    return fail_status(st);
   r->kind = SCH_REL_FUSE;
   r->fuse_outer = outer;
   r->fuse_inner = inner;
   r->fused = f;
-  if (!sch_leaf_replace(st, po, 2, 1, &f)) return fail_status(st);
-  if (fused) *fused = f;
+  if (!sch_leaf_replace(st, po, 2, 1, &f))
+    return fail_status(st);
+  if (fused)
+    *fused = f;
   return sch_trace_step(st->sch, SCH_STEP_fuse,
                         (sch_arg[]){{.stage = st}, {.iter = outer}, {.iter = inner}});
 }
@@ -137,15 +152,18 @@ te_status te_fuse(te_stage *st, te_iter *outer, te_iter *inner, te_iter **fused)
 static te_status do_reorder(const char *fn, te_stage *st, int n, te_iter *const order[]) {
   te_ctx *ctx = st->sch->ctx;
   if (n < 1 || !order)
-    return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': needs at least one iter (got %d)",
-                    fn, st->name, n);
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': needs at least one iter (got %d)", fn,
+                    st->name, n);
   if (n > st->nleaf)
-    return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': %d iters given but the stage has %d leaves",
-                    fn, st->name, n, st->nleaf);
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s': %d iters given but the stage has %d leaves", fn, st->name, n,
+                    st->nleaf);
   int pos[64];
-  if (n > 64) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: too many iters (%d)", fn, n);
+  if (n > 64)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: too many iters (%d)", fn, n);
   for (int i = 0; i < n; i++) {
-    if (!check_leaf(fn, st, order[i], "iter")) return fail_status(st);
+    if (!check_leaf(fn, st, order[i], "iter"))
+      return fail_status(st);
     for (int j = 0; j < i; j++)
       if (order[j] == order[i])
         return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': iter '%s' is given twice", fn,
@@ -160,18 +178,23 @@ static te_status do_reorder(const char *fn, te_stage *st, int n, te_iter *const 
       pos[j - 1] = t;
     }
   te_iter **l = ir_alloc_persistent(ctx, sizeof(te_iter *) * (size_t)st->nleaf);
-  if (!l) return fail_status(st);
+  if (!l)
+    return fail_status(st);
   memcpy(l, st->leaf, sizeof(te_iter *) * (size_t)st->nleaf);
-  for (int i = 0; i < n; i++) l[pos[i]] = order[i];
+  for (int i = 0; i < n; i++)
+    l[pos[i]] = order[i];
   st->leaf = l;
   return TE_OK;
 }
 
 static te_status reorder_impl(te_stage *st, int n, te_iter *const order[]) {
-  if (!st) return TE_ERR_INVALID_ARG;
+  if (!st)
+    return TE_ERR_INVALID_ARG;
   te_status s = do_reorder("te_reorder", st, n, order);
-  if (s != TE_OK) return s;
-  return sch_trace_step(st->sch, SCH_STEP_reorder, (sch_arg[]){{.stage = st}, {.iters = {n, order}}});
+  if (s != TE_OK)
+    return s;
+  return sch_trace_step(st->sch, SCH_STEP_reorder,
+                        (sch_arg[]){{.stage = st}, {.iters = {n, order}}});
 }
 
 te_status te_reorder(te_stage *st, int n, te_iter *const order[]) {
@@ -183,8 +206,10 @@ te_status te_reorder(te_stage *st, int n, te_iter *const order[]) {
 static te_status tile_impl(te_stage *st, te_iter *x, te_iter *y, int64_t fx, int64_t fy,
                            te_iter **xo, te_iter **yo, te_iter **xi, te_iter **yi) {
   const char *fn = "te_tile";
-  if (!st) return TE_ERR_INVALID_ARG;
-  if (!check_leaf(fn, st, x, "x iter") || !check_leaf(fn, st, y, "y iter")) return fail_status(st);
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  if (!check_leaf(fn, st, x, "x iter") || !check_leaf(fn, st, y, "y iter"))
+    return fail_status(st);
   te_ctx *ctx = st->sch->ctx;
   if (x == y)
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': x and y are the same iter '%s'", fn,
@@ -197,14 +222,21 @@ static te_status tile_impl(te_stage *st, te_iter *x, te_iter *y, int64_t fx, int
                     fn, st->name, (long long)fx, (long long)fy);
   te_iter *a = NULL, *b = NULL, *c = NULL, *d = NULL;
   te_status s = do_split(fn, st, x, fx, false, &a, &c);
-  if (s == TE_OK) s = do_split(fn, st, y, fy, false, &b, &d);
+  if (s == TE_OK)
+    s = do_split(fn, st, y, fy, false, &b, &d);
   te_iter *order[4] = {a, b, c, d};
-  if (s == TE_OK) s = do_reorder(fn, st, 4, order);
-  if (s != TE_OK) return s;
-  if (xo) *xo = a;
-  if (yo) *yo = b;
-  if (xi) *xi = c;
-  if (yi) *yi = d;
+  if (s == TE_OK)
+    s = do_reorder(fn, st, 4, order);
+  if (s != TE_OK)
+    return s;
+  if (xo)
+    *xo = a;
+  if (yo)
+    *yo = b;
+  if (xi)
+    *xi = c;
+  if (yi)
+    *yi = d;
   return sch_trace_step(st->sch, SCH_STEP_tile,
                         (sch_arg[]){{.stage = st}, {.iter = x}, {.iter = y}, {.i = fx}, {.i = fy}});
 }
@@ -220,8 +252,10 @@ te_status te_tile(te_stage *st, te_iter *x, te_iter *y, int64_t fx, int64_t fy, 
 
 static te_status annotate(const char *fn, sch_step_id step, te_stage *st, te_iter *it,
                           ir_for_kind kind) {
-  if (!st) return TE_ERR_INVALID_ARG;
-  if (!check_leaf(fn, st, it, "iter")) return fail_status(st);
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  if (!check_leaf(fn, st, it, "iter"))
+    return fail_status(st);
   te_ctx *ctx = st->sch->ctx;
   if (it->kind != IR_FOR_SERIAL && it->kind != kind)
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': iter '%s' is already %s", fn, st->name,
@@ -256,8 +290,10 @@ te_status te_parallel(te_stage *st, te_iter *it) {
 
 static te_status bind_impl(te_stage *st, te_iter *it, te_thread_tag tag) {
   const char *fn = "te_bind";
-  if (!st) return TE_ERR_INVALID_ARG;
-  if (!check_leaf(fn, st, it, "iter")) return fail_status(st);
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  if (!check_leaf(fn, st, it, "iter"))
+    return fail_status(st);
   te_ctx *ctx = st->sch->ctx;
   if ((unsigned)tag > TE_THREAD_Z)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': unknown thread tag %d", fn, st->name,
@@ -279,7 +315,8 @@ static te_status bind_impl(te_stage *st, te_iter *it, te_thread_tag tag) {
                     it->name, ir_for_kind_name[it->kind]);
   it->kind = IR_FOR_THREAD;
   it->tag = tag;
-  return sch_trace_step(st->sch, SCH_STEP_bind, (sch_arg[]){{.stage = st}, {.iter = it}, {.e = (int)tag}});
+  return sch_trace_step(st->sch, SCH_STEP_bind,
+                        (sch_arg[]){{.stage = st}, {.iter = it}, {.e = (int)tag}});
 }
 
 te_status te_bind(te_stage *st, te_iter *it, te_thread_tag tag) {
@@ -290,7 +327,8 @@ te_status te_bind(te_stage *st, te_iter *it, te_thread_tag tag) {
 
 static te_status set_tail_impl(te_stage *st, te_iter *it, te_tail tail) {
   const char *fn = "te_set_tail";
-  if (!st) return TE_ERR_INVALID_ARG;
+  if (!st)
+    return TE_ERR_INVALID_ARG;
   if (!it)
     return ir_error_null(st->sch->ctx, "%s: stage '%s': iter is NULL", fn, st->name);
   te_ctx *ctx = st->sch->ctx;
@@ -324,8 +362,10 @@ te_status te_set_tail(te_stage *st, te_iter *it, te_tail tail) {
 
 static te_status pragma_impl(te_stage *st, te_iter *it, const char *key, int64_t value) {
   const char *fn = "te_pragma";
-  if (!st) return TE_ERR_INVALID_ARG;
-  if (!check_leaf(fn, st, it, "iter")) return fail_status(st);
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  if (!check_leaf(fn, st, it, "iter"))
+    return fail_status(st);
   te_ctx *ctx = st->sch->ctx;
   if (!key || (strcmp(key, "unroll_max_step") != 0 && strcmp(key, "prefetch") != 0))
     return ir_error(ctx, TE_ERR_UNSUPPORTED,
@@ -334,7 +374,8 @@ static te_status pragma_impl(te_stage *st, te_iter *it, const char *key, int64_t
   int n = it->npragmas + 1;
   const char **keys = ir_alloc_persistent(ctx, sizeof(char *) * (size_t)n);
   int64_t *vals = ir_alloc_persistent(ctx, sizeof(int64_t) * (size_t)n);
-  if (!keys || !vals) return fail_status(st);
+  if (!keys || !vals)
+    return fail_status(st);
   for (int i = 0; i < it->npragmas; i++) {
     keys[i] = it->pragma_keys[i];
     vals[i] = it->pragma_values[i];

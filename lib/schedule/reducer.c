@@ -17,16 +17,16 @@ struct te_reducer {
   ir_custom_reducer r;
 };
 
-static bool is_param(te_expr *e) {
-  return e && e->kind == IR_VAR && e->u.var.kind == IR_VAR_PARAM;
-}
+static bool is_param(te_expr *e) { return e && e->kind == IR_VAR && e->u.var.kind == IR_VAR_PARAM; }
 
 te_reducer *te_reducer_new(te_ctx *ctx, int n, te_expr *const lhs[], te_expr *const rhs[],
                            te_expr *const results[], te_expr *const identity[]) {
   const char *fn = "te_reducer_new";
-  if (!ctx) return NULL;
+  if (!ctx)
+    return NULL;
   if (n < 1 || n > 16 || !lhs || !rhs || !results || !identity) {
-    ir_error(ctx, TE_ERR_INVALID_ARG, "%s: needs 1 to 16 values and all four arrays (got %d)", fn, n);
+    ir_error(ctx, TE_ERR_INVALID_ARG, "%s: needs 1 to 16 values and all four arrays (got %d)", fn,
+             n);
     return NULL;
   }
   for (int i = 0; i < n; i++) {
@@ -56,7 +56,8 @@ te_reducer *te_reducer_new(te_ctx *ctx, int n, te_expr *const lhs[], te_expr *co
   }
   te_reducer *red = ir_alloc_persistent(ctx, sizeof *red);
   te_expr **arr = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)(4 * n));
-  if (!red || !arr) return NULL;
+  if (!red || !arr)
+    return NULL;
   red->ctx = ctx;
   red->r.nvalues = n;
   red->r.lhs = arr;
@@ -73,10 +74,13 @@ te_reducer *te_reducer_new(te_ctx *ctx, int n, te_expr *const lhs[], te_expr *co
 static te_status reduce_impl(te_reducer *red, int n, te_expr *const values[], int nk,
                              te_expr *const axes[], te_expr *cond, te_expr *out[]) {
   const char *fn = "te_reduce";
-  if (!red) return TE_ERR_INVALID_ARG;
+  if (!red)
+    return TE_ERR_INVALID_ARG;
   te_ctx *ctx = red->ctx;
-  if (!out) return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: out is NULL", fn);
-  for (int i = 0; i < n && i < red->r.nvalues; i++) out[i] = NULL;
+  if (!out)
+    return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: out is NULL", fn);
+  for (int i = 0; i < n && i < red->r.nvalues; i++)
+    out[i] = NULL;
   if (n != red->r.nvalues || !values)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: the reducer takes %d values (got %d)", fn,
                     red->r.nvalues, n);
@@ -85,8 +89,7 @@ static te_status reduce_impl(te_reducer *red, int n, te_expr *const values[], in
   for (int i = 0; i < n; i++) {
     if (!values[i])
       return ir_error_null(ctx, "%s: value %d is NULL", fn, i);
-    te_expr *v = ir_dtype_eq(values[i]->dtype, red->r.lhs[i]->dtype)
-                     ? values[i] : NULL;
+    te_expr *v = ir_dtype_eq(values[i]->dtype, red->r.lhs[i]->dtype) ? values[i] : NULL;
     if (!v) {
       char a[32], b[32];
       return ir_error(ctx, TE_ERR_TYPE, "%s: value %d has type %s but the reducer expects %s", fn,
@@ -98,20 +101,24 @@ static te_status reduce_impl(te_reducer *red, int n, te_expr *const values[], in
     if (!axes[i])
       return ir_error_null(ctx, "%s: axis %d is NULL", fn, i);
     if (axes[i]->kind != IR_VAR || axes[i]->u.var.kind != IR_VAR_REDUCE)
-      return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: axis %d is not a reduce axis (make it with te_reduce_axis)", fn, i);
+      return ir_error(ctx, TE_ERR_INVALID_ARG,
+                      "%s: axis %d is not a reduce axis (make it with te_reduce_axis)", fn, i);
     for (int j = 0; j < i; j++)
       if (axes[j] == axes[i])
-        return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: reduce axis '%s' is given twice", fn, axes[i]->u.var.name);
+        return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: reduce axis '%s' is given twice", fn,
+                        axes[i]->u.var.name);
   }
   if (cond && !ir_is_bool(cond->dtype))
     return ir_error(ctx, TE_ERR_TYPE, "%s: the condition must be a bool", fn);
   te_expr **ax = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)nk);
-  if (!ax) return TE_ERR_NOMEM;
+  if (!ax)
+    return TE_ERR_NOMEM;
   memcpy(ax, axes, sizeof(te_expr *) * (size_t)nk);
   for (int i = 0; i < n; i++) {
     ir_reduce r = {IR_REDUCER_CUSTOM, &red->r, nk, ax, cond, i};
     out[i] = ir_reduce_make(ctx, values[i]->dtype, &r, n, values);
-    if (!out[i]) return te_last_status(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
+    if (!out[i])
+      return te_last_status(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
   }
   return TE_OK;
 }

@@ -17,12 +17,15 @@ static te_status check(const char *fn, te_schedule *s, te_tensor *t, te_iter *it
   if (!t)
     return ir_error_null(ctx, "%s: tensor is NULL", fn);
   te_stage *st = sch_stage_of_tensor(s, t);
-  if (!st) return ir_error(ctx, TE_ERR_NOT_FOUND, "%s: tensor '%s' has no stage in this schedule", fn, t->name);
+  if (!st)
+    return ir_error(ctx, TE_ERR_NOT_FOUND, "%s: tensor '%s' has no stage in this schedule", fn,
+                    t->name);
   te_expr *body = st->op->body[0];
   if (body->kind != IR_REDUCE || st->op->nbody != 1 || body->u.reduce->kind == IR_REDUCER_CUSTOM)
     return ir_error(ctx, body->kind == IR_REDUCE ? TE_ERR_UNSUPPORTED : TE_ERR_SCHEDULE,
                     "%s: stage '%s' is not a reduction by te_sum, te_prod, te_min_r or te_max_r%s",
-                    fn, st->name, body->kind == IR_REDUCE ? " (custom reducers are not supported)" : "");
+                    fn, st->name,
+                    body->kind == IR_REDUCE ? " (custom reducers are not supported)" : "");
   if (!it)
     return ir_error_null(ctx, "%s: stage '%s': iter is NULL", fn, st->name);
   if (it->stage != st)
@@ -33,8 +36,8 @@ static te_status check(const char *fn, te_schedule *s, te_tensor *t, te_iter *it
                     st->name, it->name);
   if (it->type != SCH_ITER_REDUCE)
     return ir_error(ctx, TE_ERR_SCHEDULE,
-                    "%s: stage '%s': iter '%s' is data-parallel; rfactor takes a reduction axis", fn,
-                    st->name, it->name);
+                    "%s: stage '%s': iter '%s' is data-parallel; rfactor takes a reduction axis",
+                    fn, st->name, it->name);
   te_stage *inner = sch_attached_at(st);
   if (inner)
     return ir_error(ctx, TE_ERR_SCHEDULE,
@@ -42,8 +45,9 @@ static te_status check(const char *fn, te_schedule *s, te_tensor *t, te_iter *it
                     "other stages in it",
                     fn, inner->name, st->name, st->name);
   if (axis < 0 || axis > st->op->ndim)
-    return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': factor axis must be in [0, %d] (got %d)",
-                    fn, st->name, st->op->ndim, axis);
+    return ir_error(ctx, TE_ERR_INVALID_ARG,
+                    "%s: stage '%s': factor axis must be in [0, %d] (got %d)", fn, st->name,
+                    st->op->ndim, axis);
   for (int i = 0; i < st->nrel; i++)
     if (st->rels[i].kind == SCH_REL_FUSE && st->rels[i].fused->type == SCH_ITER_REDUCE)
       return ir_error(ctx, TE_ERR_UNSUPPORTED,
@@ -70,18 +74,22 @@ static te_status domains(te_stage *st, ir_analyzer *an) {
 
 static te_status rfactor_impl(te_schedule *s, te_tensor *t, te_iter *it, int axis, te_tensor **rf) {
   const char *fn = "te_rfactor";
-  if (!s) return TE_ERR_INVALID_ARG;
+  if (!s)
+    return TE_ERR_INVALID_ARG;
   te_ctx *ctx = s->ctx;
   te_stage *st = NULL;
   te_status r = check(fn, s, t, it, axis, &st);
-  if (r != TE_OK) return r;
+  if (r != TE_OK)
+    return r;
   sch_op *op = st->op;
   te_expr *red = op->body[0];
   ir_reducer_kind kind = red->u.reduce->kind;
   ir_analyzer *an = ir_analyzer_new(ctx);
-  if (!an || (r = domains(st, an)) != TE_OK) return r ? r : te_last_status(ctx);
+  if (!an || (r = domains(st, an)) != TE_OK)
+    return r ? r : te_last_status(ctx);
   ir_map *values = sch_iter_values(st, an);
-  if (!values) return te_last_status(ctx);
+  if (!values)
+    return te_last_status(ctx);
 
   /* C_rf: the data axes with it inserted at axis; the other reduce leaves as reduce axes */
   int nd = op->ndim + 1;
@@ -92,7 +100,8 @@ static te_status rfactor_impl(te_schedule *s, te_tensor *t, te_iter *it, int axi
     names[d] = d == axis ? it->name : op->axes[k++]->u.var.name;
   }
   if (nd > TE_MAX_DIMS)
-    return ir_error(ctx, TE_ERR_SHAPE, "%s: stage '%s' has too many dimensions to add one", fn, st->name);
+    return ir_error(ctx, TE_ERR_SHAPE, "%s: stage '%s' has too many dimensions to add one", fn,
+                    st->name);
   char name[160];
   snprintf(name, sizeof name, "%s_rf", st->name);
   sch_op *rop = sch_op_new(ctx, SCH_OP_COMPUTE, name, nd, shape, names, 1);
@@ -100,7 +109,8 @@ static te_status rfactor_impl(te_schedule *s, te_tensor *t, te_iter *it, int axi
   te_expr **rred = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)st->nleaf);
   te_expr **from = ir_alloc(ctx, sizeof(te_expr *) * (size_t)(st->nleaf + op->ndim + op->nreduce));
   te_expr **to = ir_alloc(ctx, sizeof(te_expr *) * (size_t)(st->nleaf + op->ndim + op->nreduce));
-  if (!rop || !rred || !from || !to) return te_last_status(ctx);
+  if (!rop || !rred || !from || !to)
+    return te_last_status(ctx);
   /* step 1: roots -> values in leaves; data axes -> C_rf's axes */
   int n = 0;
   for (int d = 0, k = 0; d < nd; d++)
@@ -124,14 +134,16 @@ static te_status rfactor_impl(te_schedule *s, te_tensor *t, te_iter *it, int axi
   int m = 0, nr = 0;
   for (int j = 0; j < st->nleaf; j++) {
     te_iter *l = st->leaf[j];
-    if (l->type != SCH_ITER_REDUCE) continue;
+    if (l->type != SCH_ITER_REDUCE)
+      continue;
     from[m] = l->var;
     /* a root leaf loops from its domain's min; the new data axis starts at 0 */
     to[m++] = l == it ? ir_add(raxes[axis], l->dom_min)
                       : (rred[nr++] = ir_reduce_axis_new(ctx, l->name, l->dom_min, l->dom_extent));
   }
   src = ir_substitute(ctx, src, m, from, to);
-  if (cond) cond = ir_simplify(an, ir_substitute(ctx, cond, m, from, to));
+  if (cond)
+    cond = ir_simplify(an, ir_substitute(ctx, cond, m, from, to));
   te_expr *rbody;
   if (nr > 0) {
     ir_reduce rr = {kind, NULL, nr, rred, cond, 0};
@@ -139,7 +151,8 @@ static te_status rfactor_impl(te_schedule *s, te_tensor *t, te_iter *it, int axi
   } else {
     rbody = cond ? ir_select(cond, src, sch_reduce_identity(ctx, kind, red->dtype)) : src;
   }
-  if (!rbody) return te_last_status(ctx);
+  if (!rbody)
+    return te_last_status(ctx);
   rop->nreduce = nr;
   rop->reduce_axes = rred;
   rop->body[0] = rbody;
@@ -149,12 +162,15 @@ static te_status rfactor_impl(te_schedule *s, te_tensor *t, te_iter *it, int axi
   sch_op *cop = ir_alloc_persistent(ctx, sizeof *cop);
   te_expr **caxes = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)(op->ndim ? op->ndim : 1));
   te_expr **cred = ir_alloc_persistent(ctx, sizeof(te_expr *));
-  if (!cop || !caxes || !cred) return te_last_status(ctx);
+  if (!cop || !caxes || !cred)
+    return te_last_status(ctx);
   *cop = *op;
   te_expr *idx[TE_MAX_DIMS + 1];
-  for (int d = 0; d < op->ndim; d++) caxes[d] = ir_var_new(ctx, op->axes[d]->u.var.name, TE_I64, IR_VAR_INDEX);
+  for (int d = 0; d < op->ndim; d++)
+    caxes[d] = ir_var_new(ctx, op->axes[d]->u.var.name, TE_I64, IR_VAR_INDEX);
   cred[0] = ir_reduce_axis_new(ctx, it->name, ir_i64(ctx, 0), it->dom_extent);
-  for (int d = 0, k = 0; d < nd; d++) idx[d] = d == axis ? cred[0] : caxes[k++];
+  for (int d = 0, k = 0; d < nd; d++)
+    idx[d] = d == axis ? cred[0] : caxes[k++];
   te_expr *acc = ir_access(rop->outputs[0], nd, idx);
   ir_reduce cr = {kind, NULL, 1, cred, NULL, 0};
   cop->axes = caxes;
@@ -165,8 +181,10 @@ static te_status rfactor_impl(te_schedule *s, te_tensor *t, te_iter *it, int axi
     return te_last_status(ctx);
 
   int pos = sch_stage_index(s, st);
-  if (!sch_stage_insert(s, pos, rop) || !sch_stage_reset(st, cop)) return te_last_status(ctx);
-  if (rf) *rf = rop->outputs[0];
+  if (!sch_stage_insert(s, pos, rop) || !sch_stage_reset(st, cop))
+    return te_last_status(ctx);
+  if (rf)
+    *rf = rop->outputs[0];
   return sch_trace_step(s, SCH_STEP_rfactor, (sch_arg[]){{.tensor = t}, {.iter = it}, {.i = axis}});
 }
 

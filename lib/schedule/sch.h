@@ -22,13 +22,13 @@ typedef struct sch_op {
   sch_op_kind kind;
   te_ctx *ctx;
   const char *name;
-  uint32_t id;      /* creation order */
+  uint32_t id; /* creation order */
   int ndim;
-  te_expr **axes;   /* COMPUTE: one fresh IR_VAR_INDEX var per dimension */
+  te_expr **axes; /* COMPUTE: one fresh IR_VAR_INDEX var per dimension */
   te_expr **shape;
-  int nbody;        /* COMPUTE: one body per output (tuple reductions have several) */
+  int nbody; /* COMPUTE: one body per output (tuple reductions have several) */
   te_expr **body;
-  int nreduce;      /* reduce axes of the body (fresh IR_VAR_REDUCE vars) */
+  int nreduce; /* reduce axes of the body (fresh IR_VAR_REDUCE vars) */
   te_expr **reduce_axes;
   int nout;
   te_tensor **outputs;
@@ -63,9 +63,9 @@ struct te_iter {
   const char *name;
   sch_iter_type type;
   te_stage *stage;
-  ir_for_kind kind;   /* annotation of a leaf */
-  te_thread_tag tag;  /* IR_FOR_THREAD */
-  te_tail tail;       /* how a non-dividing split of this iter is handled (te_set_tail) */
+  ir_for_kind kind;  /* annotation of a leaf */
+  te_thread_tag tag; /* IR_FOR_THREAD */
+  te_tail tail;      /* how a non-dividing split of this iter is handled (te_set_tail) */
   int npragmas;
   const char **pragma_keys;
   int64_t *pragma_values;
@@ -77,8 +77,8 @@ struct te_iter {
 typedef enum sch_rel_kind { SCH_REL_SPLIT, SCH_REL_FUSE } sch_rel_kind;
 typedef struct sch_rel {
   sch_rel_kind kind;
-  te_iter *parent, *outer, *inner; /* SPLIT */
-  int64_t factor, nparts;          /* SPLIT: one of them > 0 */
+  te_iter *parent, *outer, *inner;          /* SPLIT */
+  int64_t factor, nparts;                   /* SPLIT: one of them > 0 */
   te_iter *fuse_outer, *fuse_inner, *fused; /* FUSE */
 } sch_rel;
 
@@ -101,8 +101,8 @@ struct te_stage {
   te_stage *attach_stage;
   te_iter *attach_iter;
   bool is_output;
-  te_scope scope; /* storage of an intermediate stage (cache stages: their scope) */
-  int nstorage;   /* te_reorder_storage: 0 (row-major), or ndim with */
+  te_scope scope;              /* storage of an intermediate stage (cache stages: their scope) */
+  int nstorage;                /* te_reorder_storage: 0 (row-major), or ndim with */
   int8_t storage[TE_MAX_DIMS]; /* the data axes' indices, outermost storage dim first */
 };
 

@@ -19,9 +19,11 @@ static te_expr *inline_expr(ir_mutator *m, te_expr *e);
 
 static te_expr *inline_access(ir_mutator *m, te_expr *e) {
   te_expr *x = ir_mutate_expr_children(m, e);
-  if (!x) return NULL;
+  if (!x)
+    return NULL;
   te_stage *st = sch_stage_of_tensor(m->data, x->u.tensor);
-  if (!st || st->attach != SCH_ATTACH_INLINE) return x;
+  if (!st || st->attach != SCH_ATTACH_INLINE)
+    return x;
   sch_op *op = st->op;
   te_expr *body = op->body[x->u.tensor->value_index];
   te_expr *sub = ir_substitute(m->ctx, body, op->ndim, op->axes, x->args);
@@ -31,7 +33,8 @@ static te_expr *inline_access(ir_mutator *m, te_expr *e) {
 static te_expr *inline_expr(ir_mutator *m, te_expr *e) { return ir_mutate_expr(m, e); }
 
 te_expr *sch_inline_expr(te_schedule *s, te_expr *e) {
-  if (!e) return NULL;
+  if (!e)
+    return NULL;
   ir_mutator m = {0};
   m.ctx = s->ctx;
   m.expr[IR_ACCESS] = inline_access;
@@ -44,10 +47,13 @@ te_expr *sch_inline_expr(te_schedule *s, te_expr *e) {
    substituted; *cond is a reduction's condition (or NULL). */
 te_expr *sch_stage_source(te_stage *st, int value_index, te_expr **cond) {
   te_expr *b = st->op->body[value_index];
-  if (cond) *cond = NULL;
+  if (cond)
+    *cond = NULL;
   if (b->kind == IR_REDUCE) {
-    if (cond && b->u.reduce->cond) *cond = sch_inline_expr(st->sch, b->u.reduce->cond);
-    return sch_inline_expr(st->sch, b->args[b->u.reduce->value_index < b->nargs ? b->u.reduce->value_index : 0]);
+    if (cond && b->u.reduce->cond)
+      *cond = sch_inline_expr(st->sch, b->u.reduce->cond);
+    return sch_inline_expr(
+        st->sch, b->args[b->u.reduce->value_index < b->nargs ? b->u.reduce->value_index : 0]);
   }
   return sch_inline_expr(st->sch, b);
 }
@@ -87,7 +93,8 @@ te_status sch_propagate_domains(te_stage *st, ir_analyzer *an) {
       r->fused->dom_extent =
           ir_simplify(an, ir_mul(r->fuse_outer->dom_extent, r->fuse_inner->dom_extent));
     }
-    if (ir_failed(ctx)) return te_last_status(ctx);
+    if (ir_failed(ctx))
+      return te_last_status(ctx);
   }
   return TE_OK;
 }
@@ -97,15 +104,18 @@ te_status sch_propagate_domains(te_stage *st, ir_analyzer *an) {
 /* True when a split shifts its last tile inwards: asked for with te_set_tail, and the
    parent is at least one tile long (else the guard stays). */
 bool sch_split_shifts(const sch_rel *r, ir_analyzer *an) {
-  if (r->kind != SCH_REL_SPLIT || r->parent->tail != TE_TAIL_SHIFT_INWARDS) return false;
+  if (r->kind != SCH_REL_SPLIT || r->parent->tail != TE_TAIL_SHIFT_INWARDS)
+    return false;
   /* Recomputing a point is harmless only when the whole computation of the point is redone:
      in a reduction, every data loop must enclose all the reduce loops (init and update are then
      both repeated). Otherwise the guard stays. */
   te_stage *st = r->parent->stage;
   bool seen_reduce = false;
   for (int j = 0; j < st->nleaf && st->op->nreduce > 0; j++) {
-    if (st->leaf[j]->type == SCH_ITER_REDUCE) seen_reduce = true;
-    else if (seen_reduce) return false;
+    if (st->leaf[j]->type == SCH_ITER_REDUCE)
+      seen_reduce = true;
+    else if (seen_reduce)
+      return false;
   }
   return ir_can_prove(an, ir_binary(IR_GE, r->parent->dom_extent, r->inner->dom_extent));
 }
@@ -114,13 +124,16 @@ bool sch_split_shifts(const sch_rel *r, ir_analyzer *an) {
 ir_map *sch_iter_values(te_stage *st, ir_analyzer *an) {
   te_ctx *ctx = st->sch->ctx;
   ir_map *v = ir_map_new(ctx);
-  if (!v) return NULL;
-  for (int i = 0; i < st->nleaf; i++) ir_map_put(v, st->leaf[i], st->leaf[i]->var);
+  if (!v)
+    return NULL;
+  for (int i = 0; i < st->nleaf; i++)
+    ir_map_put(v, st->leaf[i], st->leaf[i]->var);
   for (int i = st->nrel - 1; i >= 0; i--) {
     sch_rel *r = &st->rels[i];
     if (r->kind == SCH_REL_SPLIT) {
       te_expr *o = ir_map_get(v, r->outer), *in = ir_map_get(v, r->inner);
-      if (!o || !in) continue; /* not reachable: cannot happen for a well-formed stage */
+      if (!o || !in)
+        continue; /* not reachable: cannot happen for a well-formed stage */
       te_expr *start = ir_mul(o, r->inner->dom_extent);
       /* shift inwards: the last tile starts at extent - tile, recomputing some points */
       if (sch_split_shifts(r, an))
@@ -128,7 +141,8 @@ ir_map *sch_iter_values(te_stage *st, ir_analyzer *an) {
       ir_map_put(v, r->parent, ir_add(ir_add(start, in), r->parent->dom_min));
     } else {
       te_expr *f = ir_map_get(v, r->fused);
-      if (!f) continue;
+      if (!f)
+        continue;
       te_expr *ie = r->fuse_inner->dom_extent;
       ir_map_put(v, r->fuse_outer, ir_add(ir_floordiv(f, ie), r->fuse_outer->dom_min));
       ir_map_put(v, r->fuse_inner, ir_add(ir_floormod(f, ie), r->fuse_inner->dom_min));
@@ -139,18 +153,21 @@ ir_map *sch_iter_values(te_stage *st, ir_analyzer *an) {
 
 /* The conditions under which the loop nest's point is inside the stage's domain: one per
    non-dividing split, over data iterators (reduce = false) or reduce iterators (true). */
-int sch_split_guards(te_stage *st, ir_analyzer *an, ir_map *values, bool reduce,
-                     te_expr ***out) {
+int sch_split_guards(te_stage *st, ir_analyzer *an, ir_map *values, bool reduce, te_expr ***out) {
   te_ctx *ctx = st->sch->ctx;
   te_expr **g = ir_alloc(ctx, sizeof(te_expr *) * (size_t)(st->nrel ? st->nrel : 1));
   int n = 0;
-  if (!g) return -1;
+  if (!g)
+    return -1;
   for (int i = 0; i < st->nrel; i++) {
     sch_rel *r = &st->rels[i];
-    if (r->kind != SCH_REL_SPLIT || (r->parent->type == SCH_ITER_REDUCE) != reduce) continue;
-    if (sch_split_shifts(r, an) || r->parent->tail == TE_TAIL_ROUND_UP) continue;
+    if (r->kind != SCH_REL_SPLIT || (r->parent->type == SCH_ITER_REDUCE) != reduce)
+      continue;
+    if (sch_split_shifts(r, an) || r->parent->tail == TE_TAIL_ROUND_UP)
+      continue;
     te_expr *covered = ir_mul(r->outer->dom_extent, r->inner->dom_extent);
-    if (ir_can_prove(an, ir_binary(IR_EQ, covered, r->parent->dom_extent))) continue;
+    if (ir_can_prove(an, ir_binary(IR_EQ, covered, r->parent->dom_extent)))
+      continue;
     te_expr *val = ir_map_get(values, r->parent);
     te_expr *end = ir_add(r->parent->dom_min, r->parent->dom_extent);
     g[n++] = ir_simplify(an, ir_lt(val, end));
@@ -190,7 +207,8 @@ te_expr *sch_covered_extent(te_stage *st, te_iter *it) {
    outside the stage's inputs. */
 static te_expr *clamp_access(ir_mutator *m, te_expr *e) {
   te_expr *x = ir_mutate_expr_children(m, e);
-  if (!x) return NULL;
+  if (!x)
+    return NULL;
   te_tensor *t = x->u.tensor;
   te_expr *idx[TE_MAX_DIMS];
   for (int d = 0; d < x->nargs; d++) {
@@ -210,12 +228,14 @@ te_expr *sch_clamp_reads(te_ctx *ctx, te_expr *e) {
 
 /* Substitutes the stage's root variables by their values. */
 te_expr *sch_subst_roots(te_stage *st, ir_map *values, te_expr *e) {
-  if (!e) return NULL;
+  if (!e)
+    return NULL;
   te_expr *from[2 * TE_MAX_DIMS + 64], *to[2 * TE_MAX_DIMS + 64];
   int n = 0;
   for (int i = 0; i < st->nroot && n < (int)(sizeof from / sizeof *from); i++) {
     te_expr *v = ir_map_get(values, st->root[i]);
-    if (!v || v == st->root[i]->var) continue;
+    if (!v || v == st->root[i]->var)
+      continue;
     from[n] = st->root[i]->var;
     to[n++] = v;
   }

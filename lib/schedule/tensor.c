@@ -10,8 +10,10 @@
 #include "sch.h"
 
 bool sch_is_identifier(const char *s) {
-  if (!s || !*s) return false;
-  if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return false;
+  if (!s || !*s)
+    return false;
+  if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+    return false;
   for (s++; *s; s++)
     if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
           *s == '_'))
@@ -21,7 +23,7 @@ bool sch_is_identifier(const char *s) {
 
 /* Checks a shape: every extent non-NULL, an integer, from this context; constants > 0. */
 bool sch_check_shape(te_ctx *ctx, const char *fn, const char *name, int ndim,
-                        te_expr *const shape[]) {
+                     te_expr *const shape[]) {
   if (ndim < 0 || ndim > TE_MAX_DIMS) {
     ir_error(ctx, TE_ERR_SHAPE, "%s: tensor '%s': rank must be in [0, %d] (got %d)", fn, name,
              TE_MAX_DIMS, ndim);
@@ -38,22 +40,22 @@ bool sch_check_shape(te_ctx *ctx, const char *fn, const char *name, int ndim,
       return false;
     }
     if (e->ctx != ctx) {
-      ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor '%s': extent %d belongs to another context",
-               fn, name, i);
+      ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor '%s': extent %d belongs to another context", fn,
+               name, i);
       return false;
     }
     if (!ir_is_intlike(e->dtype) || ir_is_bool(e->dtype) || e->dtype.lanes != 1) {
       char b[32];
-      ir_error(ctx, TE_ERR_TYPE, "%s: tensor '%s': extent %d must be an integer (got %s)", fn,
-               name, i, te_dtype_str(e->dtype, b, sizeof b));
+      ir_error(ctx, TE_ERR_TYPE, "%s: tensor '%s': extent %d must be an integer (got %s)", fn, name,
+               i, te_dtype_str(e->dtype, b, sizeof b));
       return false;
     }
     int64_t v;
     ir_analyzer *an = ir_analyzer_new(ctx); /* `1 - 12` is a constant extent too */
     te_expr *simple = an ? ir_simplify(an, ir_cast(TE_I64, e)) : e;
     if (ir_is_const_int(simple, &v) && v <= 0) {
-      ir_error(ctx, TE_ERR_SHAPE, "%s: tensor '%s': extent %d must be > 0 (got %lld)", fn, name,
-               i, (long long)v);
+      ir_error(ctx, TE_ERR_SHAPE, "%s: tensor '%s': extent %d must be > 0 (got %lld)", fn, name, i,
+               (long long)v);
       return false;
     }
   }
@@ -64,20 +66,24 @@ bool sch_check_shape(te_ctx *ctx, const char *fn, const char *name, int ndim,
 te_expr **sch_copy_shape(te_ctx *ctx, int ndim, te_expr *const shape[]) {
   te_expr **s = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)(ndim ? ndim : 1));
   ir_analyzer *an = ir_analyzer_new(ctx);
-  if (!s || !an) return NULL;
-  for (int i = 0; i < ndim; i++) s[i] = ir_simplify(an, ir_cast(TE_I64, shape[i]));
+  if (!s || !an)
+    return NULL;
+  for (int i = 0; i < ndim; i++)
+    s[i] = ir_simplify(an, ir_cast(TE_I64, shape[i]));
   return s;
 }
 
 te_tensor *sch_make_output(sch_op *op, te_dtype dtype, int value_index) {
   te_tensor *t = ir_alloc_persistent(op->ctx, sizeof *t);
-  if (!t) return NULL;
+  if (!t)
+    return NULL;
   t->ctx = op->ctx;
   t->name = op->name;
   if (op->nout > 1) { /* the outputs of a multi-output compute are NAME_v0, NAME_v1, ... */
     char buf[160];
     snprintf(buf, sizeof buf, "%s_v%d", op->name, value_index);
-    if (!(t->name = ir_strdup_persistent(op->ctx, buf))) return NULL;
+    if (!(t->name = ir_strdup_persistent(op->ctx, buf)))
+      return NULL;
   }
   t->dtype = dtype;
   t->ndim = op->ndim;
@@ -90,7 +96,8 @@ te_tensor *sch_make_output(sch_op *op, te_dtype dtype, int value_index) {
 sch_op *sch_op_new(te_ctx *ctx, sch_op_kind kind, const char *name, int ndim,
                    te_expr *const shape[], const char *const axis_names[], int nout) {
   sch_op *op = ir_alloc_persistent(ctx, sizeof *op);
-  if (!op) return NULL;
+  if (!op)
+    return NULL;
   op->kind = kind;
   op->ctx = ctx;
   op->name = ir_strdup_persistent(ctx, name);
@@ -98,20 +105,25 @@ sch_op *sch_op_new(te_ctx *ctx, sch_op_kind kind, const char *name, int ndim,
   op->shape = sch_copy_shape(ctx, ndim, shape);
   op->nout = nout;
   op->outputs = ir_alloc_persistent(ctx, sizeof(te_tensor *) * (size_t)nout);
-  if (!op->name || !op->shape || !op->outputs) return NULL;
-  if (kind == SCH_OP_PLACEHOLDER) return op;
+  if (!op->name || !op->shape || !op->outputs)
+    return NULL;
+  if (kind == SCH_OP_PLACEHOLDER)
+    return op;
   op->nbody = nout;
   op->body = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)nout);
   op->axes = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)(ndim ? ndim : 1));
-  if (!op->body || !op->axes) return NULL;
+  if (!op->body || !op->axes)
+    return NULL;
   for (int i = 0; i < ndim; i++)
-    if (!(op->axes[i] = ir_var_new(ctx, axis_names[i], TE_I64, IR_VAR_INDEX))) return NULL;
+    if (!(op->axes[i] = ir_var_new(ctx, axis_names[i], TE_I64, IR_VAR_INDEX)))
+      return NULL;
   return op;
 }
 
 static te_tensor *placeholder_impl(te_ctx *ctx, const char *name, te_dtype dtype, int ndim,
                                    te_expr *const shape[]) {
-  if (!ctx) return NULL;
+  if (!ctx)
+    return NULL;
   if (!sch_is_identifier(name)) {
     ir_error(ctx, TE_ERR_INVALID_ARG, "te_placeholder: name '%s' is not a C identifier",
              name ? name : "(null)");
@@ -125,9 +137,11 @@ static te_tensor *placeholder_impl(te_ctx *ctx, const char *name, te_dtype dtype
              te_dtype_str(dtype, b, sizeof b), half ? " by this version" : "");
     return NULL;
   }
-  if (!sch_check_shape(ctx, "te_placeholder", name, ndim, shape)) return NULL;
+  if (!sch_check_shape(ctx, "te_placeholder", name, ndim, shape))
+    return NULL;
   sch_op *op = sch_op_new(ctx, SCH_OP_PLACEHOLDER, name, ndim, shape, NULL, 1);
-  if (!op) return NULL;
+  if (!op)
+    return NULL;
   op->outputs[0] = sch_make_output(op, dtype, 0);
   return op->outputs[0];
 }
@@ -161,8 +175,7 @@ te_expr *te_reduce_axis(te_ctx *ctx, const char *name, te_expr *min, te_expr *ex
       return NULL;
     }
     if (!ir_is_intlike(ends[i]->dtype) || ir_is_bool(ends[i]->dtype)) {
-      ir_error(ctx, TE_ERR_TYPE, "te_reduce_axis: axis '%s': %s must be an integer", name,
-               what[i]);
+      ir_error(ctx, TE_ERR_TYPE, "te_reduce_axis: axis '%s': %s must be an integer", name, what[i]);
       return NULL;
     }
   }
@@ -202,8 +215,8 @@ static te_expr *make_reduce(const char *fn, ir_reducer_kind kind, te_expr *body,
       return NULL;
     }
     if (axes[i]->kind != IR_VAR || axes[i]->u.var.kind != IR_VAR_REDUCE) {
-      ir_error(ctx, TE_ERR_INVALID_ARG, "%s: axis %d is not a reduce axis (make it with te_reduce_axis)",
-               fn, i);
+      ir_error(ctx, TE_ERR_INVALID_ARG,
+               "%s: axis %d is not a reduce axis (make it with te_reduce_axis)", fn, i);
       return NULL;
     }
     for (int j = 0; j < i; j++)
@@ -223,7 +236,8 @@ static te_expr *make_reduce(const char *fn, ir_reducer_kind kind, te_expr *body,
   r.kind = kind;
   r.naxes = nk;
   r.axes = ir_alloc(ctx, sizeof(te_expr *) * (size_t)nk);
-  if (!r.axes) return NULL;
+  if (!r.axes)
+    return NULL;
   memcpy(r.axes, axes, sizeof(te_expr *) * (size_t)nk);
   return ir_reduce_make(ctx, body->dtype, &r, 1, &body);
 }
@@ -244,11 +258,12 @@ te_expr *te_prod(te_expr *body, int nk, te_expr *const axes[]) {
 /* ---------------------------------------------------------------- reads */
 
 te_expr *te_at(te_tensor *t, int n, te_expr *const idx[]) {
-  if (!t) return NULL;
+  if (!t)
+    return NULL;
   te_ctx *ctx = t->ctx;
   if (n != t->ndim) {
-    ir_error(ctx, TE_ERR_SHAPE, "te_at: tensor '%s' has rank %d but %d indices were given",
-             t->name, t->ndim, n);
+    ir_error(ctx, TE_ERR_SHAPE, "te_at: tensor '%s' has rank %d but %d indices were given", t->name,
+             t->ndim, n);
     return NULL;
   }
   if (n > 0 && !idx) {

@@ -30,7 +30,8 @@ const sch_step_info sch_steps[SCH_STEP_COUNT] = {
 
 int sch_step_find(const char *verb) {
   for (int k = 0; verb && k < SCH_STEP_COUNT; k++)
-    if (strcmp(sch_steps[k].verb, verb) == 0) return k;
+    if (strcmp(sch_steps[k].verb, verb) == 0)
+      return k;
   return -1;
 }
 
@@ -38,18 +39,24 @@ int sch_step_nkinds(const sch_step_info *info, bool *list) {
   int n = 0;
   *list = false;
   for (const char *c = info->words; *c; c++) {
-    if (*c == '*') *list = true;
-    else n++;
+    if (*c == '*')
+      *list = true;
+    else
+      n++;
   }
   return n;
 }
 
 const ir_enum_words *sch_kind_enum(char kind) {
   switch (kind) {
-    case 'C': return &ir_scope_words;
-    case 'G': return &ir_thread_tag_words;
-    case 'L': return &ir_tail_words;
-    default: return NULL;
+  case 'C':
+    return &ir_scope_words;
+  case 'G':
+    return &ir_thread_tag_words;
+  case 'L':
+    return &ir_tail_words;
+  default:
+    return NULL;
   }
 }
 
@@ -64,23 +71,37 @@ static const char *tensor_name(te_schedule *s, const te_tensor *t) {
 
 static void put_word(ir_str *out, te_schedule *s, char kind, const sch_arg *a) {
   switch (kind) {
-    case 'S': ir_str_printf(out, " %s", a->stage->name); return;
-    case 'T': ir_str_printf(out, " %s", tensor_name(s, a->tensor)); return;
-    case 'I': case 'A': ir_str_printf(out, " %s", a->iter->name); return;
-    case 'N': case 'P': ir_str_printf(out, " %lld", (long long)a->i); return;
-    case 'K': ir_str_printf(out, " %s", a->word); return;
-    default: {
-      const char *w = ir_enum_word(sch_kind_enum(kind), a->e);
-      ir_str_printf(out, " %s", w ? w : "?");
-    }
+  case 'S':
+    ir_str_printf(out, " %s", a->stage->name);
+    return;
+  case 'T':
+    ir_str_printf(out, " %s", tensor_name(s, a->tensor));
+    return;
+  case 'I':
+  case 'A':
+    ir_str_printf(out, " %s", a->iter->name);
+    return;
+  case 'N':
+  case 'P':
+    ir_str_printf(out, " %lld", (long long)a->i);
+    return;
+  case 'K':
+    ir_str_printf(out, " %s", a->word);
+    return;
+  default: {
+    const char *w = ir_enum_word(sch_kind_enum(kind), a->e);
+    ir_str_printf(out, " %s", w ? w : "?");
+  }
   }
 }
 
 static void put_list(ir_str *out, char kind, const sch_arg *a) {
   if (kind == 'S')
-    for (int k = 0; k < a->stages.n; k++) ir_str_printf(out, " %s", a->stages.v[k]->name);
+    for (int k = 0; k < a->stages.n; k++)
+      ir_str_printf(out, " %s", a->stages.v[k]->name);
   else
-    for (int k = 0; k < a->iters.n; k++) ir_str_printf(out, " %s", a->iters.v[k]->name);
+    for (int k = 0; k < a->iters.n; k++)
+      ir_str_printf(out, " %s", a->iters.v[k]->name);
 }
 
 te_status sch_trace_step(te_schedule *s, sch_step_id id, const sch_arg args[]) {
@@ -88,12 +109,15 @@ te_status sch_trace_step(te_schedule *s, sch_step_id id, const sch_arg args[]) {
   ir_str line = {0};
   ir_str_puts(&line, sch_steps[id].verb);
   for (int k = 0; kinds[k] && kinds[k] != '*'; k++) {
-    if (kinds[k + 1] == '*') put_list(&line, kinds[k], &args[k]);
-    else put_word(&line, s, kinds[k], &args[k]);
+    if (kinds[k + 1] == '*')
+      put_list(&line, kinds[k], &args[k]);
+    else
+      put_word(&line, s, kinds[k], &args[k]);
   }
   char *copy = line.oom ? NULL : ir_strdup_persistent(s->ctx, line.buf);
   ir_str_free(&line);
-  if (!copy) return ir_error(s->ctx, TE_ERR_NOMEM, "te_schedule_trace: out of memory recording a step");
+  if (!copy)
+    return ir_error(s->ctx, TE_ERR_NOMEM, "te_schedule_trace: out of memory recording a step");
   if (!sch_grow(s->ctx, (void ***)&s->steps, &s->cap_steps, s->nsteps, s->nsteps + 1))
     return TE_ERR_NOMEM;
   s->steps[s->nsteps++] = copy;
@@ -102,8 +126,10 @@ te_status sch_trace_step(te_schedule *s, sch_step_id id, const sch_arg args[]) {
 
 static char *trace_text(te_schedule *s) {
   ir_str out = {.ctx = s->ctx};
-  for (int i = 0; i < s->nsteps; i++) ir_str_printf(&out, "%s\n", s->steps[i]);
-  if (!out.buf) ir_str_puts(&out, "");
+  for (int i = 0; i < s->nsteps; i++)
+    ir_str_printf(&out, "%s\n", s->steps[i]);
+  if (!out.buf)
+    ir_str_puts(&out, "");
   return ir_str_take(&out);
 }
 
@@ -137,15 +163,17 @@ static te_status bad(step *p, te_status st, const char *what, const char *word) 
 
 static te_stage *stage_word(step *p, int i) {
   te_stage *st = sch_stage_by_name(p->s, p->w[i]);
-  if (!st) bad(p, TE_ERR_NOT_FOUND, "no stage named", p->w[i]);
+  if (!st)
+    bad(p, TE_ERR_NOT_FOUND, "no stage named", p->w[i]);
   return st;
 }
 
 static te_iter *iter_word(step *p, int i) {
   te_iter *it = sch_stage_find_iter(p->cur, p->w[i]);
   if (!it) {
-    ir_error(p->s->ctx, TE_ERR_NOT_FOUND, "te_schedule_replay: line %d: stage '%s' has no iter '%s'",
-             p->line, p->cur->name, p->w[i]);
+    ir_error(p->s->ctx, TE_ERR_NOT_FOUND,
+             "te_schedule_replay: line %d: stage '%s' has no iter '%s'", p->line, p->cur->name,
+             p->w[i]);
   }
   return it;
 }
@@ -155,7 +183,8 @@ static te_iter *iter_word(step *p, int i) {
 static te_tensor *tensor_word(step *p, int i) {
   te_schedule *s = p->s;
   te_stage *st = sch_stage_by_name(s, p->w[i]);
-  if (st && st->op->nout == 1) return st->op->outputs[0];
+  if (st && st->op->nout == 1)
+    return st->op->outputs[0];
   te_tensor *found = NULL;
   for (int k = 0; k < s->nstage; k++) {
     sch_op *op = s->stages[k]->op;
@@ -173,7 +202,8 @@ static te_tensor *tensor_word(step *p, int i) {
       found = t;
     }
   }
-  if (!found) bad(p, TE_ERR_NOT_FOUND, "no tensor named", p->w[i]);
+  if (!found)
+    bad(p, TE_ERR_NOT_FOUND, "no tensor named", p->w[i]);
   return found;
 }
 
@@ -192,29 +222,39 @@ static bool int_word(step *p, int i, int64_t *v) {
 /* Reads word i as kind into a; the status of the first word that does not read. */
 static te_status read_word(step *p, char kind, int i, sch_arg *a) {
   switch (kind) {
-    case 'S':
-      if (!(a->stage = p->cur = stage_word(p, i))) return TE_ERR_NOT_FOUND;
+  case 'S':
+    if (!(a->stage = p->cur = stage_word(p, i)))
+      return TE_ERR_NOT_FOUND;
+    return TE_OK;
+  case 'T':
+    if (!(a->tensor = tensor_word(p, i)))
+      return TE_ERR_NOT_FOUND;
+    p->cur = sch_stage_of_tensor(p->s, a->tensor);
+    return TE_OK;
+  case 'I':
+  case 'A':
+    if (!p->cur)
+      return bad(p, TE_ERR_NOT_FOUND, "no stage computes", p->w[i - 1]);
+    return (a->iter = iter_word(p, i)) ? TE_OK : TE_ERR_NOT_FOUND;
+  case 'N':
+    return int_word(p, i, &a->i) ? TE_OK : TE_ERR_PARSE;
+  case 'P':
+    if (!int_word(p, i, &a->i))
+      return TE_ERR_PARSE;
+    if (a->i < 0 || a->i > INT_MAX)
+      return bad(p, TE_ERR_PARSE, "axis out of range:", p->w[i]);
+    return TE_OK;
+  case 'K':
+    a->word = p->w[i];
+    return TE_OK;
+  default: {
+    const ir_enum_words *t = sch_kind_enum(kind);
+    char what[40];
+    if ((a->e = ir_enum_value(t, p->w[i])) >= 0)
       return TE_OK;
-    case 'T':
-      if (!(a->tensor = tensor_word(p, i))) return TE_ERR_NOT_FOUND;
-      p->cur = sch_stage_of_tensor(p->s, a->tensor);
-      return TE_OK;
-    case 'I': case 'A':
-      if (!p->cur) return bad(p, TE_ERR_NOT_FOUND, "no stage computes", p->w[i - 1]);
-      return (a->iter = iter_word(p, i)) ? TE_OK : TE_ERR_NOT_FOUND;
-    case 'N': return int_word(p, i, &a->i) ? TE_OK : TE_ERR_PARSE;
-    case 'P':
-      if (!int_word(p, i, &a->i)) return TE_ERR_PARSE;
-      if (a->i < 0 || a->i > INT_MAX) return bad(p, TE_ERR_PARSE, "axis out of range:", p->w[i]);
-      return TE_OK;
-    case 'K': a->word = p->w[i]; return TE_OK;
-    default: {
-      const ir_enum_words *t = sch_kind_enum(kind);
-      char what[40];
-      if ((a->e = ir_enum_value(t, p->w[i])) >= 0) return TE_OK;
-      snprintf(what, sizeof what, "unknown %s", t->what);
-      return bad(p, TE_ERR_PARSE, what, p->w[i]);
-    }
+    snprintf(what, sizeof what, "unknown %s", t->what);
+    return bad(p, TE_ERR_PARSE, what, p->w[i]);
+  }
   }
 }
 
@@ -224,9 +264,12 @@ static te_status read_list(step *p, char kind, int first, sch_arg *a) {
   int n = p->n - first;
   for (int i = first; i < p->n; i++) {
     te_status st = read_word(p, kind, i, &one);
-    if (st != TE_OK) return st;
-    if (kind == 'S') p->stages[i - first] = one.stage;
-    else p->iters[i - first] = one.iter;
+    if (st != TE_OK)
+      return st;
+    if (kind == 'S')
+      p->stages[i - first] = one.stage;
+    else
+      p->iters[i - first] = one.iter;
   }
   if (kind == 'S') {
     a->stages.n = n;
@@ -241,56 +284,71 @@ static te_status read_list(step *p, char kind, int first, sch_arg *a) {
 /* The step's primitive, as steps.def calls it (s and a are the names CALL uses). */
 static te_status apply(te_schedule *s, sch_step_id id, const sch_arg a[]) {
   switch (id) {
-#define SCH_STEP(verb, words, outs, adds, call) \
-  case SCH_STEP_##verb: return call;
+#define SCH_STEP(verb, words, outs, adds, call)                                                    \
+  case SCH_STEP_##verb:                                                                            \
+    return call;
 #include "steps.def"
 #undef SCH_STEP
-    default: break;
+  default:
+    break;
   }
   return ir_error(s->ctx, TE_ERR_INTERNAL, "te_schedule_replay: step %d has no primitive", (int)id);
 }
 
 static te_status run_step(step *p) {
   int id = sch_step_find(p->w[0]);
-  if (id < 0) return bad(p, TE_ERR_PARSE, "unknown step", p->w[0]);
+  if (id < 0)
+    return bad(p, TE_ERR_PARSE, "unknown step", p->w[0]);
   const sch_step_info *info = &sch_steps[id];
   bool list;
   int n = sch_step_nkinds(info, &list) + 1; /* words, the verb included */
   if (list ? p->n < n : p->n != n)
-    return ir_error(p->s->ctx, TE_ERR_PARSE, "te_schedule_replay: line %d: '%s' takes %s%d words (got %d)",
-                    p->line, p->w[0], list ? "at least " : "", n - 1, p->n - 1);
+    return ir_error(p->s->ctx, TE_ERR_PARSE,
+                    "te_schedule_replay: line %d: '%s' takes %s%d words (got %d)", p->line, p->w[0],
+                    list ? "at least " : "", n - 1, p->n - 1);
   sch_arg a[8];
   p->cur = NULL;
   for (int k = 0; k < n - 1; k++) {
     bool is_list = list && k == n - 2;
     te_status st = is_list ? read_list(p, info->words[k], k + 1, &a[k])
                            : read_word(p, info->words[k], k + 1, &a[k]);
-    if (st != TE_OK) return st;
+    if (st != TE_OK)
+      return st;
   }
   return apply(p->s, (sch_step_id)id, a);
 }
 
 static te_status schedule_replay_impl(te_schedule *s, const char *trace) {
-  if (!s) return TE_ERR_INVALID_ARG;
-  if (!trace) return ir_error(s->ctx, TE_ERR_INVALID_ARG, "te_schedule_replay: trace is NULL");
+  if (!s)
+    return TE_ERR_INVALID_ARG;
+  if (!trace)
+    return ir_error(s->ctx, TE_ERR_INVALID_ARG, "te_schedule_replay: trace is NULL");
   char *text = ir_strdup(s->ctx, trace);
-  if (!text) return TE_ERR_NOMEM;
+  if (!text)
+    return TE_ERR_NOMEM;
   step words = {.s = s}, *p = &words;
   for (char *line = text, *next; line; line = next) {
     next = strchr(line, '\n');
-    if (next) *next++ = '\0';
+    if (next)
+      *next++ = '\0';
     p->line++;
     p->n = 0;
     for (char *c = line; *c;) { /* split on blanks in place (strtok is not thread-safe) */
-      while (*c == ' ' || *c == '\t' || *c == '\r') *c++ = '\0';
-      if (!*c) break;
-      if (p->n == MAX_WORDS) return bad(p, TE_ERR_PARSE, "too many words after", c);
+      while (*c == ' ' || *c == '\t' || *c == '\r')
+        *c++ = '\0';
+      if (!*c)
+        break;
+      if (p->n == MAX_WORDS)
+        return bad(p, TE_ERR_PARSE, "too many words after", c);
       p->w[p->n++] = c;
-      while (*c && *c != ' ' && *c != '\t' && *c != '\r') c++;
+      while (*c && *c != ' ' && *c != '\t' && *c != '\r')
+        c++;
     }
-    if (p->n == 0 || p->w[0][0] == '#') continue;
+    if (p->n == 0 || p->w[0][0] == '#')
+      continue;
     te_status st = run_step(p);
-    if (st != TE_OK) return st;
+    if (st != TE_OK)
+      return st;
   }
   return TE_OK;
 }

@@ -16,22 +16,22 @@ typedef enum tg_kind { TG_LLVM, TG_CUDA, TG_VULKAN } tg_kind;
 struct te_target {
   te_ctx *ctx;
   tg_kind kind;
-  const char *triple;   /* resolved: never NULL for LLVM */
-  const char *cpu;      /* resolved ("znver5" for native on this host) */
-  const char *features; /* resolved "+avx512f,..." */
-  int vector_bits;      /* preferred vector width: 512, 256, 128 */
-  bool is_host;         /* JIT-able in this process */
-  const char *str;      /* canonical string */
+  const char *triple;    /* resolved: never NULL for LLVM */
+  const char *cpu;       /* resolved ("znver5" for native on this host) */
+  const char *features;  /* resolved "+avx512f,..." */
+  int vector_bits;       /* preferred vector width: 512, 256, 128 */
+  bool is_host;          /* JIT-able in this process */
+  const char *str;       /* canonical string */
   const char *short_str; /* the string people read (te_target_short_str); NULL: str */
   /* GPU targets (kind CUDA or VULKAN; target_gpu.c). The lowering checks launches against these
      limits; 0 for CPU targets. */
-  int gpu_arch;                /* cuda: the SM version, 80 for sm_80; vulkan: 0 */
-  int max_threads_per_block;   /* threads in one block / workgroup (all axes together) */
-  int max_block_dim[3];        /* threads per block on x, y, z */
-  int64_t max_grid_dim[3];     /* blocks on x, y, z */
-  int64_t max_shared_bytes;    /* shared (workgroup) memory of one block, in bytes */
-  te_target *host;             /* GPU targets: the CPU target host entries are compiled for
-                                  (made by the first build, codegen/ptx_module.c) */
+  int gpu_arch;              /* cuda: the SM version, 80 for sm_80; vulkan: 0 */
+  int max_threads_per_block; /* threads in one block / workgroup (all axes together) */
+  int max_block_dim[3];      /* threads per block on x, y, z */
+  int64_t max_grid_dim[3];   /* blocks on x, y, z */
+  int64_t max_shared_bytes;  /* shared (workgroup) memory of one block, in bytes */
+  te_target *host;           /* GPU targets: the CPU target host entries are compiled for
+                                (made by the first build, codegen/ptx_module.c) */
 };
 
 /* True for a cuda or vulkan target. */

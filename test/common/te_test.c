@@ -128,8 +128,7 @@ void tt_poison(tt_buf *b) {
   }
 }
 
-void tt_ref_matmul(const tt_buf *a, const tt_buf *b, tt_buf *c, int64_t m, int64_t n,
-                   int64_t k) {
+void tt_ref_matmul(const tt_buf *a, const tt_buf *b, tt_buf *c, int64_t m, int64_t n, int64_t k) {
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       double acc = 0;

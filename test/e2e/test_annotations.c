@@ -148,7 +148,8 @@ Test(annotations, prefetch_pragma) {
   for (int x = 0; x < M; x++)
     for (int y = 0; y < N; y++) {
       double acc = 0;
-      for (int z = 0; z < K; z++) acc += tt_get(a, x * K + z) * tt_get(b, z * N + y);
+      for (int z = 0; z < K; z++)
+        acc += tt_get(a, x * K + z) * tt_get(b, z * N + y);
       tt_set(ref, x * N + y, acc);
     }
   te_schedule *s = tt_schedule1(C);

@@ -46,7 +46,8 @@ static void argmax_case(int64_t M, int64_t K, int sched) {
     int64_t best = -1;
     double bv = -INFINITY;
     for (int64_t c = 0; c < K; c++)
-      if (tt_get(a, r * K + c) > bv) bv = tt_get(a, r * K + c), best = c;
+      if (tt_get(a, r * K + c) > bv)
+        bv = tt_get(a, r * K + c), best = c;
     tt_seti(ri, r, best);
     tt_set(rv, r, bv);
   }
@@ -79,7 +80,8 @@ Test(custom_reduce, conditional_custom_sum) {
   tt_fill(a, 3);
   for (int64_t x = 0; x < M; x++) {
     double acc = 0;
-    for (int64_t c = 0; c < K; c++) acc += tt_get(a, x * K + c) > 0 ? tt_get(a, x * K + c) : 0;
+    for (int64_t c = 0; c < K; c++)
+      acc += tt_get(a, x * K + c) > 0 ? tt_get(a, x * K + c) : 0;
     tt_set(ref, x, acc);
   }
   tt_check_all(S, 2, TT_TENSORS(A, S), TT_BUFS(a, got), got, ref, K);
@@ -98,7 +100,8 @@ Test(custom_reduce, multi_output_elementwise) {
   tt_buf *a = TT_ALLOC(TE_F32, N), *g0 = TT_ALLOC(TE_F32, N), *g1 = TT_ALLOC(TE_F32, N);
   tt_buf *r0 = TT_ALLOC(TE_F32, N), *r1 = TT_ALLOC(TE_F32, N);
   tt_fill(a, 11);
-  for (int64_t x = 0; x < N; x++) tt_set(r0, x, 2 * tt_get(a, x)), tt_set(r1, x, -tt_get(a, x));
+  for (int64_t x = 0; x < N; x++)
+    tt_set(r0, x, 2 * tt_get(a, x)), tt_set(r1, x, -tt_get(a, x));
   te_module *m = tt_build(s, "pair", 3, TT_TENSORS(A, outs[0], outs[1]), 0, NULL);
   tt_call(m, "pair", 3, TT_BUFS(a, g0, g1), 0, NULL);
   tt_assert_close(g0, r0, 1);

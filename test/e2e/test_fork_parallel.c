@@ -32,7 +32,8 @@ Test(fork_parallel, child_after_parent_parallel_run) {
     DLTensor *ts[2];
     tt_dl(2, TT_BUFS(a, b), ts);
     int bad = te_module_call(m, "k", 2, ts, 0, NULL) != TE_OK;
-    for (int64_t k = 0; k < N && !bad; k++) bad = tt_get(b, k) != 2 * tt_get(a, k);
+    for (int64_t k = 0; k < N && !bad; k++)
+      bad = tt_get(b, k) != 2 * tt_get(a, k);
     _exit(bad);
   }
   int status = 0;

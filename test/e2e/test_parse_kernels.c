@@ -16,8 +16,10 @@ static int parse(const char *text, te_tensor **args, int *nout) {
   te_tensor **o, **in;
   TT_OK(te_parse(tt_ctx, text, &n, &o));
   TT_OK(te_workload_inputs(n, o, &nin, &in, NULL, NULL));
-  for (int i = 0; i < nin; i++) args[i] = in[i];
-  for (int i = 0; i < n; i++) args[nin + i] = o[i];
+  for (int i = 0; i < nin; i++)
+    args[i] = in[i];
+  for (int i = 0; i < n; i++)
+    args[nin + i] = o[i];
   *nout = n;
   return nin + n;
 }
@@ -50,7 +52,8 @@ Test(parse_kernels, masked_sum_and_int_ops) {
                      "D[i] = select(i % 2 == 0, I[i] // 3, I[i] % -4) + i32(C[i] > 0.0)\n"
                      "where A: f64[6, 6], I: i32[6], k: [0, 6)\n"
                      "outputs C, D",
-                     o, &nout), 4);
+                     o, &nout),
+               4);
   te_schedule *s = te_schedule_new(tt_ctx, 2, TT_TENSORS(o[2], o[3]));
   cr_assert_not_null(s, "%s", te_last_error(tt_ctx));
   te_module *m = tt_build(s, "k", 4, o, 0, NULL);
@@ -60,7 +63,8 @@ Test(parse_kernels, masked_sum_and_int_ops) {
   tt_fill(in, 4);
   for (int64_t i = 0; i < 6; i++) {
     double acc = 0;
-    for (int64_t k = 0; k <= i; k++) acc += tt_get(a, i * 6 + k);
+    for (int64_t k = 0; k <= i; k++)
+      acc += tt_get(a, i * 6 + k);
     tt_set(rc, i, acc);
     int64_t x = tt_geti(in, i);
     tt_seti(rd, i, (i % 2 == 0 ? tt_floordiv(x, 3) : tt_floormod(x, -4)) + (acc > 0));
@@ -77,7 +81,8 @@ Test(parse_kernels, argmax_reducer) {
                      "where A: f32[5, 11], k: [0, 11), argmax: reducer (li: i64, lv: f32) "
                      "(ri: i64, rv: f32) = (select(rv > lv, ri, li), max(lv, rv)) "
                      "identity (-1, f32(-inf))",
-                     o, &nout), 3);
+                     o, &nout),
+               3);
   te_schedule *s = te_schedule_new(tt_ctx, 2, TT_TENSORS(o[1], o[2]));
   cr_assert_not_null(s, "%s", te_last_error(tt_ctx));
   te_module *m = tt_build(s, "argmax", 3, o, 0, NULL);
@@ -88,7 +93,8 @@ Test(parse_kernels, argmax_reducer) {
     int64_t best = -1;
     double bv = -INFINITY;
     for (int64_t k = 0; k < 11; k++)
-      if (tt_get(a, i * 11 + k) > bv) bv = tt_get(a, i * 11 + k), best = k;
+      if (tt_get(a, i * 11 + k) > bv)
+        bv = tt_get(a, i * 11 + k), best = k;
     tt_seti(ridx, i, best);
     tt_set(rval, i, bv);
   }
@@ -140,8 +146,8 @@ Test(parse_kernels, conv2d_text_matches_operator) {
             for (int rx = 0; rx < 3; rx++) {
               int iy = 2 * y + ry - 1, ix = xo + rx - 1;
               if (iy >= 0 && iy < 9 && ix >= 0 && ix < 8)
-                acc += tt_get(x, (c * 9 + iy) * 8 + ix) *
-                       tt_get(w, ((oc * 3 + c) * 3 + ry) * 3 + rx);
+                acc +=
+                    tt_get(x, (c * 9 + iy) * 8 + ix) * tt_get(w, ((oc * 3 + c) * 3 + ry) * 3 + rx);
             }
         tt_set(ref, (oc * 5 + y) * 8 + xo, acc);
       }

@@ -39,8 +39,8 @@ Test(storage_order, local_block_vectorized_along_rows) {
   TT_OK(te_tile(sc, te_axis(sc, 0), te_axis(sc, 1), 4, 8, &io, &jo, &ii, &ji));
   TT_OK(te_compute_at(sl, sc, jo));
   TT_OK(te_reorder_storage(sl, 2, (te_iter *const[]){te_axis(sl, 1), te_axis(sl, 0)}));
-  TT_OK(te_reorder(sl, 3, (te_iter *const[]){te_reduce_iter(sl, 0), te_axis(sl, 1),
-                                              te_axis(sl, 0)}));
+  TT_OK(
+      te_reorder(sl, 3, (te_iter *const[]){te_reduce_iter(sl, 0), te_axis(sl, 1), te_axis(sl, 0)}));
   TT_OK(te_vectorize(sl, te_axis(sl, 0)));
   char *trace = te_schedule_trace(s);
   cr_assert(strstr(trace, "reorder_storage C_local j i\n"), "%s", trace);
@@ -69,9 +69,9 @@ Test(storage_order, intermediate_transposed_and_replayed) {
   te_tensor *X = tt_placeholder("X", TE_F32, 2, TT_SHAPE(R, S));
   te_tensor *P = TT_NN(te_compute(tt_ctx, "P", 2, TE_EXPRS(te_int(tt_ctx, R), te_int(tt_ctx, S)),
                                   TE_EXPRS(i, j), te_mul(tt_at2(X, i, j), tt_at2(X, i, j))));
-  te_tensor *Q = TT_NN(te_compute(tt_ctx, "Q", 2, TE_EXPRS(te_int(tt_ctx, R), te_int(tt_ctx, S)),
-                                  TE_EXPRS(i, j),
-                                  te_add(tt_at2(P, i, j), te_float(tt_ctx, TE_F32, 1.0))));
+  te_tensor *Q =
+      TT_NN(te_compute(tt_ctx, "Q", 2, TE_EXPRS(te_int(tt_ctx, R), te_int(tt_ctx, S)),
+                       TE_EXPRS(i, j), te_add(tt_at2(P, i, j), te_float(tt_ctx, TE_F32, 1.0))));
   tt_buf *x = TT_ALLOC(TE_F32, R, S), *q = TT_ALLOC(TE_F32, R, S), *r = TT_ALLOC(TE_F32, R, S);
   tt_fill(x, 3);
   for (int n = 0; n < R * S; n++)

@@ -35,7 +35,8 @@ static te_tensor *out_of(wl *w) { return w->t[w->nt - 1]; }
 /* A placeholder of constant shape, recorded as tensor number w->nt. */
 static te_tensor *input(te_ctx *ctx, wl *w, const char *name, int ndim, const int64_t *shape) {
   te_expr *sh[4];
-  for (int d = 0; d < ndim; d++) sh[d] = te_int(ctx, shape[d]);
+  for (int d = 0; d < ndim; d++)
+    sh[d] = te_int(ctx, shape[d]);
   te_tensor *t = te_placeholder(ctx, name, TE_F32, ndim, sh);
   w->t[w->nt] = t;
   w->ndim[w->nt] = ndim;
@@ -67,7 +68,8 @@ static char *trace_of(te_schedule *s) {
 /* Runs the schedule's kernel on the workload's inputs (bufs) into got. */
 static void run(te_schedule *s, wl *w, tt_buf *const bufs[], tt_buf *got) {
   tt_buf *b[6];
-  for (int i = 0; i < w->nt; i++) b[i] = bufs[i];
+  for (int i = 0; i < w->nt; i++)
+    b[i] = bufs[i];
   b[w->nt - 1] = got;
   tt_poison(got);
   te_module *m = tt_build(s, "k", w->nt, w->t, 0, NULL);
@@ -85,7 +87,8 @@ static void round_trip(const char *name, wl_build build, wl_sched sched, bool co
   TT_NO_ERR(tt_ctx);
   char *tr1 = trace_of(s1);
   tt_note("case %s, trace:\n%s", name, tr1);
-  if (want_trace) cr_assert_str_eq(tr1, want_trace, "case %s: trace", name);
+  if (want_trace)
+    cr_assert_str_eq(tr1, want_trace, "case %s: trace", name);
   char *ir1 = lower(s1, &w);
 
   /* replay in the same context */
@@ -116,7 +119,8 @@ static void round_trip(const char *name, wl_build build, wl_sched sched, bool co
     tt_buf *bufs[6], *ref, *got1, *got2;
     for (int i = 0; i < w.nt; i++) {
       bufs[i] = tt_alloc(TE_F32, w.ndim[i], w.shape[i]);
-      if (i < w.nt - 1) tt_fill(bufs[i], 1000 + (uint64_t)i);
+      if (i < w.nt - 1)
+        tt_fill(bufs[i], 1000 + (uint64_t)i);
     }
     int o = w.nt - 1;
     ref = bufs[o];
@@ -155,8 +159,9 @@ static void build_matmul(te_ctx *ctx, wl *w) {
 static void build_elementwise(te_ctx *ctx, wl *w) {
   te_tensor *a = input(ctx, w, "A", 2, SH(13, 29)), *b = input(ctx, w, "B", 2, SH(13, 29));
   te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
-  te_tensor *c = te_compute(ctx, "C", 2, E(te_int(ctx, 13), te_int(ctx, 29)), E(i, j),
-                            te_add(te_mul(TE_AT(a, i, j), TE_AT(b, i, j)), te_float(ctx, TE_F32, 1)));
+  te_tensor *c =
+      te_compute(ctx, "C", 2, E(te_int(ctx, 13), te_int(ctx, 29)), E(i, j),
+                 te_add(te_mul(TE_AT(a, i, j), TE_AT(b, i, j)), te_float(ctx, TE_F32, 1)));
   output(w, c, 2, SH(13, 29));
 }
 
@@ -166,14 +171,14 @@ static void build_blur(te_ctx *ctx, wl *w) {
   te_tensor *in = input(ctx, w, "In", 2, SH(32, 72));
   te_expr *y = te_var(ctx, "y"), *x = te_var(ctx, "x");
   te_expr *one = te_int(ctx, 1), *two = te_int(ctx, 2), *three = te_float(ctx, TE_F32, 3);
-  te_tensor *bx = te_compute(
-      ctx, "blur_x", 2, E(te_int(ctx, 32), te_int(ctx, 70)), E(y, x),
-      te_div(te_add(te_add(TE_AT(in, y, x), TE_AT(in, y, te_add(x, one))), TE_AT(in, y, te_add(x, two))),
-             three));
-  te_tensor *by = te_compute(
-      ctx, "blur_y", 2, E(te_int(ctx, 30), te_int(ctx, 70)), E(y, x),
-      te_div(te_add(te_add(TE_AT(bx, y, x), TE_AT(bx, te_add(y, one), x)), TE_AT(bx, te_add(y, two), x)),
-             three));
+  te_tensor *bx = te_compute(ctx, "blur_x", 2, E(te_int(ctx, 32), te_int(ctx, 70)), E(y, x),
+                             te_div(te_add(te_add(TE_AT(in, y, x), TE_AT(in, y, te_add(x, one))),
+                                           TE_AT(in, y, te_add(x, two))),
+                                    three));
+  te_tensor *by = te_compute(ctx, "blur_y", 2, E(te_int(ctx, 30), te_int(ctx, 70)), E(y, x),
+                             te_div(te_add(te_add(TE_AT(bx, y, x), TE_AT(bx, te_add(y, one), x)),
+                                           TE_AT(bx, te_add(y, two), x)),
+                                    three));
   w->mid[0] = bx;
   output(w, by, 2, SH(30, 70));
 }
@@ -234,8 +239,10 @@ static void build_conv_relu(te_ctx *ctx, wl *w) {
 static void build_chain(te_ctx *ctx, wl *w) {
   te_tensor *a = input(ctx, w, "A", 1, SH(37));
   te_expr *i = te_var(ctx, "i"), *n = te_int(ctx, 37);
-  te_tensor *p1 = te_compute(ctx, "P1", 1, E(n), E(i), te_mul(TE_AT(a, i), te_float(ctx, TE_F32, 2)));
-  te_tensor *p2 = te_compute(ctx, "P2", 1, E(n), E(i), te_add(TE_AT(p1, i), te_float(ctx, TE_F32, 1)));
+  te_tensor *p1 =
+      te_compute(ctx, "P1", 1, E(n), E(i), te_mul(TE_AT(a, i), te_float(ctx, TE_F32, 2)));
+  te_tensor *p2 =
+      te_compute(ctx, "P2", 1, E(n), E(i), te_add(TE_AT(p1, i), te_float(ctx, TE_F32, 1)));
   te_tensor *c = te_compute(ctx, "C", 1, E(n), E(i), te_mul(TE_AT(p2, i), TE_AT(p1, i)));
   w->mid[0] = p1;
   w->mid[1] = p2;
@@ -354,7 +361,8 @@ static void sched_rfactor_at(te_schedule *s, wl *w) {
    split and unrolled. */
 static void sched_softmax(te_schedule *s, wl *w) {
   te_stage *so = tt_stage(s, out_of(w));
-  for (int i = 0; i < 3; i++) TT_OK(te_compute_at(tt_stage(s, w->mid[i]), so, te_axis(so, 0)));
+  for (int i = 0; i < 3; i++)
+    TT_OK(te_compute_at(tt_stage(s, w->mid[i]), so, te_axis(so, 0)));
   te_iter *o, *in;
   TT_OK(te_split(so, te_axis(so, 1), 4, &o, &in));
   TT_OK(te_unroll(so, in));
@@ -368,7 +376,8 @@ static void sched_conv(te_schedule *s, wl *w) {
   TT_OK(te_split(so, te_axis(so, 2), 4, &yo, &yi));
   TT_OK(te_compute_at(sc, so, yo));
   TT_OK(te_compute_at(sp, sc, te_axis(sc, 2)));
-  TT_OK(te_reorder(sc, 3, (te_iter *const[]){te_reduce_iter(sc, 0), te_axis(sc, 2), te_axis(sc, 3)}));
+  TT_OK(
+      te_reorder(sc, 3, (te_iter *const[]){te_reduce_iter(sc, 0), te_axis(sc, 2), te_axis(sc, 3)}));
 }
 
 /* compute_inline, compute_at, compute_root, compute_at again (the last placement wins). */

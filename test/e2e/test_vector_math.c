@@ -32,7 +32,8 @@ static double ulp_error(bool f64, double got, ld ref) {
   if (isinf(r) || isinf(got))
     return r == got ? 0 : INFINITY;
   double a = fabs(r);
-  double ulp = f64 ? nextafter(a, INFINITY) - a : (double)(nextafterf((float)a, INFINITY) - (float)a);
+  double ulp =
+      f64 ? nextafter(a, INFINITY) - a : (double)(nextafterf((float)a, INFINITY) - (float)a);
   return (double)(fabsl((ld)got - ref) / ulp);
 }
 
@@ -47,10 +48,33 @@ static int inputs(double *x, int cap, double lo, double hi, bool f64) {
     x[n++] = m;
     x[n++] = -m;
   }
-  const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0, 0.5, 0.625, -0.625,
-                            88.72283935546875, 88.7228394, 89.0, -87.33654, -103.9, -104.5,
-                            709.78, 709.79, -708.4, -745.1, -746.0, 1e-30, -1e-30, 1e-300,
-                            2.2250738585072014e-308, 1.17549435e-38, 1e-40};
+  const double special[] = {0.0,
+                            -0.0,
+                            INFINITY,
+                            -INFINITY,
+                            NAN,
+                            1.0,
+                            -1.0,
+                            0.5,
+                            0.625,
+                            -0.625,
+                            88.72283935546875,
+                            88.7228394,
+                            89.0,
+                            -87.33654,
+                            -103.9,
+                            -104.5,
+                            709.78,
+                            709.79,
+                            -708.4,
+                            -745.1,
+                            -746.0,
+                            1e-30,
+                            -1e-30,
+                            1e-300,
+                            2.2250738585072014e-308,
+                            1.17549435e-38,
+                            1e-40};
   for (size_t i = 0; i < sizeof special / sizeof special[0] && n < cap; i++)
     x[n++] = special[i];
   return n;

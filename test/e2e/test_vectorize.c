@@ -17,9 +17,17 @@ static te_expr *I(int64_t v) { return te_int(tt_ctx, v); }
 
 /* ---------------------------------------------------------------- element-wise */
 
-enum { EW_SPLIT16, EW_SPLIT8_PAR, EW_TILE_UNROLL_PAR, EW_FUSE_PAR, EW_WHOLE_ROW, EW_ROWS,
-       EW_COUNT };
-static const char *ew_names[] = {"split j 16 + vectorize", "split j 8 + vectorize + parallel i",
+enum {
+  EW_SPLIT16,
+  EW_SPLIT8_PAR,
+  EW_TILE_UNROLL_PAR,
+  EW_FUSE_PAR,
+  EW_WHOLE_ROW,
+  EW_ROWS,
+  EW_COUNT
+};
+static const char *ew_names[] = {"split j 16 + vectorize",
+                                 "split j 8 + vectorize + parallel i",
                                  "tile 4x16 + unroll i.i + vectorize j.i + parallel i.o",
                                  "fuse + split 16 + vectorize + parallel",
                                  "vectorize the whole row (53 lanes)",
@@ -221,11 +229,11 @@ Test(vectorize, softmax) {
   te_expr *k2 = te_reduce_axis(tt_ctx, "k2", I(0), I(N));
   te_tensor *Mx = TT_NN(te_compute(tt_ctx, "M", 1, TE_EXPRS(I(R)), TE_EXPRS(i),
                                    te_max_r(tt_at2(A, i, k), 1, TE_EXPRS(k))));
-  te_tensor *E = TT_NN(te_compute(
-      tt_ctx, "E", 2, TE_EXPRS(I(R), I(N)), TE_EXPRS(i, j),
-      te_call(tt_ctx, "exp", 1, TE_EXPRS(te_sub(tt_at2(A, i, j), tt_at1(Mx, i))))));
-  te_tensor *S = TT_NN(te_compute(tt_ctx, "S", 1, TE_EXPRS(I(R)), TE_EXPRS(i),
-                                  TE_SUM(tt_at2(E, i, k2), k2)));
+  te_tensor *E = TT_NN(
+      te_compute(tt_ctx, "E", 2, TE_EXPRS(I(R), I(N)), TE_EXPRS(i, j),
+                 te_call(tt_ctx, "exp", 1, TE_EXPRS(te_sub(tt_at2(A, i, j), tt_at1(Mx, i))))));
+  te_tensor *S =
+      TT_NN(te_compute(tt_ctx, "S", 1, TE_EXPRS(I(R)), TE_EXPRS(i), TE_SUM(tt_at2(E, i, k2), k2)));
   te_tensor *O = TT_NN(te_compute(tt_ctx, "O", 2, TE_EXPRS(I(R), I(N)), TE_EXPRS(i, j),
                                   te_div(tt_at2(E, i, j), tt_at1(S, i))));
   tt_buf *a = TT_ALLOC(TE_F32, R, N), *got = TT_ALLOC(TE_F32, R, N), *ref = TT_ALLOC(TE_F32, R, N);
@@ -265,8 +273,9 @@ static void run_math(te_dtype dt, const char *fn, double lo, double hi) {
     double x = lo + (hi - lo) * p / (N - 1);
     tt_set(a, p, x);
     x = tt_get(a, p);
-    double r = strcmp(fn, "log") == 0 ? log(x) : strcmp(fn, "tanh") == 0 ? tanh(x)
-                                                                          : 1 / (1 + exp(-x));
+    double r = strcmp(fn, "log") == 0    ? log(x)
+               : strcmp(fn, "tanh") == 0 ? tanh(x)
+                                         : 1 / (1 + exp(-x));
     tt_set(ref, p, r);
   }
   te_schedule *s = tt_schedule1(C);
@@ -352,13 +361,14 @@ Test(vectorize, producers_inside_vectorized_loop) {
   enum { H = 11, W = 37 };
   te_tensor *in = tt_placeholder("in", TE_F32, 2, TT_SHAPE(H + 2, W + 2));
   te_expr *y = te_var(tt_ctx, "y"), *x = te_var(tt_ctx, "x");
-  te_tensor *bx = TT_NN(te_compute(
-      tt_ctx, "bx", 2, TE_EXPRS(I(H + 2), I(W)), TE_EXPRS(y, x),
-      te_add(te_add(tt_at2(in, y, x), tt_at2(in, y, te_add(x, I(1)))), tt_at2(in, y, te_add(x, I(2))))));
-  te_tensor *by = TT_NN(te_compute(
-      tt_ctx, "by", 2, TE_EXPRS(I(H), I(W)), TE_EXPRS(y, x),
-      te_add(te_add(tt_at2(bx, y, x), tt_at2(bx, te_add(y, I(1)), x)), tt_at2(bx, te_add(y, I(2)), x))));
-  tt_buf *ib = TT_ALLOC(TE_F32, H + 2, W + 2), *got = TT_ALLOC(TE_F32, H, W), *ref = TT_ALLOC(TE_F32, H, W);
+  te_tensor *bx = TT_NN(te_compute(tt_ctx, "bx", 2, TE_EXPRS(I(H + 2), I(W)), TE_EXPRS(y, x),
+                                   te_add(te_add(tt_at2(in, y, x), tt_at2(in, y, te_add(x, I(1)))),
+                                          tt_at2(in, y, te_add(x, I(2))))));
+  te_tensor *by = TT_NN(te_compute(tt_ctx, "by", 2, TE_EXPRS(I(H), I(W)), TE_EXPRS(y, x),
+                                   te_add(te_add(tt_at2(bx, y, x), tt_at2(bx, te_add(y, I(1)), x)),
+                                          tt_at2(bx, te_add(y, I(2)), x))));
+  tt_buf *ib = TT_ALLOC(TE_F32, H + 2, W + 2), *got = TT_ALLOC(TE_F32, H, W),
+         *ref = TT_ALLOC(TE_F32, H, W);
   tt_fill(ib, 61);
   for (int p = 0; p < H; p++)
     for (int q = 0; q < W; q++) {

@@ -222,7 +222,8 @@ Test(err_schedule, reorder_storage_of_output) {
 Test(err_schedule, reorder_storage_wrong_count) {
   build();
   cr_assert_eq(te_reorder_storage(SP, 1, (te_iter *const[]){te_axis(SP, 1)}), TE_ERR_SCHEDULE);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'Pmid'", "1 dims given", "2 data axes");
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'Pmid'", "1 dims given",
+                "2 data axes");
 }
 
 Test(err_schedule, reorder_storage_duplicate_axis) {

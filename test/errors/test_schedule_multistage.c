@@ -149,7 +149,8 @@ Test(err_multistage, compute_at_of_output) {
 Test(err_multistage, compute_at_itself) {
   build();
   cr_assert_eq(te_compute_at(SP2, SP2, te_axis(SP2, 1)), TE_ERR_SCHEDULE);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_compute_at", "stage 'P2' cannot be computed at itself");
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_compute_at",
+                "stage 'P2' cannot be computed at itself");
 }
 
 Test(err_multistage, compute_at_into_inlined_stage) {
@@ -310,10 +311,10 @@ Test(err_multistage, rfactor_of_custom_reduction) {
   te_tensor *a = tt_placeholder("A", TE_F32, 2, TT_SHAPE(4, 10));
   te_expr *li = te_param(tt_ctx, "li", TE_I64), *lv = te_param(tt_ctx, "lv", TE_F32);
   te_expr *ri = te_param(tt_ctx, "ri", TE_I64), *rv = te_param(tt_ctx, "rv", TE_F32);
-  te_reducer *red = TT_NN(te_reducer_new(
-      tt_ctx, 2, TE_EXPRS(li, lv), TE_EXPRS(ri, rv),
-      TE_EXPRS(te_select(te_gt(rv, lv), ri, li), te_max(lv, rv)),
-      TE_EXPRS(te_int(tt_ctx, -1), te_float(tt_ctx, TE_F32, -1e30))));
+  te_reducer *red =
+      TT_NN(te_reducer_new(tt_ctx, 2, TE_EXPRS(li, lv), TE_EXPRS(ri, rv),
+                           TE_EXPRS(te_select(te_gt(rv, lv), ri, li), te_max(lv, rv)),
+                           TE_EXPRS(te_int(tt_ctx, -1), te_float(tt_ctx, TE_F32, -1e30))));
   te_expr *vals[2];
   TT_OK(te_reduce(red, 2, TE_EXPRS(k, tt_at2(a, i, k)), 1, TE_EXPRS(k), NULL, vals));
   te_tensor *outs[2];
@@ -366,9 +367,11 @@ Test(err_multistage, cache_read_null_reader) {
 Test(err_multistage, cache_read_reader_of_another_schedule) {
   build();
   te_schedule *s2 = tt_schedule1(Out);
-  cr_assert_eq(te_cache_read(S, Ain, TE_SCOPE_LOCAL, 1, (te_stage *const[]){tt_stage(s2, P1)}, NULL),
-               TE_ERR_SCHEDULE);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_cache_read", "reader 'P1' belongs to another schedule");
+  cr_assert_eq(
+      te_cache_read(S, Ain, TE_SCOPE_LOCAL, 1, (te_stage *const[]){tt_stage(s2, P1)}, NULL),
+      TE_ERR_SCHEDULE);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_cache_read",
+                "reader 'P1' belongs to another schedule");
 }
 
 Test(err_multistage, cache_read_tensor_not_in_schedule) {
@@ -376,7 +379,8 @@ Test(err_multistage, cache_read_tensor_not_in_schedule) {
   te_schedule *s2 = tt_schedule1(P2); /* Out and R are not part of it */
   cr_assert_eq(te_cache_read(s2, R, TE_SCOPE_LOCAL, 1, (te_stage *const[]){tt_stage(s2, P2)}, NULL),
                TE_ERR_NOT_FOUND);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_NOT_FOUND, "te_cache_read", "tensor 'R' is not part of this schedule");
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_NOT_FOUND, "te_cache_read",
+                "tensor 'R' is not part of this schedule");
 }
 
 /* ---------------------------------------------------------------- cache_write */
@@ -506,8 +510,8 @@ Test(err_multistage, unroll_reduce_axis_is_accepted) {
 Test(err_multistage, set_tail_shift_inwards_of_reduce_axis) {
   build();
   cr_assert_eq(te_set_tail(SR, te_reduce_iter(SR, 0), TE_TAIL_SHIFT_INWARDS), TE_ERR_SCHEDULE);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_set_tail", "stage 'R'",
-                "iter 'k' is a reduction axis", "twice");
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_set_tail", "stage 'R'", "iter 'k' is a reduction axis",
+                "twice");
 }
 
 /* Rounding an output's loops up would write past the caller's buffer; an intermediate is fine. */
@@ -545,8 +549,8 @@ Test(err_multistage, set_tail_guard_and_shift_are_accepted) {
 Test(err_multistage, pragma_unknown_key) {
   build();
   cr_assert_eq(te_pragma(SP2, te_axis(SP2, 0), "vectorize_me", 1), TE_ERR_UNSUPPORTED);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_pragma", "stage 'P2'", "unknown pragma 'vectorize_me'",
-                "unroll_max_step, prefetch");
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_pragma", "stage 'P2'",
+                "unknown pragma 'vectorize_me'", "unroll_max_step, prefetch");
   te_clear_error(tt_ctx);
   cr_assert_eq(te_pragma(SP2, te_axis(SP2, 0), NULL, 1), TE_ERR_UNSUPPORTED);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_pragma", "unknown pragma '(null)'");
@@ -566,7 +570,7 @@ Test(err_multistage, pragma_non_leaf_iter) {
 #define EXPECT_REPLAY_ERR(text, status, ...)                                                       \
   do {                                                                                             \
     build();                                                                                       \
-    cr_assert_eq(te_schedule_replay(S, (text)), (status), "%s", te_last_error(tt_ctx));             \
+    cr_assert_eq(te_schedule_replay(S, (text)), (status), "%s", te_last_error(tt_ctx));            \
     TT_EXPECT_ERR(tt_ctx, (status), "te_schedule_replay", __VA_ARGS__);                            \
   } while (0)
 
@@ -610,8 +614,7 @@ Test(err_multistage, replay_unknown_thread_tag) {
 }
 
 Test(err_multistage, replay_unknown_tail) {
-  EXPECT_REPLAY_ERR("set_tail P2 i wrap\n", TE_ERR_PARSE, "line 1",
-                    "unknown tail strategy 'wrap'");
+  EXPECT_REPLAY_ERR("set_tail P2 i wrap\n", TE_ERR_PARSE, "line 1", "unknown tail strategy 'wrap'");
 }
 
 /* Comment and blank lines count in the line numbers. */
@@ -656,7 +659,8 @@ Test(err_multistage, replay_unknown_reader_stage) {
 }
 
 Test(err_multistage, replay_unknown_tensor) {
-  EXPECT_REPLAY_ERR("cache_write Conv local\n", TE_ERR_NOT_FOUND, "line 1", "no tensor named 'Conv'");
+  EXPECT_REPLAY_ERR("cache_write Conv local\n", TE_ERR_NOT_FOUND, "line 1",
+                    "no tensor named 'Conv'");
 }
 
 Test(err_multistage, replay_rfactor_of_placeholder) {
@@ -664,7 +668,8 @@ Test(err_multistage, replay_rfactor_of_placeholder) {
 }
 
 Test(err_multistage, replay_compute_at_unknown_consumer_iter) {
-  EXPECT_REPLAY_ERR("compute_at P1 P2 z\n", TE_ERR_NOT_FOUND, "line 1", "stage 'P2' has no iter 'z'");
+  EXPECT_REPLAY_ERR("compute_at P1 P2 z\n", TE_ERR_NOT_FOUND, "line 1",
+                    "stage 'P2' has no iter 'z'");
 }
 
 /* A well-formed step that its primitive refuses: the primitive's status and message. */

@@ -384,8 +384,7 @@ Test(codegen, module_texts) {
   cr_expect_null(te_module_source(m, "ptx"));
   cr_expect_eq(te_last_status(ctx), TE_ERR_NOT_FOUND);
   te_clear_error(ctx);
-  cr_expect_eq(te_module_save(m, "/tmp/x", TE_SAVE_PTX), TE_ERR_TARGET,
-               "a CPU module has no PTX");
+  cr_expect_eq(te_module_save(m, "/tmp/x", TE_SAVE_PTX), TE_ERR_TARGET, "a CPU module has no PTX");
 }
 
 /* A loop holding a loop is marked llvm.loop.unroll.disable (LLVM would copy whole tiles); a

@@ -115,9 +115,10 @@ Test(target, short_strings) {
     cr_expect_str_eq(te_target_short_str(f), want);
     cr_expect_str_eq(te_target_short_str(parse_ok(te_target_str(f))), want, "read back");
     if (strcmp(t->cpu, "skylake-avx512") && strcmp(t->cpu, "x86-64")) {
-      cr_expect_str_eq(te_target_short_str(parse_ok(
-                           "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=skylake-avx512 -mattr=-avx512f")),
-                       "llvm -mcpu=skylake-avx512 -mattr=-avx512f");
+      cr_expect_str_eq(
+          te_target_short_str(
+              parse_ok("llvm -mtriple=x86_64-pc-linux-gnu -mcpu=skylake-avx512 -mattr=-avx512f")),
+          "llvm -mcpu=skylake-avx512 -mattr=-avx512f");
       cr_expect_str_eq(
           te_target_short_str(parse_ok("llvm -mcpu=x86-64 -mattr=+avx,+avx2,+fma,+f16c,+bmi,"
                                        "+bmi2,+lzcnt,+movbe")),

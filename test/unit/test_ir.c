@@ -29,9 +29,10 @@ static void expect_stmt(ir_stmt *st, const char *want) {
 
 static void expect_error(te_expr *e, te_status st, const char *substr) {
   cr_expect_null(e);
-  cr_expect_eq(te_last_status(ctx), st, "status %s, want %s (%s)", te_status_str(te_last_status(ctx)),
-               te_status_str(st), te_last_error(ctx));
-  cr_expect(strstr(te_last_error(ctx), substr) != NULL, "message '%s' lacks '%s'", te_last_error(ctx), substr);
+  cr_expect_eq(te_last_status(ctx), st, "status %s, want %s (%s)",
+               te_status_str(te_last_status(ctx)), te_status_str(st), te_last_error(ctx));
+  cr_expect(strstr(te_last_error(ctx), substr) != NULL, "message '%s' lacks '%s'",
+            te_last_error(ctx), substr);
   te_clear_error(ctx);
 }
 
@@ -111,7 +112,8 @@ Test(ir, sticky_errors_keep_the_first_message) {
   cr_expect_null(te_add(f, b));
   cr_expect_null(te_floordiv(f, f));
   cr_expect_eq(te_last_status(ctx), TE_ERR_TYPE);
-  cr_expect(strstr(te_last_error(ctx), "te_add:") != NULL, "first message kept: %s", te_last_error(ctx));
+  cr_expect(strstr(te_last_error(ctx), "te_add:") != NULL, "first message kept: %s",
+            te_last_error(ctx));
   te_clear_error(ctx);
   cr_expect_eq(te_last_status(ctx), TE_OK);
   cr_expect_str_eq(te_last_error(ctx), "");
@@ -141,7 +143,8 @@ Test(ir, promotion_table) {
     cr_assert_not_null(e, "case %zu: %s", c, te_last_error(ctx));
     char w[24], g[24];
     cr_expect(te_dtype_eq(te_expr_dtype(e), cases[c].want), "case %zu: got %s want %s", c,
-              te_dtype_str(te_expr_dtype(e), g, sizeof g), te_dtype_str(cases[c].want, w, sizeof w));
+              te_dtype_str(te_expr_dtype(e), g, sizeof g),
+              te_dtype_str(cases[c].want, w, sizeof w));
     cr_expect(te_dtype_eq(te_expr_dtype(te_add(y, x)), cases[c].want), "case %zu commuted", c);
   }
   /* immediates take the other operand's type */
@@ -172,7 +175,8 @@ Test(ir, type_errors) {
                "te_call: 'exp' needs a float argument (got i64): cast it first");
   expect_error(te_call(ctx, "expo", 1, &x), TE_ERR_NOT_FOUND, "te_call: unknown function 'expo'");
   expect_error(te_call(ctx, "likely", 1, &b), TE_ERR_NOT_FOUND, "'likely'");
-  expect_error(te_call(ctx, "pow", 1, &x), TE_ERR_INVALID_ARG, "te_call: 'pow' takes 2 arguments (got 1)");
+  expect_error(te_call(ctx, "pow", 1, &x), TE_ERR_INVALID_ARG,
+               "te_call: 'pow' takes 2 arguments (got 1)");
   expect_error(te_call(ctx, "abs", 1, &b), TE_ERR_TYPE, "'abs'");
   expect_error(te_cast(TE_F16, x), TE_ERR_UNSUPPORTED, "te_cast: dtype f16");
   expect_error(te_cast(TE_BF16, x), TE_ERR_UNSUPPORTED, "bf16");
@@ -182,12 +186,14 @@ Test(ir, type_errors) {
   expect_error(te_var(ctx, NULL), TE_ERR_INVALID_ARG, "te_var:");
   expect_error(te_param(ctx, "h", TE_F16), TE_ERR_UNSUPPORTED, "te_param:");
   te_ctx *other = te_ctx_new();
-  expect_error(te_add(i, te_var(other, "j")), TE_ERR_INVALID_ARG, "te_add: operands belong to different contexts");
+  expect_error(te_add(i, te_var(other, "j")), TE_ERR_INVALID_ARG,
+               "te_add: operands belong to different contexts");
   te_ctx_free(other);
 }
 
 Test(ir, math_calls) {
-  te_expr *x = te_param(ctx, "x", TE_F32), *y = te_param(ctx, "y", TE_F64), *n = te_param(ctx, "n", TE_I32);
+  te_expr *x = te_param(ctx, "x", TE_F32), *y = te_param(ctx, "y", TE_F64),
+          *n = te_param(ctx, "n", TE_I32);
   expect_text(te_call(ctx, "exp", 1, &x), "exp(x)");
   te_expr *p = te_call(ctx, "pow", 2, (te_expr *[]){x, te_float(ctx, TE_F64, 2.0)});
   cr_expect(te_dtype_eq(te_expr_dtype(p), TE_F32));
@@ -200,7 +206,8 @@ Test(ir, math_calls) {
 }
 
 Test(ir, print_expressions) {
-  te_expr *io = ir_var_new(ctx, "i.o", TE_I64, IR_VAR_INDEX), *ii = ir_var_new(ctx, "i.i", TE_I64, IR_VAR_INDEX);
+  te_expr *io = ir_var_new(ctx, "i.o", TE_I64, IR_VAR_INDEX),
+          *ii = ir_var_new(ctx, "i.i", TE_I64, IR_VAR_INDEX);
   te_expr *k = te_var(ctx, "k"), *x = te_param(ctx, "x", TE_F32);
   expect_text(te_add(te_mul(te_add(te_mul(io, te_int(ctx, 32)), ii), te_int(ctx, 1024)), k),
               "(i.o*32 + i.i)*1024 + k");
@@ -210,7 +217,8 @@ Test(ir, print_expressions) {
   expect_text(te_floormod(k, te_int(ctx, -4)), "k%-4");
   expect_text(te_or(te_and(te_lt(k, io), te_ge(ii, k)), te_not(te_eq(k, io))),
               "k < i.o && i.i >= k || !(k == i.o)");
-  expect_text(te_and(te_or(te_lt(k, io), te_ne(ii, k)), te_lt(k, ii)), "(k < i.o || i.i != k) && k < i.i");
+  expect_text(te_and(te_or(te_lt(k, io), te_ne(ii, k)), te_lt(k, ii)),
+              "(k < i.o || i.i != k) && k < i.i");
   expect_text(te_min(k, te_max(io, te_int(ctx, 0))), "min(k, max(i.o, 0))");
   expect_text(te_select(te_gt(k, io), x, te_float(ctx, TE_F32, 0.25)), "select(k > i.o, x, 0.25f)");
   expect_text(te_cast(TE_F32, k), "f32(k)");
@@ -235,7 +243,8 @@ Test(ir, print_expressions) {
   te_expr *l = ir_reduce_axis_new(ctx, "l", te_int(ctx, 0), te_int(ctx, 8));
   te_expr *axes[2] = {r, l};
   ir_reduce red = {IR_REDUCER_SUM, NULL, 2, axes, NULL, 0};
-  expect_text(ir_reduce_make(ctx, TE_I64, &red, 1, (te_expr *[]){te_mul(r, l)}), "sum(r*l, axes=[r, l])");
+  expect_text(ir_reduce_make(ctx, TE_I64, &red, 1, (te_expr *[]){te_mul(r, l)}),
+              "sum(r*l, axes=[r, l])");
   red.naxes = 1;
   red.cond = te_lt(r, k);
   red.kind = IR_REDUCER_MAX;
@@ -246,66 +255,68 @@ Test(ir, print_expressions) {
 }
 
 Test(ir, print_statements) {
-  te_expr *io = ir_var_new(ctx, "i.o", TE_I64, IR_VAR_INDEX), *ii = ir_var_new(ctx, "i.i", TE_I64, IR_VAR_INDEX);
+  te_expr *io = ir_var_new(ctx, "i.o", TE_I64, IR_VAR_INDEX),
+          *ii = ir_var_new(ctx, "i.i", TE_I64, IR_VAR_INDEX);
   te_expr *n = te_var(ctx, "n"), *x = te_param(ctx, "x", TE_F32);
   te_expr *zero = te_int(ctx, 0);
   ir_buffer *C = ir_buffer_new(ctx, "C", TE_F32, 1, &n, TE_SCOPE_GLOBAL, NULL, 0);
   te_expr *idx = te_add(te_mul(io, te_int(ctx, 32)), ii);
   ir_stmt *store = ir_store(C, te_add(ir_load(C, TE_F32, idx), x), idx);
-  ir_stmt *inner = ir_for(ii, zero, te_int(ctx, 32), IR_FOR_UNROLLED, 0, ir_if(te_lt(idx, n), store, NULL));
+  ir_stmt *inner =
+      ir_for(ii, zero, te_int(ctx, 32), IR_FOR_UNROLLED, 0, ir_if(te_lt(idx, n), store, NULL));
   ir_stmt *outer = ir_for(io, zero, te_int(ctx, 4), IR_FOR_PARALLEL, 0, inner);
-  expect_stmt(outer,
-              "for (i.o, 0, 4) parallel {\n"
-              "  for (i.i, 0, 32) unrolled {\n"
-              "    if (i.o*32 + i.i < n) {\n"
-              "      C[i.o*32 + i.i] = C[i.o*32 + i.i] + x\n"
-              "    }\n"
-              "  }\n"
-              "}\n");
+  expect_stmt(outer, "for (i.o, 0, 4) parallel {\n"
+                     "  for (i.i, 0, 32) unrolled {\n"
+                     "    if (i.o*32 + i.i < n) {\n"
+                     "      C[i.o*32 + i.i] = C[i.o*32 + i.i] + x\n"
+                     "    }\n"
+                     "  }\n"
+                     "}\n");
   te_tensor *T = fake_tensor("T", TE_F32, 2);
   te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
   ir_stmt *prov = ir_provide(T, x, 2, (te_expr *[]){i, j});
   ir_stmt *loops = ir_for(i, zero, te_int(ctx, 64), IR_FOR_SERIAL, 0,
                           ir_for(j, zero, n, IR_FOR_THREAD, TE_THREAD_X, prov));
-  ir_stmt *real = ir_realize(T, TE_SCOPE_GLOBAL, 2, (te_expr *[]){zero, zero}, (te_expr *[]){te_int(ctx, 64), n},
-                             ir_attr(ctx, "produce", T, zero, loops));
-  expect_stmt(real,
-              "realize T([0, 64], [0, n]) {\n"
-              "  produce T {\n"
-              "    for (i, 0, 64) {\n"
-              "      for (j, 0, n) thread(threadIdx.x) {\n"
-              "        T[i, j] = x\n"
-              "      }\n"
-              "    }\n"
-              "  }\n"
-              "}\n");
+  ir_stmt *real =
+      ir_realize(T, TE_SCOPE_GLOBAL, 2, (te_expr *[]){zero, zero},
+                 (te_expr *[]){te_int(ctx, 64), n}, ir_attr(ctx, "produce", T, zero, loops));
+  expect_stmt(real, "realize T([0, 64], [0, n]) {\n"
+                    "  produce T {\n"
+                    "    for (i, 0, 64) {\n"
+                    "      for (j, 0, n) thread(threadIdx.x) {\n"
+                    "        T[i, j] = x\n"
+                    "      }\n"
+                    "    }\n"
+                    "  }\n"
+                    "}\n");
   te_expr *t = te_var(ctx, "t");
   ir_buffer *L = ir_buffer_new(ctx, "L", TE_F32, 1, &n, TE_SCOPE_LOCAL, NULL, -1);
-  ir_stmt *body = ir_seq(ctx, 3, (ir_stmt *[]){
-      ir_store(L, x, t),
-      ir_if(te_lt(t, n), ir_evaluate(x), ir_barrier(ctx)),
-      ir_assert(te_gt(n, zero), TE_ERR_SHAPE, "n \"must\" be > 0", ir_evaluate(t))});
+  ir_stmt *body = ir_seq(
+      ctx, 3,
+      (ir_stmt *[]){ir_store(L, x, t), ir_if(te_lt(t, n), ir_evaluate(x), ir_barrier(ctx)),
+                    ir_assert(te_gt(n, zero), TE_ERR_SHAPE, "n \"must\" be > 0", ir_evaluate(t))});
   ir_stmt *s = ir_let_stmt(t, te_add(n, te_int(ctx, 1)),
-                           ir_allocate(ctx, L, te_int(ctx, 4096), ir_attr(ctx, "pragma_unroll", NULL, te_int(ctx, 4), body)));
-  expect_stmt(s,
-              "let t = n + 1\n"
-              "allocate L[f32 * 4096] local {\n"
-              "  // attr pragma_unroll = 4\n"
-              "  {\n"
-              "    L[t] = x\n"
-              "    if (t < n) {\n"
-              "      x\n"
-              "    } else {\n"
-              "      barrier()\n"
-              "    }\n"
-              "    assert(n > 0, \"n \\\"must\\\" be > 0\")\n"
-              "    t\n"
-              "  }\n"
-              "}\n");
+                           ir_allocate(ctx, L, te_int(ctx, 4096),
+                                       ir_attr(ctx, "pragma_unroll", NULL, te_int(ctx, 4), body)));
+  expect_stmt(s, "let t = n + 1\n"
+                 "allocate L[f32 * 4096] local {\n"
+                 "  // attr pragma_unroll = 4\n"
+                 "  {\n"
+                 "    L[t] = x\n"
+                 "    if (t < n) {\n"
+                 "      x\n"
+                 "    } else {\n"
+                 "      barrier()\n"
+                 "    }\n"
+                 "    assert(n > 0, \"n \\\"must\\\" be > 0\")\n"
+                 "    t\n"
+                 "  }\n"
+                 "}\n");
 }
 
 Test(ir, seq_flattening) {
-  ir_stmt *a = ir_evaluate(te_int(ctx, 1)), *b = ir_evaluate(te_int(ctx, 2)), *c = ir_evaluate(te_int(ctx, 3));
+  ir_stmt *a = ir_evaluate(te_int(ctx, 1)), *b = ir_evaluate(te_int(ctx, 2)),
+          *c = ir_evaluate(te_int(ctx, 3));
   cr_expect_null(ir_seq(ctx, 2, (ir_stmt *[]){NULL, NULL}));
   cr_expect_eq(ir_seq(ctx, 2, (ir_stmt *[]){NULL, a}), a);
   ir_stmt *ab = ir_seq2(ctx, a, b);
@@ -384,12 +395,14 @@ Test(ir, verifier) {
   cr_expect_eq(ir_verify_stmt(ctx, ok, "test", true), TE_OK, "%s", te_last_error(ctx));
   ir_stmt *twice = ir_for(i, zero, n, IR_FOR_SERIAL, 0, ok);
   cr_expect_eq(ir_verify_stmt(ctx, twice, "split", true), TE_ERR_INTERNAL);
-  cr_expect(strstr(te_last_error(ctx), "internal: IR invalid after pass 'split': loop variable bound twice"),
+  cr_expect(strstr(te_last_error(ctx),
+                   "internal: IR invalid after pass 'split': loop variable bound twice"),
             "%s", te_last_error(ctx));
   te_clear_error(ctx);
   te_expr *k = ir_reduce_axis_new(ctx, "k", zero, n);
   cr_expect_eq(ir_verify_stmt(ctx, ir_store(B, k, i), "p", false), TE_ERR_INTERNAL);
-  cr_expect(strstr(te_last_error(ctx), "reduce axis used outside its reduction"), "%s", te_last_error(ctx));
+  cr_expect(strstr(te_last_error(ctx), "reduce axis used outside its reduction"), "%s",
+            te_last_error(ctx));
   te_clear_error(ctx);
   te_tensor *A = fake_tensor("A", TE_I64, 1);
   ir_stmt *acc = ir_store(B, ir_access(A, 1, &i), i);
@@ -398,9 +411,11 @@ Test(ir, verifier) {
   cr_expect(strstr(te_last_error(ctx), "ACCESS after flattening"), "%s", te_last_error(ctx));
   te_clear_error(ctx);
   /* a node built around the checks (ir_make does no typing) */
-  te_expr *bad = ir_make(ctx, IR_ADD, TE_I64, 2, (te_expr *[]){i, te_param(ctx, "x", TE_F32)}, NULL);
+  te_expr *bad =
+      ir_make(ctx, IR_ADD, TE_I64, 2, (te_expr *[]){i, te_param(ctx, "x", TE_F32)}, NULL);
   cr_expect_eq(ir_verify_stmt(ctx, ir_evaluate(bad), "p", false), TE_ERR_INTERNAL);
-  cr_expect(strstr(te_last_error(ctx), "binary operands of different dtypes"), "%s", te_last_error(ctx));
+  cr_expect(strstr(te_last_error(ctx), "binary operands of different dtypes"), "%s",
+            te_last_error(ctx));
 }
 
 Test(ir, internal_checks_do_not_abort) {
@@ -413,11 +428,14 @@ Test(ir, internal_checks_do_not_abort) {
 Test(ir, maps_and_strings) {
   ir_map *m = ir_map_new(ctx);
   int keys[100];
-  for (int i = 0; i < 100; i++) cr_assert(ir_map_put(m, &keys[i], &keys[99 - i]));
-  for (int i = 0; i < 100; i++) cr_expect_eq(ir_map_get(m, &keys[i]), &keys[99 - i]);
+  for (int i = 0; i < 100; i++)
+    cr_assert(ir_map_put(m, &keys[i], &keys[99 - i]));
+  for (int i = 0; i < 100; i++)
+    cr_expect_eq(ir_map_get(m, &keys[i]), &keys[99 - i]);
   cr_expect_not(ir_map_has(m, &m));
   ir_str s = {0};
-  for (int i = 0; i < 100; i++) ir_str_printf(&s, "%d,", i);
+  for (int i = 0; i < 100; i++)
+    ir_str_printf(&s, "%d,", i);
   char *t = ir_str_take(&s);
   cr_expect_eq(strlen(t), 290);
   free(t);

@@ -14,7 +14,8 @@ static ir_stmt *build(te_ctx *ctx) {
   te_expr *v = te_call(ctx, "exp", 1, (te_expr *[]){te_mul(x, te_cast(TE_F32, idx))});
   v = te_select(te_lt(idx, n), v, te_float(ctx, TE_F32, 0.0));
   ir_buffer *B = ir_buffer_new(ctx, "B", TE_F32, 1, &n, TE_SCOPE_GLOBAL, NULL, 0);
-  ir_stmt *body = ir_seq2(ctx, ir_store(B, v, idx), ir_evaluate(ir_substitute(ctx, idx, 1, &i, &n)));
+  ir_stmt *body =
+      ir_seq2(ctx, ir_store(B, v, idx), ir_evaluate(ir_substitute(ctx, idx, 1, &i, &n)));
   te_expr *k = ir_reduce_axis_new(ctx, "k", te_int(ctx, 0), n);
   te_expr *axes[1] = {k};
   ir_reduce red = {IR_REDUCER_SUM, NULL, 1, axes, NULL, 0};

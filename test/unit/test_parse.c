@@ -24,8 +24,10 @@ static char *canon(const char *text, int *nout_out, te_tensor ***outs_out) {
   cr_assert_eq(st, TE_OK, "te_parse(%s): %s: %s", text, te_status_str(st), te_last_error(ctx));
   char *t = te_workload_text(n, o);
   cr_assert_not_null(t, "te_workload_text: %s", te_last_error(ctx));
-  if (nout_out) *nout_out = n;
-  if (outs_out) *outs_out = o;
+  if (nout_out)
+    *nout_out = n;
+  if (outs_out)
+    *outs_out = o;
   return t;
 }
 
@@ -159,8 +161,10 @@ Test(parse, nonfinite_literals_in_both_printers) {
     te_expr *lit = outs[0]->op->body[0]->args[1];
     cr_assert_eq(lit->kind, IR_FLOAT, "%s", text);
     cr_expect(te_dtype_eq(lit->dtype, cases[k].t), "%s", text);
-    if (isnan(cases[k].v)) cr_expect(isnan(lit->u.f), "%s", text);
-    else cr_expect_eq(lit->u.f, cases[k].v, "%s", text);
+    if (isnan(cases[k].v))
+      cr_expect(isnan(lit->u.f), "%s", text);
+    else
+      cr_expect_eq(lit->u.f, cases[k].v, "%s", text);
     te_free(again);
     te_free(text);
   }
@@ -310,7 +314,8 @@ Test(parse, syntax_errors) {
   expect_error(deep, TE_ERR_PARSE, "nested too deeply");
   char *chain = malloc(20000);
   strcpy(chain, "C[] = 1");
-  for (int i = 0; i < 1500; i++) strcat(chain, " + 1");
+  for (int i = 0; i < 1500; i++)
+    strcat(chain, " + 1");
   expect_error(chain, TE_ERR_PARSE, "nested too deeply");
   free(chain);
 }

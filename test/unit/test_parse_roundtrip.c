@@ -39,8 +39,10 @@ static char *lowered(te_schedule *s, int nout, te_tensor *const outs[]) {
   cr_assert_eq(te_workload_inputs(nout, outs, &nin, &ins, &np, &params), TE_OK, "%s",
                te_last_error(s->ctx));
   cr_assert_leq(nin + nout, 32);
-  for (int i = 0; i < nin; i++) args[i] = ins[i];
-  for (int i = 0; i < nout; i++) args[nin + i] = outs[i];
+  for (int i = 0; i < nin; i++)
+    args[i] = ins[i];
+  for (int i = 0; i < nout; i++)
+    args[nin + i] = outs[i];
   char *t = te_lower_text(s, nin + nout, args, np, params);
   cr_assert_not_null(t, "lowering failed: %s", te_last_error(s->ctx));
   return t;
@@ -97,7 +99,8 @@ static void round_trip(int nout, te_tensor *const outs[], sched_fn sched) {
 
 static te_tensor *ph(const char *name, te_dtype t, int n, const int64_t *shape) {
   te_expr *s[TE_MAX_DIMS];
-  for (int i = 0; i < n; i++) s[i] = I(shape[i]);
+  for (int i = 0; i < n; i++)
+    s[i] = I(shape[i]);
   return te_placeholder(ctx, name, t, n, s);
 }
 #define PH(name, t, ...)                                                                           \
@@ -128,8 +131,8 @@ Test(parse_roundtrip, matmul_symbolic) {
   te_tensor *B = te_placeholder(ctx, "B", TE_F32, 2, E(K, N));
   te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
   te_expr *k = te_reduce_axis(ctx, "k", I(0), K);
-  te_tensor *C = te_compute(ctx, "C", 2, E(M, N), E(i, j),
-                            TE_SUM(te_mul(TE_AT(A, i, k), TE_AT(B, k, j)), k));
+  te_tensor *C =
+      te_compute(ctx, "C", 2, E(M, N), E(i, j), TE_SUM(te_mul(TE_AT(A, i, k), TE_AT(B, k, j)), k));
   round_trip(1, &C, sched_tile);
 }
 
@@ -139,16 +142,19 @@ Test(parse_roundtrip, text_of_matmul_is_canonical) {
   te_tensor *B = te_placeholder(ctx, "B", TE_F32, 2, E(K, N));
   te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
   te_expr *k = te_reduce_axis(ctx, "k", I(0), K);
-  te_tensor *C = te_compute(ctx, "C", 2, E(M, N), E(i, j),
-                            TE_SUM(te_mul(TE_AT(A, i, k), TE_AT(B, k, j)), k));
+  te_tensor *C =
+      te_compute(ctx, "C", 2, E(M, N), E(i, j), TE_SUM(te_mul(TE_AT(A, i, k), TE_AT(B, k, j)), k));
   char *t = te_workload_text(1, &C);
   cr_assert_str_eq(t, "C[i, j] = sum(A[i, k]*B[k, j], k)\n"
                       "where A: f32[M, K], B: f32[K, N], C: [M, N], k: [0, K)\n");
   /* the same computation written by hand has the same key */
   int n;
   te_tensor **o;
-  cr_assert_eq(te_parse(ctx2, "C[i,j] = sum(A[i,k] * B[k,j], k) where A: f32[M,K], B: f32[K,N], "
-                              "k: [0, K)", &n, &o), TE_OK, "%s", te_last_error(ctx2));
+  cr_assert_eq(te_parse(ctx2,
+                        "C[i,j] = sum(A[i,k] * B[k,j], k) where A: f32[M,K], B: f32[K,N], "
+                        "k: [0, K)",
+                        &n, &o),
+               TE_OK, "%s", te_last_error(ctx2));
   char *t2 = te_workload_text(n, o);
   cr_assert_str_eq(t2, t);
   cr_assert_eq(te_workload_hash(t2), te_workload_hash(t));
@@ -174,9 +180,9 @@ Test(parse_roundtrip, literals_casts_select_and_calls) {
   body = te_add(body, te_cast(TE_F64, TE_AT(U, te_floormod(te_add(i, I(1)), I(16)))));
   body = te_sub(body, te_call(ctx, "pow", 2, E(te_cast(TE_F64, a), te_float(ctx, TE_F64, 1e-30))));
   te_tensor *C = te_compute(ctx, "C", 1, E(I(16)), E(i), body);
-  te_tensor *D = te_compute(ctx, "D", 1, E(I(16)), E(i),
-                            te_max(te_min(TE_AT(C, i), te_float(ctx, TE_F64, 2.0)),
-                                   te_float(ctx, TE_F64, -2.0)));
+  te_tensor *D = te_compute(
+      ctx, "D", 1, E(I(16)), E(i),
+      te_max(te_min(TE_AT(C, i), te_float(ctx, TE_F64, 2.0)), te_float(ctx, TE_F64, -2.0)));
   round_trip(1, &D, sched_inline_first);
 }
 
@@ -184,9 +190,9 @@ Test(parse_roundtrip, argmax_custom_reducer_multi_output) {
   te_tensor *A = PH("A", TE_F32, 8, 32);
   te_expr *li = te_param(ctx, "li", TE_I64), *lv = te_param(ctx, "lv", TE_F32);
   te_expr *ri = te_param(ctx, "ri", TE_I64), *rv = te_param(ctx, "rv", TE_F32);
-  te_reducer *r = te_reducer_new(
-      ctx, 2, E(li, lv), E(ri, rv), E(te_select(te_gt(rv, lv), ri, li), te_max(lv, rv)),
-      E(te_int(ctx, -1), te_float(ctx, TE_F32, -1.0 / 0.0)));
+  te_reducer *r = te_reducer_new(ctx, 2, E(li, lv), E(ri, rv),
+                                 E(te_select(te_gt(rv, lv), ri, li), te_max(lv, rv)),
+                                 E(te_int(ctx, -1), te_float(ctx, TE_F32, -1.0 / 0.0)));
   te_expr *i = te_var(ctx, "i"), *k = te_reduce_axis(ctx, "k", I(0), I(32));
   te_expr *out[2];
   cr_assert_eq(te_reduce(r, 2, E(k, TE_AT(A, i, k)), 1, &k, NULL, out), TE_OK);
@@ -201,9 +207,10 @@ Test(parse_roundtrip, multi_output_then_consumer_and_param) {
   te_expr *alpha = te_param(ctx, "alpha", TE_F32);
   te_expr *i = te_var(ctx, "i");
   te_tensor *M[2];
-  cr_assert_eq(te_compute_multi(ctx, "M", 1, E(I(10)), &i, 2,
-                                E(te_add(TE_AT(A, i), te_float(ctx, TE_F32, 1)),
-                                  te_mul(TE_AT(A, i), alpha)), M), TE_OK);
+  cr_assert_eq(te_compute_multi(
+                   ctx, "M", 1, E(I(10)), &i, 2,
+                   E(te_add(TE_AT(A, i), te_float(ctx, TE_F32, 1)), te_mul(TE_AT(A, i), alpha)), M),
+               TE_OK);
   te_tensor *D =
       te_compute(ctx, "D", 1, E(I(10)), &i, te_mul(te_sub(TE_AT(M[0], i), TE_AT(M[1], i)), alpha));
   round_trip(1, &D, NULL);
@@ -238,8 +245,8 @@ Test(parse_roundtrip, names_that_are_words_of_the_language) {
   te_tensor *t = te_compute(
       ctx, "i64", 1, E(size), E(inf),
       TE_SUM(te_mul(te_mul(TE_AT(outputs, inf, axes), TE_AT(f32, axes)), identity), axes));
-  te_tensor *u = te_compute(ctx, "reducer", 1, E(size), E(exp),
-                            te_max(TE_AT(t, exp), te_cast(TE_F32, exp)));
+  te_tensor *u =
+      te_compute(ctx, "reducer", 1, E(size), E(exp), te_max(TE_AT(t, exp), te_cast(TE_F32, exp)));
   round_trip_(1, &u, NULL, false);
   char *text = te_workload_text(1, &u);
   cr_assert_str_eq(text, "i64[inf_1] = sum(outputs[inf_1, axes]*f32[axes]*identity, axes);\n"

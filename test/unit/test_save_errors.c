@@ -144,8 +144,7 @@ Test(save_errors, each_failure_reports_its_own_error, .init = with_module) {
   cr_expect_eq(te_module_save(mod, sv_path("bad-name"), TE_SAVE_HEADER), TE_ERR_INVALID_ARG);
   cr_expect(strstr(te_last_error(ctx), "bad-name") != NULL, "%s", te_last_error(ctx));
   cr_expect_eq(te_module_save(mod, "/nonexistent-te-dir/k", TE_SAVE_HEADER), TE_ERR_IO);
-  cr_expect(strstr(te_last_error(ctx), "/nonexistent-te-dir/k") != NULL, "%s",
-            te_last_error(ctx));
+  cr_expect(strstr(te_last_error(ctx), "/nonexistent-te-dir/k") != NULL, "%s", te_last_error(ctx));
   cr_expect_eq(sv_count_entries("."), 0);
   cr_expect_eq(te_module_save(mod, sv_path("good"), TE_SAVE_HEADER), TE_OK, "%s",
                te_last_error(ctx));

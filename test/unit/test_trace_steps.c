@@ -71,8 +71,10 @@ static void replay_on(const char *what, const char *workload, const char *trace)
   int nin = sch_schedule_inputs(s, &in);
   te_tensor *args[16];
   cr_assert(nin + nout <= 16);
-  for (int i = 0; i < nin; i++) args[i] = in[i];
-  for (int i = 0; i < nout; i++) args[nin + i] = outs[i];
+  for (int i = 0; i < nin; i++)
+    args[i] = in[i];
+  for (int i = 0; i < nout; i++)
+    args[nin + i] = outs[i];
   char *ir = te_lower_text(s, nin + nout, args, 0, NULL);
   cr_assert_not_null(ir, "%s: %s", what, te_last_error(c));
   te_free(ir);
@@ -84,7 +86,8 @@ static void mark_steps(const char *trace, bool used[SCH_STEP_COUNT]) {
   char *copy = strdup(trace), *save = NULL;
   for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
     char verb[32];
-    if (sscanf(l, "%31s", verb) == 1 && sch_step_find(verb) >= 0) used[sch_step_find(verb)] = true;
+    if (sscanf(l, "%31s", verb) == 1 && sch_step_find(verb) >= 0)
+      used[sch_step_find(verb)] = true;
   }
   free(copy);
 }
@@ -127,9 +130,9 @@ Test(trace_steps, every_step_round_trips) {
 
 Test(trace_steps, log_from_before_replays_byte_identical) {
   at_log log = {0};
-  cr_assert_eq(at_log_read(ctx, TE_SOURCE_DIR "/test/unit/trace_logs/te-0.1.0.jsonl", false, stderr,
-                           &log),
-               TE_OK, "%s", te_last_error(ctx));
+  cr_assert_eq(
+      at_log_read(ctx, TE_SOURCE_DIR "/test/unit/trace_logs/te-0.1.0.jsonl", false, stderr, &log),
+      TE_OK, "%s", te_last_error(ctx));
   cr_assert_eq(log.skipped, 0);
   cr_assert_eq(log.n, 21);
   bool used[SCH_STEP_COUNT] = {0};
@@ -153,14 +156,15 @@ Test(trace_steps, reference_lists_every_step) {
   for (int k = 0; k < SCH_STEP_COUNT; k++) {
     char row[64];
     snprintf(row, sizeof row, "`%s ", sch_steps[k].verb);
-    cr_expect(strstr(doc, row), "docs/schedule-trace.md has no row for step '%s'", sch_steps[k].verb);
+    cr_expect(strstr(doc, row), "docs/schedule-trace.md has no row for step '%s'",
+              sch_steps[k].verb);
   }
 }
 
 Test(trace_steps, enum_words) {
   const char *scopes[] = {"global", "local", "shared"};
-  const char *tags[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
-                        "threadIdx.z"};
+  const char *tags[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
+                        "threadIdx.x", "threadIdx.y", "threadIdx.z"};
   const char *tails[] = {"guard", "shift_inwards", "round_up"};
   for (int v = 0; v < 3; v++) {
     cr_assert_str_eq(te_scope_name((te_scope)v), scopes[v]);

@@ -95,7 +95,7 @@ Test(tune_log, malformed_lines_are_skipped) {
   FILE *f = fopen(path, "a");
   fputs("this is not json\n", f);
   fputs("{\"version\": 1, \"workload\": {}}\n", f); /* parses, misses fields */
-  fputs("[1, 2, 3]\n\n", f);                         /* not an object; an empty line */
+  fputs("[1, 2, 3]\n\n", f);                        /* not an object; an empty line */
   fclose(f);
   write_records(path, 1, &good);
   /* a record cut in the middle, as a kill leaves it */

@@ -11,7 +11,6 @@
 #include <sys/wait.h>
 #include <time.h>
 
-
 TestSuite(tune_run, .init = tu_setup, .fini = tu_teardown, .timeout = 240);
 
 static te_status tune(te_ctx *c, te_tensor *out, te_tune_options *o) {
@@ -227,7 +226,8 @@ Test(tune_run, kill_then_resume) {
   tu_read(log, &before);
   int lines = tu_count_lines(log);
   cr_assert_geq(before.n, 5);
-  cr_assert_leq(lines - before.n, 1, "%d lines, %d records", lines, before.n); /* at most the last */
+  cr_assert_leq(lines - before.n, 1, "%d lines, %d records", lines,
+                before.n); /* at most the last */
   cr_assert_eq(before.skipped, lines - before.n);
   /* resume to before.n + 4 trials */
   te_tensor *out = tu_op(ctx, "matmul M=32 N=32 K=32 dtype=f32");
@@ -322,8 +322,8 @@ static void expect_all_correct(const char *desc, int trials) {
   cr_assert_eq(l.n, trials, "%s", desc);
   int read_sketch = 0, round_up = 0;
   for (int i = 0; i < l.n; i++) {
-    cr_assert_str_eq(l.rec[i].error_kind, "", "%s: trial %d (%s): %s %s", desc, i,
-                     l.rec[i].sketch, l.rec[i].error_kind, l.rec[i].message);
+    cr_assert_str_eq(l.rec[i].error_kind, "", "%s: trial %d (%s): %s %s", desc, i, l.rec[i].sketch,
+                     l.rec[i].error_kind, l.rec[i].message);
     read_sketch += !strcmp(l.rec[i].sketch, "tile+cache+read");
     round_up += strstr(l.rec[i].trace, "round_up") != NULL;
   }

@@ -46,8 +46,8 @@ static void check_program(const at_op_spec *sp, const char *trace, const char *e
   int nout;
   cr_assert_eq(at_op_spec_build(sp, c2, &nout, outs), TE_OK);
   char *wc = at_op_spec_c(sp, names, &nnames);
-  char *c = at_trace_to_c(trace, wc, names, nnames, te_tensor_name(outs[0]), "llvm",
-                          "test program", err, sizeof err);
+  char *c = at_trace_to_c(trace, wc, names, nnames, te_tensor_name(outs[0]), "llvm", "test program",
+                          err, sizeof err);
   free(wc);
   te_ctx_free(c2);
   cr_assert_not_null(c, "%s", err);
@@ -63,9 +63,10 @@ static void check_program(const at_op_spec *sp, const char *trace, const char *e
   /* under the sanitizer build (its test environment sets ASAN_OPTIONS) libte needs the
      sanitizer runtimes linked first */
   const char *san = getenv("ASAN_OPTIONS") ? "-fsanitize=address,undefined" : "";
-  snprintf(cmd, sizeof cmd,
-           "cc -std=c11 -Wall -Wextra -Werror %s -I%s/include %s -o %s -L%s -lte -Wl,-rpath,%s 2>&1",
-           san, TE_SOURCE_DIR, tu_path(src), tu_path(exe), b, b);
+  snprintf(
+      cmd, sizeof cmd,
+      "cc -std=c11 -Wall -Wextra -Werror %s -I%s/include %s -o %s -L%s -lte -Wl,-rpath,%s 2>&1",
+      san, TE_SOURCE_DIR, tu_path(src), tu_path(exe), b, b);
   free(run(cmd));
   snprintf(cmd, sizeof cmd, "%s --trace", tu_path(exe));
   char *got = run(cmd);

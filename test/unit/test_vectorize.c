@@ -69,10 +69,9 @@ Test(vectorize_pass, ramps_gathers_broadcasts) {
                         ir_load(buf(&p, b), TE_F32, o));
   ir_stmt *s = ir_for(o, I(0), I(4), 0, 0,
                       vfor(x, I(0), I(8), ir_store(buf(&p, c), val, ir_add(ir_mul(o, I(8)), x))));
-  assert_text(lw_vectorize(&p, s),
-              "for (o, 0, 4) {\n"
-              "  C[ramp(o*8, 1, 8)] = A[ramp(0, 2, 8)]*x8(3.0f) + x8(B[o])\n"
-              "}\n");
+  assert_text(lw_vectorize(&p, s), "for (o, 0, 4) {\n"
+                                   "  C[ramp(o*8, 1, 8)] = A[ramp(0, 2, 8)]*x8(3.0f) + x8(B[o])\n"
+                                   "}\n");
 }
 
 /* A tail of symbolic extent at most 16: masked vector code of 16 lanes. */
@@ -83,8 +82,7 @@ Test(vectorize_pass, bounded_tail_is_masked) {
   te_expr *o = te_var(ctx, "o"), *x = te_var(ctx, "x");
   te_expr *idx = ir_add(ir_mul(o, I(16)), x);
   te_expr *ext = ir_max(ir_min(ir_sub(n, ir_mul(o, I(16))), I(16)), I(0));
-  ir_stmt *s = ir_for(o, I(0), I(3), 0, 0,
-                      vfor(x, I(0), ext, ir_store(buf(&p, a), F(1), idx)));
+  ir_stmt *s = ir_for(o, I(0), I(3), 0, 0, vfor(x, I(0), ext, ir_store(buf(&p, a), F(1), idx)));
   assert_contains(lw_vectorize(&p, s),
                   (const char *const[]){"// attr vector_mask = ramp(0, 1, 16) < x16(",
                                         "A[ramp(o*16, 1, 16)] = x16(1.0f)", NULL});
@@ -98,10 +96,10 @@ Test(vectorize_pass, lane_varying_condition_is_masked) {
   te_expr *o = te_var(ctx, "o"), *x = te_var(ctx, "x");
   ir_stmt *st = ir_store(buf(&p, a), F(2), ir_add(ir_mul(o, I(8)), x));
   ir_stmt *inner = ir_if(ir_lt(ir_floormod(x, I(3)), I(1)), st, NULL);
-  ir_stmt *s = ir_for(o, I(0), I(8), 0, 0,
-                      vfor(x, I(0), I(8), ir_if(ir_lt(o, I(5)), inner, NULL)));
+  ir_stmt *s = ir_for(o, I(0), I(8), 0, 0, vfor(x, I(0), I(8), ir_if(ir_lt(o, I(5)), inner, NULL)));
   assert_contains(lw_vectorize(&p, s),
-                  (const char *const[]){"if (o < 5)", "// attr vector_mask = ramp(0, 1, 8)%x8(3) < x8(1)",
+                  (const char *const[]){"if (o < 5)",
+                                        "// attr vector_mask = ramp(0, 1, 8)%x8(3) < x8(1)",
                                         "A[ramp(o*8, 1, 8)] = x8(2.0f)", NULL});
 }
 
@@ -115,11 +113,10 @@ Test(vectorize_pass, local_buffer_gets_a_copy_per_lane) {
   ir_stmt *body = ir_seq2(ctx, ir_store(t, ir_load(buf(&p, a), TE_F32, x), I(1)),
                           ir_store(buf(&p, c), ir_load(t, TE_F32, I(1)), x));
   ir_stmt *s = vfor(x, I(0), I(8), ir_allocate(ctx, t, I(2), body));
-  assert_text(lw_vectorize(&p, s),
-              "allocate T[f32 * 16] local {\n"
-              "  T[ramp(8, 1, 8)] = A[ramp(0, 1, 8)]\n"
-              "  C[ramp(0, 1, 8)] = T[ramp(8, 1, 8)]\n"
-              "}\n");
+  assert_text(lw_vectorize(&p, s), "allocate T[f32 * 16] local {\n"
+                                   "  T[ramp(8, 1, 8)] = A[ramp(0, 1, 8)]\n"
+                                   "  C[ramp(0, 1, 8)] = T[ramp(8, 1, 8)]\n"
+                                   "}\n");
 }
 
 /* An inner loop whose bounds do not use x is kept; one whose min does runs from 0. */
@@ -128,15 +125,17 @@ Test(vectorize_pass, inner_loops_vectorized_through) {
   lw_pass_ctx p = make_pass(2, (te_tensor *const[]){a, c}, 0, NULL);
   te_expr *x = te_var(ctx, "x"), *k = te_var(ctx, "k"), *y = te_var(ctx, "y");
   ir_buffer *bc = buf(&p, c), *ba = buf(&p, a);
-  ir_stmt *acc = ir_store(bc, ir_add(ir_load(bc, TE_F32, x), ir_load(ba, TE_F32, ir_add(ir_mul(k, I(16)), x))), x);
+  ir_stmt *acc = ir_store(
+      bc, ir_add(ir_load(bc, TE_F32, x), ir_load(ba, TE_F32, ir_add(ir_mul(k, I(16)), x))), x);
   ir_stmt *shifted = ir_store(bc, ir_load(ba, TE_F32, y), x);
-  ir_stmt *s = vfor(x, I(0), I(16),
-                    ir_seq2(ctx, ir_for(k, I(0), I(16), 0, 0, acc),
-                            ir_for(y, x, I(2), 0, 0, shifted)));
-  assert_contains(lw_vectorize(&p, s),
-                  (const char *const[]){"for (k, 0, 16) {",
-                                        "C[ramp(0, 1, 16)] = C[ramp(0, 1, 16)] + A[ramp(k*16, 1, 16)]",
-                                        "for (y, 0, 2) {", "C[ramp(0, 1, 16)] = A[ramp(y, 1, 16)]", NULL});
+  ir_stmt *s =
+      vfor(x, I(0), I(16),
+           ir_seq2(ctx, ir_for(k, I(0), I(16), 0, 0, acc), ir_for(y, x, I(2), 0, 0, shifted)));
+  assert_contains(
+      lw_vectorize(&p, s),
+      (const char *const[]){"for (k, 0, 16) {",
+                            "C[ramp(0, 1, 16)] = C[ramp(0, 1, 16)] + A[ramp(k*16, 1, 16)]",
+                            "for (y, 0, 2) {", "C[ramp(0, 1, 16)] = A[ramp(y, 1, 16)]", NULL});
 }
 
 /* Two nested vectorized loops: the inner one is vectorized, the outer one becomes unrolled. */
@@ -144,7 +143,8 @@ Test(vectorize_pass, nested_vectorized_outer_unrolled) {
   te_tensor *a = vec1("A", 32);
   lw_pass_ctx p = make_pass(1, (te_tensor *const[]){a}, 0, NULL);
   te_expr *x = te_var(ctx, "x"), *y = te_var(ctx, "y");
-  ir_stmt *s = vfor(y, I(0), I(4), vfor(x, I(0), I(8), ir_store(buf(&p, a), F(1), ir_add(ir_mul(y, I(8)), x))));
+  ir_stmt *s = vfor(y, I(0), I(4),
+                    vfor(x, I(0), I(8), ir_store(buf(&p, a), F(1), ir_add(ir_mul(y, I(8)), x))));
   ir_stmt *r = lw_vectorize(&p, s);
   assert_text(r, "for (y, 0, 4) unrolled {\n  A[ramp(y*8, 1, 8)] = x8(1.0f)\n}\n");
 }
@@ -157,8 +157,9 @@ Test(vectorize_pass, store_not_varying_is_an_error) {
   lw_pass_ctx p = make_pass(2, (te_tensor *const[]){a, c}, 0, NULL);
   te_expr *x = ir_var_new(ctx, "j.i", TE_I64, IR_VAR_INDEX);
   ir_buffer *bc = buf(&p, c);
-  ir_stmt *s = vfor(x, I(0), I(16),
-                    ir_store(bc, ir_add(ir_load(bc, TE_F32, I(0)), ir_load(buf(&p, a), TE_F32, x)), I(0)));
+  ir_stmt *s =
+      vfor(x, I(0), I(16),
+           ir_store(bc, ir_add(ir_load(bc, TE_F32, I(0)), ir_load(buf(&p, a), TE_F32, x)), I(0)));
   assert_error(lw_vectorize(&p, s), TE_ERR_SCHEDULE,
                (const char *const[]){"te_vectorize: loop 'j.i': the store to 'C' does not depend "
                                      "on the loop variable; iterations would overwrite each other",
@@ -212,8 +213,8 @@ Test(vectorize_pass, inner_extent_without_bound_is_an_error) {
   te_tensor *a = te_placeholder(ctx, "A", TE_F32, 1, E(n));
   lw_pass_ctx p = make_pass(1, (te_tensor *const[]){a}, 1, E(n));
   te_expr *x = te_var(ctx, "x"), *y = te_var(ctx, "y");
-  ir_stmt *s = vfor(x, I(0), I(8),
-                    ir_for(y, I(0), ir_add(n, x), 0, 0, ir_store(buf(&p, a), F(1), x)));
+  ir_stmt *s =
+      vfor(x, I(0), I(8), ir_for(y, I(0), ir_add(n, x), 0, 0, ir_store(buf(&p, a), F(1), x)));
   assert_error(lw_vectorize(&p, s), TE_ERR_SCHEDULE,
                (const char *const[]){"te_vectorize: loop 'x': the extent of the inner loop 'y'",
                                      "no constant upper bound", NULL});
@@ -228,7 +229,8 @@ Test(vectorize_pass, inner_extent_with_bound_is_masked) {
                     ir_for(y, I(0), ir_add(x, I(1)), 0, 0,
                            ir_store(buf(&p, a), F(1), ir_add(ir_mul(y, I(8)), x))));
   assert_contains(lw_vectorize(&p, s),
-                  (const char *const[]){"for (y, 0, 8) {", "// attr vector_mask = x8(y) < ramp(1, 1, 8)",
+                  (const char *const[]){"for (y, 0, 8) {",
+                                        "// attr vector_mask = x8(y) < ramp(1, 1, 8)",
                                         "A[ramp(y*8, 1, 8)] = x8(1.0f)", NULL});
 }
 
@@ -237,8 +239,8 @@ Test(vectorize_pass, allocation_size_varying_is_an_error) {
   lw_pass_ctx p = make_pass(1, (te_tensor *const[]){a}, 0, NULL);
   ir_buffer *t = ir_buffer_new(ctx, "T", TE_F32, 1, E(I(8)), TE_SCOPE_LOCAL, NULL, -1);
   te_expr *x = te_var(ctx, "x");
-  ir_stmt *s = vfor(x, I(0), I(8),
-                    ir_allocate(ctx, t, ir_add(x, I(1)), ir_store(buf(&p, a), F(1), x)));
+  ir_stmt *s =
+      vfor(x, I(0), I(8), ir_allocate(ctx, t, ir_add(x, I(1)), ir_store(buf(&p, a), F(1), x)));
   assert_error(lw_vectorize(&p, s), TE_ERR_SCHEDULE,
                (const char *const[]){"te_vectorize: loop 'x': the size of buffer 'T'", NULL});
 }
@@ -247,8 +249,9 @@ Test(vectorize_pass, varying_assertion_is_an_error) {
   te_tensor *a = vec1("A", 8);
   lw_pass_ctx p = make_pass(1, (te_tensor *const[]){a}, 0, NULL);
   te_expr *x = te_var(ctx, "x");
-  ir_stmt *s = vfor(x, I(0), I(8),
-                    ir_assert(ir_lt(x, I(7)), TE_ERR_RUNTIME, "x < 7", ir_store(buf(&p, a), F(1), x)));
+  ir_stmt *s =
+      vfor(x, I(0), I(8),
+           ir_assert(ir_lt(x, I(7)), TE_ERR_RUNTIME, "x < 7", ir_store(buf(&p, a), F(1), x)));
   assert_error(lw_vectorize(&p, s), TE_ERR_SCHEDULE,
                (const char *const[]){"an assertion inside it depends on the loop variable", NULL});
 }
