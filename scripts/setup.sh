@@ -15,6 +15,7 @@ packages=(
   python3-numpy python3-pytest       # Python bindings and their tests
   libopenblas-dev                    # the demo's yardstick (loaded at run time when present)
   clang-14 libclang-rt-14-dev libomp-14-dev   # libFuzzer targets (make test-fuzz)
+  clang-format                       # scripts/check-format.sh (CTest format.clang_format)
 )
 
 exec "$(dirname "${BASH_SOURCE[0]}")/install-packages.sh" "${packages[@]}"
