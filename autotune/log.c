@@ -237,10 +237,13 @@ static void mark_superseded(at_log *l) {
   free(h);
 }
 
-/* The next line of f into *line (grown with te's allocator; the newline kept): its length, 0 at
-   the end of the file, -1 when out of memory. */
-static ssize_t read_line(te_ctx *ctx, FILE *f, char **line, size_t *cap) {
+/* The next line of f into *line (grown with te's allocator; the newline kept, NUL-terminated):
+   its length in bytes, 0 at the end of the file, -1 when out of memory. Read byte by byte rather
+   than with fgets so that a NUL byte inside a line neither hides the rest of it nor joins it to
+   the next line: *has_nul tells the caller, which skips such a line as malformed. */
+static ssize_t read_line(te_ctx *ctx, FILE *f, char **line, size_t *cap, bool *has_nul) {
   size_t len = 0;
+  *has_nul = false;
   for (;;) {
     if (*cap - len < 2) {
       size_t ncap = *cap ? 2 * *cap : 256;
@@ -249,12 +252,17 @@ static ssize_t read_line(te_ctx *ctx, FILE *f, char **line, size_t *cap) {
         return -1;
       *line = grown, *cap = ncap;
     }
-    if (!fgets(*line + len, (int)(*cap - len), f))
-      return (ssize_t)len;
-    len += strlen(*line + len);
-    if (len > 0 && (*line)[len - 1] == '\n')
-      return (ssize_t)len;
+    int c = getc(f);
+    if (c == EOF)
+      break;
+    *has_nul |= c == 0;
+    (*line)[len++] = (char)c;
+    if (c == '\n')
+      break;
   }
+  if (*line)
+    (*line)[len] = 0;
+  return (ssize_t)len;
 }
 
 /* A record that failed to parse because memory ran out is not malformed: the read fails. */
@@ -276,13 +284,20 @@ te_status at_log_read(te_ctx *ctx, const char *path, bool missing_ok, FILE *warn
   size_t cap = 0;
   ssize_t len;
   int lineno = 0;
-  bool oom = false;
-  while (!oom && (len = read_line(ctx, f, &line, &cap)) > 0) {
+  bool oom = false, has_nul;
+  while (!oom && (len = read_line(ctx, f, &line, &cap, &has_nul)) > 0) {
     lineno++;
     while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
       line[--len] = 0;
     if (len == 0)
       continue;
+    if (has_nul) {
+      l->skipped++;
+      if (warn)
+        fprintf(warn, "te-tune: warning: %s:%d: skipping a malformed record (a NUL byte)\n", path,
+                lineno);
+      continue;
+    }
     json_error_t je;
     json_t *j = json_loads(line, 0, &je);
     at_record r;
