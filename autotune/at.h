@@ -278,7 +278,8 @@ typedef struct at_result {
   char kind[16]; /* "", "build", "run", "crash", "timeout", "wrong" */
   char message[512];
   int ncosts;
-  double costs[256]; /* seconds, every timed run */
+  double costs[256];    /* seconds, every timed run */
+  char measured_on[96]; /* the host that ran it (and, under te-tune --mpi, the rank) */
 } at_result;
 
 typedef struct at_bench at_bench; /* inputs (random, non-zero), shared outputs, reference */
@@ -290,6 +291,12 @@ void at_bench_run(at_bench *, void *entry, bool check, const at_measure_opts *, 
 /* Runs entry once in a child and keeps its outputs as the reference. */
 void at_bench_set_reference(at_bench *, void *entry, double timeout_s, at_result *);
 bool at_bench_has_reference(const at_bench *);
+/* Builds the default schedule of wl and runs it once in a child for bench's reference outputs.
+   A schedule that does not build is the returned status (message in build_message); a run that
+   fails leaves bench without a reference (r says why) and returns TE_OK: candidates then run
+   unchecked. */
+te_status at_reference_set(const at_workload *, const char *target, at_bench *, double timeout_s,
+                           char build_message[512], at_result *r);
 
 /* Test hooks: the n-th call (0-based, counted per process from this call) of at_bench_run
    crashes (SIGABRT in the child), hangs, or returns a wrong output; -1 disables. hang_timeout_s
@@ -297,6 +304,45 @@ bool at_bench_has_reference(const at_bench *);
    test can give every real candidate a timeout that no loaded machine reaches and still see the
    hang end quickly. Only tests set them. */
 void at_test_plant(int crash_at, int hang_at, int wrong_at, double hang_timeout_s);
+
+/* ---------------------------------------------------------------- measuring elsewhere (remote.c)
+ *
+ * A tuning run may hand its candidates to measurers in other processes, on other hosts (te-tune
+ * --mpi, autotune/cli/mpi.c): the search, the cost model and the log stay in the calling process
+ * (at_tune_remote), which sends each candidate's trace and is sent back its build status and
+ * costs. A measurer (at_measurer) holds what te_tune's own measuring holds: the workload, the
+ * same buffers (same seed, same values) and the default schedule's outputs as the reference.
+ * The reference run and the confirm pass stay in the calling process, so the log's best is
+ * ranked side by side on one host.
+ */
+
+typedef struct at_remote_job {
+  const char *trace; /* in */
+  bool check;        /* in: compare the outputs with the reference */
+  at_job job;        /* out: status, message, build_s (mod and entry stay NULL) */
+  at_result result;  /* out: the measurement when job.status is TE_OK */
+} at_remote_job;
+
+typedef struct at_remote {
+  /* Builds and measures every job, anywhere; a failure of one job is that job's status. A
+     non-OK return (a lost measurer, a transport error) ends the tuning run with it; the log then
+     holds every record written before. */
+  te_status (*measure)(void *user, int njobs, at_remote_job *jobs);
+  void *user;
+} at_remote;
+
+/* te_tune with the candidates measured through remote (NULL: measured here). */
+te_status at_tune_remote(te_ctx *, int nout, te_tensor *const outs[], te_target *,
+                         const te_tune_options *, const at_remote *remote);
+
+typedef struct at_measurer at_measurer;
+/* Makes the measurer of outs for target with opts' seed and measurement options (the same ones
+   the searching process was given), and runs the default schedule for the reference. */
+te_status at_measurer_new(te_ctx *, int nout, te_tensor *const outs[], te_target *,
+                          const te_tune_options *, at_measurer **out);
+/* Builds trace and measures it as te_tune measures its own candidates. */
+void at_measurer_run(at_measurer *, at_remote_job *);
+void at_measurer_free(at_measurer *);
 
 /* ---------------------------------------------------------------- the log (log.c) */
 
@@ -313,7 +359,8 @@ typedef struct at_record {
   uint64_t seed;
   int trial;
   double elapsed_s, flops;
-  double load1; /* 1-minute load average when written (-1: unknown) */
+  double load1;      /* 1-minute load average when written (-1: unknown) */
+  char *measured_on; /* tuner.measured_on: the host (and rank) that measured it; may be NULL */
   at_measure_opts measure;
   bool confirm;    /* written by the confirm pass (a trace measured again), not a trial */
   bool superseded; /* set by at_log_read: a later record has this key, target and trace */

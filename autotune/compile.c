@@ -128,3 +128,20 @@ void at_compiled_free(at_compiled *c) {
   free(c->ctxs);
   free(c);
 }
+
+te_status at_reference_set(const at_workload *wl, const char *target, at_bench *bench,
+                           double timeout_s, char build_message[512], at_result *r) {
+  at_job job = {.trace = ""};
+  memset(r, 0, sizeof *r);
+  at_compiled *c = at_compile_batch(wl, target, 1, &job, 1);
+  if (!c) {
+    snprintf(build_message, 512, "out of memory");
+    return TE_ERR_NOMEM;
+  }
+  te_status st = job.status;
+  snprintf(build_message, 512, "%s", job.message);
+  if (st == TE_OK)
+    at_bench_set_reference(bench, job.entry, timeout_s, r);
+  at_compiled_free(c);
+  return st;
+}

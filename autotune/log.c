@@ -39,8 +39,9 @@ double at_record_gflops(const at_record *r) {
 }
 
 void at_record_free(at_record *r) {
-  char **s[] = {&r->key,    &r->wl_text,    &r->wl_desc, &r->target,    &r->trace,     &r->sketch,
-                &r->params, &r->error_kind, &r->message, &r->timestamp, &r->te_version};
+  char **s[] = {&r->key,     &r->wl_text,   &r->wl_desc,    &r->target,
+                &r->trace,   &r->sketch,    &r->params,     &r->error_kind,
+                &r->message, &r->timestamp, &r->te_version, &r->measured_on};
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     free(*s[i]);
     *s[i] = NULL;
@@ -100,6 +101,8 @@ static json_t *record_json(const at_record *r) {
                             "sketch", r->sketch, "params", r->params);
   if (tuner && r->confirm)
     json_object_set_new(tuner, "confirm", json_true());
+  if (tuner && r->measured_on && *r->measured_on)
+    json_object_set_new(tuner, "measured_on", json_string(r->measured_on));
   return json_pack("{s:i, s:o, s:s?, s:s?, s:f, s:o, s:s?, s:s?, s:o}", "version", r->version,
                    "workload", wl, "target", r->target, "trace", r->trace, "flops", r->flops,
                    "result", res, "timestamp", r->timestamp, "te_version", r->te_version, "tuner",
@@ -152,6 +155,7 @@ static void parse_tuner(json_t *t, at_record *r) {
   r->sketch = dup_str(t, "sketch");
   r->params = dup_str(t, "params");
   r->confirm = json_is_true(json_object_get(t, "confirm"));
+  r->measured_on = dup_str(t, "measured_on");
   json_t *m = json_object_get(t, "measure");
   r->measure.min_repeat_s = json_number_value(json_object_get(m, "min_repeat_s"));
   r->measure.min_repeats = (int)json_integer_value(json_object_get(m, "min_repeats"));

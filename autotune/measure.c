@@ -407,6 +407,9 @@ static bool compare(at_bench *b, int i, at_result *r) {
 
 void at_bench_run(at_bench *b, void *entry, bool check, const at_measure_opts *o, at_result *r) {
   run_child(b, entry, 1, o, o->timeout_s > 0 ? o->timeout_s : 10, r);
+  if (gethostname(r->measured_on, sizeof r->measured_on) != 0)
+    r->measured_on[0] = 0;
+  r->measured_on[sizeof r->measured_on - 1] = 0;
   if (r->status != TE_OK || !check || !b->has_ref)
     return;
   for (int i = b->nin; i < b->nargs; i++)

@@ -1,6 +1,7 @@
 /* tune.c — te_tune: rounds of propose (search.c), compile (compile.c), measure (measure.c) and
- * record (log.c), until the trials, the time budget or the patience (early stop) run out; then
- * the confirm pass (tune_confirm.c) measures the best few again, side by side.
+ * record (log.c) — or, with at_tune_remote, propose here and build and measure in other
+ * processes (remote.c) — until the trials, the time budget or the patience (early stop) run out;
+ * then the confirm pass (tune_confirm.c) measures the best few again, side by side.
  *
  * Before the first round the default schedule is built and run once in a child: its outputs are
  * the reference the first candidates of each sketch are checked against. A round's work happens
@@ -14,7 +15,7 @@
 
 #include "tune_session.h"
 
-static te_status check_options(te_ctx *ctx, const te_tune_options *in, te_tune_options *o) {
+te_status at_tune_options_check(te_ctx *ctx, const te_tune_options *in, te_tune_options *o) {
   if (!in)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: options are NULL");
   *o = *in;
@@ -64,25 +65,27 @@ static te_status check_options(te_ctx *ctx, const te_tune_options *in, te_tune_o
 
 /* Builds the default schedule and keeps its outputs as the reference. */
 static te_status make_reference(at_session *s) {
-  at_job job = {.trace = ""};
-  at_compiled *c = at_compile_batch(&s->wl, s->target, 1, &job, 1);
-  if (!c)
-    return ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory");
-  te_status st = job.status;
-  if (st != TE_OK) {
-    ir_error(s->ctx, st, "te_tune: the default schedule does not build: %s", job.message);
-  } else {
-    at_result r;
-    double timeout = s->o.timeout_s * 10 > 60 ? s->o.timeout_s * 10 : 60;
-    at_bench_set_reference(s->bench, job.entry, timeout, &r);
-    if (r.status != TE_OK) /* no reference: candidates run unchecked */
-      fprintf(stderr,
-              "te-tune: warning: the default schedule failed (%s): results are not "
-              "checked\n",
-              r.message);
-  }
-  at_compiled_free(c);
-  return st;
+  char message[512];
+  at_result r;
+  te_status st =
+      at_reference_set(&s->wl, s->target, s->bench, at_reference_timeout_s(&s->o), message, &r);
+  if (st != TE_OK)
+    return ir_error(s->ctx, st, "te_tune: the default schedule does not build: %s", message);
+  if (r.status != TE_OK) /* no reference: candidates run unchecked */
+    fprintf(stderr,
+            "te-tune: warning: the default schedule failed (%s): results are not "
+            "checked\n",
+            r.message);
+  return TE_OK;
+}
+
+at_measure_opts at_tune_measure_opts(const te_tune_options *o) {
+  return (at_measure_opts){o->min_repeat_s, o->min_repeats, o->max_repeats, 1,
+                           o->timeout_s,    o->threads};
+}
+
+double at_reference_timeout_s(const te_tune_options *o) {
+  return o->timeout_s * 10 > 60 ? o->timeout_s * 10 : 60;
 }
 
 static bool stop_now(const at_session *s) {
@@ -113,22 +116,16 @@ static void report(at_session *s, const at_result *r, const at_job *j, double co
   s->o.progress(&p, s->o.progress_user);
 }
 
-/* Measures one compiled proposal and writes its record. */
-static te_status measure_one(at_session *s, const at_proposal *p, const at_job *j) {
-  at_result r = {0};
-  int sk = p->cand.sketch;
-  if (j->status == TE_OK) {
-    bool check = s->checked[sk] < s->o.check && at_bench_has_reference(s->bench);
-    at_bench_run(s->bench, j->entry, check, &s->mo, &r);
-    if (check && r.status == TE_OK)
-      s->checked[sk]++;
-  }
+/* Writes the record of one proposal, built (j) and measured (r, when j built), and tells the
+   search. */
+static te_status record_one(at_session *s, const at_proposal *p, const at_job *j,
+                            const at_result *r) {
   double cost = INFINITY;
-  if (j->status == TE_OK && r.status == TE_OK) {
-    at_record tmp = {.ncosts = r.ncosts, .costs = r.costs};
+  if (j->status == TE_OK && r->status == TE_OK) {
+    at_record tmp = {.ncosts = r->ncosts, .costs = (double *)r->costs};
     cost = at_record_cost(&tmp);
   }
-  te_status st = at_session_write(s, p, j, &r);
+  te_status st = at_session_write(s, p, j, r);
   if (st != TE_OK)
     return st;
   s->done++;
@@ -142,8 +139,55 @@ static te_status measure_one(at_session *s, const at_proposal *p, const at_job *
   } else {
     s->since_best++;
   }
-  report(s, &r, j, cost);
+  report(s, r, j, cost);
   return TE_OK;
+}
+
+/* Whether the next candidate of sketch sk is checked against the reference: the first
+   te_tune_options.check of each sketch that ran. */
+static bool want_check(const at_session *s, int sk) {
+  return s->checked[sk] < s->o.check && at_bench_has_reference(s->bench);
+}
+
+/* Measures one compiled proposal here and writes its record. */
+static te_status measure_one(at_session *s, const at_proposal *p, const at_job *j) {
+  at_result r = {0};
+  int sk = p->cand.sketch;
+  if (j->status == TE_OK) {
+    bool check = want_check(s, sk);
+    at_bench_run(s->bench, j->entry, check, &s->mo, &r);
+    if (check && r.status == TE_OK)
+      s->checked[sk]++;
+  }
+  return record_one(s, p, j, &r);
+}
+
+/* The round's proposals measured through s->remote, then recorded in order. The checks are
+   handed out before any result is known: the first `check` proposals of each sketch. */
+static te_status measure_remote(at_session *s, int n, const at_proposal *ps) {
+  at_remote_job *rj = ir_calloc(s->ctx, (size_t)n, sizeof *rj);
+  if (!rj)
+    return ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory");
+  int planned[AT_MAX_SKETCHES];
+  memcpy(planned, s->checked, sizeof planned);
+  bool has_ref = at_bench_has_reference(s->bench);
+  for (int i = 0; i < n; i++) {
+    int sk = ps[i].cand.sketch;
+    rj[i].trace = ps[i].trace;
+    rj[i].check = has_ref && planned[sk] < s->o.check;
+    planned[sk] += rj[i].check;
+  }
+  te_status st = s->remote->measure(s->remote->user, n, rj);
+  if (st != TE_OK && te_last_status(s->ctx) == TE_OK)
+    ir_error(s->ctx, st, "te_tune: the remote measurers failed");
+  for (int i = 0; i < n && st == TE_OK && !stop_now(s); i++) {
+    rj[i].job.trace = ps[i].trace;
+    if (rj[i].check && rj[i].job.status == TE_OK && rj[i].result.status == TE_OK)
+      s->checked[ps[i].cand.sketch]++;
+    st = record_one(s, &ps[i], &rj[i].job, &rj[i].result);
+  }
+  free(rj);
+  return st;
 }
 
 /* One round: propose, compile, measure. *exhausted when the search has nothing new. */
@@ -165,9 +209,11 @@ static te_status round_once(at_session *s, bool *exhausted) {
   for (int i = 0; i < n; i++)
     jobs[i].trace = ps[i].trace;
   double t1 = at_now_s();
-  at_compiled *c = n ? at_compile_batch(&s->wl, s->target, n, jobs, s->o.jobs) : NULL;
+  at_compiled *c = n && !s->remote ? at_compile_batch(&s->wl, s->target, n, jobs, s->o.jobs) : NULL;
   double t2 = at_now_s();
   te_status st = TE_OK;
+  if (s->remote && n)
+    st = measure_remote(s, n, ps);
   for (int i = 0; c && i < n && st == TE_OK && !stop_now(s); i++)
     st = measure_one(s, &ps[i], &jobs[i]);
   if (getenv("TE_TUNE_DEBUG")) /* where a round's time goes */
@@ -212,8 +258,7 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
   s->bench = at_bench_new(&s->wl, s->o.seed);
   if (!s->search || !s->bench)
     return ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory (buffers)");
-  s->mo = (at_measure_opts){s->o.min_repeat_s, s->o.min_repeats, s->o.max_repeats, 1,
-                            s->o.timeout_s,    s->o.threads};
+  s->mo = at_tune_measure_opts(&s->o);
   if ((st = at_session_load_history(s)) != TE_OK)
     return st;
   if (!(s->log = at_log_open(s->o.log_path)))
@@ -237,16 +282,17 @@ static void summarize(at_session *s) {
 }
 
 static te_status tune_impl(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,
-                           const te_tune_options *opts) {
+                           const te_tune_options *opts, const at_remote *remote) {
   if (!ctx)
     return TE_ERR_INVALID_ARG;
   if (!target)
     return ir_error_null(ctx, "te_tune: target is NULL");
   at_session s = {0};
   s.ctx = ctx;
+  s.remote = remote;
   s.best_cost = INFINITY;
   s.t0 = at_now_s();
-  te_status st = check_options(ctx, opts, &s.o);
+  te_status st = at_tune_options_check(ctx, opts, &s.o);
   if (st == TE_OK)
     st = setup(&s, nout, outs, target);
   bool exhausted = false;
@@ -265,5 +311,10 @@ static te_status tune_impl(te_ctx *ctx, int nout, te_tensor *const outs[], te_ta
 
 te_status te_tune(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,
                   const te_tune_options *opts) {
-  return IR_PUBLIC_CALL(ctx, tune_impl(ctx, nout, outs, target, opts));
+  return IR_PUBLIC_CALL(ctx, tune_impl(ctx, nout, outs, target, opts, NULL));
+}
+
+te_status at_tune_remote(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,
+                         const te_tune_options *opts, const at_remote *remote) {
+  return IR_PUBLIC_CALL(ctx, tune_impl(ctx, nout, outs, target, opts, remote));
 }

@@ -67,6 +67,7 @@ static void measure_round(at_session *s, confirm_item *items, at_job *jobs, int 
     }
     for (int c = 0; c < r.ncosts && it->res.ncosts < 256; c++)
       it->res.costs[it->res.ncosts++] = r.costs[c];
+    memcpy(it->res.measured_on, r.measured_on, sizeof r.measured_on);
   }
 }
 

@@ -107,6 +107,7 @@ static te_status write_record(at_session *s, at_record *rp, const at_measure_opt
   r.measure = *mo;
   double load[1];
   r.load1 = getloadavg(load, 1) == 1 ? load[0] : -1;
+  r.measured_on = built ? (char *)res->measured_on : NULL;
   if (!r.params || !at_log_append(s->log, &r))
     return ir_error(s->ctx, TE_ERR_IO, "te_tune: cannot write the tuning log '%s'", s->o.log_path);
   return TE_OK;

@@ -18,6 +18,7 @@ typedef struct at_session {
   at_search *search;
   at_bench *bench;
   at_measure_opts mo;
+  const at_remote *remote; /* NULL: candidates are built and measured here */
   FILE *log;
   int done; /* records of this workload and target (resumed ones included) */
   int measured, errors;
@@ -46,5 +47,11 @@ te_status at_session_write_confirm(at_session *, const at_record *was, const at_
 te_status at_session_confirm(at_session *);
 
 double at_now_s(void);
+
+/* te_tune's options checked and their defaults filled in (tune.c), for the searching process and
+   the measurers alike; the timeout of the reference run for options o. */
+te_status at_tune_options_check(te_ctx *, const te_tune_options *in, te_tune_options *out);
+double at_reference_timeout_s(const te_tune_options *o);
+at_measure_opts at_tune_measure_opts(const te_tune_options *o);
 
 #endif

@@ -16,6 +16,7 @@ packages=(
   libopenblas-dev                    # the demo's yardstick (loaded at run time when present)
   clang-14 libclang-rt-14-dev libomp-14-dev   # libFuzzer targets (make test-fuzz)
   clang-format                       # scripts/check-format.sh (CTest format.clang_format)
+  libopenmpi-dev openmpi-bin         # te-tune tune --mpi (CTest tune.mpi)
 )
 
 exec "$(dirname "${BASH_SOURCE[0]}")/install-packages.sh" "${packages[@]}"

@@ -86,4 +86,15 @@ const char *cli_target_short(const char *target, char *buf, size_t size);
 /* The CPU of a target string ("rocketlake"), for short listings. */
 const char *cli_target_cpu(const char *target, char *buf, size_t size);
 
+/* te-tune tune --mpi (mpi.c): rank 0 searches and owns the log, ranks 1.. measure. */
+bool cli_mpi_available(void); /* te-tune was built with MPI */
+int cli_mpi_init(int *rank, int *size);
+void cli_mpi_finalize(void);
+/* Rank 0: the at_remote that sends candidates to ranks 1..size-1; at the end, cli_mpi_stop. */
+at_remote cli_mpi_remote(te_ctx *, int size);
+void cli_mpi_stop(int size);
+/* Ranks >= 1: measure what rank 0 sends until it says stop; an exit code. */
+int cli_mpi_measure(te_ctx *, int nout, te_tensor *const outs[], te_target *,
+                    const te_tune_options *);
+
 #endif

@@ -49,6 +49,8 @@ static void help(void) {
          "                     is the log's best, so a lucky minute does not pick it\n"
          "  --confirm-rounds N rounds of the confirm pass, alternating the schedules (default 3)\n"
          "  --quiet            no progress display\n"
+         "  --mpi              run under mpirun (-n 2 or more): rank 0 searches and writes the\n"
+         "                     log, the other ranks build and measure the candidates\n"
          "\n"
          "operators:\n");
   at_op_spec_help(stdout);
@@ -138,12 +140,16 @@ static bool num_opt(int argc, char **argv, int *i, te_tune_options *o, bool *bad
   return false;
 }
 
-static int run(te_tune_options *o, const char *target, cli_workload *w, progress *pr) {
+static int run(te_tune_options *o, const char *target, cli_workload *w, progress *pr, int mpi_rank,
+               int mpi_size) {
   te_target *t = te_target_parse(w->ctx, target);
   if (!t) {
-    fprintf(stderr, "te-tune: bad target '%s': %s\n", target, te_last_error(w->ctx));
+    if (mpi_rank == 0)
+      fprintf(stderr, "te-tune: bad target '%s': %s\n", target, te_last_error(w->ctx));
     return CLI_USAGE;
   }
+  if (mpi_rank > 0)
+    return cli_mpi_measure(w->ctx, w->wl.nout, w->wl.outs, t, o);
   if (!pr->quiet) { /* the target in short: the log records it whole (te-tune show --verbose) */
     printf("tuning %s for %s; log %s\n", w->is_op ? w->desc : "the workload",
            te_target_short_str(t), o->log_path);
@@ -155,7 +161,9 @@ static int run(te_tune_options *o, const char *target, cli_workload *w, progress
   o->progress = on_progress;
   o->progress_user = pr;
   o->template_fn = w->tmpl;
-  te_status st = te_tune(w->ctx, w->wl.nout, w->wl.outs, t, o);
+  at_remote remote = cli_mpi_remote(w->ctx, mpi_size);
+  te_status st = mpi_size > 1 ? at_tune_remote(w->ctx, w->wl.nout, w->wl.outs, t, o, &remote)
+                              : te_tune(w->ctx, w->wl.nout, w->wl.outs, t, o);
   if (pr->tty && !pr->quiet)
     fputc('\n', stderr);
   if (st != TE_OK) {
@@ -180,7 +188,7 @@ int cmd_tune(int argc, char **argv) {
   const char *target = CLI_DEFAULT_TARGET, *dtype = "f32", *v, *plugin = NULL, *symbol = NULL;
   char *words[32];
   int nw = 0;
-  bool bad = false;
+  bool bad = false, mpi = false;
   progress pr = {isatty(STDERR_FILENO) != 0, false};
   for (int i = 1; i < argc && !bad; i++) {
     long long n;
@@ -193,6 +201,8 @@ int cmd_tune(int argc, char **argv) {
       o.no_model = 1;
     } else if (cli_flag(argv, i, "--quiet")) {
       pr.quiet = true;
+    } else if (cli_flag(argv, i, "--mpi")) {
+      mpi = true;
     } else if (num_opt(argc, argv, &i, &o, &bad)) {
     } else if (cli_opt(argc, argv, &i, "--log", &o.log_path, &bad) ||
                cli_opt(argc, argv, &i, "--target", &target, &bad) ||
@@ -218,11 +228,29 @@ int cmd_tune(int argc, char **argv) {
     return CLI_USAGE;
   o.check = o.check == -2 ? 0 : o.check == 0 ? -1 : o.check;         /* --check 0: never */
   o.confirm = o.confirm == -2 ? 0 : o.confirm == 0 ? -1 : o.confirm; /* --confirm 0: never */
+  int rank = 0, size = 1;
+  if (mpi && (bad = !cli_mpi_available()))
+    fprintf(stderr, "te-tune tune: --mpi: this te-tune was built without MPI (scripts/setup.sh "
+                    "installs Open MPI; then build again)\n");
+  if (mpi && !bad && cli_mpi_init(&rank, &size) != CLI_OK)
+    return CLI_FAIL;
+  if (mpi && !bad && size < 2) {
+    fprintf(stderr, "te-tune tune: --mpi needs 2 ranks or more (rank 0 searches, the others "
+                    "measure): mpirun -n 3 te-tune tune ... --mpi\n");
+    cli_mpi_finalize();
+    return CLI_USAGE;
+  }
+  if (bad)
+    return CLI_USAGE;
   cli_workload w;
   int rc = plugin ? cli_workload_from_plugin(plugin, symbol, &w)
                   : cli_workload_from_words(nw, words, dtype, &w);
   if (rc == CLI_OK)
-    rc = run(&o, target, &w, &pr);
+    rc = run(&o, target, &w, &pr, rank, size);
+  if (rank == 0 && size > 1)
+    cli_mpi_stop(size);
   cli_workload_free(&w);
+  if (mpi)
+    cli_mpi_finalize();
   return rc;
 }
