@@ -271,6 +271,7 @@ typedef struct at_measure_opts {
   int min_repeats, max_repeats, warmup;
   double timeout_s; /* per candidate: the child is killed after it */
   int threads;      /* te_set_num_threads in the child (0: default) */
+  int flush_cache;  /* evict the caches before each timed run (te_tune_options.flush_cache) */
 } at_measure_opts;
 
 typedef struct at_result {
@@ -362,8 +363,10 @@ typedef struct at_record {
   double load1;      /* 1-minute load average when written (-1: unknown) */
   char *measured_on; /* tuner.measured_on: the host (and rank) that measured it; may be NULL */
   at_measure_opts measure;
-  bool confirm;    /* written by the confirm pass (a trace measured again), not a trial */
-  bool superseded; /* set by at_log_read: a later record has this key, target and trace */
+  bool confirm;         /* written by the confirm pass (a trace measured again), not a trial */
+  double search_cost_s; /* on a confirm record: the cost the search measured (tuner.search_cost_s);
+                           0 when unknown */
+  bool superseded;      /* set by at_log_read: a later record has this key, target and trace */
 } at_record;
 
 /* Median of the costs; INFINITY for a failed or cost-less record. */

@@ -94,6 +94,8 @@ static json_t *record_json(const at_record *r) {
                            r->measure.min_repeat_s, "min_repeats", r->measure.min_repeats,
                            "max_repeats", r->measure.max_repeats, "warmup", r->measure.warmup,
                            "timeout_s", r->measure.timeout_s, "threads", r->measure.threads);
+  if (meas && r->measure.flush_cache)
+    json_object_set_new(meas, "flush_cache", json_true());
   char seed[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
   json_t *tuner = json_pack("{s:s, s:i, s:f, s:f, s:o, s:s?, s:s?}", "seed", seed, "trial",
@@ -101,6 +103,8 @@ static json_t *record_json(const at_record *r) {
                             "sketch", r->sketch, "params", r->params);
   if (tuner && r->confirm)
     json_object_set_new(tuner, "confirm", json_true());
+  if (tuner && r->confirm && r->search_cost_s > 0 && isfinite(r->search_cost_s))
+    json_object_set_new(tuner, "search_cost_s", json_real(r->search_cost_s));
   if (tuner && r->measured_on && *r->measured_on)
     json_object_set_new(tuner, "measured_on", json_string(r->measured_on));
   return json_pack("{s:i, s:o, s:s?, s:s?, s:f, s:o, s:s?, s:s?, s:o}", "version", r->version,
@@ -155,6 +159,7 @@ static void parse_tuner(json_t *t, at_record *r) {
   r->sketch = dup_str(t, "sketch");
   r->params = dup_str(t, "params");
   r->confirm = json_is_true(json_object_get(t, "confirm"));
+  r->search_cost_s = json_number_value(json_object_get(t, "search_cost_s"));
   r->measured_on = dup_str(t, "measured_on");
   json_t *m = json_object_get(t, "measure");
   r->measure.min_repeat_s = json_number_value(json_object_get(m, "min_repeat_s"));
@@ -163,6 +168,7 @@ static void parse_tuner(json_t *t, at_record *r) {
   r->measure.warmup = (int)json_integer_value(json_object_get(m, "warmup"));
   r->measure.timeout_s = json_number_value(json_object_get(m, "timeout_s"));
   r->measure.threads = (int)json_integer_value(json_object_get(m, "threads"));
+  r->measure.flush_cache = json_is_true(json_object_get(m, "flush_cache"));
 }
 
 /* Fills r from one parsed line; false (r freed) when a required field is missing. */

@@ -80,8 +80,8 @@ static te_status make_reference(at_session *s) {
 }
 
 at_measure_opts at_tune_measure_opts(const te_tune_options *o) {
-  return (at_measure_opts){o->min_repeat_s, o->min_repeats, o->max_repeats, 1,
-                           o->timeout_s,    o->threads};
+  return (at_measure_opts){o->min_repeat_s, o->min_repeats, o->max_repeats,     1,
+                           o->timeout_s,    o->threads,     o->flush_cache != 0};
 }
 
 double at_reference_timeout_s(const te_tune_options *o) {

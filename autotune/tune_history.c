@@ -133,5 +133,6 @@ te_status at_session_write_confirm(at_session *s, const at_record *was, const at
   r.params = was->params ? was->params : "";
   r.trial = was->trial; /* the trial measured again */
   r.confirm = true;
+  r.search_cost_s = was->confirm ? was->search_cost_s : at_record_cost(was);
   return write_record(s, &r, mo, j, res);
 }

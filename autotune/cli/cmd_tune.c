@@ -48,6 +48,7 @@ static void help(void) {
          "                     by side, one record each (default 4; 0 never); the best of them\n"
          "                     is the log's best, so a lucky minute does not pick it\n"
          "  --confirm-rounds N rounds of the confirm pass, alternating the schedules (default 3)\n"
+         "  --flush-cache      evict the caches before each timed run (cold-cache costs)\n"
          "  --quiet            no progress display\n"
          "  --mpi              run under mpirun (-n 2 or more): rank 0 searches and writes the\n"
          "                     log, the other ranks build and measure the candidates\n"
@@ -201,6 +202,8 @@ int cmd_tune(int argc, char **argv) {
       o.no_model = 1;
     } else if (cli_flag(argv, i, "--quiet")) {
       pr.quiet = true;
+    } else if (cli_flag(argv, i, "--flush-cache")) {
+      o.flush_cache = 1;
     } else if (cli_flag(argv, i, "--mpi")) {
       mpi = true;
     } else if (num_opt(argc, argv, &i, &o, &bad)) {

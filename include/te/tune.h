@@ -114,6 +114,11 @@ typedef struct te_tune_options {
                          Runs after the time budget too; skipped when fewer than 2 schedules
                          succeeded (or confirm is 1): one has nothing to be compared with */
   int confirm_rounds; /* 0: 3; at most 16 */
+  int flush_cache;    /* 1: before each timed run, write over a buffer twice the size of the
+                         last-level cache, so every run starts with cold caches (TVM's
+                         enable_cpu_cache_flush): the cost of a kernel called once among other
+                         work, rather than in a tight loop over data it just touched. Recorded
+                         as tuner.measure.flush_cache. 0: off */
 } te_tune_options;
 
 /* What a tuning run did (te_tune_options.summary). */

@@ -83,6 +83,39 @@ Test(tune_api, tune_apply_best_and_run) {
   tt_assert_close(c, ref, K);
 }
 
+/* flush_cache: every trial is measured (cold caches cost more, which no test times) and its
+   record says how (tuner.measure.flush_cache); a run without it writes no such field. */
+Test(tune_api, flush_cache_is_recorded) {
+  te_tensor *A, *B, *C = TT_NN(matmul(&A, &B, K));
+  te_tune_summary sum;
+  te_tune_options o = quick(3);
+  o.summary = &sum;
+  o.flush_cache = 1;
+  o.confirm = -1;
+  TT_OK(te_tune(tt_ctx, 1, &C, tt_target(), &o));
+  cr_assert_eq(sum.measured, 3);
+  cr_assert_eq(sum.errors, 0);
+  FILE *f = fopen(logpath, "r");
+  cr_assert_not_null(f);
+  char line[1 << 14];
+  int n = 0, flushed = 0;
+  while (fgets(line, sizeof line, f)) {
+    n++;
+    flushed += strstr(line, "\"flush_cache\":true") != NULL;
+  }
+  fclose(f);
+  cr_assert_eq(n, 3);
+  cr_assert_eq(flushed, 3, "every record says its caches were flushed");
+  unlink(logpath);
+  o.flush_cache = 0;
+  TT_OK(te_tune(tt_ctx, 1, &C, tt_target(), &o));
+  f = fopen(logpath, "r");
+  cr_assert_not_null(f);
+  while (fgets(line, sizeof line, f))
+    cr_assert_null(strstr(line, "flush_cache"), "a run without flush_cache records none");
+  fclose(f);
+}
+
 Test(tune_api, no_record_is_not_found) {
   te_tensor *A, *B, *C = TT_NN(matmul(&A, &B, K));
   te_tune_options o = quick(2);
