@@ -73,8 +73,7 @@ typedef int32_t (*linear_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *);
 
 static int linear(linear_fn fn, const char *name, int64_t m, int n, int k, const float *x,
                   const float *w, const float *b, float *y, char *err, size_t errlen) {
-  int64_t sx[2] = {m, k}, sw[3] = {n / EMBED_NR, k, EMBED_NR}, sb[1] = {n},
-          sy[2] = {m, n};
+  int64_t sx[2] = {m, k}, sw[3] = {n / EMBED_NR, k, EMBED_NR}, sb[1] = {n}, sy[2] = {m, n};
   DLTensor tx = f32(x, 2, sx), tw = f32(w, 3, sw), tb = f32(b, 1, sb), ty = f32(y, 2, sy);
   return kernel_failed(fn(&tx, &tw, &tb, &ty), name, err, errlen);
 }
@@ -99,8 +98,7 @@ static int embeddings(const embed_model *md, embed_workspace *w, int64_t m, char
 }
 
 static int attention(embed_workspace *w, int64_t nb, int64_t s, char *err, size_t errlen) {
-  int64_t sq[3] = {nb, s, 3 * H}, sm[2] = {nb, s},
-          so[4] = {nb, s, MINILM_HEADS, MINILM_HEAD_DIM};
+  int64_t sq[3] = {nb, s, 3 * H}, sm[2] = {nb, s}, so[4] = {nb, s, MINILM_HEADS, MINILM_HEAD_DIM};
   DLTensor q = f32(w->qkv, 3, sq), mb = f32(w->mask_bias, 2, sm), o = f32(w->ctx, 4, so);
   return kernel_failed(embed_attention(&q, &mb, &o), "embed_attention", err, errlen);
 }

@@ -16,8 +16,8 @@
 #include <math.h>
 
 /* S * scale + mask_bias, read by the max and by the exponential. */
-static te_expr *score(te_ctx *ctx, te_tensor *s0, te_tensor *mb, te_expr *b, te_expr *h,
-                      te_expr *i, te_expr *j) {
+static te_expr *score(te_ctx *ctx, te_tensor *s0, te_tensor *mb, te_expr *b, te_expr *h, te_expr *i,
+                      te_expr *j) {
   te_expr *scale = te_float(ctx, TE_F32, 1.0 / sqrt((double)MINILM_HEAD_DIM));
   return te_add(te_mul(TE_AT(s0, b, h, i, j), scale), TE_AT(mb, b, j));
 }
@@ -30,8 +30,8 @@ static te_status schedule_attention(gen *g, te_schedule *s, const attn_stages *a
   te_stage *os = te_stage_of(s, a->out);
   te_iter *bh, *jo, *jv;
   /* out is [b, s, heads, d]: iterate b, heads, i, d */
-  te_status r = te_reorder(os, 4, (te_iter *const[]){te_axis(os, 0), te_axis(os, 2),
-                                                      te_axis(os, 1), te_axis(os, 3)});
+  te_status r = te_reorder(
+      os, 4, (te_iter *const[]){te_axis(os, 0), te_axis(os, 2), te_axis(os, 1), te_axis(os, 3)});
   if (r == TE_OK)
     r = te_fuse(os, te_axis(os, 0), te_axis(os, 2), &bh);
   if (r == TE_OK)
@@ -80,10 +80,9 @@ te_status gen_attention(gen *g, const char *name, te_module **out) {
   a.kt = te_compute(ctx, "Kt", 4, TE_EXPRS(B, NH, D, S), TE_EXPRS(b, h, d, j),
                     TE_AT(qkv, b, j, te_add(te_int(ctx, H), te_add(te_mul(h, D), d))));
   te_expr *rd = te_reduce_axis(ctx, "rd", te_int(ctx, 0), D);
-  a.s0 = te_compute(ctx, "S", 4, TE_EXPRS(B, NH, S, S), TE_EXPRS(b, h, i, j),
-                    TE_SUM(te_mul(TE_AT(qkv, b, i, te_add(te_mul(h, D), rd)),
-                                  TE_AT(a.kt, b, h, rd, j)),
-                           rd));
+  a.s0 = te_compute(
+      ctx, "S", 4, TE_EXPRS(B, NH, S, S), TE_EXPRS(b, h, i, j),
+      TE_SUM(te_mul(TE_AT(qkv, b, i, te_add(te_mul(h, D), rd)), TE_AT(a.kt, b, h, rd, j)), rd));
   te_expr *rj = te_reduce_axis(ctx, "rj", te_int(ctx, 0), S);
   a.mx = te_compute(ctx, "mx", 3, TE_EXPRS(B, NH, S), TE_EXPRS(b, h, i),
                     te_max_r(score(ctx, a.s0, mb, b, h, i, rj), 1, TE_EXPRS(rj)));

@@ -70,8 +70,8 @@ int main(int argc, char **argv) {
     return fail(g.ctx, "embed_ffn_down");
   if (gen_add_layer_norm(&g, "embed_add_ln", &mods[n++]) != TE_OK)
     return fail(g.ctx, "embed_add_ln");
-  if (te_modules_save(g.ctx, n, mods, argv[1],
-                      TE_SAVE_STATIC_LIB | TE_SAVE_HEADER | TE_SAVE_ASM) != TE_OK)
+  if (te_modules_save(g.ctx, n, mods, argv[1], TE_SAVE_STATIC_LIB | TE_SAVE_HEADER | TE_SAVE_ASM) !=
+      TE_OK)
     return fail(g.ctx, "saving");
   if (!write_config(argv[1], &g))
     return 1;

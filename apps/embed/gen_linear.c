@@ -20,7 +20,8 @@ enum {
 
 static te_expr *gelu(te_ctx *ctx, te_expr *x) {
   /* 0.5 x (1 + erf(x / sqrt 2)): BERT's exact GELU, as PyTorch's default computes it */
-  te_expr *e = te_call(ctx, "erf", 1, TE_EXPRS(te_mul(x, te_float(ctx, TE_F32, 0.70710678118654752))));
+  te_expr *e =
+      te_call(ctx, "erf", 1, TE_EXPRS(te_mul(x, te_float(ctx, TE_F32, 0.70710678118654752))));
   return te_mul(te_mul(x, te_float(ctx, TE_F32, 0.5)), te_add(e, te_float(ctx, TE_F32, 1.0)));
 }
 
@@ -64,11 +65,12 @@ te_status gen_linear(gen *g, const char *name, int n, int k, int act_gelu, te_mo
   te_tensor *w = te_placeholder(ctx, "Wp", TE_F32, 3, TE_EXPRS(te_int(ctx, n / g->nr), K, NR));
   te_tensor *bias = te_placeholder(ctx, "bias", TE_F32, 1, TE_EXPRS(N));
   te_expr *wkj = TE_AT(w, te_floordiv(j, NR), kk, te_floormod(j, NR));
-  te_tensor *mm =
-      te_compute(ctx, "Mm", 2, TE_EXPRS(m, N), TE_EXPRS(i, j), TE_SUM(te_mul(TE_AT(x, i, kk), wkj), kk));
+  te_tensor *mm = te_compute(ctx, "Mm", 2, TE_EXPRS(m, N), TE_EXPRS(i, j),
+                             TE_SUM(te_mul(TE_AT(x, i, kk), wkj), kk));
   te_expr *i2 = te_var(ctx, "i"), *j2 = te_var(ctx, "j");
   te_expr *v = te_add(TE_AT(mm, i2, j2), TE_AT(bias, j2));
-  te_tensor *y = te_compute(ctx, "Y", 2, TE_EXPRS(m, N), TE_EXPRS(i2, j2), act_gelu ? gelu(ctx, v) : v);
+  te_tensor *y =
+      te_compute(ctx, "Y", 2, TE_EXPRS(m, N), TE_EXPRS(i2, j2), act_gelu ? gelu(ctx, v) : v);
   te_schedule *s = te_schedule_new(ctx, 1, &y);
   if (!s)
     return te_last_status(ctx);

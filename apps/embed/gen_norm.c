@@ -84,7 +84,8 @@ static te_status layer_norm(gen *g, const char *name, te_expr *m, row_fn x, void
   te_expr *inv_h = te_float(ctx, TE_F32, 1.0 / MINILM_HIDDEN);
   te_expr *mean = te_mul(TE_AT(mean_sum, r), inv_h);
   te_expr *var = te_mul(TE_AT(var_sum, r), inv_h);
-  te_expr *rstd = te_call(ctx, "rsqrt", 1, TE_EXPRS(te_add(var, te_float(ctx, TE_F32, MINILM_LN_EPS))));
+  te_expr *rstd =
+      te_call(ctx, "rsqrt", 1, TE_EXPRS(te_add(var, te_float(ctx, TE_F32, MINILM_LN_EPS))));
   te_expr *body = te_add(te_mul(te_mul(te_sub(x(ctx, r, c, user), mean), rstd), TE_AT(gamma, c)),
                          TE_AT(beta, c));
   te_tensor *y = te_compute(ctx, "Y", 2, TE_EXPRS(m, H), TE_EXPRS(r, c), body);

@@ -32,8 +32,8 @@ typedef struct {
 } options;
 
 typedef struct {
-  int n;          /* sentences */
-  int32_t **ids;  /* ids[i]: len[i] token ids */
+  int n;         /* sentences */
+  int32_t **ids; /* ids[i]: len[i] token ids */
   int *len;
 } sentences;
 

@@ -117,7 +117,8 @@ static int load_weights(embed_model *m, const char *dir, char *err, size_t errle
   snprintf(path, sizeof path, "%s/model.safetensors", dir);
   loader l = {st_open(path, err, errlen), err, errlen, malloc(sizeof(float) * F * H)};
   int r = -1;
-  if (l.st && l.scratch && mat(&l, "embeddings.word_embeddings.weight", MINILM_VOCAB, H, m->word) == 0 &&
+  if (l.st && l.scratch &&
+      mat(&l, "embeddings.word_embeddings.weight", MINILM_VOCAB, H, m->word) == 0 &&
       mat(&l, "embeddings.position_embeddings.weight", MINILM_POSITIONS, H, m->pos) == 0 &&
       mat(&l, "embeddings.token_type_embeddings.weight", MINILM_TYPES, H, m->type) == 0 &&
       vec(&l, "embeddings.LayerNorm.weight", H, m->ln_g) == 0 &&
@@ -160,7 +161,8 @@ static int check_pooling(const char *dir, char *err, size_t errlen) {
 
 embed_model *embed_model_load(const char *dir, char *err, size_t errlen) {
   embed_model *m = calloc(1, sizeof *m);
-  if (!m || !(m->memory = aligned_alloc(64, ((model_floats() * sizeof(float)) + 63) & ~(size_t)63))) {
+  if (!m ||
+      !(m->memory = aligned_alloc(64, ((model_floats() * sizeof(float)) + 63) & ~(size_t)63))) {
     snprintf(err, errlen, "out of memory loading the model");
     embed_model_free(m);
     return NULL;

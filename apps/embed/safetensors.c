@@ -28,9 +28,9 @@ struct st_file {
 static const struct {
   const char *name;
   int bytes;
-} dtypes[] = {{"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4},
-              {"I16", 2}, {"I8", 1},  {"U64", 8}, {"U32", 4},  {"U16", 2}, {"U8", 1},
-              {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
+} dtypes[] = {{"F64", 8}, {"F32", 4}, {"F16", 2},  {"BF16", 2},    {"I64", 8},
+              {"I32", 4}, {"I16", 2}, {"I8", 1},   {"U64", 8},     {"U32", 4},
+              {"U16", 2}, {"U8", 1},  {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
 
 static int dtype_bytes(const char *name) {
   for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
@@ -63,8 +63,10 @@ static int check_entry(const st_file *f, const char *name, json_t *e, char *err,
     json_t *d = json_array_get(shape, i);
     if (ndim > MAX_DIMS || !json_is_integer(d) || json_integer_value(d) < 0 ||
         (uint64_t)json_integer_value(d) > (1ull << 40) / count) {
-      snprintf(err, errlen, "%s: tensor '%s': the shape must be at most %d non-negative integers "
-               "of at most 2^40 elements in all", f->path, name, MAX_DIMS);
+      snprintf(err, errlen,
+               "%s: tensor '%s': the shape must be at most %d non-negative integers "
+               "of at most 2^40 elements in all",
+               f->path, name, MAX_DIMS);
       return -1;
     }
     count *= (uint64_t)json_integer_value(d);

@@ -20,7 +20,7 @@ void st_close(st_file *);
 /* Copies the tensor called name, which must be F32 of exactly the given shape, into dst
    (room for the product of the shape's extents). 0 on success; -1 with a message naming the
    tensor and what it has instead (missing, another dtype, another shape). */
-int st_read_f32(st_file *, const char *name, int ndim, const int64_t shape[], float *dst,
-                char *err, size_t errlen);
+int st_read_f32(st_file *, const char *name, int ndim, const int64_t shape[], float *dst, char *err,
+                size_t errlen);
 
 #endif

@@ -11,10 +11,10 @@
 enum { MAX_WORD_CHARS = 100 }; /* longer words are [UNK] (max_input_chars_per_word) */
 
 struct embed_vocab {
-  char *text;        /* the file, its newlines replaced by NULs */
-  const char **tok;  /* tok[id] */
-  int32_t n;         /* tokens */
-  int32_t *slots;    /* hash table of ids, -1 empty; a power of two in size */
+  char *text;       /* the file, its newlines replaced by NULs */
+  const char **tok; /* tok[id] */
+  int32_t n;        /* tokens */
+  int32_t *slots;   /* hash table of ids, -1 empty; a power of two in size */
   uint32_t mask;
   int32_t cls, sep, unk;
 };

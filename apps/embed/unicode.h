@@ -16,7 +16,7 @@ typedef struct te_uc_range {
 
 typedef struct te_uc_fold_entry {
   uint32_t cp;
-  int n;                     /* 0 ... TE_UC_FOLD_MAX */
+  int n; /* 0 ... TE_UC_FOLD_MAX */
   uint32_t to[TE_UC_FOLD_MAX];
 } te_uc_fold_entry;
 
