@@ -6,7 +6,8 @@
  *   f   = gelu(X1 W1^T + b1)              embed_ffn_up     [m, FFN]
  *   X   = layer_norm(f W2^T + b2 + X1)    embed_ffn_down, embed_add_ln
  *
- * with m = b x s tokens (the batch padded to its longest sentence, s). Padding tokens are
+ * with m = b x s tokens (the batch padded to its longest sentence, rounded up to a multiple of
+ * EMBED_SEQ_MULTIPLE for the attention's blocks of query rows). Padding tokens are
  * computed like the others but masked out of every attention and of the pooling.
  */
 #include "encoder.h"
@@ -98,8 +99,9 @@ static int embeddings(const embed_model *md, embed_workspace *w, int64_t m, char
 }
 
 static int attention(embed_workspace *w, int64_t nb, int64_t s, char *err, size_t errlen) {
-  int64_t sq[3] = {nb, s, 3 * H}, sm[2] = {nb, s}, so[4] = {nb, s, MINILM_HEADS, MINILM_HEAD_DIM};
-  DLTensor q = f32(w->qkv, 3, sq), mb = f32(w->mask_bias, 2, sm), o = f32(w->ctx, 4, so);
+  int64_t sq[3] = {nb, s, 3 * H}, sm[3] = {nb, s / EMBED_SEQ_MULTIPLE, EMBED_SEQ_MULTIPLE},
+          so[4] = {nb, s, MINILM_HEADS, MINILM_HEAD_DIM};
+  DLTensor q = f32(w->qkv, 3, sq), mb = f32(w->mask_bias, 3, sm), o = f32(w->ctx, 4, so);
   return kernel_failed(embed_attention(&q, &mb, &o), "embed_attention", err, errlen);
 }
 
@@ -142,6 +144,7 @@ int embed_encode(const embed_model *md, embed_workspace *w, int nb, const int32_
   int s = 0;
   for (int i = 0; i < nb; i++)
     s = len[i] > s ? len[i] : s;
+  s = (s + EMBED_SEQ_MULTIPLE - 1) / EMBED_SEQ_MULTIPLE * EMBED_SEQ_MULTIPLE; /* attention's */
   int64_t m = (int64_t)nb * s;
   if (workspace_reserve(w, (size_t)m) < 0) {
     snprintf(err, errlen, "out of memory for a batch of %d x %d tokens", nb, s);

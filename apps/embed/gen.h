@@ -23,9 +23,12 @@ te_status gen_add_layer_norm(gen *, const char *name, te_module **out);
 /* Y[m, H] = layer_norm(word[ids[r]] + pos[pos_ids[r]] + type[0]) * gamma + beta: the
    embeddings (a gather of three tables) and their norm. */
 te_status gen_embed_layer_norm(gen *, const char *name, te_module **out);
-/* Multi-head self-attention of a batch: QKV [b, s, 3H] (the fused projections), mask_bias
-   [b, s] (0 for a token, a large negative number for padding), out [b, s, heads, head_dim] =
-   softmax(Q K^T / sqrt(head_dim) + mask_bias) V per head. b and s are symbolic. */
+/* Multi-head self-attention of a padded batch: QKV [b, s, 3H] (the fused projections),
+   mask_bias [b, s / 4, 4] (0 for a token, a large negative number for padding), out [b, s,
+   heads, head_dim] = softmax(Q K^T / sqrt(head_dim) + mask_bias) V per head. b and s / 4 are
+   symbolic: s is a multiple of 4 (EMBED_SEQ_MULTIPLE), te-embed pads batches to one. */
 te_status gen_attention(gen *, const char *name, te_module **out);
+/* The multiple (4) that embed_attention's sequence length must be. */
+int gen_attention_block(void);
 
 #endif

@@ -9,6 +9,7 @@
  *   embed_ln            embeddings + layer norm             [m, 384]
  *   embed_qkv           the Q, K, V projections, fused      [m, 384] -> [m, 1152]
  *   embed_attention     softmax(Q K^T / sqrt(32) + mask) V  [b, s, 1152] -> [b, s, 12, 32]
+ *                       (s a multiple of EMBED_SEQ_MULTIPLE)
  *   embed_attn_out      the attention's output projection   [m, 384] -> [m, 384]
  *   embed_ffn_up        the feed-forward's first matmul, + bias + GELU  [m, 384] -> [m, 1536]
  *   embed_ffn_down      its second                          [m, 1536] -> [m, 384]
@@ -37,7 +38,9 @@ static int write_config(const char *prefix, const gen *g) {
           te_target_short_str(g->target));
   fprintf(f, "#ifndef EMBED_KERNELS_CONFIG_H\n#define EMBED_KERNELS_CONFIG_H\n");
   fprintf(f, "/* Columns of a packed weight panel: Wp[n / EMBED_NR][k][n %% EMBED_NR]. */\n");
-  fprintf(f, "#define EMBED_NR %d\n#endif\n", g->nr);
+  fprintf(f, "#define EMBED_NR %d\n", g->nr);
+  fprintf(f, "/* embed_attention's sequences are a multiple of this long (padded). */\n");
+  fprintf(f, "#define EMBED_SEQ_MULTIPLE %d\n#endif\n", gen_attention_block());
   return fclose(f) == 0;
 }
 

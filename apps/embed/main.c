@@ -10,6 +10,9 @@
  *                as sentence-transformers does, and printed in input order
  *   --threads N  threads of the kernels' parallel loops (default: TE_NUM_THREADS, else all)
  *   --tokens     print each sentence's token ids instead (the tokenizer alone)
+ *   --time N     also embed the whole input N more times and print on stderr the median time
+ *                of a pass and the sentences per second it makes (the benchmark's measure:
+ *                tokenizing, batching and the forward passes, not the model's loading)
  * An empty line, or one of white space only, or invalid UTF-8 is an error (status 1, nothing
  * printed). A sentence of more than 256 tokens is cut there, as sentence-transformers does,
  * with a note on stderr. Exit status 0, 1 on an error (the message on stderr), 2 on bad usage.
@@ -25,10 +28,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
   const char *model;
-  int batch, threads, tokens;
+  int batch, threads, tokens, time;
 } options;
 
 typedef struct {
@@ -40,7 +44,8 @@ typedef struct {
 static int usage(const char *why) {
   if (why)
     fprintf(stderr, "te-embed: %s\n", why);
-  fprintf(stderr, "usage: te-embed --model DIR [--batch N] [--threads N] [--tokens] < text\n");
+  fprintf(stderr,
+          "usage: te-embed --model DIR [--batch N] [--threads N] [--tokens] [--time N] < text\n");
   return 2;
 }
 
@@ -54,7 +59,7 @@ static int positive(const char *s, int *out) {
 }
 
 static int parse_options(int argc, char **argv, options *o) {
-  *o = (options){NULL, 32, 0, 0};
+  *o = (options){NULL, 32, 0, 0, 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int has_value = i + 1 < argc;
@@ -66,6 +71,9 @@ static int parse_options(int argc, char **argv, options *o) {
     } else if (!strcmp(a, "--threads") && has_value) {
       if (!positive(argv[++i], &o->threads))
         return usage("--threads takes a number from 1 to 4096");
+    } else if (!strcmp(a, "--time") && has_value) {
+      if (!positive(argv[++i], &o->time))
+        return usage("--time takes a number of passes from 1 to 4096");
     } else if (!strcmp(a, "--tokens"))
       o->tokens = 1;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
@@ -182,6 +190,36 @@ static int embed_all(const embed_model *m, const sentences *s, int batch, float 
   return r;
 }
 
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* --time: n more passes over the input; the median on stderr. */
+static int time_passes(const embed_model *m, const sentences *s, int batch, int n, float *out) {
+  double *t = malloc(sizeof *t * (size_t)n);
+  int r = t ? 0 : -1;
+  for (int i = 0; r == 0 && i < n; i++) {
+    double t0 = now();
+    r = embed_all(m, s, batch, out);
+    t[i] = now() - t0;
+  }
+  if (r == 0) {
+    qsort(t, (size_t)n, sizeof *t, by_value);
+    double med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    fprintf(stderr, "te-embed: %d passes of %d sentences: median %.3f ms, %.2f sentences/s\n", n,
+            s->n, 1e3 * med, s->n / med);
+  }
+  free(t);
+  return r;
+}
+
 static void print_rows(const float *out, int n) {
   for (int i = 0; i < n; i++)
     for (int c = 0; c < MINILM_HIDDEN; c++)
@@ -218,6 +256,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "te-embed: out of memory for %d embeddings\n", s.n);
     if (r == 0)
       print_rows(out, s.n);
+    if (r == 0 && o.time)
+      r = time_passes(m, &s, o.batch, o.time, out);
     free(out);
   }
   sentences_free(&s);
