@@ -12,6 +12,8 @@
 #   make clean          remove the build folders
 #   make bench          build bench/ in build-bench/ (Release) and run it against OpenBLAS, oneDNN,
 #                       Halide 14 and C (BENCH_ARGS="--quick" or "--only sgemm" to narrow it)
+#   make bench-models   te-embed against sentence-transformers on PyTorch, eager and torch.compile
+#                       (bench/models/embed_bench.py; sets up the Python venv with --bench)
 BUILD_DIR  ?= build
 ASAN_DIR   ?= build-asan
 BUILD_TYPE ?= RelWithDebInfo
@@ -25,12 +27,13 @@ FUZZ_CC    ?= clang-14
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= parse target replay schedule tune_log
 BENCH_ARGS ?=
+BENCH_MODELS_ARGS ?=
 DEMO_ARGS  ?=
 # make check: the tests of these labels, less the tuning runs (a minute of the quick loop)
 CHECK_LABELS  ?= ^(unit|golden|errors)$$
 CHECK_EXCLUDE ?= ^unit[.]tune_(run|show)$$
 
-.PHONY: all setup build models demo check test test-sanitize test-fuzz bench clean
+.PHONY: all setup build models demo check test test-sanitize test-fuzz bench bench-models clean
 
 all: build
 
@@ -77,6 +80,11 @@ bench:
 	$(CMAKE) -S bench -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release
 	$(CMAKE) --build $(BENCH_DIR) -j$(JOBS) --target te-bench
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BENCH_DIR)/te-bench $(BENCH_ARGS)
+
+bench-models: build models
+	venv=$$(scripts/setup-python.sh --bench | tail -1) && \
+	  "$$venv/bin/python" bench/models/embed_bench.py --te-embed $(BUILD_DIR)/apps/embed/te-embed \
+	    --model build-models/all-minilm-l6-v2 $(BENCH_MODELS_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)
