@@ -2,8 +2,9 @@
 #   make demo           install missing packages, build, run the matmul demo (DEMO_ARGS="--quick")
 #   make check          build, run the fast tests only (unit, golden, errors; not the tuning runs):
 #                       the quick loop while developing
-#   make test           install missing packages, build, run the suite, then the ASan+UBSan suite,
-#                       then each fuzz target for FUZZ_SECONDS
+#   make test           install missing packages, fetch the model te-embed's tests use, build, run
+#                       the suite, then the ASan+UBSan suite, then each fuzz target for FUZZ_SECONDS
+#   make models         fetch all-MiniLM-L6-v2 into build-models/ (scripts/fetch-minilm.sh)
 #   make build          configure build/ (RelWithDebInfo) and build
 #   make test-sanitize  only the ASan+UBSan suite, in build-asan/ (Debug)
 #   make test-fuzz      only the fuzz targets, built with clang in build-fuzz/ and run for
@@ -11,6 +12,8 @@
 #   make clean          remove the build folders
 #   make bench          build bench/ in build-bench/ (Release) and run it against OpenBLAS, oneDNN,
 #                       Halide 14 and C (BENCH_ARGS="--quick" or "--only sgemm" to narrow it)
+#   make bench-models   te-embed against sentence-transformers on PyTorch, eager and torch.compile
+#                       (bench/models/embed_bench.py; sets up the Python venv with --bench)
 BUILD_DIR  ?= build
 ASAN_DIR   ?= build-asan
 BUILD_TYPE ?= RelWithDebInfo
@@ -24,12 +27,13 @@ FUZZ_CC    ?= clang-14
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= parse target replay schedule tune_log
 BENCH_ARGS ?=
+BENCH_MODELS_ARGS ?=
 DEMO_ARGS  ?=
 # make check: the tests of these labels, less the tuning runs (a minute of the quick loop)
 CHECK_LABELS  ?= ^(unit|golden|errors)$$
 CHECK_EXCLUDE ?= ^unit[.]tune_(run|show)$$
 
-.PHONY: all setup build demo check test test-sanitize test-fuzz bench clean
+.PHONY: all setup build models demo check test test-sanitize test-fuzz bench bench-models clean
 
 all: build
 
@@ -47,12 +51,17 @@ check: build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(CTEST_JOBS) -L '$(CHECK_LABELS)' \
 	  -E '$(CHECK_EXCLUDE)'
 
-test: build
+# A model that cannot be fetched (no network) does not stop the run: te-embed's tests then skip,
+# or fail where TE_REQUIRE lists minilm (CI).
+models:
+	scripts/fetch-minilm.sh || echo "make: all-MiniLM-L6-v2 not fetched: apps.embed_* will skip" >&2
+
+test: build models
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(CTEST_JOBS)
 	$(MAKE) --no-print-directory test-sanitize
 	$(MAKE) --no-print-directory test-fuzz
 
-test-sanitize: setup
+test-sanitize: setup models
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DTE_SANITIZE=ON
 	$(CMAKE) --build $(ASAN_DIR) -j$(JOBS)
 	$(CTEST) --test-dir $(ASAN_DIR) --output-on-failure -j$(CTEST_JOBS)
@@ -71,6 +80,11 @@ bench:
 	$(CMAKE) -S bench -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release
 	$(CMAKE) --build $(BENCH_DIR) -j$(JOBS) --target te-bench
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BENCH_DIR)/te-bench $(BENCH_ARGS)
+
+bench-models: build models
+	venv=$$(scripts/setup-python.sh --bench | tail -1) && \
+	  "$$venv/bin/python" bench/models/embed_bench.py --te-embed $(BUILD_DIR)/apps/embed/te-embed \
+	    --model build-models/all-minilm-l6-v2 $(BENCH_MODELS_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)

@@ -1,0 +1,34 @@
+/* gen.h — the parts of te-embed's kernel generator (gen_kernels.c): each gen_*.c defines and
+ * schedules one family of the encoder's kernels with te's C API. */
+#ifndef TE_EMBED_GEN_H
+#define TE_EMBED_GEN_H
+
+#include "minilm.h"
+
+#include <te/te.h>
+
+typedef struct gen {
+  te_ctx *ctx;
+  te_target *target;
+  int lanes; /* f32 lanes of a vector register of the target (16 with AVX-512) */
+  int nr;    /* columns of a matmul register tile, and of a packed weight panel: 4 vectors */
+} gen;
+
+/* Y[m, N] = act(X[m, K] . W^T + bias), W given packed as Wp[N / nr][K][nr] (model.c packs it);
+   act is GELU (erf form) when gelu is set, else none. m is symbolic. */
+te_status gen_linear(gen *, const char *name, int n, int k, int gelu, te_module **out);
+/* Y[m, H] = layer_norm(X + R) * gamma + beta over the hidden axis (the residual and the norm
+   of each sub-layer). */
+te_status gen_add_layer_norm(gen *, const char *name, te_module **out);
+/* Y[m, H] = layer_norm(word[ids[r]] + pos[pos_ids[r]] + type[0]) * gamma + beta: the
+   embeddings (a gather of three tables) and their norm. */
+te_status gen_embed_layer_norm(gen *, const char *name, te_module **out);
+/* Multi-head self-attention of a padded batch: QKV [b, s, 3H] (the fused projections),
+   mask_bias [b, s / 4, 4] (0 for a token, a large negative number for padding), out [b, s,
+   heads, head_dim] = softmax(Q K^T / sqrt(head_dim) + mask_bias) V per head. b and s / 4 are
+   symbolic: s is a multiple of 4 (EMBED_SEQ_MULTIPLE), te-embed pads batches to one. */
+te_status gen_attention(gen *, const char *name, te_module **out);
+/* The multiple (4) that embed_attention's sequence length must be. */
+int gen_attention_block(void);
+
+#endif
