@@ -239,6 +239,9 @@ at_model *at_model_new(uint64_t seed);
 void at_model_free(at_model *);
 /* One measured sample: its features and throughput (0 for failures). */
 bool at_model_add(at_model *, const float *feat, double throughput);
+/* A sample of another workload (transfer.c): its throughput relative to the best of that
+   workload, in [0, 1], used as the label as it is. */
+bool at_model_add_prior(at_model *, const float *feat, double relative);
 int at_model_count(const at_model *);
 /* Retrains from every sample (regression of throughput / best throughput). */
 bool at_model_train(at_model *);
@@ -425,6 +428,9 @@ void at_search_free(at_search *);
    knobs are unknown). feat may be NULL (computed later by the caller, or never). */
 void at_search_observe(at_search *, const at_cand *, const char *trace, const float *feat,
                        double throughput);
+/* A sample of another workload for the cost model only (transfer.c); false when out of memory
+   or the search has no model. */
+bool at_search_observe_prior(at_search *, const float *feat, double relative);
 /* True when trace was already measured (or proposed and pending). */
 bool at_search_seen(const at_search *, const char *trace);
 /* Retrains the model on everything observed. */

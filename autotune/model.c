@@ -3,8 +3,10 @@
  * Every measured candidate is a sample (its features; its throughput, 0 when it failed). The
  * label is throughput / best throughput so far, in [0, 1], so the model ranks candidates rather
  * than predicting seconds; it is retrained from scratch after each round (a few hundred samples
- * train in milliseconds). XGBoost runs single-threaded: the tuner forks children that run OpenMP
- * kernels, and a parent that never started an OpenMP thread pool forks cleanly.
+ * train in milliseconds). Samples of other workloads (transfer.c) come labelled already, relative
+ * to their own workload's best, so a new workload's model starts trained. XGBoost runs
+ * single-threaded: the tuner forks children that run OpenMP kernels, and a parent that never
+ * started an OpenMP thread pool forks cleanly.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@ struct at_model {
   int n, cap;
   float *x; /* n rows of AT_NFEAT */
   double *thr;
+  bool *prior; /* the sample's thr is already a label (another workload's relative throughput) */
   BoosterHandle booster;
   bool trained;
 };
@@ -39,10 +42,11 @@ void at_model_free(at_model *m) {
     XGBoosterFree(m->booster);
   free(m->x);
   free(m->thr);
+  free(m->prior);
   free(m);
 }
 
-bool at_model_add(at_model *m, const float *feat, double throughput) {
+static bool add(at_model *m, const float *feat, double value, bool prior) {
   if (m->n == m->cap) {
     int cap = m->cap ? 2 * m->cap : 64;
     float *x = ir_realloc(NULL, m->x, sizeof(float) * AT_NFEAT * (size_t)cap);
@@ -53,11 +57,24 @@ bool at_model_add(at_model *m, const float *feat, double throughput) {
     if (!t)
       return false;
     m->thr = t;
+    bool *p = ir_realloc(NULL, m->prior, sizeof(bool) * (size_t)cap);
+    if (!p)
+      return false;
+    m->prior = p;
     m->cap = cap;
   }
   memcpy(m->x + (size_t)m->n * AT_NFEAT, feat, sizeof(float) * AT_NFEAT);
-  m->thr[m->n++] = throughput > 0 ? throughput : 0;
+  m->prior[m->n] = prior;
+  m->thr[m->n++] = value > 0 ? value : 0;
   return true;
+}
+
+bool at_model_add(at_model *m, const float *feat, double throughput) {
+  return add(m, feat, throughput, false);
+}
+
+bool at_model_add_prior(at_model *m, const float *feat, double relative) {
+  return add(m, feat, relative > 1 ? 1 : relative, true);
 }
 
 int at_model_count(const at_model *m) { return m->n; }
@@ -85,7 +102,8 @@ bool at_model_train(at_model *m) {
   double best = 0;
   int nonzero = 0;
   for (int i = 0; i < m->n; i++) {
-    best = m->thr[i] > best ? m->thr[i] : best;
+    if (!m->prior[i])
+      best = m->thr[i] > best ? m->thr[i] : best;
     nonzero += m->thr[i] > 0;
   }
   if (m->n < MIN_SAMPLES || nonzero < 2)
@@ -94,7 +112,7 @@ bool at_model_train(at_model *m) {
   if (!y)
     return false;
   for (int i = 0; i < m->n; i++)
-    y[i] = (float)(m->thr[i] / best);
+    y[i] = (float)(m->prior[i] ? m->thr[i] : best > 0 ? m->thr[i] / best : 0);
   DMatrixHandle d = NULL;
   BoosterHandle b = NULL;
   bool ok = XGDMatrixCreateFromMat(m->x, (bst_ulong)m->n, AT_NFEAT, -1e30f, &d) == 0 &&

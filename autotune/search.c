@@ -128,6 +128,10 @@ void at_search_observe(at_search *s, const at_cand *c, const char *trace, const 
   s->el[pos] = (elite){*c, thr};
 }
 
+bool at_search_observe_prior(at_search *s, const float *feat, double relative) {
+  return s->model && at_model_add_prior(s->model, feat, relative);
+}
+
 void at_search_retrain(at_search *s) {
   if (s->model)
     at_model_train(s->model);

@@ -259,7 +259,7 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
   if (!s->search || !s->bench)
     return ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory (buffers)");
   s->mo = at_tune_measure_opts(&s->o);
-  if ((st = at_session_load_history(s)) != TE_OK)
+  if ((st = at_session_load_history(s)) != TE_OK || (st = at_session_load_transfer(s)) != TE_OK)
     return st;
   if (!(s->log = at_log_open(s->o.log_path)))
     return ir_error(s->ctx, TE_ERR_IO, "te_tune: cannot open the tuning log '%s' for appending",
@@ -279,6 +279,8 @@ static void summarize(at_session *s) {
   sum->best_gflops = isfinite(s->best_cost) && s->flops > 0 ? s->flops / s->best_cost * 1e-9 : 0;
   memcpy(sum->key, s->key, sizeof sum->key);
   sum->confirmed = s->confirmed;
+  sum->transfer_records = s->transfer_records;
+  sum->transfer_workloads = s->transfer_workloads;
 }
 
 static te_status tune_impl(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,

@@ -22,9 +22,8 @@ double at_now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Features of a logged trace, in ctx (a scratch context holding a clone of the workload). */
-static bool trace_features(const at_workload *wl, const te_target *tgt, const char *trace,
-                           float *feat) {
+bool at_trace_features(const at_workload *wl, const te_target *tgt, const char *trace,
+                       float *feat) {
   te_schedule *sch = te_schedule_new(wl->ctx, wl->nout, wl->outs);
   bool ok =
       sch && te_schedule_replay(sch, trace) == TE_OK && at_features(wl, sch, tgt, feat) == TE_OK;
@@ -37,7 +36,7 @@ static void take_record(at_session *s, const at_record *r, const at_workload *wl
   if (r->confirm) /* a trace measured again: not a trial, and already known to the model */
     return;
   float feat[AT_NFEAT];
-  bool have_feat = tgt && trace_features(wl, tgt, r->trace, feat);
+  bool have_feat = tgt && at_trace_features(wl, tgt, r->trace, feat);
   double cost = at_record_cost(r);
   double thr = isfinite(cost) && cost > 0 ? (s->flops > 0 ? s->flops : 1) / cost : 0;
   at_cand c;

@@ -28,7 +28,16 @@ typedef struct at_session {
   int checked[AT_MAX_SKETCHES];
   int round;
   int confirmed; /* schedules measured again by the confirm pass */
+  int transfer_records, transfer_workloads;
 } at_session;
+
+/* Features of a logged trace replayed on wl (in wl's context, a scratch one: the schedule stays
+   there); false when the trace no longer applies or lowers. */
+bool at_trace_features(const at_workload *wl, const te_target *tgt, const char *trace, float *feat);
+
+/* With te_tune_options.transfer_logs: the records of other workloads for this target train the
+   cost model (transfer.c); fills transfer_records and transfer_workloads. */
+te_status at_session_load_transfer(at_session *);
 
 /* Reads the log: records of this workload and target mark their traces seen, feed the cost
    model (features recomputed from the trace) and the elite; with resume they count as trials

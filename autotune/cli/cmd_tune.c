@@ -48,6 +48,8 @@ static void help(void) {
          "                     by side, one record each (default 4; 0 never); the best of them\n"
          "                     is the log's best, so a lucky minute does not pick it\n"
          "  --confirm-rounds N rounds of the confirm pass, alternating the schedules (default 3)\n"
+         "  --transfer-logs D  train the cost model first on the records of other workloads\n"
+         "                     (same target) in the logs of directory D (*.jsonl) or log D\n"
          "  --flush-cache      evict the caches before each timed run (cold-cache costs)\n"
          "  --quiet            no progress display\n"
          "  --mpi              run under mpirun (-n 2 or more): rank 0 searches and writes the\n"
@@ -171,13 +173,16 @@ static int run(te_tune_options *o, const char *target, cli_workload *w, progress
     fprintf(stderr, "te-tune: %s\n", te_last_error(w->ctx));
     return st == TE_ERR_IO ? CLI_IO : st == TE_ERR_INVALID_ARG ? CLI_USAGE : CLI_FAIL;
   }
-  char confirmed[48] = "";
+  char confirmed[48] = "", warm[96] = "";
   if (sum.confirmed)
     snprintf(confirmed, sizeof confirmed, "; best %d measured again", sum.confirmed);
-  printf("%s: %d trials (%d measured now, %d failed%s); best %.2f GFLOP/s (%.4g ms); key %s; "
+  if (o->transfer_logs)
+    snprintf(warm, sizeof warm, "; model warmed by %d records of %d other workloads",
+             sum.transfer_records, sum.transfer_workloads);
+  printf("%s: %d trials (%d measured now, %d failed%s%s); best %.2f GFLOP/s (%.4g ms); key %s; "
          "log %s\n",
          w->is_op ? w->desc : "workload", sum.trials_done, sum.measured, sum.errors, confirmed,
-         sum.best_gflops, isfinite(sum.best_cost_s) ? sum.best_cost_s * 1e3 : 0.0, sum.key,
+         warm, sum.best_gflops, isfinite(sum.best_cost_s) ? sum.best_cost_s * 1e3 : 0.0, sum.key,
          o->log_path);
   return CLI_OK;
 }
@@ -211,6 +216,7 @@ int cmd_tune(int argc, char **argv) {
                cli_opt(argc, argv, &i, "--target", &target, &bad) ||
                cli_opt(argc, argv, &i, "--dtype", &dtype, &bad) ||
                cli_opt(argc, argv, &i, "--plugin", &plugin, &bad) ||
+               cli_opt(argc, argv, &i, "--transfer-logs", &o.transfer_logs, &bad) ||
                cli_opt(argc, argv, &i, "--plugin-symbol", &symbol, &bad)) {
     } else if (cli_opt(argc, argv, &i, "--seed", &v, &bad)) {
       if (!bad && !cli_int(v, 0, &n))

@@ -103,22 +103,28 @@ typedef struct te_tune_options {
   te_tune_template_fn template_fn; /* a schedule template (below): the search space is the
                             product of its knobs instead of the generated sketches; NULL: none */
   void *template_user;             /* passed to template_fn */
-  int confirm;        /* the confirm pass: after the search, the best this-many schedules of
-                         the log (this workload and target) are measured again side by side,
-                         in confirm_rounds rounds alternating between them, one record each
-                         (tuner.confirm) holding the samples of all rounds; te_apply_best
-                         and te-tune best then take the best of that pass.
-                         A run measures its candidates minutes apart, and a machine whose
-                         speed drifts by 15% between minutes ranks them by their minute;
-                         side by side, they share it. 0: 4; < 0: no confirm pass; at most 64.
-                         Runs after the time budget too; skipped when fewer than 2 schedules
-                         succeeded (or confirm is 1): one has nothing to be compared with */
-  int confirm_rounds; /* 0: 3; at most 16 */
-  int flush_cache;    /* 1: before each timed run, write over a buffer twice the size of the
-                         last-level cache, so every run starts with cold caches (TVM's
-                         enable_cpu_cache_flush): the cost of a kernel called once among other
-                         work, rather than in a tight loop over data it just touched. Recorded
-                         as tuner.measure.flush_cache. 0: off */
+  int confirm;               /* the confirm pass: after the search, the best this-many schedules of
+                                the log (this workload and target) are measured again side by side,
+                                in confirm_rounds rounds alternating between them, one record each
+                                (tuner.confirm) holding the samples of all rounds; te_apply_best
+                                and te-tune best then take the best of that pass.
+                                A run measures its candidates minutes apart, and a machine whose
+                                speed drifts by 15% between minutes ranks them by their minute;
+                                side by side, they share it. 0: 4; < 0: no confirm pass; at most 64.
+                                Runs after the time budget too; skipped when fewer than 2 schedules
+                                succeeded (or confirm is 1): one has nothing to be compared with */
+  int confirm_rounds;        /* 0: 3; at most 16 */
+  int flush_cache;           /* 1: before each timed run, write over a buffer twice the size of the
+                                last-level cache, so every run starts with cold caches (TVM's
+                                enable_cpu_cache_flush): the cost of a kernel called once among other
+                                work, rather than in a tight loop over data it just touched. Recorded
+                                as tuner.measure.flush_cache. 0: off */
+  const char *transfer_logs; /* a directory of tuning logs (its *.jsonl files) or one log: the
+                         successful records of other workloads for the same target train the
+                         cost model before the first round, each labelled by its throughput
+                         relative to the best of its own workload, so a new workload starts
+                         with a trained model instead of random rounds. Records that no longer
+                         rebuild are skipped. NULL: none */
 } te_tune_options;
 
 /* What a tuning run did (te_tune_options.summary). */
@@ -129,8 +135,10 @@ typedef struct te_tune_summary {
   double best_cost_s; /* INFINITY when none succeeded; after a confirm pass, the pass's best
                          (the log's rule, docs/tuning-log.md) */
   double best_gflops;
-  char key[17];  /* the workload's key */
-  int confirmed; /* schedules measured again by the confirm pass */
+  char key[17];           /* the workload's key */
+  int confirmed;          /* schedules measured again by the confirm pass */
+  int transfer_records;   /* records of other workloads that trained the model (transfer_logs) */
+  int transfer_workloads; /* how many workloads they came from */
 } te_tune_summary;
 
 /* Tunes the computation that produces outs for target, appending to opts->log_path. Returns

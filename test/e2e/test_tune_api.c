@@ -116,6 +116,44 @@ Test(tune_api, flush_cache_is_recorded) {
   fclose(f);
 }
 
+/* transfer_logs: the records of another workload train the model of a new one (all of them
+   here: every trial succeeded), the session's own workload and confirm records do not count, a
+   record whose workload no longer rebuilds is skipped, and a missing path is an I/O error. */
+Test(tune_api, transfer_logs_warm_the_model) {
+  te_tensor *A, *B, *C = TT_NN(matmul(&A, &B, K));
+  te_tune_summary sum;
+  te_tune_options o = quick(4);
+  o.summary = &sum;
+  TT_OK(te_tune(tt_ctx, 1, &C, tt_target(), &o)); /* 4 trials + a confirm pass of K */
+  cr_assert_eq(sum.errors, 0);
+  FILE *f = fopen(logpath, "a"); /* a record of a workload that does not parse: skipped */
+  cr_assert_not_null(f);
+  fprintf(f,
+          "{\"version\":1,\"workload\":{\"key\":\"00000000000000aa\",\"text\":\"not a "
+          "workload\"},\"target\":\"%s\",\"trace\":\"\",\"result\":{\"costs\":[1e-6],"
+          "\"error\":0}}\n",
+          te_target_str(tt_target()));
+  fclose(f);
+
+  te_tensor *A2, *B2, *C2 = TT_NN(matmul(&A2, &B2, K + 1)); /* another workload */
+  char other[320];
+  snprintf(other, sizeof other, "%s/other.jsonl", dir);
+  te_tune_options o2 = quick(2);
+  o2.log_path = other;
+  o2.transfer_logs = dir; /* log.jsonl (K's) and other.jsonl itself (empty at the start) */
+  o2.summary = &sum;
+  TT_OK(te_tune(tt_ctx, 1, &C2, tt_target(), &o2));
+  cr_assert_eq(sum.transfer_records, 4, "K's 4 trials, not its confirm records (got %d)",
+               sum.transfer_records);
+  cr_assert_eq(sum.transfer_workloads, 1);
+  cr_assert_eq(sum.measured, 2);
+
+  o2.transfer_logs = "/nonexistent/te-logs";
+  cr_assert_eq(te_tune(tt_ctx, 1, &C2, tt_target(), &o2), TE_ERR_IO);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_IO, "transfer_logs", "/nonexistent/te-logs");
+  unlink(other);
+}
+
 Test(tune_api, no_record_is_not_found) {
   te_tensor *A, *B, *C = TT_NN(matmul(&A, &B, K));
   te_tune_options o = quick(2);
