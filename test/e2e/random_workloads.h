@@ -401,10 +401,10 @@ static void pad_conv_workload(workload *w, int64_t H, int64_t W) {
 static void strided_matmul_workload(workload *w, int64_t M, int64_t N, int64_t K) {
   static int64_t a_shape[2], a_strides[2], b_shape[2], b_strides[2];
   te_expr *s0 = te_var(tt_ctx, "s0"), *s1 = te_var(tt_ctx, "s1"), *rs = te_var(tt_ctx, "rs");
-  te_tensor *A = TT_NN(te_placeholder_strided(tt_ctx, "A", TE_F32, 2, TE_EXPRS(I(M), I(K)),
-                                              TE_EXPRS(s0, s1)));
-  te_tensor *B = TT_NN(te_placeholder_strided(tt_ctx, "B", TE_F32, 2, TE_EXPRS(I(K), I(N)),
-                                              TE_EXPRS(rs, I(1))));
+  te_tensor *A =
+      TT_NN(te_placeholder_strided(tt_ctx, "A", TE_F32, 2, TE_EXPRS(I(M), I(K)), TE_EXPRS(s0, s1)));
+  te_tensor *B = TT_NN(
+      te_placeholder_strided(tt_ctx, "B", TE_F32, 2, TE_EXPRS(I(K), I(N)), TE_EXPRS(rs, I(1))));
   te_tensor *C = TT_NN(tt_matmul(A, B, M, N, K));
   *w = (workload){"strided_matmul",
                   2,

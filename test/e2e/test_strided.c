@@ -60,15 +60,15 @@ static void apply(te_schedule *s, te_tensor *C, int kind) {
 }
 
 static const char *sched_name(int kind) {
-  return kind < TT_S_COUNT ? tt_sched_name(kind) : kind == SCHED_VECTORIZE ? "vectorize 8"
-                                                                           : "parallel, unroll 4";
+  return kind < TT_S_COUNT         ? tt_sched_name(kind)
+         : kind == SCHED_VECTORIZE ? "vectorize 8"
+                                   : "parallel, unroll 4";
 }
 
 /* C[i, j] = A[i, j] * 3 + B[i, j] with A strided (both strides variables) and B compact. */
 static te_tensor *axpb(te_tensor *A, te_tensor *B, te_expr *M, te_expr *N) {
   te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
-  te_expr *body =
-      te_add(te_mul(tt_at2(A, i, j), te_float(tt_ctx, TE_F32, 3)), tt_at2(B, i, j));
+  te_expr *body = te_add(te_mul(tt_at2(A, i, j), te_float(tt_ctx, TE_F32, 3)), tt_at2(B, i, j));
   return TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(M, N), TE_EXPRS(i, j), body));
 }
 
@@ -98,8 +98,7 @@ Test(strided, transposed_view) {
     te_module *m = tt_build(s, "axpb", 3, TT_TENSORS(A, B, C), 0, NULL);
     for (int t = 0; t < 4; t++) {
       int64_t h = shapes[t][0], w = shapes[t][1];
-      tt_note("transposed %lld x %lld, schedule %s", (long long)h, (long long)w,
-              sched_name(kind));
+      tt_note("transposed %lld x %lld, schedule %s", (long long)h, (long long)w, sched_name(kind));
       tt_buf *base = TT_ALLOC(TE_F32, w, h); /* the array A is the transpose of */
       tt_fill(base, (uint64_t)(h + w));
       view a;
@@ -143,8 +142,8 @@ Test(strided, vectorized_loads_contiguous_when_inner_stride_is_one) {
   te_expr *M = te_var(tt_ctx, "M"), *rs = te_var(tt_ctx, "rs"), *cs = te_var(tt_ctx, "cs");
   te_expr *N = te_int(tt_ctx, 64);
   for (int symbolic = 0; symbolic < 2; symbolic++) {
-    te_tensor *A = TT_NN(te_placeholder_strided(
-        tt_ctx, "A", TE_F32, 2, TE_EXPRS(M, N), TE_EXPRS(rs, symbolic ? cs : te_int(tt_ctx, 1))));
+    te_tensor *A = TT_NN(te_placeholder_strided(tt_ctx, "A", TE_F32, 2, TE_EXPRS(M, N),
+                                                TE_EXPRS(rs, symbolic ? cs : te_int(tt_ctx, 1))));
     te_tensor *B = TT_NN(te_placeholder(tt_ctx, "B", TE_F32, 2, TE_EXPRS(M, N)));
     te_tensor *C = axpb(A, B, M, N);
     te_schedule *s = tt_schedule1(C);
@@ -211,10 +210,10 @@ Test(strided, compact_tensor_with_null_strides) {
 Test(strided, stride_variable_shared_by_two_inputs) {
   te_expr *M = te_var(tt_ctx, "M"), *N = te_var(tt_ctx, "N"), *rs = te_var(tt_ctx, "rs");
   te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j"), *one = te_int(tt_ctx, 1);
-  te_tensor *A = TT_NN(
-      te_placeholder_strided(tt_ctx, "A", TE_F32, 2, TE_EXPRS(M, N), TE_EXPRS(rs, one)));
-  te_tensor *B = TT_NN(
-      te_placeholder_strided(tt_ctx, "B", TE_F32, 2, TE_EXPRS(M, N), TE_EXPRS(rs, one)));
+  te_tensor *A =
+      TT_NN(te_placeholder_strided(tt_ctx, "A", TE_F32, 2, TE_EXPRS(M, N), TE_EXPRS(rs, one)));
+  te_tensor *B =
+      TT_NN(te_placeholder_strided(tt_ctx, "B", TE_F32, 2, TE_EXPRS(M, N), TE_EXPRS(rs, one)));
   te_tensor *D = TT_NN(
       te_compute(tt_ctx, "D", 2, TE_EXPRS(M, N), TE_EXPRS(i, j),
                  te_sub(tt_at2(A, i, j), te_mul(tt_at2(B, i, j), te_float(tt_ctx, TE_F32, 2)))));

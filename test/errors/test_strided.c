@@ -21,11 +21,11 @@ Test(err_strided, definition) {
   te_clear_error(tt_ctx);
   cr_expect_null(te_placeholder_strided(tt_ctx, "A", TE_F32, 2, TE_EXPRS(n, n),
                                         TE_EXPRS(s, te_float(tt_ctx, TE_F32, 1))));
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_TYPE, "te_placeholder_strided: tensor 'A': stride 1 must be an "
-                                     "integer (got f32)");
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_TYPE,
+                "te_placeholder_strided: tensor 'A': stride 1 must be an "
+                "integer (got f32)");
   te_clear_error(tt_ctx);
-  cr_expect_null(
-      te_placeholder_strided(tt_ctx, "A", TE_F32, 2, TE_EXPRS(n, n), TE_EXPRS(s, NULL)));
+  cr_expect_null(te_placeholder_strided(tt_ctx, "A", TE_F32, 2, TE_EXPRS(n, n), TE_EXPRS(s, NULL)));
   TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "tensor 'A': stride 1 is NULL");
   te_tensor *A = TT_NN(te_placeholder_strided(tt_ctx, "A", TE_F32, 1, TE_EXPRS(n), TE_EXPRS(s)));
   cr_expect_eq(te_tensor_stride(A, 0), s);
@@ -101,8 +101,9 @@ Test(err_strided, call) {
           "kernel 'k': argument 'A' (#0) dim 0 stride (as the tensor declares it): expected 2, "
           "got 3");
   a.strides = NULL; /* compact: stride 1 */
-  refused(m2, &a, c, TE_ERR_SHAPE, "argument 'A' (#0) dim 0 stride (as the tensor declares it): "
-                                   "expected 2, got 1");
+  refused(m2, &a, c, TE_ERR_SHAPE,
+          "argument 'A' (#0) dim 0 stride (as the tensor declares it): "
+          "expected 2, got 1");
   strides[0] = 2;
   a.strides = strides;
   tt_poison(c);
