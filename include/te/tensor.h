@@ -26,6 +26,34 @@ typedef struct te_tensor te_tensor;
 TE_API te_tensor *te_placeholder(te_ctx *, const char *name, te_dtype, int ndim,
                                  te_expr *const shape[]);
 
+/* An input tensor with a declared layout, for views, crops and transposed arrays (numpy slices,
+   torch views) passed without copies. Element [i_0, ..., i_n-1] is at
+       data + byte_offset + (i_0 * strides[0] + ... + i_n-1 * strides[n-1]) * sizeof(element)
+   (DLPack's rule: strides count elements). Each strides[d] is an i64 expression:
+     - a te_var that is not a symbolic size: a stride variable, bound at call time from the
+       DLTensor's strides[d] (from the compact row-major strides when its strides is NULL);
+       a variable used by several dimensions or tensors is bound at its first bare use and the
+       others are checked against it;
+     - anything else (a constant, a size, `2 * n`, a stride variable bound elsewhere): the
+       DLTensor's stride of that dimension must equal it, else the call fails with TE_ERR_SHAPE
+       naming the argument, the dimension, the expected and the actual stride (a dimension of
+       extent 1 may have any stride, as DLPack allows).
+   Every stride must be >= 0 at call time (a constant < 0 is TE_ERR_SHAPE here; a negative
+   DLTensor stride is TE_ERR_SHAPE at the call). A stride variable is a kernel value like a
+   size: it may be used in expressions and schedules, and is never passed as a scalar. The
+   byte offset of every tensor, strided or not, is the DLTensor's byte_offset (a crop is data +
+   byte_offset with the parent's strides). When the innermost stride is the constant 1 the
+   vectorizer keeps contiguous loads; a symbolic innermost stride gives strided (gathered) loads
+   unless a schedule specializes on it being 1 (te_specialize). Kernels for CPU targets only
+   (a GPU target refuses it with TE_ERR_UNSUPPORTED). strides NULL is te_placeholder. Owned by
+   the context; NULL on error (TE_ERR_INVALID_ARG, TE_ERR_TYPE, TE_ERR_SHAPE with a message). */
+TE_API te_tensor *te_placeholder_strided(te_ctx *, const char *name, te_dtype, int ndim,
+                                         te_expr *const shape[], te_expr *const strides[]);
+
+/* The declared stride of dimension i of a tensor made by te_placeholder_strided; NULL for other
+   tensors (compact row-major, recording nothing) and for i outside [0, rank). */
+TE_API te_expr *te_tensor_stride(const te_tensor *, int i);
+
 /* A reduction axis ranging over [min, min + extent). */
 TE_API te_expr *te_reduce_axis(te_ctx *, const char *name, te_expr *min, te_expr *extent);
 

@@ -41,8 +41,8 @@ static char *cg_sizes_text(te_ctx *ctx, const lw_func *f) {
     int a = f->size_arg[k];
     const char *arg =
         a >= 0 && a < f->nargs && f->args[a].is_buffer ? f->args[a].buffer->name : "?";
-    ir_str_printf(&s, "%s%s = %s.shape[%d]", k ? ", " : "", f->size_vars[k]->u.var.name, arg,
-                  f->size_dim[k]);
+    ir_str_printf(&s, "%s%s = %s.%s[%d]", k ? ", " : "", f->size_vars[k]->u.var.name, arg,
+                  lw_size_is_stride(f, k) ? "strides" : "shape", f->size_dim[k]);
   }
   char *text = ir_str_take(&s);
   char *copy = ir_strdup_persistent(ctx, text ? text : "");
@@ -168,13 +168,15 @@ static void cg_header_top(ir_str *s, const char *name, const te_target *t, int n
                 " * are needed (a static libte_runtime.a also needs OpenMP: -fopenmp):\n"
                 " *     cc app.c -I<dir> <dir>/lib%s.a -lte_runtime -lm\n *\n",
                 name, name, name);
-  ir_str_puts(s, " * Each kernel returns 0, or a nonzero te_status code (te/core.h: 1 invalid "
-                 "argument,\n * 2 wrong dtype, 3 wrong shape, 11 out of memory, ...) with a "
-                 "message in\n * te_rt_last_error() on the calling thread. Before it touches "
-                 "memory it checks every\n * DLTensor: not NULL, on the CPU, its rank, dtype and "
-                 "extents, compact row-major strides\n * (NULL or the compact ones), a non-NULL "
-                 "data pointer aligned to the element size, and\n * that no output overlaps "
-                 "another argument. Symbolic sizes are read from the tensors.\n */\n");
+  ir_str_puts(s,
+              " * Each kernel returns 0, or a nonzero te_status code (te/core.h: 1 invalid "
+              "argument,\n * 2 wrong dtype, 3 wrong shape, 11 out of memory, ...) with a "
+              "message in\n * te_rt_last_error() on the calling thread. Before it touches "
+              "memory it checks every\n * DLTensor: not NULL, on the CPU, its rank, dtype and "
+              "extents, compact row-major strides\n * (NULL or the compact ones; a strided input's "
+              "declared ones), a non-NULL "
+              "data pointer aligned to the element size, and\n * that no output overlaps "
+              "another argument. Symbolic sizes are read from the tensors.\n */\n");
 }
 
 static void cg_header_kernel(ir_str *s, const cg_kernel *k) {

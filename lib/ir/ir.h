@@ -164,10 +164,15 @@ struct te_tensor {
   te_expr **shape;
   struct sch_op *op; /* the placeholder or compute making it (schedule layer) */
   int value_index;   /* which of op's outputs it is */
+  te_expr **strides; /* a placeholder's declared layout (te_placeholder_strided): element
+                        [i_0, ...] is at sum i_d * strides[d] elements from element 0; NULL:
+                        compact row-major */
 };
 
 /* A flat buffer (after storage flattening): a kernel argument or an allocation. Element i of a
-   buffer is at data + i * sizeof(element). */
+   buffer is at data + i * sizeof(element). An argument whose tensor declares strides keeps them
+   (strides, i64 expressions of sizes and stride variables): its accesses are flattened with them
+   and the entry binds and checks them; NULL: compact row-major. */
 struct ir_buffer {
   const char *name;
   te_dtype dtype; /* element type, lanes 1 */
@@ -176,6 +181,7 @@ struct ir_buffer {
   te_scope scope;
   te_tensor *tensor; /* the tensor it stores, when it stores one */
   int arg_index;     /* position among the kernel's arguments, -1 for allocations */
+  te_expr **strides; /* an argument's declared strides in elements (ndim of them), or NULL */
 };
 
 typedef struct ir_realize_info {

@@ -10,7 +10,9 @@
  *   - a scalar that is not a te_param / te_var variable, or that is a symbolic size (sizes are
  *     bound from the buffers, never passed);
  *   - a symbolic size that is not the bare extent of some dimension of some tensor argument
- *     (TE_ERR_SHAPE: the kernel could not bind it from its buffers).
+ *     (TE_ERR_SHAPE: the kernel could not bind it from its buffers);
+ *   - a stride variable of a strided placeholder (te_placeholder_strided) that is not a te_var
+ *     or not the whole stride of some dimension of some tensor argument (TE_ERR_SHAPE).
  * Placeholders that the computation does not read are allowed: they are unused arguments.
  * Scalars that the computation uses but that are missing are found after schedule_to_loops
  * (schedule_to_loops.c), where the whole loop nest is known.
@@ -115,7 +117,23 @@ static int collect_var(ir_visitor *v, te_expr *e) {
   return IR_CONTINUE;
 }
 
-/* The size variables of the tensors' shapes, each bound from its first bare occurrence. */
+/* Where var is first a bare extent (strides false) or a bare declared stride (true) of a
+   tensor: *arg, *dim; false when it is nowhere. */
+static bool find_bare(int nt, te_tensor *const ts[], te_expr *var, bool strides, int *arg,
+                      int *dim) {
+  for (int i = 0; i < nt; i++) {
+    te_expr **list = strides ? ts[i]->strides : ts[i]->shape;
+    for (int d = 0; list && d < ts[i]->ndim; d++)
+      if (list[d] == var) {
+        *arg = i, *dim = d;
+        return true;
+      }
+  }
+  return false;
+}
+
+/* The size variables of the tensors' shapes, each bound from its first bare occurrence, then the
+   stride variables of strided placeholders (those of their strides that are not sizes). */
 static te_status find_sizes(te_schedule *sch, const char *api, lw_func *f, int nt,
                             te_tensor *const ts[]) {
   te_ctx *ctx = sch->ctx;
@@ -127,30 +145,37 @@ static te_status find_sizes(te_schedule *sch, const char *api, lw_func *f, int n
     for (int d = 0; d < ts[i]->ndim; d++)
       if (ir_visit_expr(&v, ts[i]->shape[d]) == IR_ABORT)
         return te_last_status(ctx);
+  int nextent = l.n;
+  for (int i = 0; i < nt; i++)
+    for (int d = 0; ts[i]->strides && d < ts[i]->ndim; d++)
+      if (ir_visit_expr(&v, ts[i]->strides[d]) == IR_ABORT)
+        return te_last_status(ctx);
   f->nsizes = l.n;
   f->size_vars = l.vars;
   f->size_arg = ir_alloc(ctx, (size_t)(l.n + 1) * sizeof(int));
   f->size_dim = ir_alloc(ctx, (size_t)(l.n + 1) * sizeof(int));
-  if (!f->size_arg || !f->size_dim)
+  f->size_is_stride = ir_alloc(ctx, (size_t)(l.n + 1) * sizeof(bool));
+  if (!f->size_arg || !f->size_dim || !f->size_is_stride)
     return te_last_status(ctx);
   for (int k = 0; k < l.n; k++) {
     te_expr *var = l.vars[k];
+    bool stride = k >= nextent;
     if (var->u.var.kind != IR_VAR_INDEX)
       return ir_error(ctx, TE_ERR_SHAPE,
-                      "%s: extent variable '%s' is not a symbolic size (make sizes with te_var)",
+                      stride ? "%s: stride variable '%s' is not a te_var (make stride variables "
+                               "with te_var)"
+                             : "%s: extent variable '%s' is not a symbolic size (make sizes with "
+                               "te_var)",
                       api, var->u.var.name);
-    f->size_arg[k] = -1;
-    for (int i = 0; i < nt && f->size_arg[k] < 0; i++)
-      for (int d = 0; d < ts[i]->ndim; d++)
-        if (ts[i]->shape[d] == var) {
-          f->size_arg[k] = i;
-          f->size_dim[k] = d;
-          break;
-        }
-    if (f->size_arg[k] < 0)
+    f->size_is_stride[k] = stride;
+    if (!find_bare(nt, ts, var, stride, &f->size_arg[k], &f->size_dim[k]))
       return ir_error(ctx, TE_ERR_SHAPE,
-                      "%s: symbolic size '%s' must be the extent of some dimension of a kernel "
-                      "argument (it appears only inside larger extent expressions)",
+                      stride ? "%s: stride variable '%s' must be the whole stride of some "
+                               "dimension of a kernel argument (it appears only inside larger "
+                               "stride expressions)"
+                             : "%s: symbolic size '%s' must be the extent of some dimension of "
+                               "a kernel argument (it appears only inside larger extent "
+                               "expressions)",
                       api, var->u.var.name);
   }
   return TE_OK;
@@ -211,6 +236,7 @@ static te_status make_args(te_ctx *ctx, lw_func *f, int nt, te_tensor *const ts[
     f->args[i].is_buffer = true;
     f->args[i].is_output = t->op->kind == SCH_OP_COMPUTE;
     f->args[i].buffer = b;
+    b->strides = t->strides;
   }
   for (int i = 0; i < ns; i++)
     f->args[nt + i].var = ss[i];

@@ -9,6 +9,21 @@
 #include "lower.h"
 #include "schedule/sch.h"
 
+/* A GPU target copies compact buffers (Vulkan) or indexes device memory as compact (CUDA): a
+   strided placeholder is for CPU kernels only. */
+static te_status refuse_strided_on_gpu(const lw_func *f, const char *api,
+                                       const struct te_target *target) {
+  if (!target || !tg_is_gpu(target))
+    return TE_OK;
+  for (int i = 0; i < f->nargs; i++)
+    if (f->args[i].is_buffer && f->args[i].buffer->strides)
+      return ir_error(f->args[i].buffer->tensor->ctx, TE_ERR_UNSUPPORTED,
+                      "%s: tensor '%s' is strided (te_placeholder_strided); strided tensors are "
+                      "supported by CPU targets only",
+                      api, f->args[i].buffer->name);
+  return TE_OK;
+}
+
 te_status lw_lower_until(te_schedule *sch, const char *api, const char *name, int ntensors,
                          te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
                          const struct te_target *target, const char *stop_after, lw_func **out) {
@@ -26,6 +41,8 @@ te_status lw_lower_until(te_schedule *sch, const char *api, const char *name, in
   ir_map *tb = NULL;
   st = lw_make_signature(sch, api, name, ntensors, tensors, nscalars, scalars, &f, &tb);
   if (st != TE_OK)
+    return st;
+  if ((st = refuse_strided_on_gpu(f, api, target)) != TE_OK)
     return st;
   lw_pass_ctx p = {
       .ctx = ctx, .func = f, .tensor_buffers = tb, .target = target, .sch = sch, .api = api};

@@ -29,7 +29,9 @@ typedef struct lw_arg {
 } lw_arg;
 
 /* A lowered kernel: arguments and body. The body reads symbolic sizes as free IR_VAR_INDEX
-   variables; size_vars lists them, each with the argument and dimension it is bound from. */
+   variables; size_vars lists them, each with the argument and dimension it is bound from: the
+   extent of that dimension, or for a stride variable of a strided placeholder
+   (te_placeholder_strided; size_is_stride[k]) its stride. The extents' sizes come first. */
 typedef struct lw_func {
   const char *name;
   int nargs;
@@ -37,12 +39,18 @@ typedef struct lw_func {
   int nsizes;
   te_expr **size_vars;
   int *size_arg, *size_dim; /* where each size var is read from */
+  bool *size_is_stride;     /* the k-th is read from the DLTensor's strides, not its shape */
   ir_stmt *body;
   const char *trace; /* the schedule trace, for headers and logs */
   /* GPU targets: the host/device split made by the last pass (lower/gpu.h); NULL for
      CPU targets and before that pass. */
   struct lw_gpu_module *gpu;
 } lw_func;
+
+/* Whether f's k-th size variable is a stride variable (functions made by hand have no flags). */
+static inline bool lw_size_is_stride(const lw_func *f, int k) {
+  return f->size_is_stride && f->size_is_stride[k];
+}
 
 typedef struct lw_pass_ctx {
   te_ctx *ctx;

@@ -32,6 +32,11 @@ static void print_arg(ir_str *s, const lw_arg *a) {
     ir_print_expr(s, b->shape[d]);
   }
   ir_str_puts(s, "]");
+  for (int d = 0; b->strides && d < b->ndim; d++) { /* a strided tensor's declared layout */
+    ir_str_puts(s, d ? ", " : " strides [");
+    ir_print_expr(s, b->strides[d]);
+    ir_str_puts(s, d == b->ndim - 1 ? "]" : "");
+  }
 }
 
 char *lw_func_to_string(te_ctx *ctx, const lw_func *f) {

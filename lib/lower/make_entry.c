@@ -23,14 +23,19 @@
  *      the code works in place, data + byte_offset aligned to the element size
  *      (TE_ERR_INVALID_ARG); a shape array when ndim > 0 (TE_ERR_SHAPE);
  *   2. each symbolic size >= 1 (TE_ERR_SHAPE; below 2^31 too for 32-bit devices);
+ *      Each stride variable of a strided placeholder (te_placeholder_strided) is bound from
+ *      its dimension's stride (the compact one when strides is NULL) and must be >= 0;
  *   3. per tensor and dimension: the extent equals its expression (TE_ERR_SHAPE), for 32-bit
  *      devices the element count so far is below 2^31, then the strides are NULL or compact
  *      row-major (a dimension of extent 1 may have any stride, as DLPack allows; TE_ERR_SHAPE);
+ *      a strided tensor's declared strides that are not its own stride variables are checked
+ *      instead (TE_ERR_SHAPE, expected and got);
  *   4. where the code works in place, no written tensor overlaps another argument's bytes
  *      (TE_ERR_INVALID_ARG): the body's noalias depends on it.
- * A tensor's layout — where its element 0 is and how an index maps to memory — is decided in
- * one place, tensor_layout(): today data + byte_offset and compact strides (checked); strided
- * and offset buffers will bind their strides there instead of asserting them.
+ * A tensor's layout — where its element 0 is and how an index maps to memory — is data +
+ * byte_offset (tensor_address) and, in tensor_layout(), compact strides (checked) or a strided
+ * tensor's declared ones (bound or checked); storage_flatten indexes with the same strides. The
+ * overlap check of a strided tensor covers its elements' whole span.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -238,7 +243,29 @@ static void check_tensor(entry *e, tensor_arg *a) {
           msgf(e, "%s has a NULL shape", a->what), NULL, NULL);
 }
 
-/* 2. Each symbolic size, read from the tensor and dimension args.c chose for it. */
+/* The stride of dimension d as the tensor has it: strides[d], or the compact row-major one when
+   its strides are NULL (only the side taken is read). */
+static te_expr *actual_stride(entry *e, tensor_arg *a, int d) {
+  te_expr *args[3] = {isnull(e, dl(e, IR_INTRIN_DL_STRIDES, IR_HANDLE, a->handle)),
+                      extent_product(e, a->buf, d + 1, a->buf->ndim),
+                      dl_dim(e, IR_INTRIN_DL_STRIDE, a->handle, d)};
+  if (!args[0] || !args[1] || !args[2])
+    return NULL;
+  return ir_call(e->ctx, IR_INTRIN_IF_THEN_ELSE, TE_I64, 3, args);
+}
+
+/* A stride variable: bound from the stride of its dimension, which must be >= 0. */
+static void bind_stride(entry *e, tensor_arg *a, int d, te_expr *var) {
+  let(e, var, ir_cast(var->dtype, actual_stride(e, a, d)));
+  te_expr *v = ir_cast(TE_I64, var);
+  check(e, ir_binary(IR_GE, v, i64c(e, 0)), TE_ERR_SHAPE,
+        msgf(e, "%s dim %d stride (the stride variable '%s') must be >= 0", a->what, d,
+             var->u.var.name),
+        NULL, v);
+}
+
+/* 2. Each symbolic size, read from the tensor and dimension args.c chose for it; then each
+   stride variable. */
 static void bind_sizes(entry *e, tensor_arg *targs) {
   lw_func *f = e->p->func;
   for (int k = 0; k < f->nsizes && !e->failed; k++) {
@@ -250,6 +277,10 @@ static void bind_sizes(entry *e, tensor_arg *targs) {
     }
     tensor_arg *a = &targs[ai];
     te_expr *var = f->size_vars[k];
+    if (lw_size_is_stride(f, k)) {
+      bind_stride(e, a, d, var);
+      continue;
+    }
     let(e, var, ir_cast(var->dtype, dl_dim(e, IR_INTRIN_DL_EXTENT, a->handle, d)));
     te_expr *v = ir_cast(TE_I64, var);
     te_expr *ok = ir_binary(IR_GE, v, i64c(e, 1));
@@ -268,21 +299,39 @@ static void bind_sizes(entry *e, tensor_arg *targs) {
   }
 }
 
-static bool is_size_of(const lw_func *f, te_expr *x, int arg, int dim) {
+/* Whether x is the size (stride false) or stride variable bound from dimension dim of arg. */
+static bool is_size_of(const lw_func *f, te_expr *x, int arg, int dim, bool stride) {
   for (int k = 0; k < f->nsizes; k++)
     if (f->size_vars[k] == x)
-      return f->size_arg[k] == arg && f->size_dim[k] == dim;
+      return f->size_arg[k] == arg && f->size_dim[k] == dim && lw_size_is_stride(f, k) == stride;
   return false;
 }
 
-/* 3. The tensor's layout: each extent against its expression, then compact row-major strides.
-   (Strided and offset buffers go here: their strides become lets instead of checks.) */
+/* A strided tensor's declared strides: each that is not the stride variable bound from that
+   dimension is checked against the tensor's (a dimension of extent 1 may have any stride). */
+static void check_declared_strides(entry *e, tensor_arg *a, int arg) {
+  const ir_buffer *b = a->buf;
+  for (int d = 0; d < b->ndim && !e->failed; d++) {
+    if (is_size_of(e->p->func, b->strides[d], arg, d, true))
+      continue;
+    int64_t ext;
+    if (ir_is_const_int(b->shape[d], &ext) && ext == 1)
+      continue;
+    te_expr *got = actual_stride(e, a, d), *want = b->strides[d];
+    te_expr *ok = or2(eq(got, want), eq(ir_cast(TE_I64, b->shape[d]), i64c(e, 1)));
+    check(e, ok, TE_ERR_SHAPE, msgf(e, "%s dim %d stride (as the tensor declares it)", a->what, d),
+          want, got);
+  }
+}
+
+/* 3. The tensor's layout: each extent against its expression, then compact row-major strides,
+   or a strided tensor's declared strides (its stride variables are bound with the sizes). */
 static void tensor_layout(entry *e, tensor_arg *a, int arg) {
   const ir_buffer *b = a->buf;
   for (int d = 0; d < b->ndim; d++) {
     te_expr *got = dl_dim(e, IR_INTRIN_DL_EXTENT, a->handle, d);
     te_expr *want = ir_cast(TE_I64, b->shape[d]);
-    if (!is_size_of(e->p->func, b->shape[d], arg, d)) /* a size's own dimension holds it */
+    if (!is_size_of(e->p->func, b->shape[d], arg, d, false)) /* a size's own dim holds it */
       check(e, eq(got, want), TE_ERR_SHAPE, msgf(e, "%s dim %d extent", a->what, d), want, got);
     if (e->abi->index32) {
       te_expr *count = extent_product(e, b, 0, d + 1);
@@ -293,6 +342,10 @@ static void tensor_layout(entry *e, tensor_arg *a, int arg) {
                    e->abi->target_name),
               NULL, NULL);
     }
+  }
+  if (b->strides) {
+    check_declared_strides(e, a, arg);
+    return;
   }
   ir_stmt *strides = NULL; /* if (strides) { each dimension, innermost first } */
   for (int d = b->ndim - 1; d >= 0 && !e->failed; d--) {
@@ -327,6 +380,17 @@ static int find_written(ir_visitor *v, ir_stmt *s) {
   return IR_CONTINUE;
 }
 
+/* How many elements from element 0 a buffer's memory reaches: the element count, or for a
+   strided buffer 1 + sum (extent_d - 1) * stride_d (the last element's index, plus one). */
+static te_expr *span(entry *e, const ir_buffer *b) {
+  if (!b->strides)
+    return extent_product(e, b, 0, b->ndim);
+  te_expr *n = i64c(e, 1);
+  for (int d = 0; d < b->ndim && n; d++)
+    n = ir_add(n, ir_mul(ir_sub(ir_cast(TE_I64, b->shape[d]), i64c(e, 1)), b->strides[d]));
+  return n ? ir_simplify(e->p->an, n) : NULL;
+}
+
 /* 4. No tensor the kernel writes shares bytes with another argument. */
 static void check_overlap(entry *e, tensor_arg *targs, ir_stmt *body) {
   lw_func *f = e->p->func;
@@ -347,10 +411,8 @@ static void check_overlap(entry *e, tensor_arg *targs, ir_stmt *body) {
       if (!wa && !wb)
         continue;
       te_expr *ab = ir_cast(TE_U64, a->data), *bb = ir_cast(TE_U64, b->data);
-      te_expr *bytes_a = ir_mul(extent_product(e, a->buf, 0, a->buf->ndim),
-                                i64c(e, ir_dtype_bytes(a->buf->dtype)));
-      te_expr *bytes_b = ir_mul(extent_product(e, b->buf, 0, b->buf->ndim),
-                                i64c(e, ir_dtype_bytes(b->buf->dtype)));
+      te_expr *bytes_a = ir_mul(span(e, a->buf), i64c(e, ir_dtype_bytes(a->buf->dtype)));
+      te_expr *bytes_b = ir_mul(span(e, b->buf), i64c(e, ir_dtype_bytes(b->buf->dtype)));
       te_expr *ae = ir_add(ab, ir_cast(TE_U64, bytes_a ? ir_simplify(e->p->an, bytes_a) : NULL));
       te_expr *be = ir_add(bb, ir_cast(TE_U64, bytes_b ? ir_simplify(e->p->an, bytes_b) : NULL));
       check(e, ir_not(and2(ir_lt(ab, be), ir_lt(bb, ae))), TE_ERR_INVALID_ARG,

@@ -61,8 +61,9 @@ ir_analyzer *lw_analyzer_new(lw_pass_ctx *p) {
   ir_analyzer *an = ir_analyzer_new(p->ctx);
   if (!an)
     return NULL;
-  for (int k = 0; k < p->func->nsizes; k++)
-    ir_analyzer_assume_positive(an, p->func->size_vars[k]);
+  for (int k = 0; k < p->func->nsizes; k++) /* a stride may be 0 (a broadcast view) */
+    if (!lw_size_is_stride(p->func, k))
+      ir_analyzer_assume_positive(an, p->func->size_vars[k]);
   return an;
 }
 

@@ -10,7 +10,8 @@
  * with the row-major flat index written as a person would (Horner form)
  *   flat = (...((i_0 - min_0) * extent_1 + (i_1 - min_1)) * extent_2 + ...) + (i_n-1 - min_n-1)
  * where, for argument tensors, min is 0 and the extents are the tensor's shape (compact
- * row-major strides, which the generated entry point checks on every DLTensor). A realize with a
+ * row-major strides, which the generated entry point checks on every DLTensor; a strided
+ * placeholder's (te_placeholder_strided) index is sum i_d * stride_d instead). A realize with a
  * storage order (te_reorder_storage) takes the dims in that order instead, its buffer's shape
  * the extents in that order. A 0-d tensor is element 0. The simplify pass after this one cleans the
  * arithmetic.
@@ -59,12 +60,26 @@ static bool is_one(te_expr *e) {
   return ir_is_const_int(e, &v) && v == 1;
 }
 
+/* The flat index of a strided argument: sum idx[d] * strides[d]. */
+static te_expr *strided_index(ir_buffer *b, int n, te_expr *const idx[]) {
+  te_expr *flat = NULL;
+  for (int d = 0; d < n; d++) {
+    te_expr *term = is_one(b->strides[d]) ? idx[d] : ir_mul(idx[d], b->strides[d]);
+    if (!(flat = flat ? ir_add(flat, term) : term))
+      return NULL;
+  }
+  return flat;
+}
+
 /* The flat index of idx (already flattened themselves) into b: row-major over the dims in
-   storage order (order[k] is the k-th outermost dim; NULL: 0, 1, ...), b's shape in that order. */
+   storage order (order[k] is the k-th outermost dim; NULL: 0, 1, ...), b's shape in that order;
+   a strided argument's declared strides. */
 static te_expr *flat_index(te_ctx *ctx, ir_buffer *b, te_expr **mins, const int8_t *order, int n,
                            te_expr *const idx[]) {
   if (n == 0)
     return ir_i64(ctx, 0);
+  if (b->strides)
+    return strided_index(b, n, idx);
   te_expr *flat = NULL;
   for (int k = 0; k < n; k++) {
     int d = order ? order[k] : k;

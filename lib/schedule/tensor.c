@@ -153,6 +153,64 @@ te_tensor *te_placeholder(te_ctx *ctx, const char *name, te_dtype dtype, int ndi
   return IR_PUBLIC_CALL_PTR(ctx, placeholder_impl(ctx, name, dtype, ndim, shape));
 }
 
+/* Checks the declared strides of placeholder t and records them on it: each an integer of this
+   context whose variables are te_var sizes or stride variables; a constant must be >= 0. */
+static te_tensor *set_strides(te_ctx *ctx, te_tensor *t, te_expr *const strides[]) {
+  const char *fn = "te_placeholder_strided";
+  te_expr **st = ir_alloc_persistent(ctx, sizeof *st * (size_t)(t->ndim ? t->ndim : 1));
+  ir_analyzer *an = ir_analyzer_new(ctx);
+  if (!st || !an)
+    return NULL;
+  for (int d = 0; d < t->ndim; d++) {
+    te_expr *e = strides[d];
+    if (!e) {
+      ir_error_null(ctx, "%s: tensor '%s': stride %d is NULL", fn, t->name, d);
+      return NULL;
+    }
+    if (e->ctx != ctx) {
+      ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor '%s': stride %d belongs to another context", fn,
+               t->name, d);
+      return NULL;
+    }
+    if (!ir_is_intlike(e->dtype) || ir_is_bool(e->dtype) || e->dtype.lanes != 1) {
+      char b[32];
+      ir_error(ctx, TE_ERR_TYPE, "%s: tensor '%s': stride %d must be an integer (got %s)", fn,
+               t->name, d, te_dtype_str(e->dtype, b, sizeof b));
+      return NULL;
+    }
+    st[d] = ir_simplify(an, ir_cast(TE_I64, e));
+    int64_t v;
+    if (!st[d])
+      return NULL;
+    if (ir_is_const_int(st[d], &v) && v < 0) {
+      ir_error(ctx, TE_ERR_SHAPE,
+               "%s: tensor '%s': stride %d must be >= 0 (got %lld); negative strides are not "
+               "supported",
+               fn, t->name, d, (long long)v);
+      return NULL;
+    }
+  }
+  t->strides = st;
+  return t;
+}
+
+te_tensor *te_placeholder_strided(te_ctx *ctx, const char *name, te_dtype dtype, int ndim,
+                                  te_expr *const shape[], te_expr *const strides[]) {
+  if (!ctx)
+    return NULL;
+  ir_call_begin(ctx);
+  te_tensor *t = placeholder_impl(ctx, name, dtype, ndim, shape);
+  if (t && strides)
+    t = set_strides(ctx, t, strides);
+  return ir_call_end_ptr(ctx, t);
+}
+
+te_expr *te_tensor_stride(const te_tensor *t, int i) {
+  if (!t || !t->strides || i < 0 || i >= t->ndim)
+    return NULL;
+  return t->strides[i];
+}
+
 te_expr *te_reduce_axis(te_ctx *ctx, const char *name, te_expr *min, te_expr *extent) {
   if (!ctx)
     return NULL;

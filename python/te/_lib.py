@@ -142,6 +142,8 @@ _PROTOS = {
     "te_expr_text": (P, [P]),
     # tensor.h
     "te_placeholder": (P, [P, CS, DT, INT, PP]),
+    "te_placeholder_strided": (P, [P, CS, DT, INT, PP, PP]),
+    "te_tensor_stride": (P, [P, INT]),
     "te_reduce_axis": (P, [P, CS, P, P]),
     "te_compute": (P, [P, CS, INT, PP, PP, P]),
     "te_at": (P, [P, INT, PP]),

@@ -56,6 +56,18 @@ class Tensor:
         return tuple(out)
 
     @property
+    def strides(self):
+        """A strided placeholder's declared strides (ints or expressions); None for others."""
+        if not L.te_tensor_stride(self._p, 0) or self.ndim == 0:
+            return None
+        out = []
+        for i in range(self.ndim):
+            e = Expr(self.ctx, L.te_tensor_stride(self._p, i))
+            text = str(e)
+            out.append(int(text) if _INT.match(text) else e)
+        return tuple(out)
+
+    @property
     def op(self):
         """TVM-style access to the root axes: ``s[C].split(C.op.axis[0], 8)``."""
         return _Op(self)
@@ -132,13 +144,28 @@ def _shape_exprs(shape, ctx):
     return [as_expr(d, ctx) for d in shape]
 
 
-def placeholder(shape, dtype="float32", name="placeholder", ctx=None):
-    """An input tensor. Extents are ints or symbolic sizes (te.var)."""
+def placeholder(shape, dtype="float32", name="placeholder", ctx=None, strides=None):
+    """An input tensor. Extents are ints or symbolic sizes (te.var).
+
+    ``strides`` (one per dimension, in elements as DLPack counts them) declares a strided input
+    (te_placeholder_strided in te/tensor.h): each an int, a size, or a stride variable
+    (``te.var("s")``) bound from the array at call time. Views, crops and transposes
+    (``a.T``, ``a[1:5, 2:9]``, torch views) are then passed without copies; a kernel given an
+    array whose strides differ from the declared ones raises te.ShapeError."""
     c = pick(ctx, shape if isinstance(shape, (list, tuple)) else [shape])
     dims = _shape_exprs(shape, c)
-    p = L.te_placeholder(c._ptr, _lib.encode(name), _dtype(dtype).c, len(dims),
-                         _lib.ptr_array([d.handle for d in dims]))
-    return Tensor(c, errors.check_ptr(c, p, "te_placeholder"), "placeholder")
+    if strides is None:
+        p = L.te_placeholder(c._ptr, _lib.encode(name), _dtype(dtype).c, len(dims),
+                             _lib.ptr_array([d.handle for d in dims]))
+        return Tensor(c, errors.check_ptr(c, p, "te_placeholder"), "placeholder")
+    st = _shape_exprs(strides, c)
+    if len(st) != len(dims):
+        raise errors.InvalidArgError("placeholder '%s': %d strides for %d dimensions"
+                                     % (name, len(st), len(dims)))
+    p = L.te_placeholder_strided(c._ptr, _lib.encode(name), _dtype(dtype).c, len(dims),
+                                 _lib.ptr_array([d.handle for d in dims]),
+                                 _lib.ptr_array([d.handle for d in st]))
+    return Tensor(c, errors.check_ptr(c, p, "te_placeholder_strided"), "placeholder")
 
 
 def _index_names(fcompute, ndim):

@@ -395,4 +395,48 @@ static void pad_conv_workload(workload *w, int64_t H, int64_t W) {
     }
 }
 
+/* C[i, j] = sum_k A[i, k] * B[k, j] with strided inputs (te_placeholder_strided): A declared
+   strides [s0, s1] and passed as the transpose of a K x M array (strides {1, M}), B declared
+   [rs, 1] and passed as a crop (columns 2 .. N + 2) of a K x (N + 3) array through byte_offset. */
+static void strided_matmul_workload(workload *w, int64_t M, int64_t N, int64_t K) {
+  static int64_t a_shape[2], a_strides[2], b_shape[2], b_strides[2];
+  te_expr *s0 = te_var(tt_ctx, "s0"), *s1 = te_var(tt_ctx, "s1"), *rs = te_var(tt_ctx, "rs");
+  te_tensor *A =
+      TT_NN(te_placeholder_strided(tt_ctx, "A", TE_F32, 2, TE_EXPRS(I(M), I(K)), TE_EXPRS(s0, s1)));
+  te_tensor *B = TT_NN(
+      te_placeholder_strided(tt_ctx, "B", TE_F32, 2, TE_EXPRS(I(K), I(N)), TE_EXPRS(rs, I(1))));
+  te_tensor *C = TT_NN(tt_matmul(A, B, M, N, K));
+  *w = (workload){"strided_matmul",
+                  2,
+                  1,
+                  {A, B, C},
+                  0,
+                  {0},
+                  {C},
+                  1,
+                  C,
+                  A,
+                  NULL,
+                  K,
+                  LOOP_PRIMS | BIT(P_CACHE_READ) | BIT(P_CACHE_WRITE) | BIT(P_RFACTOR),
+                  1,
+                  {{0}},
+                  {{0}},
+                  {0}};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(K, M), TT_SHAPE(K, N + 3), TT_SHAPE(M, N)},
+                (const int[]){2, 2, 2});
+  tt_buf *a = w->b[0][0], *b = w->b[0][1];
+  a_shape[0] = M, a_shape[1] = K, a_strides[0] = 1, a_strides[1] = M;
+  b_shape[0] = K, b_shape[1] = N, b_strides[0] = N + 3, b_strides[1] = 1;
+  a->dl.shape = a_shape, a->dl.strides = a_strides;
+  b->dl.shape = b_shape, b->dl.strides = b_strides, b->dl.byte_offset = 2 * sizeof(float);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++)
+        acc += G(a, k * M + i) * G(b, k * (N + 3) + 2 + j);
+      tt_set(w->ref[0][0], i * N + j, acc);
+    }
+}
+
 #endif

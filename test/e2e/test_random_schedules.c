@@ -5,7 +5,8 @@
  * feeding a reduction; a two-stage stencil; a sum over two axes; symbolic shapes with a scalar
  * parameter (one kernel called at two sizes); integer ops feeding an f64 contraction; an i32 matmul
  * (exact); a multi-output element-wise stage read by a custom argmax reducer with two outputs;
- * a zero-padding stage written with te_if_then_else under a 3x3 convolution. On each, random
+ * a zero-padding stage written with te_if_then_else under a 3x3 convolution; a matmul of strided
+ * inputs (a transposed view and a crop, te_placeholder_strided). On each, random
  * sequences of primitives are applied with random arguments (split, split_nparts, tile, fuse,
  * reorder, unroll, parallel, vectorize, set_tail, pragma unroll_max_step/prefetch,
  * compute_inline/root/at, cache_read, cache_write, rfactor, reorder_storage) at a random
@@ -416,6 +417,12 @@ Test(random_schedules, if_then_else_padding) {
   workload w;
   pad_conv_workload(&w, 8, 11);
   run_workload(&w, 8000);
+}
+
+Test(random_schedules, strided_inputs) {
+  workload w;
+  strided_matmul_workload(&w, 11, 13, 9);
+  run_workload(&w, 9000);
 }
 
 /* ---------------------------------------------------------------- GPU bindings (Vulkan) */
