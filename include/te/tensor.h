@@ -2,8 +2,9 @@
  *
  * A placeholder is an input. A compute defines each element of a new tensor from index
  * variables: C[i, j] = body(i, j). The variables given to te_compute are bound for that body
- * only, so one te_var may index several computes. Reductions (te_sum, ...) may appear only at
- * the top of a compute body; their axes come from te_reduce_axis.
+ * only, so one te_var may index several computes. Reductions (te_sum, ...) take their axes
+ * from te_reduce_axis; they may be the whole body or appear anywhere inside it (see
+ * te_lifted_reduction).
  *
  * Shapes are i64 expressions made of constants and symbolic sizes (te_var); a kernel binds the
  * symbolic sizes from its buffers at call time.
@@ -34,6 +35,28 @@ TE_API te_expr *te_reduce_axis(te_ctx *, const char *name, te_expr *min, te_expr
    reduction), and may read other tensors with te_at. The tensor's dtype is the body's. */
 TE_API te_tensor *te_compute(te_ctx *, const char *name, int ndim, te_expr *const shape[],
                              te_expr *const vars[], te_expr *body);
+
+/* Reductions inside an expression. A compute's body may use reductions anywhere, nested ones
+   included:  C[i, j] = beta * C0[i, j] + alpha * sum(A[i, k] * B[k, j], k)
+              mean[j] = sum(X[k, j], k) / N
+   te_compute lifts each reduction that is not the whole body into a compute of its own, named
+   NAME_red<n> (C_red0), n counting the distinct reductions of the body in the order they first
+   appear, outer before inner, left to right. Its axes are the variables the reduction uses that
+   are bound outside it: the compute's index variables (in dimension order, same names), then
+   the reduce axes of the reductions around it (nested reductions); the compute reads it there
+   (C[i, j] = beta * C0[i, j] + alpha * C_red0[i, j]). A schedule computes a lifted reduction
+   inside the innermost loop of the stage reading it (the innermost loop not vectorized) until
+   it is placed with te_compute_at or te_compute_root, so the default loop nest stays fused; its
+   stage (te_lifted_reduction_stage, te/schedule.h) takes every primitive a reduction stage
+   does. A reduction of several values (te_reduce with n > 1) cannot be part of an expression;
+   the domain of a nested reduction's axis may not depend on a variable bound around it
+   (TE_ERR_UNSUPPORTED).
+   te_lifted_reduction_count: how many reductions were lifted out of t's body (0 for a
+   placeholder, -1 for NULL). te_lifted_reduction: the tensor of the n-th, owned by the context;
+   NULL with TE_ERR_INVALID_ARG for n outside [0, count), TE_ERR_NOT_FOUND when there are none.
+   Thread-safe on a context not being changed. */
+TE_API int te_lifted_reduction_count(const te_tensor *t);
+TE_API te_tensor *te_lifted_reduction(te_tensor *t, int n);
 
 /* A read of tensor t at the given indices (integer expressions). The count must equal the rank. */
 TE_API te_expr *te_at(te_tensor *t, int n, te_expr *const idx[]);

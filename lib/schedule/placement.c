@@ -65,6 +65,7 @@ static te_status compute_inline_impl(te_stage *st) {
                       o->name);
   }
   st->attach = SCH_ATTACH_INLINE;
+  st->fused_default = false;
   st->attach_stage = NULL;
   st->attach_iter = NULL;
   return sch_trace_step(st->sch, SCH_STEP_compute_inline, (sch_arg[]){{.stage = st}});
@@ -80,6 +81,7 @@ static te_status compute_root_impl(te_stage *st) {
   if (!st)
     return TE_ERR_INVALID_ARG;
   st->attach = SCH_ATTACH_ROOT;
+  st->fused_default = false;
   st->attach_stage = NULL;
   st->attach_iter = NULL;
   return sch_trace_step(st->sch, SCH_STEP_compute_root, (sch_arg[]){{.stage = st}});
@@ -140,6 +142,7 @@ static te_status compute_at_impl(te_stage *producer, te_stage *consumer, te_iter
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s' is itself computed inside '%s'", fn,
                     consumer->name, producer->name);
   producer->attach = SCH_ATTACH_AT;
+  producer->fused_default = false;
   producer->attach_stage = consumer;
   producer->attach_iter = at;
   return sch_trace_step(producer->sch, SCH_STEP_compute_at,
@@ -155,4 +158,55 @@ te_status te_compute_at(te_stage *producer, te_stage *consumer, te_iter *at) {
     return TE_ERR_INVALID_ARG;
   }
   return SCH_CALL(producer->sch, "te_compute_at", compute_at_impl(producer, consumer, at));
+}
+
+/* ---------------------------------------------------------------- lifted reductions */
+
+/* The one stage that reads st (directly or through inlined stages), or NULL when there are
+   several or none. */
+static te_stage *only_reader(te_stage *st) {
+  te_stage *found = NULL;
+  for (int i = 0; i < st->sch->nstage; i++) {
+    te_stage *r = st->sch->stages[i];
+    if (r == st || r->attach == SCH_ATTACH_INLINE || !sch_stage_reads(r, st))
+      continue;
+    if (found)
+      return NULL;
+    found = r;
+  }
+  return found;
+}
+
+/* A lifted reduction is computed where its value is used: inside the innermost loop of its
+   reader that is not vectorized (a vector loop's lanes need the whole tile of the reduction,
+   so it is computed just outside). A reader with no such loop, or several readers (after
+   te_cache_read of the reduction, say), leave it at root. Readers are taken in topological
+   order from the outputs, so a nested reduction is placed in the lifted stage reading it, once
+   that is placed itself. */
+void sch_place_lifted(te_schedule *s) {
+  for (int i = s->nstage - 1; i >= 0; i--) {
+    te_stage *st = s->stages[i];
+    if (!st->fused_default || st->attach != SCH_ATTACH_ROOT || st->is_output)
+      continue;
+    te_stage *r = only_reader(st);
+    int at = r ? r->nleaf - 1 : -1;
+    while (at >= 0 && r->leaf[at]->kind == IR_FOR_VECTORIZED)
+      at--;
+    if (at < 0)
+      continue;
+    st->attach = SCH_ATTACH_AT;
+    st->attach_stage = r;
+    st->attach_iter = r->leaf[at];
+  }
+}
+
+void sch_unplace_lifted(te_schedule *s) {
+  for (int i = 0; i < s->nstage; i++) {
+    te_stage *st = s->stages[i];
+    if (!st->fused_default)
+      continue;
+    st->attach = SCH_ATTACH_ROOT;
+    st->attach_stage = NULL;
+    st->attach_iter = NULL;
+  }
 }

@@ -56,6 +56,20 @@ class Tensor:
         return tuple(out)
 
     @property
+    def lifted_reductions(self):
+        """The reductions te lifted out of this compute's body (te_lifted_reduction), in the
+        order they first appear, outer before inner: ``C = te.compute((M, N), lambda i, j:
+        beta * C0[i, j] + alpha * te.sum(A[i, k] * B[k, j], axis=k))`` has one, the tensor
+        "C_red0"; schedule it as ``s[C.lifted_reductions[0]]``. Empty for a placeholder."""
+        n = L.te_lifted_reduction_count(self._p)
+        out = []
+        for i in range(max(n, 0)):
+            p = errors.check_ptr(self.ctx, L.te_lifted_reduction(self._p, i),
+                                 "te_lifted_reduction")
+            out.append(Tensor(self.ctx, p, "compute"))
+        return tuple(out)
+
+    @property
     def op(self):
         """TVM-style access to the root axes: ``s[C].split(C.op.axis[0], 8)``."""
         return _Op(self)

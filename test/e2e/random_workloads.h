@@ -66,6 +66,7 @@ typedef struct workload {
   tt_buf *b[2][8];
   tt_buf *ref[2][4];
   float alpha[2]; /* scalar parameter values (f32) */
+  bool keep_default; /* producers may keep their default placement (lifted reductions) */
 } workload;
 
 static te_expr *I(int64_t v) { return te_int(tt_ctx, v); }
@@ -393,6 +394,90 @@ static void pad_conv_workload(workload *w, int64_t H, int64_t W) {
         }
       tt_set(w->ref[0][0], a * W + b, acc);
     }
+}
+
+/* C[i, j] = alpha * sum_k A[i, k] * B[k, j] + C0[i, j]: the sum is lifted into C_red0. */
+static void lifted_workload(workload *w, int64_t M, int64_t N, int64_t K) {
+  te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
+  te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
+  te_tensor *C0 = tt_placeholder("C0", TE_F32, 2, TT_SHAPE(M, N));
+  te_expr *alpha = te_param(tt_ctx, "alpha", TE_F32);
+  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", I(0), I(K));
+  te_expr *sum = TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k);
+  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(I(M), I(N)), TE_EXPRS(i, j),
+                                  te_add(te_mul(alpha, sum), tt_at2(C0, i, j))));
+  te_tensor *R = TT_NN(te_lifted_reduction(C, 0));
+  *w = (workload){.name = "lifted",
+                  .nin = 3,
+                  .nout = 1,
+                  .t = {A, B, C0, C},
+                  .ns = 1,
+                  .scalars = {alpha},
+                  .stages = {R, C},
+                  .nstages = 2,
+                  .reduction = R,
+                  .cacheable = A,
+                  .reader = R,
+                  .reduce_len = K,
+                  .must = LOOP_PRIMS | BIT(P_COMPUTE_ROOT) | BIT(P_COMPUTE_AT) |
+                          BIT(P_CACHE_READ) | BIT(P_CACHE_WRITE) | BIT(P_RFACTOR),
+                  .nvariants = 1,
+                  .alpha = {1.5f},
+                  .keep_default = true};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, N), TT_SHAPE(M, N),
+                                          TT_SHAPE(M, N)},
+                (const int[]){2, 2, 2, 2});
+  for (int64_t a = 0; a < M; a++)
+    for (int64_t b = 0; b < N; b++) {
+      double acc = 0;
+      for (int64_t r = 0; r < K; r++)
+        acc += G(w->b[0][0], a * K + r) * G(w->b[0][1], r * N + b);
+      tt_set(w->ref[0][0], a * N + b, 1.5 * acc + G(w->b[0][2], a * N + b));
+    }
+}
+
+/* D[i] = X[i, 0] + sum_{k in [1, K)} X[i, k] * sum_l Y[k, l] * Z[i, l]: D_red1[i, k] (the inner
+   sum) is read by D_red0[i] (the outer), read by D. */
+static void nested_lifted_workload(workload *w, int64_t M, int64_t K, int64_t L) {
+  te_tensor *X = tt_placeholder("X", TE_F32, 2, TT_SHAPE(M, K));
+  te_tensor *Y = tt_placeholder("Y", TE_F32, 2, TT_SHAPE(K, L));
+  te_tensor *Z = tt_placeholder("Z", TE_F32, 2, TT_SHAPE(M, L));
+  te_expr *i = te_var(tt_ctx, "i");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", I(1), I(K - 1));
+  te_expr *l = te_reduce_axis(tt_ctx, "l", I(0), I(L));
+  te_expr *inner = TE_SUM(te_mul(tt_at2(Y, k, l), tt_at2(Z, i, l)), l);
+  te_expr *outer = TE_SUM(te_mul(tt_at2(X, i, k), inner), k);
+  te_tensor *D = TT_NN(te_compute(tt_ctx, "D", 1, TE_EXPRS(I(M)), TE_EXPRS(i),
+                                  te_add(tt_at2(X, i, I(0)), outer)));
+  te_tensor *R0 = TT_NN(te_lifted_reduction(D, 0)), *R1 = TT_NN(te_lifted_reduction(D, 1));
+  *w = (workload){.name = "nested_lifted",
+                  .nin = 3,
+                  .nout = 1,
+                  .t = {X, Y, Z, D},
+                  .stages = {R1, R0, D},
+                  .nstages = 3,
+                  .reduction = R1,
+                  .cacheable = Z,
+                  .reader = R1,
+                  .reduce_len = K * L,
+                  .must = LOOP_PRIMS | BIT(P_COMPUTE_ROOT) | BIT(P_COMPUTE_AT) |
+                          BIT(P_RFACTOR),
+                  .nvariants = 1,
+                  .keep_default = true};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, L), TT_SHAPE(M, L),
+                                          TT_SHAPE(M)},
+                (const int[]){2, 2, 2, 1});
+  for (int64_t a = 0; a < M; a++) {
+    double acc = 0;
+    for (int64_t q = 1; q < K; q++) {
+      double in = 0;
+      for (int64_t r = 0; r < L; r++)
+        in += G(w->b[0][1], q * L + r) * G(w->b[0][2], a * L + r);
+      acc += G(w->b[0][0], a * K + q) * in;
+    }
+    tt_set(w->ref[0][0], a, G(w->b[0][0], a * K) + acc);
+  }
 }
 
 #endif
