@@ -386,5 +386,5 @@ int sch_op_inputs(sch_op *op, te_tensor ***out) {
 }
 
 bool sch_op_is_injective(const sch_op *op) {
-  return op->kind == SCH_OP_COMPUTE && op->nreduce == 0;
+  return op->kind == SCH_OP_COMPUTE && op->nreduce == 0 && !op->is_scan;
 }

@@ -305,7 +305,9 @@ te_status sch_schedule_to_stmt(te_schedule *s, ir_stmt **out) {
   if (!n.an)
     return te_last_status(ctx);
   sch_place_lifted(s);
-  te_status r = loops_of(&n, out);
+  te_status r = sch_check_scans(s);
+  if (r == TE_OK)
+    r = loops_of(&n, out);
   sch_unplace_lifted(s);
   return r;
 }

@@ -30,18 +30,26 @@ bool sch_stage_reads(te_stage *consumer, te_stage *producer) {
   return reads_through_inline(consumer->sch, consumer->op, producer, 0);
 }
 
-/* True when consumer depends on producer through any chain of stages. */
-static bool depends_on(te_schedule *s, te_stage *consumer, te_stage *producer, int depth) {
-  if (depth > 1000)
-    return false;
+/* True when consumer depends on producer through any chain of stages. A scan reads itself,
+   and its lifted reductions read it back: the stages seen are marked, so cycles end. */
+static bool depends_on(te_schedule *s, te_stage *consumer, te_stage *producer, ir_map *seen) {
   te_tensor **in;
   int n = sch_op_inputs(consumer->op, &in);
   for (int i = 0; i < n; i++) {
     te_stage *st = sch_stage_of_tensor(s, in[i]);
-    if (st == producer || (st && depends_on(s, st, producer, depth + 1)))
+    if (st == producer)
+      return true;
+    if (!st || ir_map_has(seen, st) || !ir_map_put(seen, st, st))
+      continue;
+    if (depends_on(s, st, producer, seen))
       return true;
   }
   return false;
+}
+
+bool sch_stage_depends_on(te_stage *a, te_stage *b) {
+  ir_map *seen = ir_map_new(a->sch->ctx);
+  return seen && depends_on(a->sch, a, b, seen);
 }
 
 static te_status compute_inline_impl(te_stage *st) {
@@ -55,8 +63,8 @@ static te_status compute_inline_impl(te_stage *st) {
                     st->name);
   if (!sch_op_is_injective(st->op))
     return ir_error(ctx, TE_ERR_SCHEDULE,
-                    "%s: stage '%s' is a reduction; only injective stages can be inlined", fn,
-                    st->name);
+                    "%s: stage '%s' is a %s; only injective stages can be inlined", fn, st->name,
+                    st->op->is_scan ? "scan (it reads its own earlier steps)" : "reduction");
   for (int i = 0; i < st->sch->nstage; i++) {
     te_stage *o = st->sch->stages[i];
     if (o->attach == SCH_ATTACH_AT && o->attach_stage == st)
@@ -128,7 +136,7 @@ static te_status compute_at_impl(te_stage *producer, te_stage *consumer, te_iter
   if (consumer->attach == SCH_ATTACH_INLINE)
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: consumer '%s' is inlined and has no loops", fn,
                     consumer->name);
-  if (!depends_on(consumer->sch, consumer, producer, 0))
+  if (!sch_stage_depends_on(consumer, producer))
     return ir_error(ctx, TE_ERR_SCHEDULE,
                     "%s: stage '%s' does not read stage '%s' (directly or through other stages)",
                     fn, consumer->name, producer->name);
@@ -162,9 +170,7 @@ te_status te_compute_at(te_stage *producer, te_stage *consumer, te_iter *at) {
 
 /* ---------------------------------------------------------------- lifted reductions */
 
-/* The one stage that reads st (directly or through inlined stages), or NULL when there are
-   several or none. */
-static te_stage *only_reader(te_stage *st) {
+te_stage *sch_only_reader(te_stage *st) {
   te_stage *found = NULL;
   for (int i = 0; i < st->sch->nstage; i++) {
     te_stage *r = st->sch->stages[i];
@@ -188,7 +194,7 @@ void sch_place_lifted(te_schedule *s) {
     te_stage *st = s->stages[i];
     if (!st->fused_default || st->attach != SCH_ATTACH_ROOT || st->is_output)
       continue;
-    te_stage *r = only_reader(st);
+    te_stage *r = sch_only_reader(st);
     int at = r ? r->nleaf - 1 : -1;
     while (at >= 0 && r->leaf[at]->kind == IR_FOR_VECTORIZED)
       at--;

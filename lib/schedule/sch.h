@@ -44,6 +44,14 @@ typedef struct sch_op {
   te_expr **source_reduce_axes;
   struct sch_op *lifted_from;
   int lift_index;
+  /* A scan (scan.c): the body reads the op's own output at earlier steps along scan_axis
+     (steps before scan_ninit are the initial value); scan_state is the placeholder the user's
+     update read instead (the workload text prints it as the scan); scan_dependent[d] is true
+     when the body reads the scan along axis d at another index than that axis' variable. */
+  bool is_scan;
+  int scan_axis, scan_ninit;
+  te_tensor *scan_state;
+  bool scan_dependent[TE_MAX_DIMS];
 } sch_op;
 
 /* The most reduce axes the reductions enclosing one point of a body may have in all. */
@@ -81,7 +89,7 @@ int sch_op_source_reduce_axes(const sch_op *, te_expr *const **axes);
 int sch_op_inputs(sch_op *, te_tensor ***out);
 /* The tensors the expressions read (reduction conditions included), each once. */
 int sch_expr_inputs(te_ctx *, int nexpr, te_expr *const exprs[], te_tensor ***out);
-/* True when the operation's body has no reduction (element-wise in its axes). */
+/* True when the operation's body has no reduction (element-wise in its axes) and is no scan. */
 bool sch_op_is_injective(const sch_op *);
 
 typedef enum sch_iter_type { SCH_ITER_DATA, SCH_ITER_REDUCE } sch_iter_type;
@@ -203,6 +211,18 @@ te_expr *sch_reduce_identity(te_ctx *, ir_reducer_kind, te_dtype t);
    it. */
 void sch_place_lifted(te_schedule *);
 void sch_unplace_lifted(te_schedule *);
+
+/* scan.c: the checks of a schedule's scans when it is lowered (the rules of scan.c), and of one
+   loop annotation: TE_ERR_SCHEDULE, naming the stage, the loop and the rule, when the leaf of a
+   scan stage comes from its scan axis and kind would run its steps out of order. */
+te_status sch_check_scans(te_schedule *);
+te_status sch_scan_check_annotation(te_stage *, te_iter *, ir_for_kind, const char *fn);
+/* True when iterator it of st was made (by splits and fuses) from st's root iterator root. */
+bool sch_iter_from_root(const te_stage *st, const te_iter *it, int root);
+/* True when a depends on b through reads (directly or through any chain of stages). */
+bool sch_stage_depends_on(te_stage *a, te_stage *b);
+/* The one non-inlined stage that reads st, or NULL when several or none do. */
+te_stage *sch_only_reader(te_stage *st);
 
 /* A stage computed at one of st's loops, or NULL. */
 te_stage *sch_attached_at(te_stage *st);

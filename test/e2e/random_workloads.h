@@ -107,7 +107,8 @@ static void matmul_workload(workload *w, te_dtype dt, int64_t M, int64_t N, int6
                   1,
                   {{0}},
                   {{0}},
-                  {0}};
+                  {0},
+                  false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, N), TT_SHAPE(M, N)},
                 (const int[]){2, 2, 2});
   tt_ref_matmul(w->b[0][0], w->b[0][1], w->ref[0][0], M, N, K);
@@ -139,7 +140,8 @@ static void producer_workload(workload *w, int64_t M, int64_t N) {
                   1,
                   {{0}},
                   {{0}},
-                  {0}};
+                  {0},
+                  false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, N), TT_SHAPE(N), TT_SHAPE(M)},
                 (const int[]){2, 1, 1});
   for (int64_t a = 0; a < M; a++) {
@@ -179,7 +181,8 @@ static void blur_workload(workload *w, int64_t H, int64_t W) {
                   1,
                   {{0}},
                   {{0}},
-                  {0}};
+                  {0},
+                  false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(H + 2, W + 2), TT_SHAPE(H, W)},
                 (const int[]){2, 2});
   const tt_buf *a = w->b[0][0];
@@ -220,7 +223,8 @@ static void sum2_workload(workload *w, int64_t A0, int64_t A1, int64_t A2) {
                   1,
                   {{0}},
                   {{0}},
-                  {0}};
+                  {0},
+                  false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(A0, A1, A2), TT_SHAPE(A0)}, (const int[]){3, 1});
   for (int64_t a = 0; a < A0; a++) {
     double s = 0;
@@ -258,7 +262,8 @@ static void symbolic_workload(workload *w) {
                   2,
                   {{0}},
                   {{0}},
-                  {1.5f, -0.75f}};
+                  {1.5f, -0.75f},
+                  false};
   static const int64_t size[2][2] = {{7, 13}, {10, 5}};
   for (int v = 0; v < 2; v++) {
     int64_t m = size[v][0], n = size[v][1];
@@ -298,7 +303,8 @@ static void int_f64_workload(workload *w, int64_t M, int64_t N, int64_t K) {
                   1,
                   {{0}},
                   {{0}},
-                  {0}};
+                  {0},
+                  false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, N), TT_SHAPE(M, N)},
                 (const int[]){2, 2, 2});
   for (int64_t r = 0; r < M; r++)
@@ -332,7 +338,7 @@ static void argmax_workload(workload *w, int64_t M, int64_t K) {
   te_tensor *out[2];
   TT_OK(te_compute_multi(tt_ctx, "amax", 1, TE_EXPRS(I(M)), &i, 2, red, out));
   *w = (workload){"argmax", 1,    2, {A, out[0], out[1]},      0, {0},   {P[0], out[0]}, 2,  out[0],
-                  A,        P[0], 1, LOOP_PRIMS | PLACE_PRIMS, 1, {{0}}, {{0}},          {0}};
+                  A,        P[0], 1, LOOP_PRIMS | PLACE_PRIMS, 1, {{0}}, {{0}},          {0}, false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(M), TT_SHAPE(M)},
                 (const int[]){2, 1, 1});
   for (int64_t r = 0; r < M; r++) {
@@ -380,7 +386,8 @@ static void pad_conv_workload(workload *w, int64_t H, int64_t W) {
                   1,
                   {{0}},
                   {{0}},
-                  {0}};
+                  {0},
+                  false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(H, W), TT_SHAPE(3, 3), TT_SHAPE(H, W)},
                 (const int[]){2, 2, 2});
   for (int64_t a = 0; a < H; a++)
