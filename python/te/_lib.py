@@ -158,6 +158,7 @@ _PROTOS = {
     "te_tensor_dim": (P, [P, INT]),
     "te_lifted_reduction_count": (INT, [P]),
     "te_lifted_reduction": (P, [P, INT]),
+    "te_scan": (P, [P, CS, P, INT, INT, PP, P, P]),
     # schedule.h
     "te_schedule_new": (P, [P, INT, PP]),
     "te_stage_of": (P, [P, P]),

@@ -198,4 +198,26 @@ def compute(shape, fcompute, name="compute", ctx=None):
     return Tensor(c, errors.check_ptr(c, p, "te_compute"), "compute", nred)
 
 
-__all__ = ["Tensor", "AxisRef", "placeholder", "compute", "const"]
+def scan(state, finit, fupdate, axis=0, ninit=1, name="scan"):
+    """A scan (te_scan, TVM's te.scan): the tensor ``name`` of state's shape and dtype computed
+    in order along ``axis``, each step from earlier ones. ``state`` is a placeholder standing for
+    the scan's own values inside ``fupdate``; ``finit(t, i, ...)`` gives the steps before
+    ``ninit``, ``fupdate(t, i, ...)`` the others, reading ``state`` at ``t - 1`` ...
+    ``t - ninit`` along the scan axis::
+
+        S = te.placeholder((T, N), name="S")
+        C = te.scan(S, lambda t, i: X[t, i], lambda t, i: S[t - 1, i] + X[t, i])  # cumsum
+    """
+    if not isinstance(state, Tensor) or state.kind != "placeholder":
+        raise errors.InvalidArgError("te.scan: state must be a te.placeholder")
+    c = state.ctx
+    names = _index_names(finit, state.ndim)
+    vs = [var(n, ctx=c) for n in names]
+    init = as_expr(finit(*vs), c)
+    update = as_expr(fupdate(*vs), c)
+    p = L.te_scan(c._ptr, _lib.encode(name), state._p, axis, ninit,
+                  _lib.ptr_array([v.handle for v in vs]), init.handle, update.handle)
+    return Tensor(c, errors.check_ptr(c, p, "te_scan"), "compute", 0)
+
+
+__all__ = ["Tensor", "AxisRef", "placeholder", "compute", "scan", "const"]
