@@ -403,6 +403,48 @@ static void pad_conv_workload(workload *w, int64_t H, int64_t W) {
     }
 }
 
+/* A scan with a dependent axis, read by an element-wise consumer:
+     S[t, i] = t < 1 ? X[t, i] : 0.5 S[t - 1, i] + 0.25 S[t - 1, min(i + 1, N - 1)] + X[t, i]
+     Y[t, i] = S[t, i] * 2
+   Random loop steps often break its order (t parallel, i outside t): te_parallel refuses some,
+   te_build the others, with TE_ERR_SCHEDULE. */
+static void scan_workload(workload *w, int64_t T, int64_t N) {
+  te_tensor *X = tt_placeholder("X", TE_F32, 2, TT_SHAPE(T, N));
+  te_tensor *St = tt_placeholder("S", TE_F32, 2, TT_SHAPE(T, N));
+  te_expr *t = te_var(tt_ctx, "t"), *i = te_var(tt_ctx, "i");
+  te_expr *prev = te_sub(t, I(1));
+  te_expr *update =
+      te_add(te_add(te_mul(F(0.5), tt_at2(St, prev, i)),
+                    te_mul(F(0.25), tt_at2(St, prev, te_min(te_add(i, I(1)), I(N - 1))))),
+             tt_at2(X, t, i));
+  te_tensor *S = TT_NN(te_scan(tt_ctx, "S", St, 0, 1, TE_EXPRS(t, i), tt_at2(X, t, i), update));
+  te_expr *a = te_var(tt_ctx, "a"), *b = te_var(tt_ctx, "b");
+  te_tensor *Y = TT_NN(te_compute(tt_ctx, "Y", 2, TE_EXPRS(I(T), I(N)), TE_EXPRS(a, b),
+                                  te_mul(tt_at2(S, a, b), F(2))));
+  *w = (workload){.name = "scan",
+                  .nin = 1,
+                  .nout = 1,
+                  .t = {X, Y},
+                  .stages = {S, Y},
+                  .nstages = 2,
+                  .cacheable = X,
+                  .reader = S,
+                  .reduce_len = T,
+                  .must = LOOP_PRIMS | BIT(P_COMPUTE_ROOT) | BIT(P_COMPUTE_AT) | BIT(P_CACHE_READ),
+                  .nvariants = 1};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(T, N), TT_SHAPE(T, N)}, (const int[]){2, 2});
+  tt_buf *s = tt_alloc(TE_F32, 2, TT_SHAPE(T, N));
+  for (int64_t p = 0; p < T; p++)
+    for (int64_t q = 0; q < N; q++) {
+      double x = G(w->b[0][0], p * N + q);
+      double v = p == 0 ? x
+                        : 0.5 * G(s, (p - 1) * N + q) +
+                              0.25 * G(s, (p - 1) * N + (q + 1 < N ? q + 1 : N - 1)) + x;
+      tt_set(s, p * N + q, v);
+      tt_set(w->ref[0][0], p * N + q, 2 * v);
+    }
+}
+
 /* C[i, j] = alpha * sum_k A[i, k] * B[k, j] + C0[i, j]: the sum is lifted into C_red0. */
 static void lifted_workload(workload *w, int64_t M, int64_t N, int64_t K) {
   te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));

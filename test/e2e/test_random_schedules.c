@@ -7,7 +7,8 @@
  * (exact); a multi-output element-wise stage read by a custom argmax reducer with two outputs;
  * a zero-padding stage written with te_if_then_else under a 3x3 convolution; a gemm whose sum
  * sits inside the expression (alpha * sum + C0, lifted into C_red0, which sometimes keeps its
- * default placement fused into C); a nested reduction lifted into two stages. On each, random
+ * default placement fused into C); a nested reduction lifted into two stages; a scan with a
+ * dependent axis (whose order many random schedules break: te_build refuses those). On each, random
  * sequences of primitives are applied with random arguments (split, split_nparts, tile, fuse,
  * reorder, unroll, parallel, vectorize, set_tail, pragma unroll_max_step/prefetch,
  * compute_inline/root/at, cache_read, cache_write, rfactor, reorder_storage) at a random
@@ -424,6 +425,12 @@ Test(random_schedules, nested_lifted_reductions) {
   workload w;
   nested_lifted_workload(&w, 7, 9, 6);
   run_workload(&w, 10000);
+}
+
+Test(random_schedules, scan) {
+  workload w;
+  scan_workload(&w, 13, 9);
+  run_workload(&w, 11000);
 }
 
 Test(random_schedules, if_then_else_padding) {
