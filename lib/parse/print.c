@@ -78,6 +78,9 @@ static bool visit_op(ps_wp *w, sch_op *op) {
     return false;
   if (op->kind != SCH_OP_COMPUTE)
     return true;
+  /* a scan's state is the scan itself in the text: no placeholder of its own */
+  if (op->is_scan && !ps_wp_mark(w, &w->seen, op->scan_state, 1))
+    return false;
   inputs in;
   op_inputs(w, op, &in);
   bool ok = !w->oom;

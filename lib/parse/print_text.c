@@ -60,6 +60,8 @@ bool ps_wp_give_names(ps_wp *w) {
       if (!tn || !ps_names_set(n, op->outputs[k], tn))
         return false;
     }
+    if (op->is_scan && !ps_names_set(n, op->scan_state, name))
+      return false;
   }
   for (int i = 0; i < w->nvar + w->naxis; i++) {
     te_expr *v = i < w->nvar ? w->vars[i] : w->axes[i - w->nvar];
@@ -112,6 +114,19 @@ static bool print_stmt(ps_wp *w, ir_str *s, const sch_op *op) {
   for (int d = 0; d < op->ndim; d++)
     ir_str_printf(s, "%s%s", d ? ", " : "", ps_names_var(&w->n, op->axes[d]));
   ir_str_puts(s, "] = ");
+  if (op->is_scan) { /* scan(t, init, update[, initial steps]) */
+    te_expr *src = op->scan_source;
+    ir_str_printf(s, "scan(%s, ", ps_names_var(&w->n, op->axes[op->scan_axis]));
+    if (!ps_print_expr(s, &w->n, src->args[1], &w->bad))
+      return false;
+    ir_str_puts(s, ", ");
+    if (!ps_print_expr(s, &w->n, src->args[2], &w->bad))
+      return false;
+    if (op->scan_ninit > 1)
+      ir_str_printf(s, ", %d", op->scan_ninit);
+    ir_str_puts(s, ")");
+    return true;
+  }
   /* the bodies as written: reductions te lifted out of an expression are printed in place */
   te_expr *const *body = op->source_body ? op->source_body : op->body;
   if (op->nbody == 1)

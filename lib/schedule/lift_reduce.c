@@ -232,6 +232,8 @@ bool sch_lift_reductions(sch_op *op, const char *fn) {
 }
 
 te_expr *sch_op_source_body(const sch_op *op, int k) {
+  if (op->is_scan)
+    return op->scan_source;
   return op->source_body ? op->source_body[k] : op->body[k];
 }
 

@@ -178,6 +178,7 @@ static te_tensor *scan_impl(te_ctx *ctx, const char *name, te_tensor *state, int
   if (!op)
     return NULL;
   /* the state's reads become reads of the scan itself, in its body and its lifted reductions */
+  op->scan_source = sch_op_source_body(op, 0);
   redirect_state rs = {state, op->outputs[0], axis};
   if (!(op->body[0] = redirect(ctx, &rs, op->body[0])))
     return NULL;

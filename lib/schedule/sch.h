@@ -51,6 +51,7 @@ typedef struct sch_op {
   bool is_scan;
   int scan_axis, scan_ninit;
   te_tensor *scan_state;
+  te_expr *scan_source; /* select(t < ninit, init, update) as written: reads scan_state */
   bool scan_dependent[TE_MAX_DIMS];
 } sch_op;
 

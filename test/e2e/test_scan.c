@@ -264,3 +264,65 @@ Test(scan, rnn_cell) {
     check_replay(s, r.Hs);
   }
 }
+
+/* ---------------------------------------------------------------- workload text */
+
+#include "te/parse.h"
+
+/* scan(t, init, update[, n]) in the workload text: C inside update is the earlier steps. The
+   canonical text prints scans the same way and reads back to itself; the parsed cumsum and RNN
+   compute the C reference's numbers. */
+Test(scan, workload_text) {
+  const char *text = "C[t, i] = scan(t, X[t, i], C[t - 1, i] + X[t, i]) where X: f32[17, 13]";
+  int n;
+  te_tensor **outs;
+  TT_OK(te_parse(tt_ctx, text, &n, &outs));
+  cr_assert_eq(n, 1);
+  char *canon = TT_NN(te_workload_text(1, outs));
+  cr_assert(strstr(canon, "scan(t, X[t, i], C[t - 1, i] + X[t, i])"), "%s", canon);
+  int n2;
+  te_tensor **outs2;
+  TT_OK(te_parse(tt_ctx, canon, &n2, &outs2));
+  char *again = TT_NN(te_workload_text(n2, outs2));
+  cr_assert_str_eq(again, canon);
+  int nin;
+  te_tensor **ins;
+  TT_OK(te_workload_inputs(1, outs, &nin, &ins, NULL, NULL));
+  cr_assert_eq(nin, 1, "the state is no input");
+  tt_buf *x = TT_ALLOC(TE_F32, T, N), *got = TT_ALLOC(TE_F32, T, N), *ref = TT_ALLOC(TE_F32, T, N);
+  tt_fill(x, 5);
+  for (int q = 0; q < N; q++) {
+    double acc = 0;
+    for (int p = 0; p < T; p++)
+      tt_set(ref, p * N + q, acc += tt_get(x, p * N + q));
+  }
+  tt_check(tt_schedule1(outs[0]), 2, TT_TENSORS(ins[0], outs[0]), TT_BUFS(x, got), 0, NULL, NULL,
+           got, ref, T);
+  te_free(canon);
+  te_free(again);
+
+  /* the RNN: its shape is declared (init does not read along t) */
+  const char *rnn_text =
+      "h[t, i] = scan(t, h0[i], tanh(sum(W[i, j]*h[t - 1, j], j) + sum(U[i, k]*x[t, k], k)))\n"
+      "where x: f32[9, 7], W: f32[13, 13], U: f32[13, 7], h0: f32[13], h: [9, 13], "
+      "j: [0, 13), k: [0, 7)";
+  TT_OK(te_parse(tt_ctx, rnn_text, &n, &outs));
+  canon = TT_NN(te_workload_text(1, outs));
+  TT_OK(te_parse(tt_ctx, canon, &n2, &outs2));
+  again = TT_NN(te_workload_text(n2, outs2));
+  cr_assert_str_eq(again, canon);
+  te_free(canon);
+  te_free(again);
+  TT_OK(te_workload_inputs(1, outs, &nin, &ins, NULL, NULL));
+  cr_assert_eq(nin, 4);
+  rnn r;
+  rnn_make(&r);
+  tt_buf *bufs[4];
+  for (int q = 0; q < 4; q++) {
+    const char *nm = te_tensor_name(ins[q]);
+    bufs[q] = !strcmp(nm, "x") ? r.x : !strcmp(nm, "W") ? r.w : !strcmp(nm, "U") ? r.u : r.h0;
+  }
+  tt_check(tt_schedule1(outs[0]), 5, TT_TENSORS(ins[0], ins[1], ins[2], ins[3], outs[0]),
+           TT_BUFS(bufs[0], bufs[1], bufs[2], bufs[3], r.got), 0, NULL, NULL, r.got, r.ref,
+           HID * STEPS);
+}
