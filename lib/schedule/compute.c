@@ -183,8 +183,8 @@ te_expr *sch_freshen_body(te_ctx *ctx, te_expr *body, int n, te_expr *const from
 
 /* Checks one body: type, reductions only at the top, reduce axes only inside them; all bodies
    of a multi-output compute are reductions sharing reducer, axes and condition, or none is. */
-static bool check_body(te_ctx *ctx, const char *fn, const char *name, te_expr *body,
-                       te_expr *first, int ndim, te_expr *const vars[]) {
+static bool check_body(te_ctx *ctx, const char *fn, const char *name, te_expr *body, te_expr *first,
+                       int ndim, te_expr *const vars[]) {
   if (!body) {
     ir_error_null(ctx, "%s: tensor '%s': body is NULL", fn, name);
     return false;

@@ -79,11 +79,14 @@ static bool check_args(te_ctx *ctx, const char *name, te_tensor *state, int axis
   const char *fn = "te_scan";
   if (!state || !init || !update)
     return ir_error_null(ctx, "%s: tensor '%s': %s is NULL", fn, name ? name : "(null)",
-                         !state ? "state" : !init ? "init" : "update"),
+                         !state  ? "state"
+                         : !init ? "init"
+                                 : "update"),
            false;
   if (state->ctx != ctx || init->ctx != ctx || update->ctx != ctx)
-    return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: tensor '%s': an argument belongs to another context",
-                    fn, name ? name : "(null)"),
+    return ir_error(ctx, TE_ERR_INVALID_ARG,
+                    "%s: tensor '%s': an argument belongs to another context", fn,
+                    name ? name : "(null)"),
            false;
   if (state->op->kind != SCH_OP_PLACEHOLDER)
     return ir_error(ctx, TE_ERR_INVALID_ARG,
@@ -150,8 +153,10 @@ static te_tensor *scan_impl(te_ctx *ctx, const char *name, te_tensor *state, int
     return NULL;
   int ndim = state->ndim;
   if (!vars || !vars[axis] || vars[axis]->kind != IR_VAR)
-    return ir_error(ctx, TE_ERR_INVALID_ARG, "te_scan: tensor '%s': vars must hold one te_var per "
-                    "dimension", name ? name : "(null)"),
+    return ir_error(ctx, TE_ERR_INVALID_ARG,
+                    "te_scan: tensor '%s': vars must hold one te_var per "
+                    "dimension",
+                    name ? name : "(null)"),
            NULL;
   ir_analyzer *an = ir_analyzer_new(ctx);
   if (!an)
@@ -166,15 +171,15 @@ static te_tensor *scan_impl(te_ctx *ctx, const char *name, te_tensor *state, int
   }
   if (!reads_tensor(update, state, &r) && !r.bad)
     return ir_error(ctx, TE_ERR_INVALID_ARG,
-                    "te_scan: tensor '%s': update never reads state '%s' (use te_compute)",
-                    r.name, state->name),
+                    "te_scan: tensor '%s': update never reads state '%s' (use te_compute)", r.name,
+                    state->name),
            NULL;
   if (r.bad)
     return NULL;
   te_expr *t = vars[axis];
   te_expr *body = ir_select(ir_lt(t, ir_i64(ctx, ninit)), init, update);
-  sch_op *op = body ? sch_make_compute(ctx, "te_scan", name, ndim, state->shape, vars, 1, &body)
-                    : NULL;
+  sch_op *op =
+      body ? sch_make_compute(ctx, "te_scan", name, ndim, state->shape, vars, 1, &body) : NULL;
   if (!op)
     return NULL;
   /* the state's reads become reads of the scan itself, in its body and its lifted reductions */
@@ -229,7 +234,9 @@ bool sch_iter_from_root(const te_stage *st, const te_iter *it, int root) {
 }
 
 static const char *kind_word(ir_for_kind k) {
-  return k == IR_FOR_PARALLEL ? "parallel" : k == IR_FOR_VECTORIZED ? "vectorized" : "bound to a GPU index";
+  return k == IR_FOR_PARALLEL     ? "parallel"
+         : k == IR_FOR_VECTORIZED ? "vectorized"
+                                  : "bound to a GPU index";
 }
 
 te_status sch_scan_check_annotation(te_stage *st, te_iter *it, ir_for_kind kind, const char *fn) {

@@ -65,7 +65,7 @@ typedef struct workload {
   int nvariants; /* sizes the kernel is called at (symbolic shapes: 2) */
   tt_buf *b[2][8];
   tt_buf *ref[2][4];
-  float alpha[2]; /* scalar parameter values (f32) */
+  float alpha[2];    /* scalar parameter values (f32) */
   bool keep_default; /* producers may keep their default placement (lifted reductions) */
 } workload;
 
@@ -337,8 +337,9 @@ static void argmax_workload(workload *w, int64_t M, int64_t K) {
   TT_OK(te_reduce(am, 2, vals, 1, &k, NULL, red));
   te_tensor *out[2];
   TT_OK(te_compute_multi(tt_ctx, "amax", 1, TE_EXPRS(I(M)), &i, 2, red, out));
-  *w = (workload){"argmax", 1,    2, {A, out[0], out[1]},      0, {0},   {P[0], out[0]}, 2,  out[0],
-                  A,        P[0], 1, LOOP_PRIMS | PLACE_PRIMS, 1, {{0}}, {{0}},          {0}, false};
+  *w =
+      (workload){"argmax", 1,    2, {A, out[0], out[1]},      0, {0},   {P[0], out[0]}, 2,   out[0],
+                 A,        P[0], 1, LOOP_PRIMS | PLACE_PRIMS, 1, {{0}}, {{0}},          {0}, false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(M), TT_SHAPE(M)},
                 (const int[]){2, 1, 1});
   for (int64_t r = 0; r < M; r++) {
@@ -469,13 +470,13 @@ static void lifted_workload(workload *w, int64_t M, int64_t N, int64_t K) {
                   .cacheable = A,
                   .reader = R,
                   .reduce_len = K,
-                  .must = LOOP_PRIMS | BIT(P_COMPUTE_ROOT) | BIT(P_COMPUTE_AT) |
-                          BIT(P_CACHE_READ) | BIT(P_CACHE_WRITE) | BIT(P_RFACTOR),
+                  .must = LOOP_PRIMS | BIT(P_COMPUTE_ROOT) | BIT(P_COMPUTE_AT) | BIT(P_CACHE_READ) |
+                          BIT(P_CACHE_WRITE) | BIT(P_RFACTOR),
                   .nvariants = 1,
                   .alpha = {1.5f},
                   .keep_default = true};
-  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, N), TT_SHAPE(M, N),
-                                          TT_SHAPE(M, N)},
+  alloc_variant(w, 0,
+                (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, N), TT_SHAPE(M, N), TT_SHAPE(M, N)},
                 (const int[]){2, 2, 2, 2});
   for (int64_t a = 0; a < M; a++)
     for (int64_t b = 0; b < N; b++) {
@@ -497,8 +498,8 @@ static void nested_lifted_workload(workload *w, int64_t M, int64_t K, int64_t L)
   te_expr *l = te_reduce_axis(tt_ctx, "l", I(0), I(L));
   te_expr *inner = TE_SUM(te_mul(tt_at2(Y, k, l), tt_at2(Z, i, l)), l);
   te_expr *outer = TE_SUM(te_mul(tt_at2(X, i, k), inner), k);
-  te_tensor *D = TT_NN(te_compute(tt_ctx, "D", 1, TE_EXPRS(I(M)), TE_EXPRS(i),
-                                  te_add(tt_at2(X, i, I(0)), outer)));
+  te_tensor *D = TT_NN(
+      te_compute(tt_ctx, "D", 1, TE_EXPRS(I(M)), TE_EXPRS(i), te_add(tt_at2(X, i, I(0)), outer)));
   te_tensor *R0 = TT_NN(te_lifted_reduction(D, 0)), *R1 = TT_NN(te_lifted_reduction(D, 1));
   *w = (workload){.name = "nested_lifted",
                   .nin = 3,
@@ -510,12 +511,11 @@ static void nested_lifted_workload(workload *w, int64_t M, int64_t K, int64_t L)
                   .cacheable = Z,
                   .reader = R1,
                   .reduce_len = K * L,
-                  .must = LOOP_PRIMS | BIT(P_COMPUTE_ROOT) | BIT(P_COMPUTE_AT) |
-                          BIT(P_RFACTOR),
+                  .must = LOOP_PRIMS | BIT(P_COMPUTE_ROOT) | BIT(P_COMPUTE_AT) | BIT(P_RFACTOR),
                   .nvariants = 1,
                   .keep_default = true};
-  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, L), TT_SHAPE(M, L),
-                                          TT_SHAPE(M)},
+  alloc_variant(w, 0,
+                (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, L), TT_SHAPE(M, L), TT_SHAPE(M)},
                 (const int[]){2, 2, 2, 1});
   for (int64_t a = 0; a < M; a++) {
     double acc = 0;

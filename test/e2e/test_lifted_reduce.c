@@ -66,16 +66,7 @@ static void gemm_check(gemm *g, te_schedule *s) {
            TE_EXPRS(g->alpha, g->beta), (const void *const[]){&g->av, &g->bv}, g->got, g->ref, K);
 }
 
-enum {
-  G_DEFAULT,
-  G_VECTOR,
-  G_AT_OUTER,
-  G_ROOT,
-  G_RFACTOR,
-  G_CACHE,
-  G_PARALLEL_TILE,
-  G_COUNT
-};
+enum { G_DEFAULT, G_VECTOR, G_AT_OUTER, G_ROOT, G_RFACTOR, G_CACHE, G_PARALLEL_TILE, G_COUNT };
 static const char *gnames[] = {"default (fused)",
                                "C: split j by 8, vectorize j.i",
                                "C_red0 at C's j.o, its j vectorized",
@@ -151,8 +142,8 @@ Test(lifted_reduce, default_is_fused) {
   gemm g;
   gemm_make(&g);
   te_schedule *s = tt_schedule1(g.C);
-  char *ir = TT_NN(te_lower_text(s, 4, TT_TENSORS(g.A, g.B, g.C0, g.C), 2,
-                                 TE_EXPRS(g.alpha, g.beta)));
+  char *ir =
+      TT_NN(te_lower_text(s, 4, TT_TENSORS(g.A, g.B, g.C0, g.C), 2, TE_EXPRS(g.alpha, g.beta)));
   char *j = strstr(ir, "for (j");
   char *alloc = strstr(ir, "C_red0");
   cr_assert(j && alloc && alloc > j, "C_red0 is not inside C's j loop:\n%s", ir);
@@ -310,8 +301,7 @@ Test(lifted_reduce, inside_a_reduction) {
     tt_set(ref, p, acc);
   }
   for (int kind = 0; kind < 3; kind++) {
-    tt_note("sum of X * max(Y), schedule %d (0 default, 1 E_red0 root, 2 E's k split by 7)",
-            kind);
+    tt_note("sum of X * max(Y), schedule %d (0 default, 1 E_red0 root, 2 E's k split by 7)", kind);
     te_schedule *s = tt_schedule1(E);
     te_stage *e = tt_stage(s, E);
     te_iter *o, *in;
@@ -379,6 +369,6 @@ Test(lifted_reduce, workload_text) {
     vals[q] = !strcmp(name, "alpha") ? (const void *)&g.av : (const void *)&g.bv;
     te_free(name);
   }
-  tt_check(s, 4, TT_TENSORS(ins[0], ins[1], ins[2], outs[0]), TT_BUFS(bufs[0], bufs[1], bufs[2], g.got), 2,
-           ps, vals, g.got, g.ref, K);
+  tt_check(s, 4, TT_TENSORS(ins[0], ins[1], ins[2], outs[0]),
+           TT_BUFS(bufs[0], bufs[1], bufs[2], g.got), 2, ps, vals, g.got, g.ref, K);
 }

@@ -115,11 +115,13 @@ Test(scan, iir_rows_and_columns) {
   for (int p = 0; p < H; p++)
     for (int q = 0; q < W; q++)
       tt_set(r, p * W + q,
-             q == 0 ? tt_get(x, p * W) : KA * tt_get(x, p * W + q) + (1 - KA) * tt_get(r, p * W + q - 1));
+             q == 0 ? tt_get(x, p * W)
+                    : KA * tt_get(x, p * W + q) + (1 - KA) * tt_get(r, p * W + q - 1));
   for (int p = 0; p < H; p++)
     for (int q = 0; q < W; q++)
       tt_set(ref, p * W + q,
-             p == 0 ? tt_get(r, q) : KA * tt_get(r, p * W + q) + (1 - KA) * tt_get(ref, (p - 1) * W + q));
+             p == 0 ? tt_get(r, q)
+                    : KA * tt_get(r, p * W + q) + (1 - KA) * tt_get(ref, (p - 1) * W + q));
   static const char *names[] = {"default", "R's rows parallel, V's j split by 8 vectorized",
                                 "R at V's row loop u (one row of R per step)",
                                 "V's j outside u, split by 4 and parallel; R's i split by 3"};
@@ -156,9 +158,10 @@ Test(scan, second_order) {
   te_expr *t = te_var(tt_ctx, "t"), *i = te_var(tt_ctx, "i");
   te_tensor *X = tt_placeholder("X", TE_F64, 2, TT_SHAPE(T, N));
   te_tensor *Fs = tt_placeholder("F", TE_F64, 2, TT_SHAPE(T, N));
-  te_expr *u = te_add(te_sub(te_mul(te_float(tt_ctx, TE_F64, 0.5), tt_at2(Fs, te_sub(t, I(1)), i)),
-                             te_mul(te_float(tt_ctx, TE_F64, 0.25), tt_at2(Fs, te_sub(t, I(2)), i))),
-                      tt_at2(X, t, i));
+  te_expr *u =
+      te_add(te_sub(te_mul(te_float(tt_ctx, TE_F64, 0.5), tt_at2(Fs, te_sub(t, I(1)), i)),
+                    te_mul(te_float(tt_ctx, TE_F64, 0.25), tt_at2(Fs, te_sub(t, I(2)), i))),
+             tt_at2(X, t, i));
   te_tensor *F = TT_NN(te_scan(tt_ctx, "F", Fs, 0, 2, TE_EXPRS(t, i), tt_at2(X, t, i), u));
   tt_buf *x = TT_ALLOC(TE_F64, T, N), *got = TT_ALLOC(TE_F64, T, N), *ref = TT_ALLOC(TE_F64, T, N);
   tt_fill(x, 3);

@@ -70,8 +70,7 @@ Test(err_lifted_reduce, lookup) {
   cr_assert_null(te_lifted_reduction(P, 0));
   TT_EXPECT_ERR(tt_ctx, TE_ERR_NOT_FOUND, "te_lifted_reduction", "'P'", "0 reductions");
   te_clear_error(tt_ctx);
-  te_tensor *C =
-      TT_NN(compute1("C", te_add(tt_at2(X, I, I), TE_SUM(tt_at2(X, I, K), K))));
+  te_tensor *C = TT_NN(compute1("C", te_add(tt_at2(X, I, I), TE_SUM(tt_at2(X, I, K), K))));
   cr_assert_null(te_lifted_reduction(C, 1));
   TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_lifted_reduction", "'C'", "asked for 1");
   te_clear_error(tt_ctx);
@@ -89,8 +88,7 @@ Test(err_lifted_reduce, lookup) {
 
 Test(err_lifted_reduce, scheduling_the_lifted_stage) {
   vars();
-  te_tensor *C =
-      TT_NN(compute1("C", te_add(tt_at2(X, I, I), TE_SUM(tt_at2(X, I, K), K))));
+  te_tensor *C = TT_NN(compute1("C", te_add(tt_at2(X, I, I), TE_SUM(tt_at2(X, I, K), K))));
   te_tensor *Q = TT_NN(compute1("Q", te_mul(tt_at2(X, I, I), te_int(tt_ctx, 3))));
   te_schedule *s = TT_NN(te_schedule_new(tt_ctx, 2, TT_TENSORS(C, Q)));
   te_stage *r = TT_NN(te_lifted_reduction_stage(s, C, 0));

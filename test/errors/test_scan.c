@@ -78,8 +78,7 @@ static te_tensor *dependent_scan(void) {
 
 static void expect_build_error(te_schedule *s, te_tensor *out, const char *a, const char *b) {
   te_module *m = NULL;
-  cr_assert_eq(te_build(s, "k", 2, TT_TENSORS(X, out), 0, NULL, tt_target(), &m),
-               TE_ERR_SCHEDULE);
+  cr_assert_eq(te_build(s, "k", 2, TT_TENSORS(X, out), 0, NULL, tt_target(), &m), TE_ERR_SCHEDULE);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, a, b);
   te_clear_error(tt_ctx);
 }
