@@ -67,7 +67,10 @@ TE_API te_tensor *te_lifted_reduction(te_tensor *t, int n);
    state at scan index vars[scan_axis] - c, for a constant c in [1, ninit], and at any index
    along the other axes; init may not read it. Both may read other tensors and hold reductions
    (lifted as for te_lifted_reduction; one reading the state is a stage in a cycle with the
-   scan, computed inside its scan-axis loop). Example, a cumulative sum down the rows of X:
+   scan, computed inside its scan-axis loop). Both sides are evaluated at every step, as in
+   te_select: init's reads must stay in bounds at every step (X[t, i], or X0[0, i] for an
+   initial row); update's reads of the state are clamped at step 0 by te. Example, a
+   cumulative sum down the rows of X:
        S = te_placeholder(ctx, "S", TE_F32, 2, {T, N})
        C = te_scan(ctx, "C", S, 0, 1, {t, i}, X[t, i], S[t - 1, i] + X[t, i])
    Schedules. The loops made from the scan axis stay serial (te_parallel, te_vectorize and
