@@ -274,9 +274,9 @@ static te_status clone_scan(cloner *c, const sch_op *op, te_expr *const shape[],
     return te_last_status(d);
   te_expr *init = copy_expr(c, op->scan_source->args[1]);
   te_expr *update = init ? copy_expr(c, op->scan_source->args[2]) : NULL;
-  te_tensor *t = update ? te_scan(d, op->name, state, op->scan_axis, op->scan_ninit, vars, init,
-                                  update)
-                        : NULL;
+  te_tensor *t =
+      update ? te_scan(d, op->name, state, op->scan_axis, op->scan_ninit, vars, init, update)
+             : NULL;
   if (!t || !ir_map_put(c->tensors, op->outputs[0], t))
     return te_last_status(d);
   return map_lifted(c, op, t);
