@@ -17,6 +17,7 @@ typedef struct op_list {
   te_ctx *ctx;
   int n, cap;
   sch_op **ops;
+  ir_map *visiting; /* ops whose producers are being listed: a scan reads itself */
 } op_list;
 
 static bool op_listed(const op_list *l, const sch_op *op) {
@@ -32,6 +33,10 @@ static bool collect(op_list *l, sch_op *op, int depth) {
     return true;
   if (depth > 256)
     return ir_error(l->ctx, TE_ERR_INTERNAL, "te_tune: computation nested too deeply"), false;
+  if (ir_map_has(l->visiting, op)) /* a cycle through a scan: listed when its walk ends */
+    return true;
+  if (!ir_map_put(l->visiting, op, op))
+    return false;
   te_tensor **in = NULL;
   int n = sch_op_inputs(op, &in);
   for (int i = 0; i < n; i++)
@@ -73,7 +78,9 @@ static te_status finish(at_workload *wl) {
 }
 
 static te_status order_ops(at_workload *wl) {
-  op_list l = {wl->ctx, 0, 0, NULL};
+  op_list l = {wl->ctx, 0, 0, NULL, ir_map_new(wl->ctx)};
+  if (!l.visiting)
+    return te_last_status(wl->ctx);
   for (int i = 0; i < wl->nout; i++)
     if (!collect(&l, wl->outs[i]->op, 0))
       return te_last_status(wl->ctx);
@@ -249,8 +256,39 @@ static te_expr *copy_expr(cloner *c, te_expr *e) {
   return r;
 }
 
+/* The copies of the reductions te lifted out of op's body: the clone of op lifted them again. */
+static te_status map_lifted(cloner *c, const sch_op *op, te_tensor *copy) {
+  for (int i = 0; i < op->nlifted; i++)
+    if (!ir_map_put(c->tensors, op->lifted[i]->outputs[0], copy->op->lifted[i]->outputs[0]))
+      return te_last_status(c->dst);
+  return TE_OK;
+}
+
+/* A scan: its state placeholder, then te_scan of init and update as written. */
+static te_status clone_scan(cloner *c, const sch_op *op, te_expr *const shape[],
+                            te_expr *const vars[]) {
+  te_ctx *d = c->dst;
+  te_tensor *st = op->scan_state;
+  te_tensor *state = te_placeholder(d, st->name, st->dtype, op->ndim, shape);
+  if (!state || !ir_map_put(c->tensors, st, state))
+    return te_last_status(d);
+  te_expr *init = copy_expr(c, op->scan_source->args[1]);
+  te_expr *update = init ? copy_expr(c, op->scan_source->args[2]) : NULL;
+  te_tensor *t =
+      update ? te_scan(d, op->name, state, op->scan_axis, op->scan_ninit, vars, init, update)
+             : NULL;
+  if (!t || !ir_map_put(c->tensors, op->outputs[0], t))
+    return te_last_status(d);
+  return map_lifted(c, op, t);
+}
+
+/* Operations are rebuilt from their bodies as written (sch_op_source_body): te_compute lifts
+   reductions inside expressions again, so the copy's lifted stages have the same names and
+   default placement as the original's; the lifted operations themselves are skipped. */
 static te_status clone_op(cloner *c, const sch_op *op) {
   te_ctx *d = c->dst;
+  if (op->lifted_from)
+    return TE_OK;
   te_expr *shape[TE_MAX_DIMS], *vars[TE_MAX_DIMS];
   for (int i = 0; i < op->ndim; i++)
     if (!(shape[i] = copy_expr(c, op->shape[i])))
@@ -263,20 +301,24 @@ static te_status clone_op(cloner *c, const sch_op *op) {
     if (!(vars[i] = te_var(d, op->axes[i]->u.var.name)) ||
         !ir_map_put(c->vars, op->axes[i], vars[i]))
       return te_last_status(d);
-  for (int i = 0; i < op->nreduce; i++) {
-    te_expr *rv = op->reduce_axes[i];
+  te_expr *const *raxes;
+  int nraxes = sch_op_source_reduce_axes(op, &raxes);
+  for (int i = 0; i < nraxes; i++) {
+    te_expr *rv = raxes[i];
     te_expr *mn = copy_expr(c, rv->u.var.dom_min),
             *ext = mn ? copy_expr(c, rv->u.var.dom_extent) : NULL;
     te_expr *nv = ext ? ir_reduce_axis_new(d, rv->u.var.name, mn, ext) : NULL;
     if (!nv || !ir_map_put(c->vars, rv, nv))
       return te_last_status(d);
   }
+  if (op->is_scan)
+    return clone_scan(c, op, shape, vars);
   te_expr *bodies[16];
   te_tensor *outs[16];
   if (op->nbody > 16)
     return ir_error(d, TE_ERR_UNSUPPORTED, "compute '%s' has too many outputs", op->name);
   for (int k = 0; k < op->nbody; k++)
-    if (!(bodies[k] = copy_expr(c, op->body[k])))
+    if (!(bodies[k] = copy_expr(c, sch_op_source_body(op, k))))
       return te_last_status(d);
   if (op->nbody == 1 && op->nout == 1) {
     outs[0] = te_compute(d, op->name, op->ndim, shape, vars, bodies[0]);
@@ -289,7 +331,7 @@ static te_status clone_op(cloner *c, const sch_op *op) {
   for (int k = 0; k < op->nout && k < op->nbody; k++)
     if (!ir_map_put(c->tensors, op->outputs[k], outs[k]))
       return te_last_status(d);
-  return TE_OK;
+  return map_lifted(c, op, outs[0]);
 }
 
 te_status at_workload_clone(const at_workload *src, te_ctx *dst, at_workload *out) {

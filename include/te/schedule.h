@@ -56,6 +56,13 @@ TE_API te_schedule *te_schedule_new(te_ctx *, int nout, te_tensor *const outs[])
 /* The stage that computes t; NULL (TE_ERR_NOT_FOUND) when t is not part of the schedule or is a
    placeholder. */
 TE_API te_stage *te_stage_of(te_schedule *, te_tensor *);
+/* The stage of the n-th reduction lifted out of t's body (te_lifted_reduction, te/tensor.h):
+   te_stage_of(s, te_lifted_reduction(t, n)), named like its tensor (C_red0). Until a
+   te_compute_at or te_compute_root places it, the stage is computed inside the innermost
+   non-vectorized loop of the one stage that reads it (at root when several stages read it);
+   te_schedule_trace records nothing for that default. Errors: those of te_lifted_reduction,
+   TE_ERR_NOT_FOUND when the tensor is not part of the schedule. */
+TE_API te_stage *te_lifted_reduction_stage(te_schedule *, te_tensor *t, int n);
 /* Root iteration variables: the i-th data-parallel axis, the i-th reduce axis. */
 TE_API te_iter *te_axis(te_stage *, int i);
 TE_API te_iter *te_reduce_iter(te_stage *, int i);

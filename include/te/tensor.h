@@ -2,8 +2,9 @@
  *
  * A placeholder is an input. A compute defines each element of a new tensor from index
  * variables: C[i, j] = body(i, j). The variables given to te_compute are bound for that body
- * only, so one te_var may index several computes. Reductions (te_sum, ...) may appear only at
- * the top of a compute body; their axes come from te_reduce_axis.
+ * only, so one te_var may index several computes. Reductions (te_sum, ...) take their axes
+ * from te_reduce_axis; they may be the whole body or appear anywhere inside it (see
+ * te_lifted_reduction).
  *
  * Shapes are i64 expressions made of constants and symbolic sizes (te_var); a kernel binds the
  * symbolic sizes from its buffers at call time.
@@ -62,6 +63,60 @@ TE_API te_expr *te_reduce_axis(te_ctx *, const char *name, te_expr *min, te_expr
    reduction), and may read other tensors with te_at. The tensor's dtype is the body's. */
 TE_API te_tensor *te_compute(te_ctx *, const char *name, int ndim, te_expr *const shape[],
                              te_expr *const vars[], te_expr *body);
+
+/* Reductions inside an expression. A compute's body may use reductions anywhere, nested ones
+   included:  C[i, j] = beta * C0[i, j] + alpha * sum(A[i, k] * B[k, j], k)
+              mean[j] = sum(X[k, j], k) / N
+   te_compute lifts each reduction that is not the whole body into a compute of its own, named
+   NAME_red<n> (C_red0), n counting the distinct reductions of the body in the order they first
+   appear, outer before inner, left to right. Its axes are the variables the reduction uses that
+   are bound outside it: the compute's index variables (in dimension order, same names), then
+   the reduce axes of the reductions around it (nested reductions); the compute reads it there
+   (C[i, j] = beta * C0[i, j] + alpha * C_red0[i, j]). A schedule computes a lifted reduction
+   inside the innermost loop of the stage reading it (the innermost loop not vectorized) until
+   it is placed with te_compute_at or te_compute_root, so the default loop nest stays fused; its
+   stage (te_lifted_reduction_stage, te/schedule.h) takes every primitive a reduction stage
+   does. A reduction of several values (te_reduce with n > 1) cannot be part of an expression;
+   the domain of a nested reduction's axis may not depend on a variable bound around it
+   (TE_ERR_UNSUPPORTED).
+   te_lifted_reduction_count: how many reductions were lifted out of t's body (0 for a
+   placeholder, -1 for NULL). te_lifted_reduction: the tensor of the n-th, owned by the context;
+   NULL with TE_ERR_INVALID_ARG for n outside [0, count), TE_ERR_NOT_FOUND when there are none.
+   Thread-safe on a context not being changed. */
+TE_API int te_lifted_reduction_count(const te_tensor *t);
+TE_API te_tensor *te_lifted_reduction(te_tensor *t, int n);
+
+/* A scan (a recurrence: TVM's te.scan, Halide's update over an RDom): the tensor NAME of the
+   state's shape and dtype whose elements along axis scan_axis are computed in order, each step
+   from the steps before it:
+       NAME[vars] = vars[scan_axis] < ninit ? init : update
+   state is a placeholder made for the purpose (te_placeholder, NAME's dtype and shape) that
+   stands for NAME's own values inside update; it is never a kernel argument. update may read
+   state at scan index vars[scan_axis] - c, for a constant c in [1, ninit], and at any index
+   along the other axes; init may not read it. Both may read other tensors and hold reductions
+   (lifted as for te_lifted_reduction; one reading the state is a stage in a cycle with the
+   scan, computed inside its scan-axis loop). Both sides are evaluated at every step, as in
+   te_select: init's reads must stay in bounds at every step (X[t, i], or X0[0, i] for an
+   initial row); update's reads of the state are clamped at step 0 by te. Example, a
+   cumulative sum down the rows of X:
+       S = te_placeholder(ctx, "S", TE_F32, 2, {T, N})
+       C = te_scan(ctx, "C", S, 0, 1, {t, i}, X[t, i], S[t - 1, i] + X[t, i])
+   Schedules. The loops made from the scan axis stay serial (te_parallel, te_vectorize and
+   te_bind refuse them with TE_ERR_SCHEDULE); an axis along which update reads the state at an
+   index other than its own variable (S[t - 1, i + 1], sum_j W[i, j] * S[t - 1, j]) is
+   dependent: its loops stay inside those of the scan axis and are never fused with them. The
+   other axes take every primitive (split, reorder outside the scan axis, parallel, vectorize).
+   At a consumer's loop (te_compute_at) a scan is still computed whole along the scan axis and
+   its dependent axes. te_build and te_lower_text refuse a schedule breaking these rules with
+   TE_ERR_SCHEDULE, naming the stage, the loop and the rule. A scan cannot be inlined
+   (TE_ERR_SCHEDULE) nor given te_cache_write (TE_ERR_UNSUPPORTED); te_cache_read of it for a
+   stage inside the recurrence is TE_ERR_SCHEDULE.
+   Errors (NULL): TE_ERR_INVALID_ARG for a state that is not a placeholder, init reading the
+   state, update reading it at another scan index than t - 1 ... t - ninit or never, scan_axis
+   outside [0, rank), ninit < 1 or above a constant scan extent; TE_ERR_TYPE for init or update
+   of another dtype than the state's; and those of te_compute. */
+TE_API te_tensor *te_scan(te_ctx *, const char *name, te_tensor *state, int scan_axis, int ninit,
+                          te_expr *const vars[], te_expr *init, te_expr *update);
 
 /* A read of tensor t at the given indices (integer expressions). The count must equal the rank. */
 TE_API te_expr *te_at(te_tensor *t, int n, te_expr *const idx[]);

@@ -341,6 +341,59 @@ static bool enter_outputs(ps_builder *b, int si, int n, te_tensor *const outs[])
   return true;
 }
 
+/* C[t, i] = scan(t, init, update[, n]): a scan along the axis named t (te_scan) whose update
+   reads C itself at earlier steps. The shape comes from the declaration or from init (update
+   cannot give it: it reads C); C stands for the state while update is built. */
+static bool is_scan_stmt(ps_builder *b, const ps_node *body) {
+  ps_sym *s = body->kind == PS_N_CALL ? ps_lookup_global(b, body->name) : NULL;
+  return body->kind == PS_N_CALL && !strcmp(body->name, "scan") && !s;
+}
+
+static bool build_scan(ps_builder *b, const ps_stmt *st, int si, te_expr *const vars[]) {
+  const ps_node *lhs = st->lhs, *n = st->body;
+  int nd = lhs->nargs, axis = -1;
+  if (n->nargs != 3 && n->nargs != 4)
+    return ps_error(b->p, n->line, n->col, TE_ERR_PARSE,
+                    "scan takes (axis, init, update) or (axis, init, update, initial steps)"),
+           false;
+  for (int d = 0; n->args[0]->kind == PS_N_NAME && d < nd; d++)
+    if (!strcmp(n->args[0]->name, lhs->args[d]->name))
+      axis = d;
+  if (axis < 0)
+    return ps_error(b->p, n->args[0]->line, n->args[0]->col, TE_ERR_PARSE,
+                    "the first argument of scan names the scan axis: one of '%s''s indices",
+                    lhs->name),
+           false;
+  int64_t ninit = 1;
+  if (n->nargs == 4) {
+    const ps_node *k = n->args[3];
+    if (k->kind != PS_N_INT || k->neg || k->mag < 1 || k->mag > 1000000)
+      return ps_error(b->p, k->line, k->col, TE_ERR_PARSE,
+                      "the initial steps of scan are a positive integer literal"),
+             false;
+    ninit = (int64_t)k->mag;
+  }
+  te_expr *init = ps_build_expr(b, n->args[1]), *shape[TE_MAX_DIMS];
+  if (!init || !stmt_shape(b, st, &b->syms[si], vars, 1, &init, shape))
+    return false;
+  te_tensor *state = te_placeholder(b->ctx, lhs->name, te_expr_dtype(init), nd, shape);
+  if (!state)
+    return mark_fail(b, lhs);
+  ps_sym *self = &b->syms[si];
+  bool was_read = self->read;
+  self->tensor = state; /* C inside update: the earlier steps */
+  te_expr *update = ps_build_expr(b, n->args[2]);
+  self->read = was_read;
+  self->tensor = NULL;
+  if (!update)
+    return false;
+  te_tensor *t = te_scan(b->ctx, lhs->name, state, axis, (int)ninit, vars, init, update);
+  if (!t)
+    return mark_fail(b, lhs);
+  self->tensor = t;
+  return true;
+}
+
 static bool build_stmt(ps_builder *b, int i) {
   const ps_stmt *st = &b->w->stmts[i];
   const ps_node *lhs = st->lhs;
@@ -356,6 +409,11 @@ static bool build_stmt(ps_builder *b, int i) {
     if (!v || !(v->var = ps_chk(b, lhs->args[d], te_var(b->ctx, v->name))))
       return false;
     vars[d] = v->var;
+  }
+  if (is_scan_stmt(b, st->body)) {
+    bool ok = build_scan(b, st, si, vars);
+    b->nsym = mark;
+    return ok;
   }
   int n = ps_build_body(b, st->body, bodies, MAX_OUTPUTS);
   b->nsym = mark;

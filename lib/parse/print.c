@@ -67,7 +67,7 @@ static void op_inputs(ps_wp *w, const sch_op *op, inputs *in) {
   v.expr[IR_ACCESS] = on_access;
   v.data = in;
   for (int k = 0; k < op->nbody; k++)
-    ir_visit_expr(&v, op->body[k]);
+    ir_visit_expr(&v, sch_op_source_body(op, k)); /* lifted reductions printed in place */
 }
 
 /* Depth-first: the producers of op, then op. */
@@ -78,6 +78,9 @@ static bool visit_op(ps_wp *w, sch_op *op) {
     return false;
   if (op->kind != SCH_OP_COMPUTE)
     return true;
+  /* a scan's state is the scan itself in the text: no placeholder of its own */
+  if (op->is_scan && !ps_wp_mark(w, &w->seen, op->scan_state, 1))
+    return false;
   inputs in;
   op_inputs(w, op, &in);
   bool ok = !w->oom;
@@ -170,12 +173,14 @@ static bool walk(ps_wp *w, te_expr *e) {
 /* The declaration of reduce axis r of op: one with the same name and domain that op does not
    use yet, else a new one. */
 static bool declare_axis(ps_wp *w, const sch_op *op, int ri) {
-  te_expr *r = op->reduce_axes[ri];
+  te_expr *const *raxes;
+  sch_op_source_reduce_axes(op, &raxes);
+  te_expr *r = raxes[ri];
   for (int a = 0; a < w->naxis; a++) {
     te_expr *d = w->axes[a];
     bool used = false;
     for (int j = 0; j < ri; j++)
-      used |= (intptr_t)ps_ptrmap_get(&w->axis_of, op->reduce_axes[j]) == a + 1;
+      used |= (intptr_t)ps_ptrmap_get(&w->axis_of, raxes[j]) == a + 1;
     if (!used && !strcmp(d->u.var.name, r->u.var.name) && d->u.var.dom_min == r->u.var.dom_min &&
         d->u.var.dom_extent == r->u.var.dom_extent)
       return ps_wp_mark(w, &w->axis_of, r, a + 1);
@@ -221,9 +226,11 @@ static bool collect_vars(ps_wp *w) {
     for (int d = 0; d < op->ndim; d++)
       if (!walk_shape(w, op->shape[d]))
         return false;
-    for (int r = 0; r < op->nreduce; r++)
-      if (!declare_axis(w, op, r) || !walk_shape(w, op->reduce_axes[r]->u.var.dom_min) ||
-          !walk_shape(w, op->reduce_axes[r]->u.var.dom_extent))
+    te_expr *const *raxes;
+    int nr = sch_op_source_reduce_axes(op, &raxes);
+    for (int r = 0; r < nr; r++)
+      if (!declare_axis(w, op, r) || !walk_shape(w, raxes[r]->u.var.dom_min) ||
+          !walk_shape(w, raxes[r]->u.var.dom_extent))
         return false;
   }
   w->in_shape = false;
@@ -232,7 +239,7 @@ static bool collect_vars(ps_wp *w) {
     w->cur = w->stmts[s];
     w->bad_in = w->cur->name;
     for (int k = 0; k < w->cur->nbody; k++)
-      if (!walk(w, w->cur->body[k]))
+      if (!walk(w, sch_op_source_body(w->cur, k)))
         return false;
   }
   w->cur = NULL;

@@ -60,6 +60,8 @@ bool ps_wp_give_names(ps_wp *w) {
       if (!tn || !ps_names_set(n, op->outputs[k], tn))
         return false;
     }
+    if (op->is_scan && !ps_names_set(n, op->scan_state, name))
+      return false;
   }
   for (int i = 0; i < w->nvar + w->naxis; i++) {
     te_expr *v = i < w->nvar ? w->vars[i] : w->axes[i - w->nvar];
@@ -67,13 +69,16 @@ bool ps_wp_give_names(ps_wp *w) {
     if (!name || !ps_names_var_taken(n, name))
       return false;
   }
-  for (int s = 0; s < w->nstmt; s++)
-    for (int r = 0; r < w->stmts[s]->nreduce; r++) {
-      te_expr *v = w->stmts[s]->reduce_axes[r];
+  for (int s = 0; s < w->nstmt; s++) {
+    te_expr *const *raxes;
+    int nr = sch_op_source_reduce_axes(w->stmts[s], &raxes);
+    for (int r = 0; r < nr; r++) {
+      te_expr *v = raxes[r];
       te_expr *decl = w->axes[(intptr_t)ps_ptrmap_get(&w->axis_of, v) - 1];
       if (!ps_names_set(n, v, ps_names_var(n, decl)) || !ps_wp_mark(w, &n->axes, v, 1))
         return false;
     }
+  }
   for (int i = 0; i < w->nred; i++)
     if (!ps_names_give(n, w->reds[i], "reducer", 0, NULL))
       return false;
@@ -109,12 +114,27 @@ static bool print_stmt(ps_wp *w, ir_str *s, const sch_op *op) {
   for (int d = 0; d < op->ndim; d++)
     ir_str_printf(s, "%s%s", d ? ", " : "", ps_names_var(&w->n, op->axes[d]));
   ir_str_puts(s, "] = ");
+  if (op->is_scan) { /* scan(t, init, update[, initial steps]) */
+    te_expr *src = op->scan_source;
+    ir_str_printf(s, "scan(%s, ", ps_names_var(&w->n, op->axes[op->scan_axis]));
+    if (!ps_print_expr(s, &w->n, src->args[1], &w->bad))
+      return false;
+    ir_str_puts(s, ", ");
+    if (!ps_print_expr(s, &w->n, src->args[2], &w->bad))
+      return false;
+    if (op->scan_ninit > 1)
+      ir_str_printf(s, ", %d", op->scan_ninit);
+    ir_str_puts(s, ")");
+    return true;
+  }
+  /* the bodies as written: reductions te lifted out of an expression are printed in place */
+  te_expr *const *body = op->source_body ? op->source_body : op->body;
   if (op->nbody == 1)
-    return ps_print_expr(s, &w->n, op->body[0], &w->bad);
-  if (op->body[0]->kind == IR_REDUCE)
-    return ps_print_reduce(s, &w->n, op->body[0], &w->bad);
+    return ps_print_expr(s, &w->n, body[0], &w->bad);
+  if (body[0]->kind == IR_REDUCE)
+    return ps_print_reduce(s, &w->n, body[0], &w->bad);
   ir_str_puts(s, "(");
-  if (!print_list(w, s, op->nbody, op->body, false))
+  if (!print_list(w, s, op->nbody, body, false))
     return false;
   ir_str_puts(s, ")");
   return true;

@@ -58,11 +58,30 @@ static bool inside(te_stage *r, te_stage *c, int at) {
 
 /* The first stage that reads p but would run outside c's loop at leaf position at (NULL when
    every reader is inside): such a schedule cannot compute p there. */
+/* The stage st is computed in: its attachment, or for a lifted reduction still at its default
+   the stage it will be placed in (placement.c). */
+static te_stage *placed_in(te_stage *st) {
+  if (st->attach == SCH_ATTACH_AT)
+    return st->attach_stage;
+  if (st->attach == SCH_ATTACH_ROOT && st->fused_default && !st->is_output)
+    return sch_only_reader(st);
+  return NULL;
+}
+
+/* True when r runs inside p's loops (a scan's lifted reductions reading the scan): wherever p
+   goes, r goes with it. */
+static bool within(te_stage *r, te_stage *p) {
+  for (int depth = 0; r && depth < 1000; depth++)
+    if ((r = placed_in(r)) == p)
+      return true;
+  return false;
+}
+
 te_stage *sch_reader_outside(te_stage *p, te_stage *c, int at) {
   te_schedule *s = p->sch;
   for (int i = 0; i < s->nstage; i++) {
     te_stage *r = s->stages[i];
-    if (r == p || r->attach == SCH_ATTACH_INLINE || !sch_stage_reads(r, p))
+    if (r == p || r->attach == SCH_ATTACH_INLINE || !sch_stage_reads(r, p) || within(r, p))
       continue;
     if (!inside(r, c, at))
       return r;
@@ -236,6 +255,8 @@ static te_status region_at(te_stage *p, ir_analyzer *an) {
       r = a == 0 ? ra : ir_interval_union(an, r, ra);
     }
     te_expr *last = ir_sub(p->op->shape[d], ir_i64(ctx, 1));
+    if (p->op->is_scan && (d == p->op->scan_axis || p->op->scan_dependent[d]))
+      r.min = r.max = NULL; /* every step needs the ones before it: the whole axis */
     te_expr *lo = r.min ? ir_max(r.min, ir_i64(ctx, 0)) : ir_i64(ctx, 0);
     te_expr *hi = r.max ? ir_min(r.max, last) : last;
     ir_interval clamped = {ir_simplify(an, lo), ir_simplify(an, hi)};

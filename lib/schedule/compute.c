@@ -2,11 +2,12 @@
  *
  * Rules checked here (each with a message naming the tensor):
  *   - one distinct te_var per dimension;
- *   - a reduction is the whole body, never nested in an expression;
  *   - a reduce axis appears only inside a reduction over it;
+ *   - a reduction inside an expression gives one value (te_reduce's tuples are whole bodies);
  *   - the body's type is a supported scalar type.
  * The operation then gets fresh axis variables and fresh reduce axes (same names and domains),
- * substituted for the user's, so the same te_var may index several computes.
+ * substituted for the user's, so the same te_var may index several computes. Reductions inside
+ * an expression are then lifted into stages of their own (lift_reduce.c).
  */
 #include <string.h>
 
@@ -15,46 +16,85 @@
 typedef struct body_check {
   te_ctx *ctx;
   const char *name;
-  int nallowed;
-  te_expr *const *allowed; /* reduce axes in scope */
-  bool bad;
+  int nscope;
+  te_expr *scope[SCH_MAX_SCOPE_AXES]; /* reduce axes of the enclosing reductions */
+  int nvars;
+  te_expr *const *vars; /* the compute's index variables */
+  int depth;
 } body_check;
 
-static int check_var(ir_visitor *v, te_expr *e) {
-  body_check *c = v->data;
-  if (e->u.var.kind != IR_VAR_REDUCE)
-    return IR_CONTINUE;
-  for (int i = 0; i < c->nallowed; i++)
-    if (c->allowed[i] == e)
-      return IR_CONTINUE;
-  ir_error(c->ctx, TE_ERR_INVALID_ARG,
-           "te_compute: tensor '%s': reduce axis '%s' is used outside a reduction over it", c->name,
-           e->u.var.name);
-  c->bad = true;
-  return IR_ABORT;
+/* A reduction inside another: its axes' domains may not depend on the variables bound around
+   it (the lifted stage's domain would vary with its own axes). The body's own reduction is
+   checked when its axes are made fresh (freshen_reduce). */
+static bool check_nested_domains(body_check *c, const ir_reduce *r) {
+  for (int i = 0; i < r->naxes; i++) {
+    te_expr *a = r->axes[i];
+    if (ir_expr_uses_any(a->u.var.dom_min, c->nscope, c->scope) ||
+        ir_expr_uses_any(a->u.var.dom_extent, c->nscope, c->scope) ||
+        ir_expr_uses_any(a->u.var.dom_min, c->nvars, c->vars) ||
+        ir_expr_uses_any(a->u.var.dom_extent, c->nvars, c->vars)) {
+      ir_error(c->ctx, TE_ERR_UNSUPPORTED,
+               "te_compute: tensor '%s': the domain of reduce axis '%s' depends on a variable "
+               "bound around its reduction (not supported by this version)",
+               c->name, a->u.var.name);
+      return false;
+    }
+  }
+  return true;
 }
 
-static int check_nested_reduce(ir_visitor *v, te_expr *e) {
-  body_check *c = v->data;
-  (void)e;
-  ir_error(c->ctx, TE_ERR_INVALID_ARG,
-           "te_compute: tensor '%s': a reduction must be the whole body (found one nested "
-           "inside an expression)",
-           c->name);
-  c->bad = true;
-  return IR_ABORT;
+static bool in_scope(const body_check *c, const te_expr *v) {
+  for (int i = 0; i < c->nscope; i++)
+    if (c->scope[i] == v)
+      return true;
+  return false;
 }
 
-/* Walks e: no REDUCE inside, reduce axes only those allowed. */
-static bool check_expr(body_check *c, te_expr *e) {
+/* Walks e, the body or a part of it: a reduce axis appears only inside a reduction over it; a
+   reduction inside an expression (one te lifts into a stage of its own) gives one value. */
+static bool check_expr(body_check *c, te_expr *e, bool top) {
   if (!e)
     return true;
-  ir_visitor v = {0};
-  v.expr[IR_VAR] = check_var;
-  v.expr[IR_REDUCE] = check_nested_reduce;
-  v.data = c;
-  ir_visit_expr(&v, e);
-  return !c->bad;
+  if (++c->depth > 10000) {
+    ir_error(c->ctx, TE_ERR_INVALID_ARG, "te_compute: tensor '%s': the body is too deep", c->name);
+    return false;
+  }
+  bool ok = true;
+  if (e->kind == IR_VAR && e->u.var.kind == IR_VAR_REDUCE && !in_scope(c, e)) {
+    ir_error(c->ctx, TE_ERR_INVALID_ARG,
+             "te_compute: tensor '%s': reduce axis '%s' is used outside a reduction over it",
+             c->name, e->u.var.name);
+    ok = false;
+  } else if (e->kind == IR_REDUCE) {
+    ir_reduce *r = e->u.reduce;
+    int saved = c->nscope;
+    if (!top && r->custom && r->custom->nvalues > 1) {
+      ir_error(c->ctx, TE_ERR_INVALID_ARG,
+               "te_compute: tensor '%s': a reduction of %d values (te_reduce) must be the whole "
+               "body of a te_compute_multi, not part of an expression",
+               c->name, r->custom->nvalues);
+      ok = false;
+    } else if (!top && !check_nested_domains(c, r)) {
+      ok = false;
+    } else if (c->nscope + r->naxes > SCH_MAX_SCOPE_AXES) {
+      ir_error(c->ctx, TE_ERR_UNSUPPORTED,
+               "te_compute: tensor '%s': more than %d reduce axes in nested reductions", c->name,
+               SCH_MAX_SCOPE_AXES);
+      ok = false;
+    } else {
+      for (int i = 0; i < r->naxes; i++)
+        c->scope[c->nscope++] = r->axes[i];
+      for (int i = 0; ok && i < e->nargs; i++)
+        ok = check_expr(c, e->args[i], false);
+      ok = ok && check_expr(c, r->cond, false);
+    }
+    c->nscope = saved;
+  } else {
+    for (int i = 0; ok && i < e->nargs; i++)
+      ok = check_expr(c, e->args[i], false);
+  }
+  c->depth--;
+  return ok;
 }
 
 static bool check_vars(te_ctx *ctx, const char *name, int ndim, te_expr *const vars[]) {
@@ -143,8 +183,8 @@ te_expr *sch_freshen_body(te_ctx *ctx, te_expr *body, int n, te_expr *const from
 
 /* Checks one body: type, reductions only at the top, reduce axes only inside them; all bodies
    of a multi-output compute are reductions sharing reducer, axes and condition, or none is. */
-static bool check_body(te_ctx *ctx, const char *fn, const char *name, te_expr *body,
-                       te_expr *first) {
+static bool check_body(te_ctx *ctx, const char *fn, const char *name, te_expr *body, te_expr *first,
+                       int ndim, te_expr *const vars[]) {
   if (!body) {
     ir_error_null(ctx, "%s: tensor '%s': body is NULL", fn, name);
     return false;
@@ -175,21 +215,14 @@ static bool check_body(te_ctx *ctx, const char *fn, const char *name, te_expr *b
       return false;
     }
   }
-  body_check c = {ctx, name, 0, NULL, false};
-  if (body->kind != IR_REDUCE)
-    return check_expr(&c, body);
-  c.nallowed = body->u.reduce->naxes;
-  c.allowed = body->u.reduce->axes;
-  for (int i = 0; i < body->nargs; i++)
-    if (!check_expr(&c, body->args[i]))
-      return false;
-  return check_expr(&c, body->u.reduce->cond);
+  body_check c = {.ctx = ctx, .name = name, .nvars = ndim, .vars = vars};
+  return check_expr(&c, body, true);
 }
 
 /* The operation of te_compute / te_compute_multi: nbody outputs over one loop nest. */
-static sch_op *make_compute(te_ctx *ctx, const char *fn, const char *name, int ndim,
-                            te_expr *const shape[], te_expr *const vars[], int nbody,
-                            te_expr *const bodies[]) {
+sch_op *sch_make_compute(te_ctx *ctx, const char *fn, const char *name, int ndim,
+                         te_expr *const shape[], te_expr *const vars[], int nbody,
+                         te_expr *const bodies[]) {
   if (!ctx)
     return NULL;
   if (!sch_is_identifier(name)) {
@@ -202,7 +235,7 @@ static sch_op *make_compute(te_ctx *ctx, const char *fn, const char *name, int n
   if (!check_vars(ctx, name, ndim, vars))
     return NULL;
   for (int k = 0; k < nbody; k++)
-    if (!check_body(ctx, fn, name, bodies[k], bodies[0]))
+    if (!check_body(ctx, fn, name, bodies[k], bodies[0], ndim, vars))
       return NULL;
   const char *axis_names[TE_MAX_DIMS];
   for (int i = 0; i < ndim; i++)
@@ -237,7 +270,7 @@ static sch_op *make_compute(te_ctx *ctx, const char *fn, const char *name, int n
     if (!(op->outputs[k] = sch_make_output(op, b->dtype, k)))
       return NULL;
   }
-  return op;
+  return sch_lift_reductions(op, fn) ? op : NULL;
 }
 
 static te_tensor *compute_impl(te_ctx *ctx, const char *name, int ndim, te_expr *const shape[],
@@ -249,7 +282,7 @@ static te_tensor *compute_impl(te_ctx *ctx, const char *name, int ndim, te_expr 
              name ? name : "(null)", body->u.reduce->custom->nvalues);
     return NULL;
   }
-  sch_op *op = make_compute(ctx, "te_compute", name, ndim, shape, vars, 1, &body);
+  sch_op *op = sch_make_compute(ctx, "te_compute", name, ndim, shape, vars, 1, &body);
   return op ? op->outputs[0] : NULL;
 }
 
@@ -287,7 +320,7 @@ static te_status compute_multi_impl(te_ctx *ctx, const char *name, int ndim, te_
                       "te_compute_multi: tensor '%s': body %d is result %d of its reduction; pass "
                       "te_reduce's results in order",
                       name ? name : "(null)", k, bodies[k]->u.reduce->value_index);
-  sch_op *op = make_compute(ctx, "te_compute_multi", name, ndim, shape, vars, nout, bodies);
+  sch_op *op = sch_make_compute(ctx, "te_compute_multi", name, ndim, shape, vars, nout, bodies);
   if (!op)
     return te_last_status(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
   for (int k = 0; k < nout; k++)
@@ -353,5 +386,5 @@ int sch_op_inputs(sch_op *op, te_tensor ***out) {
 }
 
 bool sch_op_is_injective(const sch_op *op) {
-  return op->kind == SCH_OP_COMPUTE && op->nreduce == 0;
+  return op->kind == SCH_OP_COMPUTE && op->nreduce == 0 && !op->is_scan;
 }

@@ -107,6 +107,11 @@ static te_status cache_read_impl(te_schedule *s, te_tensor *t, te_scope scope, i
     if (!reads)
       return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s' does not read tensor '%s'", fn, r->name,
                       t->name);
+    if (producer && producer->op->is_scan && sch_stage_depends_on(producer, r))
+      return ir_error(ctx, TE_ERR_SCHEDULE,
+                      "%s: stage '%s' reads earlier steps of scan '%s' inside it; a copy made "
+                      "before the scan would hold none of them",
+                      fn, r->name, t->name);
     int idx = sch_stage_index(s, r);
     if (idx < first)
       first = idx;
@@ -195,6 +200,10 @@ static te_status cache_write_impl(te_schedule *s, te_tensor *t, te_scope scope, 
                     "%s: stage '%s' has %d outputs; caching a multi-output stage is not supported "
                     "by this version",
                     fn, st->name, st->op->nout);
+  if (st->op->is_scan)
+    return ir_error(ctx, TE_ERR_UNSUPPORTED,
+                    "%s: stage '%s' is a scan; caching a scan is not supported by this version", fn,
+                    st->name);
   te_stage *inner = sch_attached_at(st);
   if (inner)
     return ir_error(ctx, TE_ERR_SCHEDULE,

@@ -262,12 +262,11 @@ static ir_stmt *realize_outputs(te_stage *st, te_expr *const mins[], te_expr *co
   return body;
 }
 
-te_status sch_schedule_to_stmt(te_schedule *s, ir_stmt **out) {
+/* The loop nest of a schedule whose lifted reductions are placed. */
+static te_status loops_of(nest *np, ir_stmt **out) {
+  nest n = *np;
+  te_schedule *s = n.s;
   te_ctx *ctx = s->ctx;
-  *out = NULL;
-  nest n = {s, ctx, ir_analyzer_new(ctx)};
-  if (!n.an)
-    return te_last_status(ctx);
   te_status r = sch_infer_bounds(s, n.an);
   if (r != TE_OK)
     return r;
@@ -297,6 +296,20 @@ te_status sch_schedule_to_stmt(te_schedule *s, ir_stmt **out) {
     return ir_failed(ctx) ? te_last_status(ctx) : TE_ERR_INTERNAL;
   *out = body;
   return TE_OK;
+}
+
+te_status sch_schedule_to_stmt(te_schedule *s, ir_stmt **out) {
+  te_ctx *ctx = s->ctx;
+  *out = NULL;
+  nest n = {s, ctx, ir_analyzer_new(ctx)};
+  if (!n.an)
+    return te_last_status(ctx);
+  sch_place_lifted(s);
+  te_status r = sch_check_scans(s);
+  if (r == TE_OK)
+    r = loops_of(&n, out);
+  sch_unplace_lifted(s);
+  return r;
 }
 
 /* ---------------------------------------------------------------- inputs */

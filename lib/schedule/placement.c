@@ -30,18 +30,26 @@ bool sch_stage_reads(te_stage *consumer, te_stage *producer) {
   return reads_through_inline(consumer->sch, consumer->op, producer, 0);
 }
 
-/* True when consumer depends on producer through any chain of stages. */
-static bool depends_on(te_schedule *s, te_stage *consumer, te_stage *producer, int depth) {
-  if (depth > 1000)
-    return false;
+/* True when consumer depends on producer through any chain of stages. A scan reads itself,
+   and its lifted reductions read it back: the stages seen are marked, so cycles end. */
+static bool depends_on(te_schedule *s, te_stage *consumer, te_stage *producer, ir_map *seen) {
   te_tensor **in;
   int n = sch_op_inputs(consumer->op, &in);
   for (int i = 0; i < n; i++) {
     te_stage *st = sch_stage_of_tensor(s, in[i]);
-    if (st == producer || (st && depends_on(s, st, producer, depth + 1)))
+    if (st == producer)
+      return true;
+    if (!st || ir_map_has(seen, st) || !ir_map_put(seen, st, st))
+      continue;
+    if (depends_on(s, st, producer, seen))
       return true;
   }
   return false;
+}
+
+bool sch_stage_depends_on(te_stage *a, te_stage *b) {
+  ir_map *seen = ir_map_new(a->sch->ctx);
+  return seen && depends_on(a->sch, a, b, seen);
 }
 
 static te_status compute_inline_impl(te_stage *st) {
@@ -55,8 +63,8 @@ static te_status compute_inline_impl(te_stage *st) {
                     st->name);
   if (!sch_op_is_injective(st->op))
     return ir_error(ctx, TE_ERR_SCHEDULE,
-                    "%s: stage '%s' is a reduction; only injective stages can be inlined", fn,
-                    st->name);
+                    "%s: stage '%s' is a %s; only injective stages can be inlined", fn, st->name,
+                    st->op->is_scan ? "scan (it reads its own earlier steps)" : "reduction");
   for (int i = 0; i < st->sch->nstage; i++) {
     te_stage *o = st->sch->stages[i];
     if (o->attach == SCH_ATTACH_AT && o->attach_stage == st)
@@ -65,6 +73,7 @@ static te_status compute_inline_impl(te_stage *st) {
                       o->name);
   }
   st->attach = SCH_ATTACH_INLINE;
+  st->fused_default = false;
   st->attach_stage = NULL;
   st->attach_iter = NULL;
   return sch_trace_step(st->sch, SCH_STEP_compute_inline, (sch_arg[]){{.stage = st}});
@@ -80,6 +89,7 @@ static te_status compute_root_impl(te_stage *st) {
   if (!st)
     return TE_ERR_INVALID_ARG;
   st->attach = SCH_ATTACH_ROOT;
+  st->fused_default = false;
   st->attach_stage = NULL;
   st->attach_iter = NULL;
   return sch_trace_step(st->sch, SCH_STEP_compute_root, (sch_arg[]){{.stage = st}});
@@ -126,7 +136,7 @@ static te_status compute_at_impl(te_stage *producer, te_stage *consumer, te_iter
   if (consumer->attach == SCH_ATTACH_INLINE)
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: consumer '%s' is inlined and has no loops", fn,
                     consumer->name);
-  if (!depends_on(consumer->sch, consumer, producer, 0))
+  if (!sch_stage_depends_on(consumer, producer))
     return ir_error(ctx, TE_ERR_SCHEDULE,
                     "%s: stage '%s' does not read stage '%s' (directly or through other stages)",
                     fn, consumer->name, producer->name);
@@ -140,6 +150,7 @@ static te_status compute_at_impl(te_stage *producer, te_stage *consumer, te_iter
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s' is itself computed inside '%s'", fn,
                     consumer->name, producer->name);
   producer->attach = SCH_ATTACH_AT;
+  producer->fused_default = false;
   producer->attach_stage = consumer;
   producer->attach_iter = at;
   return sch_trace_step(producer->sch, SCH_STEP_compute_at,
@@ -155,4 +166,53 @@ te_status te_compute_at(te_stage *producer, te_stage *consumer, te_iter *at) {
     return TE_ERR_INVALID_ARG;
   }
   return SCH_CALL(producer->sch, "te_compute_at", compute_at_impl(producer, consumer, at));
+}
+
+/* ---------------------------------------------------------------- lifted reductions */
+
+te_stage *sch_only_reader(te_stage *st) {
+  te_stage *found = NULL;
+  for (int i = 0; i < st->sch->nstage; i++) {
+    te_stage *r = st->sch->stages[i];
+    if (r == st || r->attach == SCH_ATTACH_INLINE || !sch_stage_reads(r, st))
+      continue;
+    if (found)
+      return NULL;
+    found = r;
+  }
+  return found;
+}
+
+/* A lifted reduction is computed where its value is used: inside the innermost loop of its
+   reader that is not vectorized (a vector loop's lanes need the whole tile of the reduction,
+   so it is computed just outside). A reader with no such loop, or several readers (after
+   te_cache_read of the reduction, say), leave it at root. Readers are taken in topological
+   order from the outputs, so a nested reduction is placed in the lifted stage reading it, once
+   that is placed itself. */
+void sch_place_lifted(te_schedule *s) {
+  for (int i = s->nstage - 1; i >= 0; i--) {
+    te_stage *st = s->stages[i];
+    if (!st->fused_default || st->attach != SCH_ATTACH_ROOT || st->is_output)
+      continue;
+    te_stage *r = sch_only_reader(st);
+    int at = r ? r->nleaf - 1 : -1;
+    while (at >= 0 && r->leaf[at]->kind == IR_FOR_VECTORIZED)
+      at--;
+    if (at < 0)
+      continue;
+    st->attach = SCH_ATTACH_AT;
+    st->attach_stage = r;
+    st->attach_iter = r->leaf[at];
+  }
+}
+
+void sch_unplace_lifted(te_schedule *s) {
+  for (int i = 0; i < s->nstage; i++) {
+    te_stage *st = s->stages[i];
+    if (!st->fused_default)
+      continue;
+    st->attach = SCH_ATTACH_ROOT;
+    st->attach_stage = NULL;
+    st->attach_iter = NULL;
+  }
 }

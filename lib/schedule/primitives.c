@@ -265,6 +265,9 @@ static te_status annotate(const char *fn, sch_step_id step, te_stage *st, te_ite
                     "%s: stage '%s': iter '%s' is a reduction axis: its iterations update the same "
                     "element (use te_rfactor first)",
                     fn, st->name, it->name);
+  te_status scan = sch_scan_check_annotation(st, it, kind, fn);
+  if (scan != TE_OK)
+    return scan;
   it->kind = kind;
   return sch_trace_step(st->sch, step, (sch_arg[]){{.stage = st}, {.iter = it}});
 }
@@ -313,6 +316,9 @@ static te_status bind_impl(te_stage *st, te_iter *it, te_thread_tag tag) {
   if (it->kind != IR_FOR_SERIAL && !(it->kind == IR_FOR_THREAD && it->tag == tag))
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s': iter '%s' is already %s", fn, st->name,
                     it->name, ir_for_kind_name[it->kind]);
+  te_status scan = sch_scan_check_annotation(st, it, IR_FOR_THREAD, fn);
+  if (scan != TE_OK)
+    return scan;
   it->kind = IR_FOR_THREAD;
   it->tag = tag;
   return sch_trace_step(st->sch, SCH_STEP_bind,

@@ -32,7 +32,31 @@ typedef struct sch_op {
   te_expr **reduce_axes;
   int nout;
   te_tensor **outputs;
+  /* Reductions inside an expression (lift_reduce.c). On the compute whose body held them:
+     nlifted operations, in the order the reductions first appear in the body (pre-order, outer
+     before inner), and the body as written (source_body, with reduce axes of its own listed in
+     source_reduce_axes, the body's own ones first), which te_workload_text prints. On a lifted
+     operation: the compute it was lifted from and its index there. */
+  int nlifted;
+  struct sch_op **lifted;
+  te_expr **source_body;
+  int nsource_reduce;
+  te_expr **source_reduce_axes;
+  struct sch_op *lifted_from;
+  int lift_index;
+  /* A scan (scan.c): the body reads the op's own output at earlier steps along scan_axis
+     (steps before scan_ninit are the initial value); scan_state is the placeholder the user's
+     update read instead (the workload text prints it as the scan); scan_dependent[d] is true
+     when the body reads the scan along axis d at another index than that axis' variable. */
+  bool is_scan;
+  int scan_axis, scan_ninit;
+  te_tensor *scan_state;
+  te_expr *scan_source; /* select(t < ninit, init, update) as written: reads scan_state */
+  bool scan_dependent[TE_MAX_DIMS];
 } sch_op;
+
+/* The most reduce axes the reductions enclosing one point of a body may have in all. */
+#define SCH_MAX_SCOPE_AXES 64
 
 /* Helpers shared by tensor.c and compute.c. */
 bool sch_is_identifier(const char *s);
@@ -48,12 +72,25 @@ sch_op *sch_op_new(te_ctx *, sch_op_kind, const char *name, int ndim, te_expr *c
                    const char *const axis_names[], int nout);
 te_expr *sch_freshen_body(te_ctx *, te_expr *body, int n, te_expr *const from[],
                           te_expr *const to[], sch_op *op);
+/* te_compute's work once names are checked (fn names the public call in messages): checks the
+   bodies, makes the operation with fresh variables, and lifts reductions inside expressions. */
+sch_op *sch_make_compute(te_ctx *, const char *fn, const char *name, int ndim,
+                         te_expr *const shape[], te_expr *const vars[], int nbody,
+                         te_expr *const bodies[]);
+/* lift_reduce.c: replaces each reduction inside op's bodies (not a body that is itself a
+   reduction) by a read of a new compute NAME_red<n> over the variables it uses, filling the
+   lifted fields of op. False (the error on the context) on failure. */
+bool sch_lift_reductions(sch_op *op, const char *fn);
+/* The body as the user wrote it (reductions inside expressions in place), and its reduce
+   axes: what te_workload_text prints. */
+te_expr *sch_op_source_body(const sch_op *, int k);
+int sch_op_source_reduce_axes(const sch_op *, te_expr *const **axes);
 
 /* The tensors an operation reads (placeholders and computes), each once, in first-use order. */
 int sch_op_inputs(sch_op *, te_tensor ***out);
 /* The tensors the expressions read (reduction conditions included), each once. */
 int sch_expr_inputs(te_ctx *, int nexpr, te_expr *const exprs[], te_tensor ***out);
-/* True when the operation's body has no reduction (element-wise in its axes). */
+/* True when the operation's body has no reduction (element-wise in its axes) and is no scan. */
 bool sch_op_is_injective(const sch_op *);
 
 typedef enum sch_iter_type { SCH_ITER_DATA, SCH_ITER_REDUCE } sch_iter_type;
@@ -101,6 +138,9 @@ struct te_stage {
   te_stage *attach_stage;
   te_iter *attach_iter;
   bool is_output;
+  /* a lifted reduction (lift_reduce.c) not placed by the user: computed at the innermost loop
+     of the stage reading it, chosen when the schedule is lowered (sch_place_lifted) */
+  bool fused_default;
   te_scope scope;              /* storage of an intermediate stage (cache stages: their scope) */
   int nstorage;                /* te_reorder_storage: 0 (row-major), or ndim with */
   int8_t storage[TE_MAX_DIMS]; /* the data axes' indices, outermost storage dim first */
@@ -165,6 +205,25 @@ te_expr *sch_clamp_reads(te_ctx *, te_expr *);
 
 /* The identity of a built-in reducer for dtype t (0, 1, lowest, highest). */
 te_expr *sch_reduce_identity(te_ctx *, ir_reducer_kind, te_dtype t);
+
+/* placement.c: stages of lifted reductions still at their default (fused_default) are placed
+   at the innermost loop of their reader for lowering (attach set to SCH_ATTACH_AT), and put
+   back to root by sch_unplace_lifted, so later primitives see the schedule as the user left
+   it. */
+void sch_place_lifted(te_schedule *);
+void sch_unplace_lifted(te_schedule *);
+
+/* scan.c: the checks of a schedule's scans when it is lowered (the rules of scan.c), and of one
+   loop annotation: TE_ERR_SCHEDULE, naming the stage, the loop and the rule, when the leaf of a
+   scan stage comes from its scan axis and kind would run its steps out of order. */
+te_status sch_check_scans(te_schedule *);
+te_status sch_scan_check_annotation(te_stage *, te_iter *, ir_for_kind, const char *fn);
+/* True when iterator it of st was made (by splits and fuses) from st's root iterator root. */
+bool sch_iter_from_root(const te_stage *st, const te_iter *it, int root);
+/* True when a depends on b through reads (directly or through any chain of stages). */
+bool sch_stage_depends_on(te_stage *a, te_stage *b);
+/* The one non-inlined stage that reads st, or NULL when several or none do. */
+te_stage *sch_only_reader(te_stage *st);
 
 /* A stage computed at one of st's loops, or NULL. */
 te_stage *sch_attached_at(te_stage *st);

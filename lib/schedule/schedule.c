@@ -210,6 +210,7 @@ static bool add_op(te_schedule *s, ir_map *seen, sch_op *op, int *cap, int depth
   te_stage *st = stage_new(s, op);
   if (!st)
     return false;
+  st->fused_default = op->lifted_from != NULL; /* placed at its reader's loop: placement.c */
   s->stages[s->nstage++] = st;
   return true;
 }

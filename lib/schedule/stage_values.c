@@ -89,9 +89,12 @@ te_status sch_propagate_domains(te_stage *st, ir_analyzer *an) {
       r->outer->dom_extent = outer;
       r->inner->dom_extent = inner;
     } else {
+      /* A region computed at a consumer's loop may be empty at some iterations, with extents
+         that go negative (a tail tile): two of them must not multiply into a positive count,
+         which would run the body and divide by the inner's extent, zero or less. */
       r->fused->dom_min = zero;
-      r->fused->dom_extent =
-          ir_simplify(an, ir_mul(r->fuse_outer->dom_extent, r->fuse_inner->dom_extent));
+      r->fused->dom_extent = ir_simplify(an, ir_mul(ir_max(r->fuse_outer->dom_extent, zero),
+                                                    ir_max(r->fuse_inner->dom_extent, zero)));
     }
     if (ir_failed(ctx))
       return te_last_status(ctx);

@@ -27,7 +27,7 @@ from .expr import (Expr, Reduction, CommReducer, const, var, size_var, param, se
                    tan, tanh, sigmoid, erf, floor, ceil, round, trunc, abs, power, pow, fma, eq,
                    ne, logical_and, logical_or, logical_not, all, any, sum, prod, max, min,
                    reduce_axis, comm_reducer)
-from .tensor import Tensor, AxisRef, placeholder, compute
+from .tensor import Tensor, AxisRef, placeholder, compute, scan
 from .schedule import Schedule, Stage, Iter, create_schedule, thread_axis
 from .build import (Target, Module, target, lower, build, save_modules, set_num_threads,
                     num_threads)

@@ -158,9 +158,13 @@ _PROTOS = {
     "te_tensor_dtype": (DT, [P]),
     "te_tensor_ndim": (INT, [P]),
     "te_tensor_dim": (P, [P, INT]),
+    "te_lifted_reduction_count": (INT, [P]),
+    "te_lifted_reduction": (P, [P, INT]),
+    "te_scan": (P, [P, CS, P, INT, INT, PP, P, P]),
     # schedule.h
     "te_schedule_new": (P, [P, INT, PP]),
     "te_stage_of": (P, [P, P]),
+    "te_lifted_reduction_stage": (P, [P, P, INT]),
     "te_axis": (P, [P, INT]),
     "te_reduce_iter": (P, [P, INT]),
     "te_leaf_count": (INT, [P]),

@@ -68,6 +68,20 @@ class Tensor:
         return tuple(out)
 
     @property
+    def lifted_reductions(self):
+        """The reductions te lifted out of this compute's body (te_lifted_reduction), in the
+        order they first appear, outer before inner: ``C = te.compute((M, N), lambda i, j:
+        beta * C0[i, j] + alpha * te.sum(A[i, k] * B[k, j], axis=k))`` has one, the tensor
+        "C_red0"; schedule it as ``s[C.lifted_reductions[0]]``. Empty for a placeholder."""
+        n = L.te_lifted_reduction_count(self._p)
+        out = []
+        for i in range(max(n, 0)):
+            p = errors.check_ptr(self.ctx, L.te_lifted_reduction(self._p, i),
+                                 "te_lifted_reduction")
+            out.append(Tensor(self.ctx, p, "compute"))
+        return tuple(out)
+
+    @property
     def op(self):
         """TVM-style access to the root axes: ``s[C].split(C.op.axis[0], 8)``."""
         return _Op(self)
@@ -211,4 +225,26 @@ def compute(shape, fcompute, name="compute", ctx=None):
     return Tensor(c, errors.check_ptr(c, p, "te_compute"), "compute", nred)
 
 
-__all__ = ["Tensor", "AxisRef", "placeholder", "compute", "const"]
+def scan(state, finit, fupdate, axis=0, ninit=1, name="scan"):
+    """A scan (te_scan, TVM's te.scan): the tensor ``name`` of state's shape and dtype computed
+    in order along ``axis``, each step from earlier ones. ``state`` is a placeholder standing for
+    the scan's own values inside ``fupdate``; ``finit(t, i, ...)`` gives the steps before
+    ``ninit``, ``fupdate(t, i, ...)`` the others, reading ``state`` at ``t - 1`` ...
+    ``t - ninit`` along the scan axis::
+
+        S = te.placeholder((T, N), name="S")
+        C = te.scan(S, lambda t, i: X[t, i], lambda t, i: S[t - 1, i] + X[t, i])  # cumsum
+    """
+    if not isinstance(state, Tensor) or state.kind != "placeholder":
+        raise errors.InvalidArgError("te.scan: state must be a te.placeholder")
+    c = state.ctx
+    names = _index_names(finit, state.ndim)
+    vs = [var(n, ctx=c) for n in names]
+    init = as_expr(finit(*vs), c)
+    update = as_expr(fupdate(*vs), c)
+    p = L.te_scan(c._ptr, _lib.encode(name), state._p, axis, ninit,
+                  _lib.ptr_array([v.handle for v in vs]), init.handle, update.handle)
+    return Tensor(c, errors.check_ptr(c, p, "te_scan"), "compute", 0)
+
+
+__all__ = ["Tensor", "AxisRef", "placeholder", "compute", "scan", "const"]

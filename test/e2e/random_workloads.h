@@ -65,7 +65,8 @@ typedef struct workload {
   int nvariants; /* sizes the kernel is called at (symbolic shapes: 2) */
   tt_buf *b[2][8];
   tt_buf *ref[2][4];
-  float alpha[2]; /* scalar parameter values (f32) */
+  float alpha[2];    /* scalar parameter values (f32) */
+  bool keep_default; /* producers may keep their default placement (lifted reductions) */
 } workload;
 
 static te_expr *I(int64_t v) { return te_int(tt_ctx, v); }
@@ -106,7 +107,8 @@ static void matmul_workload(workload *w, te_dtype dt, int64_t M, int64_t N, int6
                   1,
                   {{0}},
                   {{0}},
-                  {0}};
+                  {0},
+                  false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, N), TT_SHAPE(M, N)},
                 (const int[]){2, 2, 2});
   tt_ref_matmul(w->b[0][0], w->b[0][1], w->ref[0][0], M, N, K);
@@ -138,7 +140,8 @@ static void producer_workload(workload *w, int64_t M, int64_t N) {
                   1,
                   {{0}},
                   {{0}},
-                  {0}};
+                  {0},
+                  false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, N), TT_SHAPE(N), TT_SHAPE(M)},
                 (const int[]){2, 1, 1});
   for (int64_t a = 0; a < M; a++) {
@@ -178,7 +181,8 @@ static void blur_workload(workload *w, int64_t H, int64_t W) {
                   1,
                   {{0}},
                   {{0}},
-                  {0}};
+                  {0},
+                  false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(H + 2, W + 2), TT_SHAPE(H, W)},
                 (const int[]){2, 2});
   const tt_buf *a = w->b[0][0];
@@ -219,7 +223,8 @@ static void sum2_workload(workload *w, int64_t A0, int64_t A1, int64_t A2) {
                   1,
                   {{0}},
                   {{0}},
-                  {0}};
+                  {0},
+                  false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(A0, A1, A2), TT_SHAPE(A0)}, (const int[]){3, 1});
   for (int64_t a = 0; a < A0; a++) {
     double s = 0;
@@ -257,7 +262,8 @@ static void symbolic_workload(workload *w) {
                   2,
                   {{0}},
                   {{0}},
-                  {1.5f, -0.75f}};
+                  {1.5f, -0.75f},
+                  false};
   static const int64_t size[2][2] = {{7, 13}, {10, 5}};
   for (int v = 0; v < 2; v++) {
     int64_t m = size[v][0], n = size[v][1];
@@ -297,7 +303,8 @@ static void int_f64_workload(workload *w, int64_t M, int64_t N, int64_t K) {
                   1,
                   {{0}},
                   {{0}},
-                  {0}};
+                  {0},
+                  false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, N), TT_SHAPE(M, N)},
                 (const int[]){2, 2, 2});
   for (int64_t r = 0; r < M; r++)
@@ -330,8 +337,9 @@ static void argmax_workload(workload *w, int64_t M, int64_t K) {
   TT_OK(te_reduce(am, 2, vals, 1, &k, NULL, red));
   te_tensor *out[2];
   TT_OK(te_compute_multi(tt_ctx, "amax", 1, TE_EXPRS(I(M)), &i, 2, red, out));
-  *w = (workload){"argmax", 1,    2, {A, out[0], out[1]},      0, {0},   {P[0], out[0]}, 2,  out[0],
-                  A,        P[0], 1, LOOP_PRIMS | PLACE_PRIMS, 1, {{0}}, {{0}},          {0}};
+  *w =
+      (workload){"argmax", 1,    2, {A, out[0], out[1]},      0, {0},   {P[0], out[0]}, 2,   out[0],
+                 A,        P[0], 1, LOOP_PRIMS | PLACE_PRIMS, 1, {{0}}, {{0}},          {0}, false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(M), TT_SHAPE(M)},
                 (const int[]){2, 1, 1});
   for (int64_t r = 0; r < M; r++) {
@@ -379,7 +387,8 @@ static void pad_conv_workload(workload *w, int64_t H, int64_t W) {
                   1,
                   {{0}},
                   {{0}},
-                  {0}};
+                  {0},
+                  false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(H, W), TT_SHAPE(3, 3), TT_SHAPE(H, W)},
                 (const int[]){2, 2, 2});
   for (int64_t a = 0; a < H; a++)
@@ -437,6 +446,131 @@ static void strided_matmul_workload(workload *w, int64_t M, int64_t N, int64_t K
         acc += G(a, k * M + i) * G(b, k * (N + 3) + 2 + j);
       tt_set(w->ref[0][0], i * N + j, acc);
     }
+}
+
+/* A scan with a dependent axis, read by an element-wise consumer:
+     S[t, i] = t < 1 ? X[t, i] : 0.5 S[t - 1, i] + 0.25 S[t - 1, min(i + 1, N - 1)] + X[t, i]
+     Y[t, i] = S[t, i] * 2
+   Random loop steps often break its order (t parallel, i outside t): te_parallel refuses some,
+   te_build the others, with TE_ERR_SCHEDULE. */
+static void scan_workload(workload *w, int64_t T, int64_t N) {
+  te_tensor *X = tt_placeholder("X", TE_F32, 2, TT_SHAPE(T, N));
+  te_tensor *St = tt_placeholder("S", TE_F32, 2, TT_SHAPE(T, N));
+  te_expr *t = te_var(tt_ctx, "t"), *i = te_var(tt_ctx, "i");
+  te_expr *prev = te_sub(t, I(1));
+  te_expr *update =
+      te_add(te_add(te_mul(F(0.5), tt_at2(St, prev, i)),
+                    te_mul(F(0.25), tt_at2(St, prev, te_min(te_add(i, I(1)), I(N - 1))))),
+             tt_at2(X, t, i));
+  te_tensor *S = TT_NN(te_scan(tt_ctx, "S", St, 0, 1, TE_EXPRS(t, i), tt_at2(X, t, i), update));
+  te_expr *a = te_var(tt_ctx, "a"), *b = te_var(tt_ctx, "b");
+  te_tensor *Y = TT_NN(te_compute(tt_ctx, "Y", 2, TE_EXPRS(I(T), I(N)), TE_EXPRS(a, b),
+                                  te_mul(tt_at2(S, a, b), F(2))));
+  *w = (workload){.name = "scan",
+                  .nin = 1,
+                  .nout = 1,
+                  .t = {X, Y},
+                  .stages = {S, Y},
+                  .nstages = 2,
+                  .cacheable = X,
+                  .reader = S,
+                  .reduce_len = T,
+                  .must = LOOP_PRIMS | BIT(P_COMPUTE_ROOT) | BIT(P_COMPUTE_AT) | BIT(P_CACHE_READ),
+                  .nvariants = 1};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(T, N), TT_SHAPE(T, N)}, (const int[]){2, 2});
+  tt_buf *s = tt_alloc(TE_F32, 2, TT_SHAPE(T, N));
+  for (int64_t p = 0; p < T; p++)
+    for (int64_t q = 0; q < N; q++) {
+      double x = G(w->b[0][0], p * N + q);
+      double v = p == 0 ? x
+                        : 0.5 * G(s, (p - 1) * N + q) +
+                              0.25 * G(s, (p - 1) * N + (q + 1 < N ? q + 1 : N - 1)) + x;
+      tt_set(s, p * N + q, v);
+      tt_set(w->ref[0][0], p * N + q, 2 * v);
+    }
+}
+
+/* C[i, j] = alpha * sum_k A[i, k] * B[k, j] + C0[i, j]: the sum is lifted into C_red0. */
+static void lifted_workload(workload *w, int64_t M, int64_t N, int64_t K) {
+  te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
+  te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
+  te_tensor *C0 = tt_placeholder("C0", TE_F32, 2, TT_SHAPE(M, N));
+  te_expr *alpha = te_param(tt_ctx, "alpha", TE_F32);
+  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", I(0), I(K));
+  te_expr *sum = TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k);
+  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(I(M), I(N)), TE_EXPRS(i, j),
+                                  te_add(te_mul(alpha, sum), tt_at2(C0, i, j))));
+  te_tensor *R = TT_NN(te_lifted_reduction(C, 0));
+  *w = (workload){.name = "lifted",
+                  .nin = 3,
+                  .nout = 1,
+                  .t = {A, B, C0, C},
+                  .ns = 1,
+                  .scalars = {alpha},
+                  .stages = {R, C},
+                  .nstages = 2,
+                  .reduction = R,
+                  .cacheable = A,
+                  .reader = R,
+                  .reduce_len = K,
+                  .must = LOOP_PRIMS | BIT(P_COMPUTE_ROOT) | BIT(P_COMPUTE_AT) | BIT(P_CACHE_READ) |
+                          BIT(P_CACHE_WRITE) | BIT(P_RFACTOR),
+                  .nvariants = 1,
+                  .alpha = {1.5f},
+                  .keep_default = true};
+  alloc_variant(w, 0,
+                (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, N), TT_SHAPE(M, N), TT_SHAPE(M, N)},
+                (const int[]){2, 2, 2, 2});
+  for (int64_t a = 0; a < M; a++)
+    for (int64_t b = 0; b < N; b++) {
+      double acc = 0;
+      for (int64_t r = 0; r < K; r++)
+        acc += G(w->b[0][0], a * K + r) * G(w->b[0][1], r * N + b);
+      tt_set(w->ref[0][0], a * N + b, 1.5 * acc + G(w->b[0][2], a * N + b));
+    }
+}
+
+/* D[i] = X[i, 0] + sum_{k in [1, K)} X[i, k] * sum_l Y[k, l] * Z[i, l]: D_red1[i, k] (the inner
+   sum) is read by D_red0[i] (the outer), read by D. */
+static void nested_lifted_workload(workload *w, int64_t M, int64_t K, int64_t L) {
+  te_tensor *X = tt_placeholder("X", TE_F32, 2, TT_SHAPE(M, K));
+  te_tensor *Y = tt_placeholder("Y", TE_F32, 2, TT_SHAPE(K, L));
+  te_tensor *Z = tt_placeholder("Z", TE_F32, 2, TT_SHAPE(M, L));
+  te_expr *i = te_var(tt_ctx, "i");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", I(1), I(K - 1));
+  te_expr *l = te_reduce_axis(tt_ctx, "l", I(0), I(L));
+  te_expr *inner = TE_SUM(te_mul(tt_at2(Y, k, l), tt_at2(Z, i, l)), l);
+  te_expr *outer = TE_SUM(te_mul(tt_at2(X, i, k), inner), k);
+  te_tensor *D = TT_NN(
+      te_compute(tt_ctx, "D", 1, TE_EXPRS(I(M)), TE_EXPRS(i), te_add(tt_at2(X, i, I(0)), outer)));
+  te_tensor *R0 = TT_NN(te_lifted_reduction(D, 0)), *R1 = TT_NN(te_lifted_reduction(D, 1));
+  *w = (workload){.name = "nested_lifted",
+                  .nin = 3,
+                  .nout = 1,
+                  .t = {X, Y, Z, D},
+                  .stages = {R1, R0, D},
+                  .nstages = 3,
+                  .reduction = R1,
+                  .cacheable = Z,
+                  .reader = R1,
+                  .reduce_len = K * L,
+                  .must = LOOP_PRIMS | BIT(P_COMPUTE_ROOT) | BIT(P_COMPUTE_AT) | BIT(P_RFACTOR),
+                  .nvariants = 1,
+                  .keep_default = true};
+  alloc_variant(w, 0,
+                (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, L), TT_SHAPE(M, L), TT_SHAPE(M)},
+                (const int[]){2, 2, 2, 1});
+  for (int64_t a = 0; a < M; a++) {
+    double acc = 0;
+    for (int64_t q = 1; q < K; q++) {
+      double in = 0;
+      for (int64_t r = 0; r < L; r++)
+        in += G(w->b[0][1], q * L + r) * G(w->b[0][2], a * L + r);
+      acc += G(w->b[0][0], a * K + q) * in;
+    }
+    tt_set(w->ref[0][0], a, G(w->b[0][0], a * K) + acc);
+  }
 }
 
 #endif

@@ -6,7 +6,10 @@
  * parameter (one kernel called at two sizes); integer ops feeding an f64 contraction; an i32 matmul
  * (exact); a multi-output element-wise stage read by a custom argmax reducer with two outputs;
  * a zero-padding stage written with te_if_then_else under a 3x3 convolution; a matmul of strided
- * inputs (a transposed view and a crop, te_placeholder_strided). On each, random
+ * inputs (a transposed view and a crop, te_placeholder_strided); a gemm whose sum
+ * sits inside the expression (alpha * sum + C0, lifted into C_red0, which sometimes keeps its
+ * default placement fused into C); a nested reduction lifted into two stages; a scan with a
+ * dependent axis (whose order many random schedules break: te_build refuses those). On each, random
  * sequences of primitives are applied with random arguments (split, split_nparts, tile, fuse,
  * reorder, unroll, parallel, vectorize, set_tail, pragma unroll_max_step/prefetch,
  * compute_inline/root/at, cache_read, cache_write, rfactor, reorder_storage) at a random
@@ -276,7 +279,7 @@ static void random_schedule(workload *w, te_schedule *s) {
   }
   for (int i = w->nstages - 2; i >= 0; i--) {
     te_stage *p = te_stage_of(s, w->stages[i]), *c = te_stage_of(s, w->stages[i + 1]);
-    if (p && c)
+    if (p && c && !(w->keep_default && rnd(3) == 0))
       random_placement(p, c);
     te_clear_error(tt_ctx);
   }
@@ -411,6 +414,24 @@ Test(random_schedules, multi_output_custom_reducer) {
   workload w;
   argmax_workload(&w, 7, 10);
   run_workload(&w, 7000);
+}
+
+Test(random_schedules, lifted_reduction) {
+  workload w;
+  lifted_workload(&w, 9, 13, 11);
+  run_workload(&w, 9000);
+}
+
+Test(random_schedules, nested_lifted_reductions) {
+  workload w;
+  nested_lifted_workload(&w, 7, 9, 6);
+  run_workload(&w, 10000);
+}
+
+Test(random_schedules, scan) {
+  workload w;
+  scan_workload(&w, 13, 9);
+  run_workload(&w, 11000);
 }
 
 Test(random_schedules, if_then_else_padding) {

@@ -180,3 +180,39 @@ Test(tune_api, argument_errors) {
   te_schedule *s = tt_schedule1(C);
   cr_assert_eq(te_apply_best(s, NULL, tt_target()), TE_ERR_INVALID_ARG);
 }
+
+/* A workload whose sum sits inside the expression (C = 2 * C0 + sum, lifted into C_red0) and a
+   scan reading it: tuned in te_tune's own copy of the computation, the best schedule replays on
+   the user's and computes the reference. */
+Test(tune_api, lifted_reduction_and_scan) {
+  te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
+  te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
+  te_tensor *C0 = tt_placeholder("C0", TE_F32, 2, TT_SHAPE(M, N));
+  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, K));
+  te_expr *sum = TE_SUM(te_mul(tt_at2(A, i, k), tt_at2(B, k, j)), k);
+  te_tensor *C = TT_NN(
+      te_compute(tt_ctx, "C", 2, TE_EXPRS(te_int(tt_ctx, M), te_int(tt_ctx, N)), TE_EXPRS(i, j),
+                 te_add(te_mul(te_float(tt_ctx, TE_F32, 2), tt_at2(C0, i, j)), sum)));
+  te_tensor *St = tt_placeholder("S", TE_F32, 2, TT_SHAPE(M, N));
+  te_expr *t = te_var(tt_ctx, "t"), *u = te_var(tt_ctx, "u");
+  te_tensor *S =
+      TT_NN(te_scan(tt_ctx, "S", St, 0, 1, TE_EXPRS(t, u), tt_at2(C, t, u),
+                    te_add(tt_at2(St, te_sub(t, te_int(tt_ctx, 1)), u), tt_at2(C, t, u))));
+  te_tune_options o = quick(4);
+  TT_OK(te_tune(tt_ctx, 1, &S, tt_target(), &o));
+  te_schedule *s = tt_schedule1(S);
+  TT_OK(te_apply_best(s, logpath, tt_target()));
+  tt_buf *a = TT_ALLOC(TE_F32, M, K), *b = TT_ALLOC(TE_F32, K, N), *c0 = TT_ALLOC(TE_F32, M, N);
+  tt_buf *got = TT_ALLOC(TE_F32, M, N), *ref = TT_ALLOC(TE_F32, M, N);
+  tt_fill(a, 1);
+  tt_fill(b, 2);
+  tt_fill(c0, 3);
+  tt_ref_matmul(a, b, ref, M, N, K);
+  for (int p = 0; p < M; p++)
+    for (int q = 0; q < N; q++)
+      tt_set(ref, p * N + q,
+             2 * tt_get(c0, p * N + q) + tt_get(ref, p * N + q) +
+                 (p ? tt_get(ref, (p - 1) * N + q) : 0));
+  tt_check(s, 4, TT_TENSORS(A, B, C0, S), TT_BUFS(a, b, c0, got), 0, NULL, NULL, got, ref, K * M);
+}

@@ -377,8 +377,8 @@ Test(parse, shape_and_type_errors) {
                "1:31: tensor 'A': extent 1 must be > 0 (got -11)");
   expect_error("C[] = sum(A[k], k) where A: f32[4], k: [0, 2 - 2)", TE_ERR_SHAPE,
                "reduce axis 'k': extent must be > 0 (got 0)");
-  expect_error("C[i] = sum(A[i, k], k) + 1.0f where A: f32[4, 4], k: [0, 4)", TE_ERR_INVALID_ARG,
-               "te_compute: tensor 'C': a reduction must be the whole body");
+  expect_error("C[i] = A[i, k] + sum(A[i, k], k) where A: f32[4, 4], k: [0, 4)", TE_ERR_INVALID_ARG,
+               "te_compute: tensor 'C': reduce axis 'k' is used outside a reduction over it");
   expect_error("C[i] = sum(A[i, k], k where A[i, k]) where A: f32[4, 4], k: [0, 4)", TE_ERR_TYPE,
                "the where condition of 'sum' must be bool (got f32)");
   expect_error("C[i] = A[i] / 2 where A: i32[4]", TE_ERR_TYPE, "te_div: integer operands");
