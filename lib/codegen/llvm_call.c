@@ -124,6 +124,9 @@ LLVMValueRef cg_call(cg_llvm *cg, te_expr *e) {
     return abi;
   te_dtype t = e->dtype;
   LLVMTypeRef ty = n > 0 ? LLVMTypeOf(args[0]) : NULL;
+  LLVMValueRef bits = cg_int_op(cg, id, t, args);
+  if (bits)
+    return bits;
   if (ir_is_float(t) && (t.bits == 32 || t.bits == 64)) {
     switch (id) {
     case IR_INTRIN_EXP:

@@ -58,6 +58,8 @@ enum {
   IR_INTRIN_BOOL = 4,
   IR_INTRIN_INTERNAL = 8,
   IR_INTRIN_GUARD = 16, /* if_then_else: (bool cond, t, f), only the chosen side evaluated */
+  IR_INTRIN_INT = 32,   /* integer operands only */
+  IR_INTRIN_SHIFT = 64, /* (x, amount): x's type; the amount brought to it by te_call */
 };
 typedef enum ir_intrin {
 #define IR_INTRIN(ID, name, n, flags) IR_INTRIN_##ID,
@@ -321,6 +323,9 @@ te_expr *ir_not(te_expr *);
 te_expr *ir_select(te_expr *c, te_expr *t, te_expr *f);
 te_expr *ir_cast(te_dtype, te_expr *); /* returns e itself when the dtype already matches */
 te_expr *ir_call(te_ctx *, ir_intrin, te_dtype, int n, te_expr *const args[]);
+/* A shift call (IR_INTRIN_SHIFT) of x by amount, checked: the amount brought to x's type and
+   clamped to its width (expr_bits.c); records TE_ERR_TYPE on lanes that differ. */
+te_expr *ir_shift_call(te_ctx *, ir_intrin, te_expr *x, te_expr *amount);
 te_expr *ir_access(te_tensor *, int n, te_expr *const idx[]);
 te_expr *ir_load(ir_buffer *, te_dtype /* element type with lanes */, te_expr *index);
 te_expr *ir_ramp(te_expr *base, te_expr *stride, int lanes);
