@@ -77,6 +77,17 @@ extern const ir_intrin_info ir_intrin_table[IR_INTRIN_COUNT];
 /* -1 when not found. */
 int ir_intrin_lookup(const char *name);
 
+/* The instructions te_tensorize maps a loop onto (lib/lower/tensorize.c matches them). 0: none.
+   The schedule marks the loop with `attr tensorize` (value: the id; node: the te_iter). */
+typedef enum ir_tensor_intrin {
+  IR_TENSOR_INTRIN_NONE,
+  IR_TENSOR_INTRIN_VPDPBUSD, /* x86 AVX512-VNNI / AVX-VNNI: 4 u8 x s8 products into each s32 */
+  IR_TENSOR_INTRIN_COUNT
+} ir_tensor_intrin;
+extern const char *const ir_tensor_intrin_name[IR_TENSOR_INTRIN_COUNT];
+/* The id of name, IR_TENSOR_INTRIN_NONE when it is none of them. */
+ir_tensor_intrin ir_tensor_intrin_lookup(const char *name);
+
 extern const char *const ir_expr_kind_name[IR_EXPR_COUNT];
 extern const int ir_expr_kind_nargs[IR_EXPR_COUNT];
 extern const char *const ir_stmt_kind_name[IR_STMT_COUNT];

@@ -182,6 +182,7 @@ _PROTOS = {
     "te_rfactor": (S, [P, P, P, INT, PP]),
     "te_set_tail": (S, [P, P, INT]),
     "te_pragma": (S, [P, P, CS, I64]),
+    "te_tensorize": (S, [P, P, CS]),
     "te_scope_name": (CS, [INT]),
     "te_thread_tag_name": (CS, [INT]),
     "te_tail_name": (CS, [INT]),
