@@ -37,7 +37,7 @@ typedef struct workload {
 } workload;
 
 static const workload workloads[] = {
-    {"sgemm", wl_sgemm},     {"conv2d", wl_conv2d},       {"blur", wl_blur},
+    {"sgemm", wl_sgemm},     {"int8gemm", wl_int8gemm}, {"conv2d", wl_conv2d},       {"blur", wl_blur},
     {"softmax", wl_softmax}, {"layernorm", wl_layernorm},
 };
 enum { NWORKLOADS = sizeof workloads / sizeof workloads[0] };
@@ -131,6 +131,10 @@ static void machine(const bench_cfg *cfg, bench_machine *m) {
     peak_bandwidth_gbs(t, cfg->quick, &m->copy_gbs[t], &m->triad_gbs[t]);
     bench_add_peak("machine", "fma-avx512", t, m->fma_gflops[t], "GFLOP/s",
                    "16 chains of _mm512_fmadd_ps");
+    m->vnni_gops[t] = peak_vnni_gops(t, cfg->quick);
+    if (m->vnni_gops[t] > 0)
+      bench_add_peak("machine", "vpdpbusd", t, m->vnni_gops[t], "GOP/s",
+                     "16 chains of _mm512_dpbusd_epi32, 128 int ops each: int8 rows' peak");
     bench_add_peak("machine", "copy", t, m->copy_gbs[t], "GB/s", "a[i] = b[i], 8 B/element");
     bench_add_peak("machine", "triad", t, m->triad_gbs[t], "GB/s",
                    "a[i] = b[i] + s*c[i], 12 B/element");
