@@ -5,8 +5,8 @@
  * te_call know them by name with no more code. A shift's result has x's type; its amount is
  * brought to that type here without changing what it means: an amount is read as unsigned, so
  * one past the width (or negative) is clamped to width + 1, where every shift, the rounding one
- * included, has its "shifted out completely" value. A saturating cast is built from min, max, select and
- * cast, as Halide does, and so needs nothing from the back ends.
+ * included, has its "shifted out completely" value. A saturating cast is built from min, max,
+ * select and cast, as Halide does, and so needs nothing from the back ends.
  */
 #include <math.h>
 
@@ -58,9 +58,13 @@ static te_expr *call_by_id(ir_intrin id, int n, te_expr *a, te_expr *b) {
   return te_call(ctx, ir_intrin_table[id].name, n, (te_expr *const[]){a, b});
 }
 
-te_expr *te_bitwise_and(te_expr *a, te_expr *b) { return call_by_id(IR_INTRIN_BITWISE_AND, 2, a, b); }
+te_expr *te_bitwise_and(te_expr *a, te_expr *b) {
+  return call_by_id(IR_INTRIN_BITWISE_AND, 2, a, b);
+}
 te_expr *te_bitwise_or(te_expr *a, te_expr *b) { return call_by_id(IR_INTRIN_BITWISE_OR, 2, a, b); }
-te_expr *te_bitwise_xor(te_expr *a, te_expr *b) { return call_by_id(IR_INTRIN_BITWISE_XOR, 2, a, b); }
+te_expr *te_bitwise_xor(te_expr *a, te_expr *b) {
+  return call_by_id(IR_INTRIN_BITWISE_XOR, 2, a, b);
+}
 te_expr *te_bitwise_not(te_expr *a) { return call_by_id(IR_INTRIN_BITWISE_NOT, 1, a, NULL); }
 te_expr *te_shift_left(te_expr *x, te_expr *s) { return call_by_id(IR_INTRIN_SHIFT_LEFT, 2, x, s); }
 te_expr *te_shift_right(te_expr *x, te_expr *s) {

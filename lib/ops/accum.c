@@ -46,7 +46,9 @@ bool op_check_inputs(te_ctx *ctx, const char *fn, const te_tensor *a, const te_t
 }
 
 /* The largest magnitude of an integer type's values, as a double (exact below 2^53). */
-static double int_mag(te_dtype t) { return ir_is_int(t) ? ldexp(1.0, t.bits - 1) : ldexp(1.0, t.bits) - 1; }
+static double int_mag(te_dtype t) {
+  return ir_is_int(t) ? ldexp(1.0, t.bits - 1) : ldexp(1.0, t.bits) - 1;
+}
 
 bool op_check_acc_range(te_ctx *ctx, const char *fn, const te_tensor *a, const te_tensor *b,
                         te_dtype acc, te_expr *terms) {

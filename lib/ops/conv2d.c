@@ -61,8 +61,9 @@ static te_expr *window_index(te_ctx *ctx, te_expr *y, int64_t stride, te_expr *r
 
 static te_expr *zero(te_ctx *ctx, te_dtype t) { return te_const(ctx, t, 0.0); }
 
-static te_tensor *conv_impl_conv2d_nchw(te_ctx *ctx, const char *fn, te_tensor *data, te_tensor *kernel,
-    const te_conv2d_params *params, const te_dtype *acc, const char *name) {
+static te_tensor *conv_impl_conv2d_nchw(te_ctx *ctx, const char *fn, te_tensor *data,
+                                        te_tensor *kernel, const te_conv2d_params *params,
+                                        const te_dtype *acc, const char *name) {
   te_conv2d_params p;
   if (!conv_begin(ctx, fn, data, kernel, params, acc, &p, &name, "conv2d"))
     return NULL;
@@ -74,7 +75,8 @@ static te_tensor *conv_impl_conv2d_nchw(te_ctx *ctx, const char *fn, te_tensor *
   te_expr *ow = op_window_extent(ctx, fn, "width", ds[3], p.pad_w, ks[3], p.stride_w, p.dilation_w);
   if (!oh || !ow)
     return NULL;
-  if (acc && !op_check_acc_range(ctx, fn, data, kernel, *acc, op_imul(ctx, ds[1], op_imul(ctx, ks[2], ks[3]))))
+  if (acc && !op_check_acc_range(ctx, fn, data, kernel, *acc,
+                                 op_imul(ctx, ds[1], op_imul(ctx, ks[2], ks[3]))))
     return NULL;
   te_tensor *pd =
       op_pad(ctx, name, data, (const int64_t[]){0, 0, p.pad_h, p.pad_w}, zero(ctx, data->dtype));
@@ -85,12 +87,14 @@ static te_tensor *conv_impl_conv2d_nchw(te_ctx *ctx, const char *fn, te_tensor *
   te_expr *rx = te_reduce_axis(ctx, "rx", te_int(ctx, 0), ks[3]);
   te_expr *in = TE_AT(pd, n, rc, window_index(ctx, y, p.stride_h, ry, p.dilation_h),
                       window_index(ctx, x, p.stride_w, rx, p.dilation_w));
-  te_expr *body = te_sum(op_product(in, TE_AT(kernel, o, rc, ry, rx), acc), 3, TE_EXPRS(rc, ry, rx));
+  te_expr *body =
+      te_sum(op_product(in, TE_AT(kernel, o, rc, ry, rx), acc), 3, TE_EXPRS(rc, ry, rx));
   return te_compute(ctx, name, 4, TE_EXPRS(ds[0], ks[0], oh, ow), TE_EXPRS(n, o, y, x), body);
 }
 
-static te_tensor *conv_impl_conv2d_nhwc(te_ctx *ctx, const char *fn, te_tensor *data, te_tensor *kernel,
-    const te_conv2d_params *params, const te_dtype *acc, const char *name) {
+static te_tensor *conv_impl_conv2d_nhwc(te_ctx *ctx, const char *fn, te_tensor *data,
+                                        te_tensor *kernel, const te_conv2d_params *params,
+                                        const te_dtype *acc, const char *name) {
   te_conv2d_params p;
   if (!conv_begin(ctx, fn, data, kernel, params, acc, &p, &name, "conv2d"))
     return NULL;
@@ -102,7 +106,8 @@ static te_tensor *conv_impl_conv2d_nhwc(te_ctx *ctx, const char *fn, te_tensor *
   te_expr *ow = op_window_extent(ctx, fn, "width", ds[2], p.pad_w, ks[1], p.stride_w, p.dilation_w);
   if (!oh || !ow)
     return NULL;
-  if (acc && !op_check_acc_range(ctx, fn, data, kernel, *acc, op_imul(ctx, ks[0], op_imul(ctx, ks[1], ds[3]))))
+  if (acc && !op_check_acc_range(ctx, fn, data, kernel, *acc,
+                                 op_imul(ctx, ks[0], op_imul(ctx, ks[1], ds[3]))))
     return NULL;
   te_tensor *pd =
       op_pad(ctx, name, data, (const int64_t[]){0, p.pad_h, p.pad_w, 0}, zero(ctx, data->dtype));
@@ -113,12 +118,14 @@ static te_tensor *conv_impl_conv2d_nhwc(te_ctx *ctx, const char *fn, te_tensor *
   te_expr *rc = te_reduce_axis(ctx, "rc", te_int(ctx, 0), ds[3]);
   te_expr *in = TE_AT(pd, n, window_index(ctx, y, p.stride_h, ry, p.dilation_h),
                       window_index(ctx, x, p.stride_w, rx, p.dilation_w), rc);
-  te_expr *body = te_sum(op_product(in, TE_AT(kernel, ry, rx, rc, o), acc), 3, TE_EXPRS(ry, rx, rc));
+  te_expr *body =
+      te_sum(op_product(in, TE_AT(kernel, ry, rx, rc, o), acc), 3, TE_EXPRS(ry, rx, rc));
   return te_compute(ctx, name, 4, TE_EXPRS(ds[0], oh, ow, ks[3]), TE_EXPRS(n, y, x, o), body);
 }
 
-static te_tensor *conv_impl_depthwise_conv2d_nchw(te_ctx *ctx, const char *fn, te_tensor *data, te_tensor *kernel,
-    const te_conv2d_params *params, const te_dtype *acc, const char *name) {
+static te_tensor *conv_impl_depthwise_conv2d_nchw(te_ctx *ctx, const char *fn, te_tensor *data,
+                                                  te_tensor *kernel, const te_conv2d_params *params,
+                                                  const te_dtype *acc, const char *name) {
   te_conv2d_params p;
   if (!conv_begin(ctx, fn, data, kernel, params, acc, &p, &name, "depthwise_conv2d"))
     return NULL;
@@ -146,36 +153,40 @@ static te_tensor *conv_impl_depthwise_conv2d_nchw(te_ctx *ctx, const char *fn, t
   te_expr *rx = te_reduce_axis(ctx, "rx", te_int(ctx, 0), ks[3]);
   te_expr *in = TE_AT(pd, n, c, window_index(ctx, y, p.stride_h, ry, p.dilation_h),
                       window_index(ctx, x, p.stride_w, rx, p.dilation_w));
-  te_expr *body = te_sum(op_product(in, TE_AT(kernel, c, te_int(ctx, 0), ry, rx), acc), 2, TE_EXPRS(ry, rx));
+  te_expr *body =
+      te_sum(op_product(in, TE_AT(kernel, c, te_int(ctx, 0), ry, rx), acc), 2, TE_EXPRS(ry, rx));
   return te_compute(ctx, name, 4, TE_EXPRS(ds[0], ds[1], oh, ow), TE_EXPRS(n, c, y, x), body);
 }
 
 te_tensor *te_op_conv2d_nchw(te_ctx *ctx, te_tensor *data, te_tensor *kernel,
-    const te_conv2d_params *params, const char *name) {
+                             const te_conv2d_params *params, const char *name) {
   return conv_impl_conv2d_nchw(ctx, "te_op_conv2d_nchw", data, kernel, params, NULL, name);
 }
 
 te_tensor *te_op_conv2d_nchw_acc(te_ctx *ctx, te_tensor *data, te_tensor *kernel,
-    const te_conv2d_params *params, te_dtype acc, const char *name) {
+                                 const te_conv2d_params *params, te_dtype acc, const char *name) {
   return conv_impl_conv2d_nchw(ctx, "te_op_conv2d_nchw_acc", data, kernel, params, &acc, name);
 }
 
 te_tensor *te_op_conv2d_nhwc(te_ctx *ctx, te_tensor *data, te_tensor *kernel,
-    const te_conv2d_params *params, const char *name) {
+                             const te_conv2d_params *params, const char *name) {
   return conv_impl_conv2d_nhwc(ctx, "te_op_conv2d_nhwc", data, kernel, params, NULL, name);
 }
 
 te_tensor *te_op_conv2d_nhwc_acc(te_ctx *ctx, te_tensor *data, te_tensor *kernel,
-    const te_conv2d_params *params, te_dtype acc, const char *name) {
+                                 const te_conv2d_params *params, te_dtype acc, const char *name) {
   return conv_impl_conv2d_nhwc(ctx, "te_op_conv2d_nhwc_acc", data, kernel, params, &acc, name);
 }
 
 te_tensor *te_op_depthwise_conv2d_nchw(te_ctx *ctx, te_tensor *data, te_tensor *kernel,
-    const te_conv2d_params *params, const char *name) {
-  return conv_impl_depthwise_conv2d_nchw(ctx, "te_op_depthwise_conv2d_nchw", data, kernel, params, NULL, name);
+                                       const te_conv2d_params *params, const char *name) {
+  return conv_impl_depthwise_conv2d_nchw(ctx, "te_op_depthwise_conv2d_nchw", data, kernel, params,
+                                         NULL, name);
 }
 
 te_tensor *te_op_depthwise_conv2d_nchw_acc(te_ctx *ctx, te_tensor *data, te_tensor *kernel,
-    const te_conv2d_params *params, te_dtype acc, const char *name) {
-  return conv_impl_depthwise_conv2d_nchw(ctx, "te_op_depthwise_conv2d_nchw_acc", data, kernel, params, &acc, name);
+                                           const te_conv2d_params *params, te_dtype acc,
+                                           const char *name) {
+  return conv_impl_depthwise_conv2d_nchw(ctx, "te_op_depthwise_conv2d_nchw_acc", data, kernel,
+                                         params, &acc, name);
 }

@@ -89,12 +89,11 @@ te_tensor *te_op_matmul_acc(te_ctx *ctx, te_tensor *A, te_tensor *B, int trans_a
 
 te_tensor *te_op_batch_matmul(te_ctx *ctx, te_tensor *A, te_tensor *B, int trans_a, int trans_b,
                               const char *name) {
-  return mm_build(ctx, "te_op_batch_matmul", A, B, trans_a, trans_b, NULL, name, "batch_matmul",
-                  1);
+  return mm_build(ctx, "te_op_batch_matmul", A, B, trans_a, trans_b, NULL, name, "batch_matmul", 1);
 }
 
-te_tensor *te_op_batch_matmul_acc(te_ctx *ctx, te_tensor *A, te_tensor *B, int trans_a,
-                                  int trans_b, te_dtype acc, const char *name) {
-  return mm_build(ctx, "te_op_batch_matmul_acc", A, B, trans_a, trans_b, &acc, name,
-                  "batch_matmul", 1);
+te_tensor *te_op_batch_matmul_acc(te_ctx *ctx, te_tensor *A, te_tensor *B, int trans_a, int trans_b,
+                                  te_dtype acc, const char *name) {
+  return mm_build(ctx, "te_op_batch_matmul_acc", A, B, trans_a, trans_b, &acc, name, "batch_matmul",
+                  1);
 }

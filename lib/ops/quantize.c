@@ -47,7 +47,8 @@ te_tensor *te_op_requantize(te_ctx *ctx, te_tensor *x, double scale, int64_t zer
     return NULL;
   }
   int64_t lo = ir_is_int(dtype) ? -((int64_t)1 << (dtype.bits - 1)) : 0;
-  int64_t hi = ir_is_int(dtype) ? ((int64_t)1 << (dtype.bits - 1)) - 1 : ((int64_t)1 << dtype.bits) - 1;
+  int64_t hi =
+      ir_is_int(dtype) ? ((int64_t)1 << (dtype.bits - 1)) - 1 : ((int64_t)1 << dtype.bits) - 1;
   if (zero_point < lo || zero_point > hi) {
     ir_error(ctx, TE_ERR_INVALID_ARG, "%s: zero point %lld is outside the range of %s", fn,
              (long long)zero_point, te_dtype_str(dtype, b, sizeof b));

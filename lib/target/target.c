@@ -438,14 +438,14 @@ int te_target_vector_bits(const te_target *t) { return t ? t->vector_bits : 0; }
    (VEX-encoded, ymm/xmm). LLVM-C cannot ask a subtarget for a feature, so this is the table of
    LLVM 22's X86.td; an explicit +/- in the target's features overrides it. */
 static const char *const tg_vnni512_cpus[] = {
-    "cascadelake",    "cooperlake",  "icelake-client",  "icelake-server", "tigerlake",
-    "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d", "rocketlake",
-    "diamondrapids",  "znver4",      "znver5",          "x86-64-v4"};
+    "cascadelake",    "cooperlake",    "icelake-client", "icelake-server",  "tigerlake",
+    "sapphirerapids", "emeraldrapids", "graniterapids",  "graniterapids-d", "rocketlake",
+    "diamondrapids",  "znver4",        "znver5",         "x86-64-v4"};
 static const char *const tg_avxvnni_cpus[] = {
-    "alderlake",  "raptorlake",     "meteorlake",    "arrowlake",      "arrowlake-s",
-    "lunarlake",  "pantherlake",    "gracemont",     "sierraforest",   "grandridge",
+    "alderlake",        "raptorlake",     "meteorlake",    "arrowlake",     "arrowlake-s",
+    "lunarlake",        "pantherlake",    "gracemont",     "sierraforest",  "grandridge",
     "clearwaterforest", "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d",
-    "diamondrapids", "znver5"};
+    "diamondrapids",    "znver5"};
 
 /* +1 / -1 when the features list feat explicitly, 0 when they do not. */
 static int tg_feature_setting(const char *features, const char *feat) {

@@ -96,7 +96,8 @@ static void check_conv_acc(bool nhwc, const qconv *q) {
                                   : ((o * q->c + c) * q->kh + ry) * q->kw + rx;
                 s += tt_geti(d, di) * tt_geti(k, ki);
               }
-          int64_t oi = nhwc ? ((n * oh + y) * ow + x) * q->o + o : ((n * q->o + o) * oh + y) * ow + x;
+          int64_t oi =
+              nhwc ? ((n * oh + y) * ow + x) * q->o + o : ((n * q->o + o) * oh + y) * ow + x;
           tt_seti(ref, oi, s);
         }
   ops_plan pl = {.inline_stages = {"pad"}, .at = {{"pad", NULL, 1}}, .nreduce = 3};

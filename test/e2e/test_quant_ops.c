@@ -29,7 +29,9 @@ static int64_t wrap(te_dtype t, int64_t v) {
   return (int64_t)u;
 }
 
-static int64_t tmin(te_dtype t) { return t.code == kDLInt ? (int64_t)((uint64_t)-1 << (t.bits - 1)) : 0; }
+static int64_t tmin(te_dtype t) {
+  return t.code == kDLInt ? (int64_t)((uint64_t)-1 << (t.bits - 1)) : 0;
+}
 static int64_t tmax(te_dtype t) {
   if (t.code == kDLInt)
     return (int64_t)(((uint64_t)1 << (t.bits - 1)) - 1);
@@ -52,13 +54,20 @@ static void fill_extremes(tt_buf *b, te_dtype t, uint64_t seed) {
 static int64_t get(const tt_buf *b, int64_t i) {
   const char *p = (const char *)b->dl.data + i * (int64_t)b->elem_bytes;
   switch (b->dl.dtype.bits * (b->dl.dtype.code == kDLInt ? 1 : -1)) {
-  case 8: return *(const int8_t *)p;
-  case -8: return *(const uint8_t *)p;
-  case 16: return *(const int16_t *)p;
-  case -16: return *(const uint16_t *)p;
-  case 32: return *(const int32_t *)p;
-  case -32: return *(const uint32_t *)p;
-  default: return *(const int64_t *)p;
+  case 8:
+    return *(const int8_t *)p;
+  case -8:
+    return *(const uint8_t *)p;
+  case 16:
+    return *(const int16_t *)p;
+  case -16:
+    return *(const uint16_t *)p;
+  case 32:
+    return *(const int32_t *)p;
+  case -32:
+    return *(const uint32_t *)p;
+  default:
+    return *(const int64_t *)p;
   }
 }
 
@@ -169,8 +178,8 @@ static void check_shifts(te_dtype t, te_dtype at) {
       tt_call(m, "f", 2, TT_BUFS(x, got), 0, NULL);
       for (int64_t k = 0; k < N; k++) {
         int64_t want = shifts[c].ref(t, get(x, k), amount(TE_I64, imms[q]));
-        cr_assert(get(got, k) == want, "%s(%s %lld, %lld): got %lld, want %lld", shifts[c].name,
-                  tn, (long long)get(x, k), (long long)imms[q], (long long)get(got, k),
+        cr_assert(get(got, k) == want, "%s(%s %lld, %lld): got %lld, want %lld", shifts[c].name, tn,
+                  (long long)get(x, k), (long long)imms[q], (long long)get(got, k),
                   (long long)want);
       }
     }
@@ -236,8 +245,9 @@ static void check_sat(te_dtype from, te_dtype to) {
   tt_buf *x = TT_ALLOC(from, N), *got = TT_ALLOC(to, N);
   bool fl = from.code == kDLFloat;
   if (fl) {
-    const double special[] = {NAN, INFINITY, -INFINITY, 1e30, -1e30, 127.5, -128.7, 255.9,
-                              256.0, -0.9, 2147483520.0, 2147483648.0, -2147483904.0, 4.5e9};
+    const double special[] = {NAN,          INFINITY,     -INFINITY,     1e30,  -1e30,
+                              127.5,        -128.7,       255.9,         256.0, -0.9,
+                              2147483520.0, 2147483648.0, -2147483904.0, 4.5e9};
     for (int64_t i = 0; i < N; i++)
       tt_set(x, i, i < 14 ? special[i] : (double)((rand() % 2000) - 1000) * 0.37);
   } else {
@@ -265,8 +275,9 @@ static void check_sat(te_dtype from, te_dtype to) {
         __int128 v = from.code == kDLInt ? (__int128)b : (__int128)ubits(from, b);
         want = ref_sat_int(to, v);
       }
-      cr_assert(get(got, k) == wrap(to, want), "saturating_cast(%s, %s %.17g)%s: got %lld, want %lld",
-                tn, fn, fl ? tt_get(x, k) : (double)get(x, k), vec ? " vectorized" : "",
+      cr_assert(get(got, k) == wrap(to, want),
+                "saturating_cast(%s, %s %.17g)%s: got %lld, want %lld", tn, fn,
+                fl ? tt_get(x, k) : (double)get(x, k), vec ? " vectorized" : "",
                 (long long)get(got, k), (long long)wrap(to, want));
     }
   }
@@ -290,8 +301,8 @@ Test(quant_ops, saturating_cast_floats) {
 Test(quant_ops, printed_by_name) {
   te_tensor *X = tt_placeholder("X", TE_I32, 1, TT_SHAPE(N));
   te_expr *i = te_var(tt_ctx, "i");
-  te_expr *e = TT_NN(te_rounding_shift_right(te_bitwise_xor(tt_at1(X, i), te_int(tt_ctx, 3)),
-                                             te_int(tt_ctx, 2)));
+  te_expr *e = TT_NN(
+      te_rounding_shift_right(te_bitwise_xor(tt_at1(X, i), te_int(tt_ctx, 3)), te_int(tt_ctx, 2)));
   char *txt = te_expr_text(e);
   cr_assert(strstr(txt, "rounding_shift_right(") && strstr(txt, "bitwise_xor("), "%s", txt);
   te_free(txt);

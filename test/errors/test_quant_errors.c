@@ -103,8 +103,7 @@ static void tz_define(tz_case *c) {
   te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, 32));
   c->A = tt_placeholder("A", c->ta, 2, TT_SHAPE(8, 32));
   c->B = tt_placeholder("B", c->tb, 2, TT_SHAPE(32, 32));
-  te_expr *body =
-      te_mul(te_cast(TE_I32, TE_AT(c->A, i, k)), te_cast(TE_I32, TE_AT(c->B, k, j)));
+  te_expr *body = te_mul(te_cast(TE_I32, TE_AT(c->A, i, k)), te_cast(TE_I32, TE_AT(c->B, k, j)));
   c->C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(te_int(tt_ctx, 8), te_int(tt_ctx, 32)),
                           TE_EXPRS(i, j), TE_SUM(body, k)));
   c->s = tt_schedule1(c->C);
@@ -166,8 +165,9 @@ Test(quant_errors, tensorize_target_without_vnni_is_refused_not_dropped) {
   TT_EXPECT_ERR(tt_ctx, TE_ERR_TARGET, "need AVX512-VNNI", "skylake-avx512");
   te_clear_error(tt_ctx);
   /* an explicit -avx512vnni on a CPU that has it is honoured too */
-  cr_assert_eq(tz_build(&c, "llvm -mtriple=x86_64-linux-gnu -mcpu=icelake-server -mattr=-avx512vnni"),
-               TE_ERR_TARGET);
+  cr_assert_eq(
+      tz_build(&c, "llvm -mtriple=x86_64-linux-gnu -mcpu=icelake-server -mattr=-avx512vnni"),
+      TE_ERR_TARGET);
 }
 
 Test(quant_errors, tensorize_schedule_time_checks) {

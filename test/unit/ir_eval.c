@@ -280,7 +280,8 @@ static bool int_call(ir_intrin id, te_dtype t, const ir_eval_val a[], ir_eval_va
     if (s == 0)
       out->i = a[0].i;
     else
-      out->i = norm(t, (uint64_t)shr_floor(t, a[0].i, s) + ((uint64_t)shr_floor(t, a[0].i, s - 1) & 1));
+      out->i =
+          norm(t, (uint64_t)shr_floor(t, a[0].i, s) + ((uint64_t)shr_floor(t, a[0].i, s - 1) & 1));
     return true;
   default:
     return false;
