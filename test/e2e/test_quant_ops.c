@@ -43,7 +43,7 @@ static void fill_extremes(tt_buf *b, te_dtype t, uint64_t seed) {
   srand((unsigned)seed);
   const int64_t special[] = {0, -1, 1, tmin(t), tmax(t), 255, -128, 127, 128, tmax(t) - 1};
   for (int64_t i = 0; i < b->numel; i++) {
-    int64_t v = ((int64_t)rand() << 33) ^ ((int64_t)rand() << 11) ^ rand();
+    int64_t v = (int64_t)(((uint64_t)rand() << 33) ^ ((uint64_t)rand() << 11) ^ (uint64_t)rand());
     if (i % 3 == 0)
       v = special[(i / 3) % (int64_t)(sizeof special / sizeof special[0])];
     tt_seti(b, i, wrap(t, v));
