@@ -8,6 +8,8 @@
 #ifndef TE_BENCH_BENCH_H
 #define TE_BENCH_BENCH_H
 
+#include <stdint.h>
+
 #include "harness.h"
 
 void wl_sgemm(const bench_cfg *);
@@ -15,6 +17,26 @@ void wl_conv2d(const bench_cfg *);
 void wl_blur(const bench_cfg *);
 void wl_softmax(const bench_cfg *);
 void wl_layernorm(const bench_cfg *);
+
+void wl_int8gemm(const bench_cfg *);
+/* The oneDNN anchor of wl_int8gemm (int8gemm_dnnl.c): C = A x B, n x n, u8 x s8 -> s32,
+   row-major user buffers (the weights reordered into oneDNN's format once, outside the timed
+   call). NULL with a message in err on failure. */
+typedef struct dnnl_i8mm dnnl_i8mm;
+dnnl_i8mm *dnnl_i8mm_new(int n, const uint8_t *a, const int8_t *b, int32_t *c, char *err,
+                         int err_size);
+int dnnl_i8mm_run(void *mm); /* the timed part */
+void dnnl_i8mm_free(dnnl_i8mm *);
+
+void wl_int8conv(const bench_cfg *);
+/* The oneDNN anchor of wl_int8conv (int8conv_dnnl.c): 3x3, stride 1, pad 1, u8 x s8 -> s32,
+   src and dst NHWC, weights given HWIO (reordered into oneDNN's format once, outside the timed
+   call). NULL with a message in err on failure. */
+typedef struct dnnl_i8conv dnnl_i8conv;
+dnnl_i8conv *dnnl_i8conv_new(int n, int c, int h, int w, int k, const uint8_t *in,
+                             const int8_t *wei_hwio, int32_t *out, char *err, int err_size);
+int dnnl_i8conv_run(void *conv); /* the timed part */
+void dnnl_i8conv_free(dnnl_i8conv *);
 
 /* The oneDNN anchor of wl_conv2d (conv2d_dnnl.c). */
 typedef struct dnnl_conv dnnl_conv;

@@ -3,7 +3,8 @@
  *   te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir] [--asm] [--tuned LOG]
  *            [--rounds N]
  *
- * Measures the machine first (FMA peak, memory bandwidth, 1 and N threads), then runs the
+ * Measures the machine first (FMA and vpdpbusd peaks, memory bandwidth, 1 and N threads), then
+ * runs the
  * workloads (sgemm, conv2d, blur, softmax, layernorm; --only picks one, or "peak" for the machine
  * only) and prints one table with every result, its fraction of the machine's peak and te's ratio
  * to each anchor, including compile times (each the median of three builds from scratch, te's
@@ -37,8 +38,9 @@ typedef struct workload {
 } workload;
 
 static const workload workloads[] = {
-    {"sgemm", wl_sgemm},     {"conv2d", wl_conv2d},       {"blur", wl_blur},
-    {"softmax", wl_softmax}, {"layernorm", wl_layernorm},
+    {"sgemm", wl_sgemm},         {"int8gemm", wl_int8gemm}, {"int8conv", wl_int8conv},
+    {"conv2d", wl_conv2d},       {"blur", wl_blur},         {"softmax", wl_softmax},
+    {"layernorm", wl_layernorm},
 };
 enum { NWORKLOADS = sizeof workloads / sizeof workloads[0] };
 
@@ -131,6 +133,10 @@ static void machine(const bench_cfg *cfg, bench_machine *m) {
     peak_bandwidth_gbs(t, cfg->quick, &m->copy_gbs[t], &m->triad_gbs[t]);
     bench_add_peak("machine", "fma-avx512", t, m->fma_gflops[t], "GFLOP/s",
                    "16 chains of _mm512_fmadd_ps");
+    m->vnni_gops[t] = peak_vnni_gops(t, cfg->quick);
+    if (m->vnni_gops[t] > 0)
+      bench_add_peak("machine", "vpdpbusd", t, m->vnni_gops[t], "GOP/s",
+                     "16 chains of _mm512_dpbusd_epi32, 128 int ops each: int8 rows' peak");
     bench_add_peak("machine", "copy", t, m->copy_gbs[t], "GB/s", "a[i] = b[i], 8 B/element");
     bench_add_peak("machine", "triad", t, m->triad_gbs[t], "GB/s",
                    "a[i] = b[i] + s*c[i], 12 B/element");
@@ -175,7 +181,7 @@ int main(int argc, char **argv) {
   te_warm_up();
   hl_warm_up();
   describe_anchors();
-  bench_machine m = {{0}, {0}, {0}};
+  bench_machine m = {{0}, {0}, {0}, {0}};
   machine(&cfg, &m);
   for (int i = 0; i < NWORKLOADS; i++)
     if (bench_selected(&cfg, workloads[i].name))

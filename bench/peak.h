@@ -7,6 +7,9 @@
    FMA) with the given number of threads running at once. 0 when AVX-512 is missing. */
 double peak_fma_gflops(int threads, int quick);
 
+/* Integer GOP/s of vpdpbusd on zmm registers (16 chains; 128 operations per instruction: 64
+   u8 x s8 multiplies and 64 adds) with the given number of threads. 0 without AVX512-VNNI. */
+double peak_vnni_gops(int threads, int quick);
 /* Memory bandwidth in GB/s over arrays far larger than the caches, with the given number of
    threads: copy (a = b, 8 bytes per element) and triad (a = b + s*c, 12 bytes per element),
    counted as STREAM does (no write-allocate traffic). Best of a few repetitions. */

@@ -163,7 +163,9 @@ static void derive(const bench_machine *m) {
     int t = r->threads >= 1 && r->threads <= 2 ? r->threads : 0;
     if (r->failed)
       continue;
-    if (r->kind == ROW_FLOPS && t && m->fma_gflops[t] > 0)
+    if (r->kind == ROW_FLOPS && t && !strncmp(r->workload, "int8", 4))
+      r->frac = m->vnni_gops[t] > 0 ? r->rate / m->vnni_gops[t] : -1;
+    else if (r->kind == ROW_FLOPS && t && m->fma_gflops[t] > 0)
       r->frac = r->rate / m->fma_gflops[t];
     else if (r->kind == ROW_BYTES && t && m->triad_gbs[t] > 0)
       r->frac = r->rate / m->triad_gbs[t];
@@ -272,6 +274,8 @@ static int write_json(const bench_machine *m, const char *path, const char *cmdl
   fputs("},\n  \"machine\": {", f);
   json_num(f, "fma_gflops_1t", m->fma_gflops[1], 0);
   json_num(f, "fma_gflops_2t", m->fma_gflops[2], 0);
+  json_num(f, "vpdpbusd_gops_1t", m->vnni_gops[1], 0);
+  json_num(f, "vpdpbusd_gops_2t", m->vnni_gops[2], 0);
   json_num(f, "triad_gbs_1t", m->triad_gbs[1], 0);
   json_num(f, "triad_gbs_2t", m->triad_gbs[2], 0);
   json_num(f, "copy_gbs_1t", m->copy_gbs[1], 0);
@@ -305,8 +309,9 @@ int bench_report(const bench_machine *m, const char *json_path, const char *cmdl
   }
   printf("\nte/x: on timed rows te's speed over that row's (above 1: te faster); on compile rows "
          "te's compile time over that row's (below 1: te faster).\n%%peak: of the measured FMA "
-         "peak for that many threads (GFLOP/s rows) or of the measured triad bandwidth (GB/s "
-         "rows). Total run time %.1f s.\n",
+         "peak for that many threads (GFLOP/s rows; int8 rows: of the measured vpdpbusd peak, "
+         "their rate being integer operations) or of the measured triad bandwidth (GB/s rows). "
+         "Total run time %.1f s.\n",
          total_s);
   if (json_path) {
     if (write_json(m, json_path, cmdline, total_s))

@@ -78,6 +78,38 @@ TE_API te_expr *te_if_then_else(te_expr *cond, te_expr *t, te_expr *f);
 /* Conversion; float to int truncates towards zero. */
 TE_API te_expr *te_cast(te_dtype, te_expr *);
 
+/* Integer operators (quantized kernels). Operands must be integers (TE_ERR_TYPE on bool and
+   floats: bools use te_and/te_or/te_not). Also callable by name through te_call
+   ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right",
+   "shift_right_logical", "rounding_shift_right"), which is how they print and parse.
+   - bitwise and/or/xor/not: operands promoted as arithmetic is; bit by bit.
+   - Shifts: the result has x's type (an immediate x is i64); the amount s may be any integer
+     type and is read as unsigned, so a negative amount counts as a large one. Every amount is
+     defined, none is undefined behaviour:
+       te_shift_left(x, s)           x * 2^s wrapped; 0 when s >= width.
+       te_shift_right(x, s)          arithmetic (sign-filling) for signed x, logical for unsigned
+                                     x; s >= width gives -1 or 0 (signed) or 0 (unsigned): the
+                                     value shifted out completely, floor(x / 2^s).
+       te_shift_right_logical(x, s)  zero-filling whatever x's signedness; 0 when s >= width.
+       te_rounding_shift_right(x, s) x / 2^s rounded to nearest, ties towards +infinity
+                                     (floor((x + 2^(s-1)) / 2^s) computed without overflow, the
+                                     requantization step of gemmlowp-style kernels); x when s = 0,
+                                     and the exact rounding for s >= width (0, or 1 for an
+                                     unsigned x >= 2^(width-1) when s = width). */
+TE_API te_expr *te_bitwise_and(te_expr *, te_expr *);
+TE_API te_expr *te_bitwise_or(te_expr *, te_expr *);
+TE_API te_expr *te_bitwise_xor(te_expr *, te_expr *);
+TE_API te_expr *te_bitwise_not(te_expr *);
+TE_API te_expr *te_shift_left(te_expr *x, te_expr *s);
+TE_API te_expr *te_shift_right(te_expr *x, te_expr *s);
+TE_API te_expr *te_shift_right_logical(te_expr *x, te_expr *s);
+TE_API te_expr *te_rounding_shift_right(te_expr *x, te_expr *s);
+/* Conversion to t that saturates: an integer or float value past t's range gives t's minimum or
+   maximum, NaN gives 0; within the range it is te_cast (floats truncate towards zero). To a
+   float type it is te_cast. Built from min, max, select and cast, and printed as those.
+   TE_ERR_TYPE for bool on either side or lanes that differ. */
+TE_API te_expr *te_saturating_cast(te_dtype t, te_expr *e);
+
 /* Math calls by name. Float-only (TE_ERR_TYPE on ints): exp exp2 log log2 log10 sqrt rsqrt sin
    cos tan tanh sigmoid erf floor ceil round trunc pow(2 args) fma(3 args). Any number type: abs.
    Integer arguments of a float-only call are not converted silently: cast them first.

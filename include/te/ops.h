@@ -44,11 +44,20 @@ extern "C" {
 TE_API te_tensor *te_op_matmul(te_ctx *, te_tensor *A, te_tensor *B, int trans_a, int trans_b,
                                const char *name);
 
+/* te_op_matmul accumulating in acc (see the common rules): C[i, j] = sum_k acc(A[i, k]) *
+   acc(B[k, j]), C of dtype acc. Default name "matmul". */
+TE_API te_tensor *te_op_matmul_acc(te_ctx *, te_tensor *A, te_tensor *B, int trans_a, int trans_b,
+                                   te_dtype acc, const char *name);
+
 /* Batched matrix product: A [b, M, K] ([b, K, M] with trans_a), B [b, K, N] ([b, N, K] with
    trans_b), C [b, M, N]. The batch extents must be equal. Stages: the output only (reduce axis
    "k"). Errors as te_op_matmul (rank 3 here). Default name "batch_matmul". */
 TE_API te_tensor *te_op_batch_matmul(te_ctx *, te_tensor *A, te_tensor *B, int trans_a, int trans_b,
                                      const char *name);
+
+/* te_op_batch_matmul accumulating in acc. Default name "batch_matmul". */
+TE_API te_tensor *te_op_batch_matmul_acc(te_ctx *, te_tensor *A, te_tensor *B, int trans_a,
+                                         int trans_b, te_dtype acc, const char *name);
 
 /* ---------------------------------------------------------------- convolution */
 
@@ -80,6 +89,13 @@ TE_API te_tensor *te_op_conv2d_nchw(te_ctx *, te_tensor *data, te_tensor *kernel
 TE_API te_tensor *te_op_conv2d_nhwc(te_ctx *, te_tensor *data, te_tensor *kernel,
                                     const te_conv2d_params *, const char *name);
 
+/* The convolutions above accumulating in acc (see the common rules); the padding stage keeps
+   data's dtype (zero padding), the output has dtype acc. */
+TE_API te_tensor *te_op_conv2d_nchw_acc(te_ctx *, te_tensor *data, te_tensor *kernel,
+                                        const te_conv2d_params *, te_dtype acc, const char *name);
+TE_API te_tensor *te_op_conv2d_nhwc_acc(te_ctx *, te_tensor *data, te_tensor *kernel,
+                                        const te_conv2d_params *, te_dtype acc, const char *name);
+
 /* Depthwise 2-D convolution, NCHW, channel multiplier 1: data [N, C, H, W], kernel
    [C, 1, KH, KW]; output [N, C, OH, OW];
      out[n, c, y, x] = sum_{ry, rx} pad[n, c, y*sh + ry*dh, x*sw + rx*dw] * kernel[c, 0, ry, rx].
@@ -88,6 +104,25 @@ TE_API te_tensor *te_op_conv2d_nhwc(te_ctx *, te_tensor *data, te_tensor *kernel
    "depthwise_conv2d". */
 TE_API te_tensor *te_op_depthwise_conv2d_nchw(te_ctx *, te_tensor *data, te_tensor *kernel,
                                               const te_conv2d_params *, const char *name);
+
+/* te_op_depthwise_conv2d_nchw accumulating in acc. */
+TE_API te_tensor *te_op_depthwise_conv2d_nchw_acc(te_ctx *, te_tensor *data, te_tensor *kernel,
+                                                  const te_conv2d_params *, te_dtype acc,
+                                                  const char *name);
+
+/* ---------------------------------------------------------------- quantization */
+
+/* Requantization of an integer accumulator x (at most 32 bits, any shape) to dtype (an integer
+   type of at most 32 bits, typically i8 or u8) with a real scale and a zero point, in integer
+   arithmetic only (gemmlowp's scheme), exact and identical on every back end:
+     scale = M * 2^-s with M = round(frexp mantissa of scale * 2^31), in [2^30, 2^31);
+     out = te_saturating_cast(dtype, te_rounding_shift_right(i64(x) * M, s) + zero_point)
+   i.e. round(x * scale) (ties up) + zero_point clamped to dtype's range. One stage, the output.
+   Errors: x not an integer of <= 32 bits or dtype not one (TE_ERR_TYPE), scale not finite or
+   not in (0, 2^31), zero_point outside dtype's range (TE_ERR_INVALID_ARG). Default name
+   "requantize". */
+TE_API te_tensor *te_op_requantize(te_ctx *, te_tensor *x, double scale, int64_t zero_point,
+                                   te_dtype dtype, const char *name);
 
 /* ---------------------------------------------------------------- pooling */
 

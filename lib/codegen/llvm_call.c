@@ -111,6 +111,8 @@ LLVMValueRef cg_call(cg_llvm *cg, te_expr *e) {
   ir_intrin id = e->u.call;
   int n = e->nargs;
   LLVMValueRef args[3];
+  if (id == IR_INTRIN_DOT4_U8S8)
+    return cg_dot4(cg, e);
   if (n > 3 || (int)id < 0 || id >= IR_INTRIN_COUNT) {
     ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': malformed call",
              cg->kernel);
@@ -124,6 +126,9 @@ LLVMValueRef cg_call(cg_llvm *cg, te_expr *e) {
     return abi;
   te_dtype t = e->dtype;
   LLVMTypeRef ty = n > 0 ? LLVMTypeOf(args[0]) : NULL;
+  LLVMValueRef bits = cg_int_op(cg, id, t, args);
+  if (bits)
+    return bits;
   if (ir_is_float(t) && (t.bits == 32 || t.bits == 64)) {
     switch (id) {
     case IR_INTRIN_EXP:

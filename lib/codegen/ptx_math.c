@@ -6,7 +6,8 @@
  * them. So, in kernels:
  *   supported: exp, log, tanh, sigmoid (the inline polynomials of llvm_vmath.c, f32 and f64),
  *              exp2(x) = exp(x * ln 2), log2(x) = log(x) / ln 2, log10(x) = log(x) / ln 10,
- *              sqrt, rsqrt, floor, ceil, round, trunc, fma, abs (and likely);
+ *              sqrt, rsqrt, floor, ceil, round, trunc, fma, abs (and likely), and the integer
+ *              operators (bitwise_*, shifts, rounding_shift_right: llvm_bits.c);
  *   refused with TE_ERR_UNSUPPORTED naming the function: sin, cos, tan, pow, erf.
  * Vector code (a vectorized loop inside a kernel) is refused too: bind the loop to threads.
  */

@@ -161,6 +161,10 @@ uint32_t cg_spv_narrow(cg_spv *, cg_spv_val v);
 /* The register type of a value of dtype t (i64: by narrowness). */
 uint32_t cg_spv_val_type(cg_spv *, te_dtype t, bool narrow);
 cg_spv_val cg_spv_call(cg_spv *, te_expr *);
+/* The integer operators of intrinsics.def (spirv_bits.c): which calls they are, and a call's
+   value. */
+bool cg_spv_is_int_op(ir_intrin);
+cg_spv_val cg_spv_int_op(cg_spv *, te_expr *);
 void cg_spv_cache_clear(cg_spv *);
 /* Binds var (value or pointer); returns the previous binding (NULL when none). */
 cg_spv_binding *cg_spv_bind(cg_spv *, te_expr *var, cg_spv_binding *b);

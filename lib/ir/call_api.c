@@ -48,6 +48,11 @@ static bool check_arg(te_ctx *ctx, const ir_intrin_info *in, te_expr *a) {
              in->name, n);
     return false;
   }
+  if ((in->flags & IR_INTRIN_INT) && (!ir_is_intlike(a->dtype) || ir_is_bool(a->dtype))) {
+    ir_error(ctx, TE_ERR_TYPE, "te_call: '%s' needs an integer argument (got %s)%s", in->name, n,
+             ir_is_bool(a->dtype) ? ": use te_and/te_or/te_not on bools" : "");
+    return false;
+  }
   if ((in->flags & IR_INTRIN_NUMBER) && ir_is_bool(a->dtype)) {
     ir_error(ctx, TE_ERR_TYPE, "te_call: '%s' needs a number argument (got %s)", in->name, n);
     return false;
@@ -83,6 +88,8 @@ te_expr *te_call(te_ctx *ctx, const char *fn, int n, te_expr *const args[]) {
   for (int i = 0; i < n; i++)
     if (!check_arg(ctx, in, args[i]))
       return NULL;
+  if (in->flags & IR_INTRIN_SHIFT)
+    return ir_shift_call(ctx, (ir_intrin)id, args[0], args[1]);
   te_dtype t = call_type(n, args);
   te_expr *conv[4];
   if (!ir_check(ctx, n <= 4, "te_call: too many arguments for the converter"))

@@ -45,3 +45,12 @@ int ir_intrin_lookup(const char *name) {
       return i;
   return -1;
 }
+
+const char *const ir_tensor_intrin_name[IR_TENSOR_INTRIN_COUNT] = {"", "vpdpbusd"};
+
+ir_tensor_intrin ir_tensor_intrin_lookup(const char *name) {
+  for (int i = 1; name && i < IR_TENSOR_INTRIN_COUNT; i++)
+    if (strcmp(ir_tensor_intrin_name[i], name) == 0)
+      return (ir_tensor_intrin)i;
+  return IR_TENSOR_INTRIN_NONE;
+}

@@ -58,6 +58,8 @@ enum {
   IR_INTRIN_BOOL = 4,
   IR_INTRIN_INTERNAL = 8,
   IR_INTRIN_GUARD = 16, /* if_then_else: (bool cond, t, f), only the chosen side evaluated */
+  IR_INTRIN_INT = 32,   /* integer operands only */
+  IR_INTRIN_SHIFT = 64, /* (x, amount): x's type; the amount brought to it by te_call */
 };
 typedef enum ir_intrin {
 #define IR_INTRIN(ID, name, n, flags) IR_INTRIN_##ID,
@@ -74,6 +76,17 @@ typedef struct ir_intrin_info {
 extern const ir_intrin_info ir_intrin_table[IR_INTRIN_COUNT];
 /* -1 when not found. */
 int ir_intrin_lookup(const char *name);
+
+/* The instructions te_tensorize maps a loop onto (lib/lower/tensorize.c matches them). 0: none.
+   The schedule marks the loop with `attr tensorize` (value: the id; node: the te_iter). */
+typedef enum ir_tensor_intrin {
+  IR_TENSOR_INTRIN_NONE,
+  IR_TENSOR_INTRIN_VPDPBUSD, /* x86 AVX512-VNNI / AVX-VNNI: 4 u8 x s8 products into each s32 */
+  IR_TENSOR_INTRIN_COUNT
+} ir_tensor_intrin;
+extern const char *const ir_tensor_intrin_name[IR_TENSOR_INTRIN_COUNT];
+/* The id of name, IR_TENSOR_INTRIN_NONE when it is none of them. */
+ir_tensor_intrin ir_tensor_intrin_lookup(const char *name);
 
 extern const char *const ir_expr_kind_name[IR_EXPR_COUNT];
 extern const int ir_expr_kind_nargs[IR_EXPR_COUNT];
@@ -327,6 +340,9 @@ te_expr *ir_not(te_expr *);
 te_expr *ir_select(te_expr *c, te_expr *t, te_expr *f);
 te_expr *ir_cast(te_dtype, te_expr *); /* returns e itself when the dtype already matches */
 te_expr *ir_call(te_ctx *, ir_intrin, te_dtype, int n, te_expr *const args[]);
+/* A shift call (IR_INTRIN_SHIFT) of x by amount, checked: the amount brought to x's type and
+   clamped to its width (expr_bits.c); records TE_ERR_TYPE on lanes that differ. */
+te_expr *ir_shift_call(te_ctx *, ir_intrin, te_expr *x, te_expr *amount);
 te_expr *ir_access(te_tensor *, int n, te_expr *const idx[]);
 te_expr *ir_load(ir_buffer *, te_dtype /* element type with lanes */, te_expr *index);
 te_expr *ir_ramp(te_expr *base, te_expr *stride, int lanes);

@@ -152,6 +152,7 @@ ir_stmt *lw_storage_flatten(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_simplify(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_loop_partition(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_vectorize(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_tensorize(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_unroll(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_prefetch(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_remove_likely(lw_pass_ctx *, ir_stmt *);

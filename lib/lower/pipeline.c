@@ -30,6 +30,7 @@ const lw_pass lw_pipeline[] = {
     {"prefetch", lw_prefetch, 0},
     {"loop_partition", lw_loop_partition, 0},
     {"vectorize", lw_vectorize, 0},
+    {"tensorize", lw_tensorize, 0}, /* te_tensorize's loops: one instruction each */
     {"unroll", lw_unroll, 0},
     {"remove_likely", lw_remove_likely, 0},
     {"gpu_split", lw_gpu_split, 0},       /* GPU targets only (no-op otherwise): gpu_split.c */

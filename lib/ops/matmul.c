@@ -2,6 +2,7 @@
  * ([b, M, K] x [b, K, N]), each with optional transposes of either operand.
  *
  * One stage: C[.., i, j] = sum_k op(A)[.., i, k] * op(B)[.., k, j], reduce axis "k". The
+ * _acc forms multiply and sum in a given dtype (accum.c). The
  * transposes only change the index order of the reads, so schedules of the output stage are the
  * same whatever the layout of the operands.
  */
@@ -40,18 +41,20 @@ static bool check_extent(te_ctx *ctx, const char *fn, const char *what, te_tenso
 }
 
 static te_tensor *mm_build(te_ctx *ctx, const char *fn, te_tensor *A, te_tensor *B, int ta, int tb,
-                           const char *name, const char *def, int batch) {
+                           const te_dtype *acc, const char *name, const char *def, int batch) {
   if (!op_begin(ctx, fn, &name, def, 2, (te_tensor *const[]){A, B},
                 (const char *const[]){"A", "B"}))
     return NULL;
   int rank = 2 + batch;
   if (!op_check_rank(ctx, fn, "A", A, rank) || !op_check_rank(ctx, fn, "B", B, rank) ||
-      !op_check_same_dtype(ctx, fn, A, B) || !op_check_number(ctx, fn, A))
+      !op_check_inputs(ctx, fn, A, B, acc))
     return NULL;
   mm_side sa = side_of(A, batch, ta, true), sb = side_of(B, batch, tb, false);
   if (batch && !check_extent(ctx, fn, "batch extent", A, B, A->shape[0], B->shape[0]))
     return NULL;
   if (!check_extent(ctx, fn, "reduction extent K =", A, B, sa.k, sb.k))
+    return NULL;
+  if (acc && !op_check_acc_range(ctx, fn, A, B, *acc, sa.k))
     return NULL;
 
   te_expr *b = te_var(ctx, "b"), *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
@@ -64,7 +67,7 @@ static te_tensor *mm_build(te_ctx *ctx, const char *fn, te_tensor *A, te_tensor 
   ia[n + 1] = ta ? i : k;
   ib[n] = tb ? j : k;
   ib[n + 1] = tb ? k : j;
-  te_expr *body = te_sum(te_mul(te_at(A, rank, ia), te_at(B, rank, ib)), 1, &k);
+  te_expr *body = te_sum(op_product(te_at(A, rank, ia), te_at(B, rank, ib), acc), 1, &k);
   te_expr *shape[3], *vars[3];
   n = 0;
   if (batch)
@@ -76,10 +79,21 @@ static te_tensor *mm_build(te_ctx *ctx, const char *fn, te_tensor *A, te_tensor 
 
 te_tensor *te_op_matmul(te_ctx *ctx, te_tensor *A, te_tensor *B, int trans_a, int trans_b,
                         const char *name) {
-  return mm_build(ctx, "te_op_matmul", A, B, trans_a, trans_b, name, "matmul", 0);
+  return mm_build(ctx, "te_op_matmul", A, B, trans_a, trans_b, NULL, name, "matmul", 0);
+}
+
+te_tensor *te_op_matmul_acc(te_ctx *ctx, te_tensor *A, te_tensor *B, int trans_a, int trans_b,
+                            te_dtype acc, const char *name) {
+  return mm_build(ctx, "te_op_matmul_acc", A, B, trans_a, trans_b, &acc, name, "matmul", 0);
 }
 
 te_tensor *te_op_batch_matmul(te_ctx *ctx, te_tensor *A, te_tensor *B, int trans_a, int trans_b,
                               const char *name) {
-  return mm_build(ctx, "te_op_batch_matmul", A, B, trans_a, trans_b, name, "batch_matmul", 1);
+  return mm_build(ctx, "te_op_batch_matmul", A, B, trans_a, trans_b, NULL, name, "batch_matmul", 1);
+}
+
+te_tensor *te_op_batch_matmul_acc(te_ctx *ctx, te_tensor *A, te_tensor *B, int trans_a, int trans_b,
+                                  te_dtype acc, const char *name) {
+  return mm_build(ctx, "te_op_batch_matmul_acc", A, B, trans_a, trans_b, &acc, name, "batch_matmul",
+                  1);
 }

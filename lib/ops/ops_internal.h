@@ -52,6 +52,18 @@ bool op_check_float(te_ctx *, const char *fn, const te_tensor *t);
 /* Not bool: "fn: 'x' has dtype bool; a number type is required", TE_ERR_TYPE. */
 bool op_check_number(te_ctx *, const char *fn, const te_tensor *t);
 
+/* The inputs of a product-sum operator (accum.c). acc NULL: numbers of one dtype, not 8/16-bit
+   integers (TE_ERR_TYPE naming fn's _acc form). acc given: numbers of any dtypes, acc a scalar
+   number type, a float input needs a float acc. */
+bool op_check_inputs(te_ctx *, const char *fn, const te_tensor *a, const te_tensor *b,
+                     const te_dtype *acc);
+/* An integer acc holds each product of a and b and, for a constant number of terms, each sum
+   (TE_ERR_TYPE "accumulator ... can overflow" otherwise). Floats always pass. */
+bool op_check_acc_range(te_ctx *, const char *fn, const te_tensor *a, const te_tensor *b,
+                        te_dtype acc, te_expr *terms);
+/* x * y, in acc when given (each operand cast to it). */
+te_expr *op_product(te_expr *x, te_expr *y, const te_dtype *acc);
+
 /* The output extent of a sliding window over an input extent:
      floor((in + 2*pad - dil*(k - 1) - 1) / stride) + 1,
    folded when constant; a constant result < 1 is TE_ERR_SHAPE naming fn and what. */

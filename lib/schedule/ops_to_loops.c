@@ -88,6 +88,8 @@ static ir_stmt *make_for(nest *n, te_iter *it, ir_stmt *body) {
     return NULL;
   }
   ir_stmt *s = ir_for(it->var, it->dom_min, ext, it->kind, it->tag, body);
+  if (it->tensorize && s) /* matched after vectorization, lib/lower/tensorize.c */
+    s = ir_attr(n->ctx, "tensorize", it, ir_i64(n->ctx, it->tensorize), s);
   for (int i = it->npragmas - 1; i >= 0 && s; i--) {
     char key[96];
     snprintf(key, sizeof key, "pragma_%s", it->pragma_keys[i]);

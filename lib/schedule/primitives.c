@@ -400,3 +400,34 @@ te_status te_pragma(te_stage *st, te_iter *it, const char *key, int64_t value) {
     return TE_ERR_INVALID_ARG;
   return SCH_CALL(st->sch, "te_pragma", pragma_impl(st, it, key, value));
 }
+
+static te_status tensorize_impl(te_stage *st, te_iter *it, const char *intrinsic) {
+  const char *fn = "te_tensorize";
+  if (!check_leaf(fn, st, it, "iter"))
+    return fail_status(st);
+  te_ctx *ctx = st->sch->ctx;
+  ir_tensor_intrin id = ir_tensor_intrin_lookup(intrinsic);
+  if (id == IR_TENSOR_INTRIN_NONE)
+    return ir_error(ctx, TE_ERR_UNSUPPORTED,
+                    "%s: stage '%s': unknown instruction '%s' (known: vpdpbusd)", fn, st->name,
+                    intrinsic ? intrinsic : "(null)");
+  if (it->type != SCH_ITER_REDUCE)
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s': loop '%s' is a data-parallel loop; %s sums over a reduce "
+                    "loop (give the inner loop of a split of a reduce axis, extent 4)",
+                    fn, st->name, it->name, intrinsic);
+  for (int i = 0; i < st->nleaf; i++)
+    if (st->leaf[i]->tensorize && st->leaf[i] != it)
+      return ir_error(ctx, TE_ERR_SCHEDULE,
+                      "%s: stage '%s': loop '%s' is tensorized already; one loop a stage", fn,
+                      st->name, st->leaf[i]->name);
+  it->tensorize = (int)id;
+  return sch_trace_step(st->sch, SCH_STEP_tensorize,
+                        (sch_arg[]){{.stage = st}, {.iter = it}, {.word = intrinsic}});
+}
+
+te_status te_tensorize(te_stage *st, te_iter *it, const char *intrinsic) {
+  if (!st)
+    return TE_ERR_INVALID_ARG;
+  return SCH_CALL(st->sch, "te_tensorize", tensorize_impl(st, it, intrinsic));
+}

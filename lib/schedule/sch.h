@@ -106,6 +106,7 @@ struct te_iter {
   int npragmas;
   const char **pragma_keys;
   int64_t *pragma_values;
+  int tensorize; /* te_tensorize: an ir_tensor_intrin (0: none) */
   /* filled by bound inference */
   te_expr *dom_min, *dom_extent;
   te_expr *alloc_extent; /* root data iters: storage extent (a constant bound when one exists) */

@@ -431,3 +431,56 @@ const char *te_target_short_str(const te_target *t) {
 }
 
 int te_target_vector_bits(const te_target *t) { return t ? t->vector_bits : 0; }
+
+/* ---------------------------------------------------------------- feature queries */
+
+/* The x86 CPUs (LLVM's names) whose feature set has AVX512-VNNI, and those with AVX-VNNI only
+   (VEX-encoded, ymm/xmm). LLVM-C cannot ask a subtarget for a feature, so this is the table of
+   LLVM 22's X86.td; an explicit +/- in the target's features overrides it. */
+static const char *const tg_vnni512_cpus[] = {
+    "cascadelake",    "cooperlake",    "icelake-client", "icelake-server",  "tigerlake",
+    "sapphirerapids", "emeraldrapids", "graniterapids",  "graniterapids-d", "rocketlake",
+    "diamondrapids",  "znver4",        "znver5",         "x86-64-v4"};
+static const char *const tg_avxvnni_cpus[] = {
+    "alderlake",        "raptorlake",     "meteorlake",    "arrowlake",     "arrowlake-s",
+    "lunarlake",        "pantherlake",    "gracemont",     "sierraforest",  "grandridge",
+    "clearwaterforest", "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d",
+    "diamondrapids",    "znver5"};
+
+/* +1 / -1 when the features list feat explicitly, 0 when they do not. */
+static int tg_feature_setting(const char *features, const char *feat) {
+  int r = 0;
+  size_t n = strlen(feat);
+  for (const char *p = features; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n + 1 && !strncmp(p + 1, feat, n))
+      r = p[0] == '+' ? 1 : -1; /* the last setting wins */
+    if (!end)
+      break;
+    p = end + 1;
+  }
+  return r;
+}
+
+static bool tg_cpu_in(const char *cpu, const char *const list[], size_t n) {
+  for (size_t i = 0; cpu && i < n; i++)
+    if (!strcmp(cpu, list[i]))
+      return true;
+  return false;
+}
+
+bool tg_has_feature(const te_target *t, const char *feat) {
+  if (!t || t->kind != TG_LLVM)
+    return false;
+  int set = tg_feature_setting(t->features, feat);
+  if (set)
+    return set > 0;
+  if (!strcmp(feat, "avx512vnni"))
+    return tg_cpu_in(t->cpu, tg_vnni512_cpus, sizeof tg_vnni512_cpus / sizeof *tg_vnni512_cpus);
+  if (!strcmp(feat, "avxvnni"))
+    return tg_cpu_in(t->cpu, tg_avxvnni_cpus, sizeof tg_avxvnni_cpus / sizeof *tg_avxvnni_cpus);
+  if (!strcmp(feat, "avx512vl")) /* every AVX-512 CPU LLVM knows has VL, but Knights */
+    return t->vector_bits >= 512 && strcmp(t->cpu, "knl") && strcmp(t->cpu, "knm");
+  return false;
+}

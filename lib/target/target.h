@@ -39,6 +39,10 @@ static inline bool tg_is_gpu(const te_target *t) {
   return t && (t->kind == TG_CUDA || t->kind == TG_VULKAN);
 }
 
+/* True when CPU target t has the x86 feature feat ("avx512vnni", "avxvnni", "avx512vl"): an
+   explicit +feat / -feat in its features decides, else its CPU (a table, target.c). */
+bool tg_has_feature(const te_target *t, const char *feat);
+
 /* GPU target strings (target_gpu.c): true when s starts with the kind "cuda", "nvptx" or
    "vulkan"; the parse fills t (kind, limits, canonical string) or records the error. */
 bool tg_string_is_gpu(const char *s);

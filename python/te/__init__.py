@@ -26,7 +26,9 @@ from .expr import (Expr, Reduction, CommReducer, const, var, size_var, param, se
                    if_then_else, cast, call, exp, exp2, log, log2, log10, sqrt, rsqrt, sin, cos,
                    tan, tanh, sigmoid, erf, floor, ceil, round, trunc, abs, power, pow, fma, eq,
                    ne, logical_and, logical_or, logical_not, all, any, sum, prod, max, min,
-                   reduce_axis, comm_reducer)
+                   reduce_axis, comm_reducer, bitwise_and, bitwise_or, bitwise_xor, bitwise_not,
+                   shift_left, shift_right, shift_right_logical, rounding_shift_right,
+                   saturating_cast)
 from .tensor import Tensor, AxisRef, placeholder, compute, scan
 from .schedule import Schedule, Stage, Iter, create_schedule, thread_axis
 from .build import (Target, Module, target, lower, build, save_modules, set_num_threads,

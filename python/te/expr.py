@@ -5,7 +5,9 @@ build new ones through the C API, so promotion and type errors are te's own:
 
     a + b, a - b, a * b, a / b (float division), a // b, a % b (floor division / modulo of
     integers), -a, abs(a), a ** b (pow), a < b, a <= b, a > b, a >= b, a == b, a != b,
-    a & b, a | b, ~a (bool logic; Python's `and`/`or`/`not` cannot be overloaded)
+    a & b, a | b, ~a (bool logic on bools; Python's `and`/`or`/`not` cannot be overloaded),
+    a & b, a | b, a ^ b, ~a, a << b, a >> b (bitwise and shifts on integers: te_bitwise_*,
+    te_shift_left, te_shift_right, whose semantics include/te/expr.h defines for every amount)
 
 Python numbers become immediates: an int is an i64 literal and a float an f32 literal, and an
 immediate takes the type of the other operand (``x_f64 * 0.5`` is f64). ``a == b`` gives an
@@ -109,12 +111,22 @@ class Expr:
         """The bool expression self != o."""
         return _binop(L.te_ne, "te_ne", self, o)
 
-    # logic
-    def __and__(self, o): return _dunder(L.te_and, "te_and", self, o)
-    def __rand__(self, o): return _dunder(L.te_and, "te_and", o, self)
-    def __or__(self, o): return _dunder(L.te_or, "te_or", self, o)
-    def __ror__(self, o): return _dunder(L.te_or, "te_or", o, self)
-    def __invert__(self): return _unop(L.te_not, "te_not", self)
+    # logic on bools, bitwise operations on integers
+    def __and__(self, o): return _logic_or_bits(L.te_and, "te_and", "bitwise_and", self, o)
+    def __rand__(self, o): return _logic_or_bits(L.te_and, "te_and", "bitwise_and", o, self)
+    def __or__(self, o): return _logic_or_bits(L.te_or, "te_or", "bitwise_or", self, o)
+    def __ror__(self, o): return _logic_or_bits(L.te_or, "te_or", "bitwise_or", o, self)
+    def __xor__(self, o): return _bits("bitwise_xor", self, o)
+    def __rxor__(self, o): return _bits("bitwise_xor", o, self)
+    def __lshift__(self, o): return _bits("shift_left", self, o)
+    def __rlshift__(self, o): return _bits("shift_left", o, self)
+    def __rshift__(self, o): return _bits("shift_right", self, o)
+    def __rrshift__(self, o): return _bits("shift_right", o, self)
+
+    def __invert__(self):
+        if self.dtype.is_bool:
+            return _unop(L.te_not, "te_not", self)
+        return call("bitwise_not", self)
 
     def astype(self, dtype):
         """te.cast(self, dtype)."""
@@ -223,6 +235,25 @@ def _dunder(fn, what, a, b):
     if not (_convertible(a) and _convertible(b)):
         return NotImplemented
     return _binop(fn, what, a, b)
+
+
+def _is_boolish(x):
+    return isinstance(x, bool) or (isinstance(x, Expr) and x.dtype.is_bool)
+
+
+def _logic_or_bits(logic_fn, what, bits_name, a, b):
+    """a & b / a | b: logic when either side is a bool, else the bitwise call."""
+    if not (_convertible(a) and _convertible(b)):
+        return NotImplemented
+    if _is_boolish(a) or _is_boolish(b):
+        return _binop(logic_fn, what, a, b)
+    return call(bits_name, a, b)
+
+
+def _bits(name, a, b):
+    if not (_convertible(a) and _convertible(b)):
+        return NotImplemented
+    return call(name, a, b)
 
 
 def _unop(fn, what, a):
@@ -336,6 +367,55 @@ pow = power               # noqa: A001
 def fma(a, b, c):
     """a * b + c (te_call "fma")."""
     return call("fma", a, b, c)
+
+
+def bitwise_and(a, b):
+    """a & b on integers (te_bitwise_and)."""
+    return call("bitwise_and", a, b)
+
+
+def bitwise_or(a, b):
+    """a | b on integers (te_bitwise_or)."""
+    return call("bitwise_or", a, b)
+
+
+def bitwise_xor(a, b):
+    """a ^ b on integers (te_bitwise_xor)."""
+    return call("bitwise_xor", a, b)
+
+
+def bitwise_not(a):
+    """~a on integers (te_bitwise_not)."""
+    return call("bitwise_not", a)
+
+
+def shift_left(x, s):
+    """x << s (te_shift_left): x's type; 0 when s >= the width."""
+    return call("shift_left", x, s)
+
+
+def shift_right(x, s):
+    """x >> s (te_shift_right): arithmetic for signed x, logical for unsigned x."""
+    return call("shift_right", x, s)
+
+
+def shift_right_logical(x, s):
+    """x >> s filling with zeros whatever x's signedness (te_shift_right_logical)."""
+    return call("shift_right_logical", x, s)
+
+
+def rounding_shift_right(x, s):
+    """x / 2**s rounded to nearest, ties up (te_rounding_shift_right), without overflow."""
+    return call("rounding_shift_right", x, s)
+
+
+def saturating_cast(x, dtype):
+    """x converted to dtype, clamped to its range (NaN gives 0) (te_saturating_cast)."""
+    if isinstance(x, (str, DType)) and not isinstance(dtype, (str, DType)):
+        x, dtype = dtype, x
+    c = pick(None, x)
+    e = as_expr(x, c)
+    return _wrap(c, L.te_saturating_cast(_dtype(dtype).c, e.handle), "te_saturating_cast")
 
 
 def eq(a, b):

@@ -30,16 +30,26 @@ def _pair(v, what):
     return int(v), int(v)
 
 
-def matmul(A, B, trans_a=False, trans_b=False, name=None):
-    """C = op(A) x op(B) (2-D); reduce axis "k"."""
+def matmul(A, B, trans_a=False, trans_b=False, name=None, out_dtype=None):
+    """C = op(A) x op(B) (2-D); reduce axis "k". out_dtype: the accumulator and output dtype
+    (te_op_matmul_acc), e.g. "int32" for uint8 x int8 inputs."""
     _t(A, "te_op_matmul"), _t(B, "te_op_matmul")
+    if out_dtype is not None:
+        return _out(A.ctx, L.te_op_matmul_acc(A.ctx._ptr, A._p, B._p, int(bool(trans_a)),
+                                              int(bool(trans_b)), _dtype(out_dtype).c,
+                                              _lib.encode(name)), "te_op_matmul_acc", 1)
     return _out(A.ctx, L.te_op_matmul(A.ctx._ptr, A._p, B._p, int(bool(trans_a)),
                                       int(bool(trans_b)), _lib.encode(name)), "te_op_matmul", 1)
 
 
-def batch_matmul(A, B, trans_a=False, trans_b=False, name=None):
-    """C[b] = op(A[b]) x op(B[b]) (3-D)."""
+def batch_matmul(A, B, trans_a=False, trans_b=False, name=None, out_dtype=None):
+    """C[b] = op(A[b]) x op(B[b]) (3-D); out_dtype as matmul's."""
     _t(A, "te_op_batch_matmul"), _t(B, "te_op_batch_matmul")
+    if out_dtype is not None:
+        return _out(A.ctx, L.te_op_batch_matmul_acc(A.ctx._ptr, A._p, B._p, int(bool(trans_a)),
+                                                    int(bool(trans_b)), _dtype(out_dtype).c,
+                                                    _lib.encode(name)),
+                    "te_op_batch_matmul_acc", 1)
     return _out(A.ctx, L.te_op_batch_matmul(A.ctx._ptr, A._p, B._p, int(bool(trans_a)),
                                             int(bool(trans_b)), _lib.encode(name)),
                 "te_op_batch_matmul", 1)
@@ -52,30 +62,51 @@ def _conv_params(stride, padding, dilation):
     return _lib.te_conv2d_params(sh, sw, ph, pw, dh, dw)
 
 
-def conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, name=None):
+def conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, name=None, out_dtype=None):
     """2-D convolution, data [N, C, H, W], kernel [O, C, KH, KW] -> [N, O, OH, OW]. Stages:
     "<name>_pad" when padding, then the output (reduce axes rc, ry, rx)."""
     _t(data, "te_op_conv2d_nchw"), _t(kernel, "te_op_conv2d_nchw")
     p = _conv_params(stride, padding, dilation)
+    if out_dtype is not None:  # the accumulator and output dtype (te_op_conv2d_nchw_acc)
+        return _out(data.ctx, L.te_op_conv2d_nchw_acc(data.ctx._ptr, data._p, kernel._p, p,
+                                              _dtype(out_dtype).c, _lib.encode(name)),
+                    "te_op_conv2d_nchw_acc", 3)
     return _out(data.ctx, L.te_op_conv2d_nchw(data.ctx._ptr, data._p, kernel._p, p,
                                               _lib.encode(name)), "te_op_conv2d_nchw", 3)
 
 
-def conv2d_nhwc(data, kernel, stride=1, padding=0, dilation=1, name=None):
+def conv2d_nhwc(data, kernel, stride=1, padding=0, dilation=1, name=None, out_dtype=None):
     """2-D convolution, data [N, H, W, C], kernel [KH, KW, C, O] -> [N, OH, OW, O]."""
     _t(data, "te_op_conv2d_nhwc"), _t(kernel, "te_op_conv2d_nhwc")
     p = _conv_params(stride, padding, dilation)
+    if out_dtype is not None:  # the accumulator and output dtype (te_op_conv2d_nhwc_acc)
+        return _out(data.ctx, L.te_op_conv2d_nhwc_acc(data.ctx._ptr, data._p, kernel._p, p,
+                                              _dtype(out_dtype).c, _lib.encode(name)),
+                    "te_op_conv2d_nhwc_acc", 3)
     return _out(data.ctx, L.te_op_conv2d_nhwc(data.ctx._ptr, data._p, kernel._p, p,
                                               _lib.encode(name)), "te_op_conv2d_nhwc", 3)
 
 
-def depthwise_conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, name=None):
+def depthwise_conv2d_nchw(data, kernel, stride=1, padding=0, dilation=1, name=None, out_dtype=None):
     """Depthwise 2-D convolution, data [N, C, H, W], kernel [C, 1, KH, KW] -> [N, C, OH, OW]."""
     _t(data, "te_op_depthwise_conv2d_nchw"), _t(kernel, "te_op_depthwise_conv2d_nchw")
     p = _conv_params(stride, padding, dilation)
+    if out_dtype is not None:  # the accumulator and output dtype (te_op_depthwise_conv2d_nchw_acc)
+        return _out(data.ctx, L.te_op_depthwise_conv2d_nchw_acc(data.ctx._ptr, data._p, kernel._p, p,
+                                              _dtype(out_dtype).c, _lib.encode(name)),
+                    "te_op_depthwise_conv2d_nchw_acc", 2)
     return _out(data.ctx, L.te_op_depthwise_conv2d_nchw(data.ctx._ptr, data._p, kernel._p, p,
                                                         _lib.encode(name)),
                 "te_op_depthwise_conv2d_nchw", 2)
+
+
+def requantize(x, scale, zero_point, dtype, name=None):
+    """An integer accumulator to dtype (int8/uint8): round(x * scale) + zero_point, saturated,
+    in integer arithmetic (te_op_requantize)."""
+    _t(x, "te_op_requantize")
+    return _out(x.ctx, L.te_op_requantize(x.ctx._ptr, x._p, float(scale), int(zero_point),
+                                          _dtype(dtype).c, _lib.encode(name)),
+                "te_op_requantize", 0)
 
 
 def _pool_params(kernel, stride, padding):

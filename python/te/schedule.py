@@ -210,6 +210,13 @@ class Stage:
         self._check(L.te_pragma(self._p, self._iter(var, "te_pragma"), _lib.encode(key),
                                 int(value)), "te_pragma")
 
+    def tensorize(self, var, intrinsic):
+        """Maps reduce loop ``var`` (extent 4) and the vector update inside it onto one
+        instruction (te_tensorize), e.g. "vpdpbusd"; a loop that does not match raises
+        ScheduleError when the schedule is built."""
+        self._check(L.te_tensorize(self._p, self._iter(var, "te_tensorize"),
+                                   _lib.encode(intrinsic)), "te_tensorize")
+
     # -- placement
     def compute_at(self, parent, scope):
         """Computes this stage inside loop ``scope`` of stage ``parent`` (its consumer)."""

@@ -3,7 +3,8 @@
  *
  * Small shapes that split factors do not divide, several stages (for placements and caches),
  * reductions (for rfactor), a multi-output custom reducer, symbolic sizes and a scalar
- * parameter, f64 and integer types.
+ * parameter, f64 and integer types, and a quantized kernel (u8 x i8 summed in i32, then the
+ * bitwise and shift operators).
  */
 #ifndef TE_FUZZ_WORKLOADS_H
 #define TE_FUZZ_WORKLOADS_H
@@ -36,6 +37,10 @@ static const fz_workload_text FZ_WORKLOADS[] = {
      "P[y, x] = if_then_else(y >= 1 && y <= 8 && x >= 1 && x <= 10, I[y - 1, x - 1], 0.0);\n"
      "O[y, x] = P[y, x] + P[y + 1, x + 1]*0.5\n"
      "where I: f64[8, 10], P: [10, 12], O: [9, 11]"},
+    {"quantized", "C[i, j] = sum(i32(A[i, k])*i32(B[k, j]), k);\n"
+                  "Q[i, j] = rounding_shift_right(bitwise_xor(C[i, j], 21), 3) + "
+                  "shift_right(C[i, j], 9) + bitwise_and(shift_left(C[i, j], 2), 1023)\n"
+                  "where A: u8[7, 12], B: i8[12, 9], k: [0, 12)"},
 };
 enum { FZ_NWORKLOADS = (int)(sizeof FZ_WORKLOADS / sizeof FZ_WORKLOADS[0]) };
 

@@ -236,6 +236,58 @@ static double math1(ir_intrin id, double x, bool f) {
   }
 }
 
+static uint64_t e_amount(te_dtype t, int64_t s) { /* the amount as te reads it: unsigned */
+  return t.bits >= 64 ? (uint64_t)s : (uint64_t)s & (((uint64_t)1 << t.bits) - 1);
+}
+
+/* The integer operators (include/te/expr.h's definitions, written from them): x and the amount s
+   of type t, s read unsigned; every amount defined. */
+static uint64_t ubits(te_dtype t, int64_t x) {
+  return t.bits >= 64 ? (uint64_t)x : (uint64_t)x & (((uint64_t)1 << t.bits) - 1);
+}
+
+static int64_t shr_floor(te_dtype t, int64_t x, uint64_t s) { /* floor(x / 2^s) */
+  if (t.code == kDLInt)
+    return s >= (uint64_t)t.bits ? (x < 0 ? -1 : 0) : x >> s;
+  return s >= (uint64_t)t.bits ? 0 : (int64_t)(ubits(t, x) >> s);
+}
+
+static bool int_call(ir_intrin id, te_dtype t, const ir_eval_val a[], ir_eval_val *out) {
+  uint64_t s = e_amount(t, a[1].i);
+  switch (id) {
+  case IR_INTRIN_BITWISE_AND:
+    out->i = norm(t, (uint64_t)a[0].i & (uint64_t)a[1].i);
+    return true;
+  case IR_INTRIN_BITWISE_OR:
+    out->i = norm(t, (uint64_t)a[0].i | (uint64_t)a[1].i);
+    return true;
+  case IR_INTRIN_BITWISE_XOR:
+    out->i = norm(t, (uint64_t)a[0].i ^ (uint64_t)a[1].i);
+    return true;
+  case IR_INTRIN_BITWISE_NOT:
+    out->i = norm(t, ~(uint64_t)a[0].i);
+    return true;
+  case IR_INTRIN_SHIFT_LEFT:
+    out->i = s >= (uint64_t)t.bits ? 0 : norm(t, ubits(t, a[0].i) << s);
+    return true;
+  case IR_INTRIN_SHIFT_RIGHT:
+    out->i = norm(t, (uint64_t)shr_floor(t, a[0].i, s));
+    return true;
+  case IR_INTRIN_SHIFT_RIGHT_LOGICAL:
+    out->i = s >= (uint64_t)t.bits ? 0 : norm(t, ubits(t, a[0].i) >> s);
+    return true;
+  case IR_INTRIN_ROUNDING_SHIFT_RIGHT: /* floor(x / 2^s) + bit s - 1, by the definition */
+    if (s == 0)
+      out->i = a[0].i;
+    else
+      out->i =
+          norm(t, (uint64_t)shr_floor(t, a[0].i, s) + ((uint64_t)shr_floor(t, a[0].i, s - 1) & 1));
+    return true;
+  default:
+    return false;
+  }
+}
+
 static bool call(ev *v, te_expr *e, int lane, ir_eval_val *out) {
   ir_eval_val a[3];
   if (e->u.call == IR_INTRIN_IF_THEN_ELSE) { /* only the side taken is evaluated */
@@ -249,9 +301,9 @@ static bool call(ev *v, te_expr *e, int lane, ir_eval_val *out) {
   bool f = is_f32(t);
   if (e->u.call == IR_INTRIN_LIKELY) {
     *out = a[0];
+  } else if (t.code != kDLFloat && e->u.call != IR_INTRIN_ABS) {
+    return int_call(e->u.call, t, a, out);
   } else if (t.code != kDLFloat) { /* abs of an int */
-    if (e->u.call != IR_INTRIN_ABS)
-      return false;
     out->i = (t.code == kDLUInt || a[0].i >= 0) ? a[0].i : norm(t, 0 - (uint64_t)a[0].i);
   } else if (e->u.call == IR_INTRIN_POW) {
     out->f = f ? (double)powf((float)a[0].f, (float)a[1].f) : pow(a[0].f, a[1].f);

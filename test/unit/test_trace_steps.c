@@ -27,7 +27,7 @@ static void teardown(void) { te_ctx_free(ctx); }
 TestSuite(trace_steps, .init = setup, .fini = teardown, .timeout = 120);
 
 Test(trace_steps, table_is_well_formed) {
-  cr_assert_eq(SCH_STEP_COUNT, 18);
+  cr_assert_eq(SCH_STEP_COUNT, 19);
   for (int k = 0; k < SCH_STEP_COUNT; k++) {
     const sch_step_info *s = &sch_steps[k];
     cr_assert_eq(sch_step_find(s->verb), k, "verb '%s' is not unique", s->verb);
@@ -96,6 +96,8 @@ static const char mm[] = "C[i, j] = sum(A[i, k]*B[k, j], k)\n"
                          "where A: f32[20, 12], B: f32[12, 24], C: [20, 24], k: [0, 12)\n";
 static const char two_stage[] = "P[i] = A[i]*2.0f;\nC[i] = P[i] + P[i + 1]\n"
                                 "where A: f32[30], P: [30], C: [29]\n";
+static const char qmm[] = "C[i, j] = sum(i32(A[i, k])*i32(B[k, j]), k)\n"
+                          "where A: u8[4, 16], B: i8[16, 32], C: [4, 32], k: [0, 16)\n";
 static const char rowsum[] = "B[i] = sum(A[i, k], k)\nwhere A: f32[6, 10], B: [6], k: [0, 10)\n";
 
 /* At least one trace of every step; a new step in steps.def needs one here. */
@@ -114,6 +116,8 @@ static const struct {
     {two_stage, "cache_write P local\nset_tail P_local i round_up\nsplit P_local i 7\n"
                 "reorder_storage P i\n"},
     {rowsum, "split B k 4\nrfactor B k.i 0\nvectorize B_rf k.i\n"},
+    {qmm, "split C j 16\nsplit C k 4\nreorder C i j.o k.o k.i j.i\nvectorize C j.i\n"
+          "tensorize C k.i vpdpbusd\n"},
 };
 
 Test(trace_steps, every_step_round_trips) {

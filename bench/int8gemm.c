@@ -1,0 +1,257 @@
+/* int8gemm.c — int8 GEMM, C = A x B with A u8, B s8, C s32 (n x n, row-major), te against oneDNN's
+ * int8 matmul and against te's own f32 SGEMM (the hand schedule of sgemm_schedule.c on the same
+ * values as floats), at 1 and 2 threads, in one run: the "te-f32" row's ratio is te's int8 speed
+ * over its f32 speed (the instructions' throughput ratio is 4: vpdpbusd does 64 multiply-adds
+ * where vfmadd231ps does 16). Rates are integer operations (2 n^3) per second, printed in the
+ * GFLOP/s column; their fraction is of the machine's measured vpdpbusd peak (peak_vnni.c).
+ *
+ * te's schedule: B packed inside the kernel into VNNI panels Bp[j / 64][k / 4][j % 64][k % 4]
+ * (an extra stage, parallel), so 4 consecutive k of one column are one 32-bit lane and a panel
+ * is read contiguously; C tiled (96 rows x 64 columns, rows parallel) into a local block CL
+ * computed at the tile, with loops k.c (KC = 256), i.m, k4, i.i (6, unrolled), j.v (4, unrolled),
+ * k.i (4, te_tensorize "vpdpbusd") and j (16, vectorized): a 6 x 64 register tile of 24 zmm
+ * accumulators, each step 6 broadcasts of 4 bytes of A and 4 loads of Bp feeding 24 vpdpbusd.
+ * The ladder falls back to the same nest without te_tensorize (LLVM's own vector code), then
+ * to te's default schedule.
+ * Checks: every te and oneDNN result is compared exactly with an int64 reference over 9 full rows.
+ */
+#include "bench.h"
+#include "report.h"
+#include "sgemm_schedule.h"
+#include "te_util.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { CHECK_ROWS = 9, I8_MR = 6, I8_NR = 64, I8_KC = 256, I8_MC = 96 };
+
+static void i8_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
+  int n = *(const int *)params;
+  te_expr *N = te_int(ctx, n), *nr = te_int(ctx, I8_NR), *four = te_int(ctx, 4);
+  te_tensor *A = te_placeholder(ctx, "A", TE_U8, 2, TE_EXPRS(N, N));
+  te_tensor *B = te_placeholder(ctx, "B", TE_I8, 2, TE_EXPRS(N, N));
+  te_expr *pj = te_var(ctx, "pj"), *pk = te_var(ctx, "pk"), *pl = te_var(ctx, "pl"),
+          *pq = te_var(ctx, "pq");
+  te_tensor *Bp = te_compute(
+      ctx, "Bp", 4, TE_EXPRS(te_int(ctx, n / I8_NR), te_int(ctx, n / 4), nr, four),
+      TE_EXPRS(pj, pk, pl, pq), TE_AT(B, te_add(te_mul(pk, four), pq), te_add(te_mul(pj, nr), pl)));
+  te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
+  te_expr *k = te_reduce_axis(ctx, "k", te_int(ctx, 0), N);
+  te_expr *b =
+      TE_AT(Bp, te_floordiv(j, nr), te_floordiv(k, four), te_floormod(j, nr), te_floormod(k, four));
+  te_expr *prod = te_mul(te_cast(TE_I32, TE_AT(A, i, k)), te_cast(TE_I32, b));
+  te_tensor *C = te_compute(ctx, "C", 2, TE_EXPRS(N, N), TE_EXPRS(i, j), TE_SUM(prod, k));
+  out->ntensors = 3;
+  out->tensors[0] = A, out->tensors[1] = B, out->tensors[2] = C;
+  te_schedule *s = out->s = te_schedule_new(ctx, 1, &C);
+  if (!s || !(flags & TB_TILE))
+    return;
+  te_tensor *CL = NULL;
+  te_cache_write(s, C, TE_SCOPE_LOCAL, &CL);
+  if (!CL)
+    return;
+  te_stage *cs = te_stage_of(s, C), *ls = te_stage_of(s, CL), *ps = te_stage_of(s, Bp);
+  te_iter *io, *jo, *ii, *ji, *lm, *li, *ljv, *lj, *kc, *kr, *k4, *ki;
+  te_tile(cs, te_axis(cs, 0), te_axis(cs, 1), I8_MC, I8_NR, &io, &jo, &ii, &ji);
+  te_compute_at(ls, cs, jo);
+  te_split(ls, te_axis(ls, 0), I8_MR, &lm, &li);
+  te_split(ls, te_axis(ls, 1), 16, &ljv, &lj);
+  te_split(ls, te_reduce_iter(ls, 0), I8_KC, &kc, &kr);
+  te_split(ls, kr, 4, &k4, &ki);
+  te_reorder(ls, 7, (te_iter *const[]){kc, lm, k4, li, ljv, ki, lj});
+  if (flags & TB_VEC) {
+    te_vectorize(ls, lj);
+    te_vectorize(cs, ji);
+  }
+  if (flags & TB_UNROLL) {
+    te_unroll(ls, li);
+    te_unroll(ls, ljv);
+  }
+  if (flags & TB_EXTRA)
+    te_tensorize(ls, ki, "vpdpbusd");
+  if (flags & TB_PAR) {
+    te_parallel(cs, io);
+    te_parallel(ps, te_axis(ps, 0));
+  }
+}
+
+/* te's f32 SGEMM (sgemm_schedule.c, every step) on the same values. */
+static void f32_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
+  (void)flags;
+  int n = *(const int *)params;
+  sgemm_params p = sgemm_tiles(n, sysconf(_SC_LEVEL2_CACHE_SIZE));
+  out->ntensors = 3;
+  out->s = sgemm_define(ctx, &p, SGEMM_ALL_STEPS, out->tensors);
+}
+
+/* A variant's call that checks its result exactly on its first call (the output poisoned
+   before it) and sets *flag to 0 (exact) or 1 for bench_run_variant's float check. */
+typedef struct exact_run {
+  bench_fn fn;
+  void *arg;
+  int32_t *c;
+  size_t nc;
+  const size_t *idx;  /* the checked points of C */
+  const int64_t *ref; /* their values */
+  size_t npts;
+  float *flag;
+  int checked;
+} exact_run;
+
+static int run_exact(void *p) {
+  exact_run *r = p;
+  if (!r->checked)
+    memset(r->c, 0x5a, r->nc * sizeof *r->c);
+  int st = r->fn(r->arg);
+  if (!r->checked && st == 0) {
+    size_t bad = 0;
+    for (size_t i = 0; i < r->npts; i++)
+      bad += r->c[r->idx[i]] != r->ref[i];
+    *r->flag = bad ? 1.0f : 0.0f;
+    if (bad)
+      fprintf(stderr, "  int8gemm: %zu of %zu checked outputs differ\n", bad, r->npts);
+    r->checked = 1;
+  }
+  return st;
+}
+
+static void int8gemm_size(const bench_cfg *cfg, int n) {
+  char wl[48];
+  snprintf(wl, sizeof wl, "int8 gemm %d", n);
+  size_t nn = (size_t)n * n, npts = (size_t)CHECK_ROWS * n;
+  uint8_t *a = malloc(nn);
+  int8_t *b = malloc(nn);
+  int32_t *c = aligned_alloc(64, nn * sizeof *c);
+  int64_t *ref = malloc(npts * sizeof *ref);
+  float *fa = bench_alloc_f32(nn), *fb = bench_alloc_f32(nn), *fc = bench_alloc_f32(nn);
+  double *fref = malloc(npts * sizeof *fref), *fscale = malloc(npts * sizeof *fscale);
+  dnnl_i8mm *dn = NULL;
+  tb_kernel k = {0}, kf = {0};
+  int have = 0, have_f = 0;
+  if (!a || !b || !c || !ref || !fa || !fb || !fc || !fref || !fscale) {
+    bench_add_failed(wl, "all", 1, "out of memory");
+    goto done;
+  }
+  uint64_t x = 88172645463325252ull;
+  for (size_t i = 0; i < nn; i++) { /* xorshift: the whole ranges, extremes included */
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    a[i] = (uint8_t)(x >> 8), b[i] = (int8_t)(x >> 24);
+    fa[i] = a[i], fb[i] = b[i];
+  }
+  for (int i = 0; i < CHECK_ROWS; i++) { /* rows spread over the matrix */
+    int row = (int)((long)i * (n - 1) / (CHECK_ROWS - 1));
+    for (int j = 0; j < n; j++) {
+      int64_t s = 0;
+      double sc = 0;
+      for (int q = 0; q < n; q++) {
+        s += (int64_t)a[(size_t)row * n + q] * b[(size_t)q * n + j];
+        sc += fabs((double)a[(size_t)row * n + q] * b[(size_t)q * n + j]);
+      }
+      ref[(size_t)i * n + j] = s, fref[(size_t)i * n + j] = (double)s;
+      fscale[(size_t)i * n + j] = sc;
+    }
+  }
+  /* the checked points: those rows of C */
+  size_t *idx = malloc(npts * sizeof *idx);
+  if (!idx)
+    goto done;
+  for (int i = 0; i < CHECK_ROWS; i++) {
+    size_t row = (size_t)((long)i * (n - 1) / (CHECK_ROWS - 1));
+    for (int j = 0; j < n; j++)
+      idx[(size_t)i * n + j] = row * n + (size_t)j;
+  }
+
+  unsigned ladder[TB_MAX_LADDER];
+  int nl = tb_ladder(TB_EXTRA, ladder);
+  have = tb_build(wl, "int8gemm", i8_define, &n, ladder, nl,
+                  (const char *const[2]){"vpdpbusd", "-"}, &k);
+  unsigned all = TB_TILE;
+  have_f = tb_build(wl, "sgemm_f32", f32_define, &n, &all, 1, NULL, &kf);
+  if (have) {
+    char note[160];
+    snprintf(note, sizeof note, "lower %.1f + llvm %.1f + jit %.1f ms", k.times.lower_s * 1e3,
+             k.times.llvm_s * 1e3, k.times.jit_s * 1e3);
+    char cwl[48];
+    snprintf(cwl, sizeof cwl, "int8 gemm %d compile", n);
+    bench_add_compile(cwl, "te", k.times.lower_s + k.times.llvm_s + k.times.jit_s, note);
+  }
+  char err[200] = "";
+
+  DLTensor ta = {0}, tb = {0}, tc = {0}, fta, ftb, ftc;
+  int64_t shape[2] = {n, n}, sf[3][8];
+  DLTensor *ts[3] = {&ta, &tb, &tc};
+  void *data[3] = {a, b, c};
+  DLDataType dts[3] = {{kDLUInt, 8, 1}, {kDLInt, 8, 1}, {kDLInt, 32, 1}};
+  for (int q = 0; q < 3; q++) {
+    ts[q]->data = data[q];
+    ts[q]->device = (DLDevice){kDLCPU, 0};
+    ts[q]->ndim = 2;
+    ts[q]->dtype = dts[q];
+    ts[q]->shape = shape;
+  }
+  tb_tensor(&fta, sf[0], fa, 2, shape);
+  tb_tensor(&ftb, sf[1], fb, 2, shape);
+  tb_tensor(&ftc, sf[2], fc, 2, shape);
+  tb_args targs = {&k, {&ta, &tb, &tc}}, fargs = {&kf, {&fta, &ftb, &ftc}};
+  float flag_te = 0, flag_dn = 0;
+  double zero = 0, one = 1;
+  bench_ref exact = {NULL, &zero, &one, 1, 1, 0.5};
+  bench_ref fchk = {idx, fref, fscale, 0, npts, 2e-4};
+  double ops = 2.0 * n * n * n;
+  int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
+  for (int ti = 0; ti < nthreads; ti++) {
+    int t = threads[ti];
+    /* oneDNN plans its split for the thread count it sees at creation: one primitive a count */
+    omp_set_num_threads(t);
+    dnnl_i8mm_free(dn);
+    if (!(dn = dnnl_i8mm_new(n, a, b, c, err, sizeof err)))
+      fprintf(stderr, "  %s: oneDNN failed: %s\n", wl, err);
+    exact_run rt = {tb_run, &targs, c, nn, idx, ref, npts, &flag_te, 0}; /* checked per count */
+    exact_run rd = {dnnl_i8mm_run, dn, c, nn, idx, ref, npts, &flag_dn, 0};
+    for (int round = 0; round < cfg->rounds; round++) {
+      if (!have)
+        bench_add_failed(wl, "te", t, k.note);
+      else {
+        tb_set_threads(t);
+        bench_run_variant(cfg, wl, "te", t, ROW_FLOPS, ops, run_exact, &rt, &flag_te, 1, &exact,
+                          k.note);
+      }
+      if (dn) {
+        omp_set_num_threads(t);
+        bench_run_variant(cfg, wl, "onednn", t, ROW_FLOPS, ops, run_exact, &rd, &flag_dn, 1, &exact,
+                          "matmul u8 x s8 -> s32, weights in its own format");
+      } else {
+        bench_add_failed(wl, "onednn", t, err);
+      }
+      if (have_f) {
+        tb_set_threads(t);
+        bench_run_variant(cfg, wl, "te-f32", t, ROW_FLOPS, ops, tb_run, &fargs, fc, nn, &fchk,
+                          "te's f32 SGEMM (sgemm_schedule.c) on the same values");
+      } else {
+        bench_add_failed(wl, "te-f32", t, kf.note);
+      }
+    }
+  }
+  omp_set_num_threads(cfg->max_threads);
+  free(idx);
+done:
+  if (have)
+    tb_free(&k);
+  if (have_f)
+    tb_free(&kf);
+  dnnl_i8mm_free(dn);
+  free(a), free(b), free(c), free(ref), free(fref), free(fscale);
+  bench_free(fa), bench_free(fb), bench_free(fc);
+}
+
+void wl_int8gemm(const bench_cfg *cfg) {
+  static const int full[] = {1024, 2048}, quick[] = {256};
+  const int *sizes = cfg->quick ? quick : full;
+  int count = cfg->quick ? 1 : 2;
+  for (int s = 0; s < count; s++)
+    int8gemm_size(cfg, sizes[s]);
+}
