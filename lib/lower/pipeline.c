@@ -32,6 +32,7 @@ const lw_pass lw_pipeline[] = {
     {"vectorize", lw_vectorize, 0},
     {"unroll", lw_unroll, 0},
     {"remove_likely", lw_remove_likely, 0},
+    {"widen_half", lw_widen_half, 0},     /* f16/bf16 arithmetic in f32: widen_half.c */
     {"gpu_split", lw_gpu_split, 0},       /* GPU targets only (no-op otherwise): gpu_split.c */
     {"gpu_barriers", lw_gpu_barriers, 0}, /* GPU targets only: gpu_barrier.c */
     {"simplify_final", lw_simplify, 0},
