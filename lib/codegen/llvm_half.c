@@ -21,7 +21,7 @@
 #include "llvm_cg.h"
 
 typedef struct half_support {
-  bool f16; /* fpext/fptrunc between half and float are instructions */
+  bool f16;         /* fpext/fptrunc between half and float are instructions */
   bool bf16_narrow; /* fptrunc float -> bfloat is an instruction */
 } half_support;
 
@@ -72,21 +72,19 @@ static LLVMValueRef half_to_f32(cg_llvm *cg, LLVMValueRef v, te_dtype from) {
   LLVMValueRef h = LLVMBuildZExt(B, bits_of(cg, v, TE_U16, from), u32, "");
   if (from.code == kDLBfloat)
     return LLVMBuildBitCast(B, LLVMBuildShl(B, h, k32(cg, from, 16), ""), f32, "bf16.f32");
-  LLVMValueRef sign = LLVMBuildShl(B, LLVMBuildAnd(B, h, k32(cg, from, 0x8000), ""),
-                                   k32(cg, from, 16), "");
+  LLVMValueRef sign =
+      LLVMBuildShl(B, LLVMBuildAnd(B, h, k32(cg, from, 0x8000), ""), k32(cg, from, 16), "");
   LLVMValueRef mag = LLVMBuildAnd(B, h, k32(cg, from, 0x7fff), "");
   /* finite: the exponent and significand moved into f32's fields, scaled by 2^(127-15) */
   LLVMValueRef moved = LLVMBuildBitCast(B, LLVMBuildShl(B, mag, k32(cg, from, 13), ""), f32, "");
   LLVMValueRef scaled = LLVMBuildBitCast(
-      B, LLVMBuildFMul(B, moved, cg_const_float(cg, lanes_of(TE_F32, from), 0x1p112), ""), u32,
-      "");
+      B, LLVMBuildFMul(B, moved, cg_const_float(cg, lanes_of(TE_F32, from), 0x1p112), ""), u32, "");
   /* inf and NaN: f32's all-ones exponent, the significand moved; a NaN quieted */
-  LLVMValueRef special = LLVMBuildOr(B, LLVMBuildShl(B, mag, k32(cg, from, 13), ""),
-                                     k32(cg, from, 0x7f800000), "");
+  LLVMValueRef special =
+      LLVMBuildOr(B, LLVMBuildShl(B, mag, k32(cg, from, 13), ""), k32(cg, from, 0x7f800000), "");
   LLVMValueRef is_nan = LLVMBuildICmp(B, LLVMIntUGT, mag, k32(cg, from, 0x7c00), "");
-  special = LLVMBuildOr(B, special,
-                        LLVMBuildSelect(B, is_nan, k32(cg, from, 0x400000), k32(cg, from, 0), ""),
-                        "");
+  special = LLVMBuildOr(
+      B, special, LLVMBuildSelect(B, is_nan, k32(cg, from, 0x400000), k32(cg, from, 0), ""), "");
   LLVMValueRef is_special = LLVMBuildICmp(B, LLVMIntUGE, mag, k32(cg, from, 0x7c00), "");
   LLVMValueRef r = LLVMBuildSelect(B, is_special, special, scaled, "");
   return LLVMBuildBitCast(B, LLVMBuildOr(B, r, sign, ""), f32, "f16.f32");
@@ -96,12 +94,13 @@ static LLVMValueRef half_to_f32(cg_llvm *cg, LLVMValueRef v, te_dtype from) {
 static LLVMValueRef f32_to_bf16_bits(cg_llvm *cg, LLVMValueRef v, te_dtype like) {
   LLVMBuilderRef B = cg->b;
   LLVMValueRef u = bits_of(cg, v, TE_U32, like);
-  LLVMValueRef lsb = LLVMBuildAnd(B, LLVMBuildLShr(B, u, k32(cg, like, 16), ""), k32(cg, like, 1), "");
-  LLVMValueRef rounded = LLVMBuildLShr(
-      B, LLVMBuildAdd(B, u, LLVMBuildAdd(B, lsb, k32(cg, like, 0x7fff), ""), ""),
-      k32(cg, like, 16), "");
-  LLVMValueRef quiet = LLVMBuildOr(B, LLVMBuildLShr(B, u, k32(cg, like, 16), ""),
-                                   k32(cg, like, 0x40), "");
+  LLVMValueRef lsb =
+      LLVMBuildAnd(B, LLVMBuildLShr(B, u, k32(cg, like, 16), ""), k32(cg, like, 1), "");
+  LLVMValueRef rounded =
+      LLVMBuildLShr(B, LLVMBuildAdd(B, u, LLVMBuildAdd(B, lsb, k32(cg, like, 0x7fff), ""), ""),
+                    k32(cg, like, 16), "");
+  LLVMValueRef quiet =
+      LLVMBuildOr(B, LLVMBuildLShr(B, u, k32(cg, like, 16), ""), k32(cg, like, 0x40), "");
   LLVMValueRef nan = LLVMBuildFCmp(B, LLVMRealUNO, v, v, "");
   return LLVMBuildSelect(B, nan, quiet, rounded, "");
 }
@@ -114,7 +113,8 @@ static LLVMValueRef f32_to_f16_bits(cg_llvm *cg, LLVMValueRef v, te_dtype like) 
   LLVMValueRef sign = LLVMBuildAnd(B, u, k32(cg, like, 0x80000000u), "");
   LLVMValueRef a = LLVMBuildXor(B, u, sign, "");
   /* normal results: rebias the exponent (-112 << 23, wrapping), round at bit 13 to even */
-  LLVMValueRef odd = LLVMBuildAnd(B, LLVMBuildLShr(B, a, k32(cg, like, 13), ""), k32(cg, like, 1), "");
+  LLVMValueRef odd =
+      LLVMBuildAnd(B, LLVMBuildLShr(B, a, k32(cg, like, 13), ""), k32(cg, like, 1), "");
   LLVMValueRef biased = LLVMBuildAdd(B, a, k32(cg, like, 0xc8000fffu), "");
   LLVMValueRef normal = LLVMBuildLShr(B, LLVMBuildAdd(B, biased, odd, ""), k32(cg, like, 13), "");
   /* subnormal results (|x| < 2^-14): 0.5 + |x| rounds |x| to a multiple of 2^-24 */
@@ -126,11 +126,12 @@ static LLVMValueRef f32_to_f16_bits(cg_llvm *cg, LLVMValueRef v, te_dtype like) 
   LLVMValueRef nan = LLVMBuildOr(
       B, LLVMBuildAnd(B, LLVMBuildLShr(B, a, k32(cg, like, 13), ""), k32(cg, like, 0x3ff), ""),
       k32(cg, like, 0x7e00), "");
-  LLVMValueRef r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntULT, a, k32(cg, like, 0x38800000), ""),
-                                   sub, normal, "");
+  LLVMValueRef r = LLVMBuildSelect(
+      B, LLVMBuildICmp(B, LLVMIntULT, a, k32(cg, like, 0x38800000), ""), sub, normal, "");
   r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntUGE, a, k32(cg, like, 0x47800000), ""),
                       k32(cg, like, 0x7c00), r, "");
-  r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntUGT, a, k32(cg, like, 0x7f800000), ""), nan, r, "");
+  r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntUGT, a, k32(cg, like, 0x7f800000), ""), nan, r,
+                      "");
   return LLVMBuildOr(B, r, LLVMBuildLShr(B, sign, k32(cg, like, 16), ""), "");
 }
 
@@ -140,7 +141,8 @@ static LLVMValueRef f32_to_half(cg_llvm *cg, LLVMValueRef v, te_dtype to) {
   half_support s = support_of(cg);
   if (to.code == kDLFloat ? s.f16 : s.bf16_narrow)
     return LLVMBuildFPTrunc(B, v, cg_type(cg, to), "");
-  LLVMValueRef bits = to.code == kDLFloat ? f32_to_f16_bits(cg, v, to) : f32_to_bf16_bits(cg, v, to);
+  LLVMValueRef bits =
+      to.code == kDLFloat ? f32_to_f16_bits(cg, v, to) : f32_to_bf16_bits(cg, v, to);
   LLVMValueRef h = LLVMBuildTrunc(B, bits, cg_type(cg, lanes_of(TE_U16, to)), "");
   return LLVMBuildBitCast(B, h, cg_type(cg, to), to.code == kDLFloat ? "f16" : "bf16");
 }

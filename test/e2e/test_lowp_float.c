@@ -26,12 +26,12 @@ TestSuite(lowp_float, .init = tt_setup, .fini = tt_teardown);
 static const char *const targets[] = {"llvm", PLAIN_HOST};
 
 /* out[i] = cast(to, in[i]) for n elements, vectorized by 16 when vec, built for target. */
-static te_module *cast_kernel(te_dtype from, te_dtype to, int64_t n, const char *target,
-                              bool vec, te_tensor **in_out) {
+static te_module *cast_kernel(te_dtype from, te_dtype to, int64_t n, const char *target, bool vec,
+                              te_tensor **in_out) {
   te_tensor *A = tt_placeholder("A", from, 1, TT_SHAPE(n));
   te_expr *i = te_var(tt_ctx, "i");
-  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 1, (te_expr *[]){te_int(tt_ctx, n)}, &i,
-                                  te_cast(to, tt_at1(A, i))));
+  te_tensor *C = TT_NN(
+      te_compute(tt_ctx, "C", 1, (te_expr *[]){te_int(tt_ctx, n)}, &i, te_cast(to, tt_at1(A, i))));
   te_schedule *s = tt_schedule1(C);
   if (vec) {
     te_iter *o, *in;
@@ -93,9 +93,8 @@ Test(lowp_float, half_to_f32_every_pattern) {
                       targets[tg], vec ? " vectorized" : "", got);
           } else {
             cr_assert_eq(got, f32_bits((float)ref),
-                         "%s -> f32 of 0x%04x on '%s'%s: got 0x%08x, want 0x%08x (%g)",
-                         name_of(t), h, targets[tg], vec ? " vectorized" : "", got,
-                         f32_bits((float)ref), ref);
+                         "%s -> f32 of 0x%04x on '%s'%s: got 0x%08x, want 0x%08x (%g)", name_of(t),
+                         h, targets[tg], vec ? " vectorized" : "", got, f32_bits((float)ref), ref);
           }
         }
       }
@@ -271,8 +270,8 @@ Test(lowp_float, mixed_dtypes_promote_to_f32) {
 static te_tensor *widening_matmul(te_tensor *A, te_tensor *B, int64_t m, int64_t n, int64_t kk) {
   te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
   te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, kk));
-  te_expr *body = te_sum(te_mul(te_cast(TE_F32, tt_at2(A, i, k)), te_cast(TE_F32, tt_at2(B, k, j))),
-                         1, &k);
+  te_expr *body =
+      te_sum(te_mul(te_cast(TE_F32, tt_at2(A, i, k)), te_cast(TE_F32, tt_at2(B, k, j))), 1, &k);
   return TT_NN(te_compute(tt_ctx, "C", 2, (te_expr *[]){te_int(tt_ctx, m), te_int(tt_ctx, n)},
                           (te_expr *[]){i, j}, body));
 }
@@ -337,8 +336,8 @@ Test(lowp_float, half_scalar_parameter) {
   te_tensor *A = tt_placeholder("A", TE_F16, 1, TT_SHAPE(n));
   te_expr *p = TT_NN(te_param(tt_ctx, "p", TE_F16));
   te_expr *i = te_var(tt_ctx, "i");
-  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 1, (te_expr *[]){te_int(tt_ctx, n)}, &i,
-                                  te_mul(tt_at1(A, i), p)));
+  te_tensor *C = TT_NN(
+      te_compute(tt_ctx, "C", 1, (te_expr *[]){te_int(tt_ctx, n)}, &i, te_mul(tt_at1(A, i), p)));
   tt_buf *a = TT_ALLOC(TE_F16, n), *got = TT_ALLOC(TE_F16, n), *ref = TT_ALLOC(TE_F16, n);
   tt_fill(a, 3);
   uint16_t pbits = tt_half_encode(TE_F16, -1.75);
@@ -361,8 +360,10 @@ Test(lowp_float, host_conversions_use_the_cpu_instructions) {
   if (!strstr(host, "+f16c"))
     tt_skip_part("f16c", "the host has no F16C (%s)", host);
   else {
-    cr_expect(strstr(cast_asm(TE_F16, TE_F32, "llvm"), "vcvtph2ps"), "f16 -> f32 without vcvtph2ps");
-    cr_expect(strstr(cast_asm(TE_F32, TE_F16, "llvm"), "vcvtps2ph"), "f32 -> f16 without vcvtps2ph");
+    cr_expect(strstr(cast_asm(TE_F16, TE_F32, "llvm"), "vcvtph2ps"),
+              "f16 -> f32 without vcvtph2ps");
+    cr_expect(strstr(cast_asm(TE_F32, TE_F16, "llvm"), "vcvtps2ph"),
+              "f32 -> f16 without vcvtps2ph");
   }
   if (!strstr(host, "+avx512bf16"))
     tt_skip_part("avx512bf16", "the host has no AVX512-BF16 (%s)", host);
