@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ir.h"
 
@@ -82,4 +83,36 @@ double ir_float_round(te_dtype t, double v) {
   if (t.code == kDLBfloat && t.bits == 16)
     return round_half(v, 8, -126, ldexp(255.0, 120)); /* (2 - 2^-7) * 2^127 */
   return v;
+}
+
+uint16_t ir_half_bits(te_dtype t, double v) {
+  double r = ir_float_round(t, v);
+  uint16_t sign = signbit(r) ? 0x8000 : 0;
+  if (t.code == kDLBfloat) { /* r is an f32 whose low 16 bits are zero (NaN: quieted) */
+    float f = (float)r;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return isnan(r) ? (uint16_t)(sign | 0x7fc0) : (uint16_t)(u >> 16);
+  }
+  double a = fabs(r);
+  if (isnan(r))
+    return (uint16_t)(sign | 0x7e00);
+  if (isinf(r))
+    return (uint16_t)(sign | 0x7c00);
+  if (a < 0x1p-14) /* subnormal (or zero): a multiple of 2^-24 */
+    return (uint16_t)(sign | (uint16_t)(a * 0x1p24));
+  int e = ilogb(a);
+  return (uint16_t)(sign | (uint16_t)((e + 15) << 10) | (uint16_t)(ldexp(a, 10 - e) - 1024));
+}
+
+double ir_half_value(te_dtype t, uint16_t h) {
+  if (t.code == kDLBfloat) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+  }
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v = e == 0x1f ? (m ? NAN : INFINITY) : e == 0 ? ldexp(m, -24) : ldexp(1024 + m, e - 25);
+  return h & 0x8000 ? -v : v;
 }

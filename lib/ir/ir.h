@@ -303,6 +303,10 @@ bool ir_dtype_supported(te_dtype);
 /* v rounded to the nearest value of float dtype t (ties to even; NaN and inf kept; past the
    largest finite value: inf), as a double. f64: v itself. */
 double ir_float_round(te_dtype t, double v);
+/* The 16-bit pattern of v rounded to f16/bf16 t (NaN: the quiet NaN of v's sign), and the value
+   of a pattern: for code that fills or reads 16-bit float memory (the tuner's measurer). */
+uint16_t ir_half_bits(te_dtype t, double v);
+double ir_half_value(te_dtype t, uint16_t h);
 const char *ir_dtype_name(te_dtype, char *buf, size_t size); /* = te_dtype_str */
 
 /* ---------------------------------------------------------------- constructors

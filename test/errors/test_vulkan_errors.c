@@ -119,10 +119,9 @@ Test(err_vulkan, source_kinds) {
 static te_status build_half(te_dtype buf_dtype, te_dtype mid_dtype) {
   te_expr *i = te_var(tt_ctx, "i"), *n = te_int(tt_ctx, 64);
   te_tensor *A = TT_NN(te_placeholder(tt_ctx, "A", buf_dtype, 1, TE_EXPRS(n)));
-  te_tensor *C =
-      TT_NN(te_compute(tt_ctx, "C", 1, TE_EXPRS(n), TE_EXPRS(i),
-                       te_cast(TE_F32, te_mul(te_cast(mid_dtype, tt_at1(A, i)),
-                                              te_float(tt_ctx, mid_dtype, 3)))));
+  te_tensor *C = TT_NN(te_compute(
+      tt_ctx, "C", 1, TE_EXPRS(n), TE_EXPRS(i),
+      te_cast(TE_F32, te_mul(te_cast(mid_dtype, tt_at1(A, i)), te_float(tt_ctx, mid_dtype, 3)))));
   te_schedule *s = tt_schedule1(C);
   te_stage *st = tt_stage(s, C);
   te_iter *bx = NULL, *tx = NULL;
@@ -130,8 +129,8 @@ static te_status build_half(te_dtype buf_dtype, te_dtype mid_dtype) {
   TT_OK(te_bind(st, bx, TE_BLOCK_X));
   TT_OK(te_bind(st, tx, TE_THREAD_X));
   te_module *m = NULL;
-  return te_build(s, "half", 2, TT_TENSORS(A, C), 0, NULL,
-                  TT_NN(te_target_parse(tt_ctx, "vulkan")), &m);
+  return te_build(s, "half", 2, TT_TENSORS(A, C), 0, NULL, TT_NN(te_target_parse(tt_ctx, "vulkan")),
+                  &m);
 }
 
 Test(err_vulkan, f16_buffer_unsupported) {
