@@ -1,9 +1,11 @@
 /* llvm_half.c — conversions to and from f16 and bf16 in LLVM IR.
  *
  * The lowering (lower/widen_half.c) leaves f16 and bf16 only in loads, stores, selects and
- * casts, so the back end's part is the conversions. Where the target has instructions for them
- * LLVM's fpext/fptrunc select those (F16C's vcvtph2ps/vcvtps2ph, AVX512-BF16's vcvtneps2bf16,
- * AArch64's fcvt, PTX's cvt); elsewhere LLVM would call a compiler-rt/libgcc routine
+ * casts, so the back end's part is the conversions; the values themselves are i16 (their bits,
+ * llvm_types.c) and become LLVM's half/bfloat only around a conversion instruction. Where the
+ * target has instructions for them LLVM's fpext/fptrunc select those (F16C's vcvtph2ps/vcvtps2ph,
+ * AVX512-BF16's vcvtneps2bf16, AArch64's fcvt, PTX's cvt); elsewhere LLVM would call a
+ * compiler-rt/libgcc routine
  * (__extendhfsf2, __truncsfbf2, ...) that a JIT'd kernel or a static library cannot count on,
  * so these are written inline as integer code, which vectorizes like the rest:
  *   bf16 -> f32   the 16 bits shifted into the top of an f32 (exact, always inline; a
@@ -63,12 +65,19 @@ static LLVMValueRef bits_of(cg_llvm *cg, LLVMValueRef v, te_dtype int_t, te_dtyp
   return LLVMBuildBitCast(cg->b, v, cg_type(cg, lanes_of(int_t, like)), "");
 }
 
+/* LLVM's own type for a 16-bit float dtype (values are i16 elsewhere: llvm_types.c). */
+static LLVMTypeRef llvm_half_type(cg_llvm *cg, te_dtype t) {
+  LLVMTypeRef s =
+      t.code == kDLBfloat ? LLVMBFloatTypeInContext(cg->lctx) : LLVMHalfTypeInContext(cg->lctx);
+  return t.lanes > 1 ? LLVMVectorType(s, t.lanes) : s;
+}
+
 /* 16-bit float (register bits) -> f32, exact. */
 static LLVMValueRef half_to_f32(cg_llvm *cg, LLVMValueRef v, te_dtype from) {
   LLVMBuilderRef B = cg->b;
   LLVMTypeRef f32 = cg_type(cg, lanes_of(TE_F32, from)), u32 = cg_type(cg, lanes_of(TE_U32, from));
   if (from.code == kDLFloat && support_of(cg).f16)
-    return LLVMBuildFPExt(B, v, f32, "");
+    return LLVMBuildFPExt(B, LLVMBuildBitCast(B, v, llvm_half_type(cg, from), ""), f32, "");
   LLVMValueRef h = LLVMBuildZExt(B, bits_of(cg, v, TE_U16, from), u32, "");
   if (from.code == kDLBfloat)
     return LLVMBuildBitCast(B, LLVMBuildShl(B, h, k32(cg, from, 16), ""), f32, "bf16.f32");
@@ -140,7 +149,8 @@ static LLVMValueRef f32_to_half(cg_llvm *cg, LLVMValueRef v, te_dtype to) {
   LLVMBuilderRef B = cg->b;
   half_support s = support_of(cg);
   if (to.code == kDLFloat ? s.f16 : s.bf16_narrow)
-    return LLVMBuildFPTrunc(B, v, cg_type(cg, to), "");
+    return LLVMBuildBitCast(B, LLVMBuildFPTrunc(B, v, llvm_half_type(cg, to), ""), cg_type(cg, to),
+                            "");
   LLVMValueRef bits =
       to.code == kDLFloat ? f32_to_f16_bits(cg, v, to) : f32_to_bf16_bits(cg, v, to);
   LLVMValueRef h = LLVMBuildTrunc(B, bits, cg_type(cg, lanes_of(TE_U16, to)), "");
