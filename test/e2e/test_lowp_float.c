@@ -386,3 +386,14 @@ Test(lowp_float, plain_x86_64_conversions_call_nothing) {
     }
   }
 }
+
+/* The entry's argument check tells f16 from bf16 (same bits, another DLPack code). */
+Test(lowp_float, f16_array_refused_where_bf16_is_expected) {
+  te_tensor *io[2];
+  te_module *m = cast_kernel(TE_BF16, TE_F32, 16, "llvm", false, io);
+  tt_buf *in = TT_ALLOC(TE_F16, 16), *out = TT_ALLOC(TE_F32, 16);
+  tt_fill(in, 1);
+  DLTensor *dl[2] = {&in->dl, &out->dl};
+  cr_assert_neq(te_module_call(m, "cast", 2, dl, 0, NULL), TE_OK);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_TYPE, "A", "dtype");
+}
