@@ -397,3 +397,29 @@ Test(lowp_float, f16_array_refused_where_bf16_is_expected) {
   cr_assert_neq(te_module_call(m, "cast", 2, dl, 0, NULL), TE_OK);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_TYPE, "A", "dtype");
 }
+
+/* f16 -> bf16 -> f16 loses f16's low significand bits: the simplifier must not drop the pair
+   (f16 and bf16 are both 16 bits, and neither holds the other's values). */
+static te_expr *b_through_bf16(te_expr *const v[]) {
+  return te_cast(TE_F16, te_cast(TE_BF16, v[0]));
+}
+static void r_through_bf16(tt_buf *const in[], tt_buf *out, int64_t i) {
+  tt_set(out, i, tt_half_decode(TE_BF16, tt_half_encode(TE_BF16, IN(0))));
+}
+Test(lowp_float, f16_through_bf16_keeps_the_rounding) {
+  tt_map m = {"through", 1, {TE_F16}, {0}, {0}, b_through_bf16, r_through_bf16, TE_F16};
+  tt_run_map_all(&m);
+  /* and exactly: the rounding to bf16 is one step of 2^-7 relative, far above f16's tolerance */
+  te_tensor *A = tt_placeholder("A", TE_F16, 1, TT_SHAPE(64));
+  te_expr *i = te_var(tt_ctx, "i");
+  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 1, (te_expr *[]){te_int(tt_ctx, 64)}, &i,
+                                  b_through_bf16((te_expr *[]){tt_at1(A, i)})));
+  tt_buf *a = TT_ALLOC(TE_F16, 64), *c = TT_ALLOC(TE_F16, 64);
+  for (int k = 0; k < 64; k++)
+    tt_set(a, k, 1.0 + k / 1024.0); /* 1 + k ulps of f16 */
+  tt_call(tt_build(tt_schedule1(C), "through", 2, TT_TENSORS(A, C), 0, NULL), "through", 2,
+          TT_BUFS(a, c), 0, NULL);
+  for (int k = 0; k < 64; k++)
+    cr_assert_eq(tt_get(c, k), tt_half_decode(TE_BF16, tt_half_encode(TE_BF16, tt_get(a, k))),
+                 "element %d", k);
+}
