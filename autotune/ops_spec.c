@@ -65,8 +65,8 @@ static bool parse_dtype(const char *s, te_dtype *out) {
   static const struct {
     const char *name;
     te_dtype t;
-  } table[] = {{"f32", TE_F32}, {"f64", TE_F64}, {"i8", TE_I8}, {"i16", TE_I16},
-               {"i32", TE_I32}, {"i64", TE_I64}, {"u8", TE_U8}};
+  } table[] = {{"f32", TE_F32}, {"f64", TE_F64}, {"i8", TE_I8},   {"i16", TE_I16},  {"i32", TE_I32},
+               {"i64", TE_I64}, {"u8", TE_U8},   {"f16", TE_F16}, {"bf16", TE_BF16}};
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (strcmp(s, table[i].name) == 0)
       return *out = table[i].t, true;
@@ -112,7 +112,7 @@ bool at_op_spec_parse(int argc, char *const argv[], const char *dtype, at_op_spe
       return false;
     }
   if (!parse_dtype(dtype ? dtype : "f32", &sp->dtype)) {
-    snprintf(err, errsize, "unknown dtype '%s' (f32 f64 i8 i16 i32 i64 u8)", dtype);
+    snprintf(err, errsize, "unknown dtype '%s' (f32 f64 f16 bf16 i8 i16 i32 i64 u8)", dtype);
     return false;
   }
   return true;

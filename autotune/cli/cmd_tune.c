@@ -24,7 +24,7 @@ static void help(void) {
          "(" TE_TUNE_TEMPLATE_SYMBOL "), the template's knobs are the search space.\n"
          "\n"
          "options:\n"
-         "  --dtype T          element type: f32 (default), f64, i8, i16, i32, i64, u8\n"
+         "  --dtype T          element type: f32 (default), f64, f16, bf16, i8, i16, i32, i64, u8\n"
          "  --trials N         candidates to measure in all (default 64; resumed ones count)\n"
          "  --time-budget S    stop after S seconds\n"
          "  --early-stop N     stop after N trials without a better cost\n"

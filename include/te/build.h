@@ -75,7 +75,8 @@ TE_API te_status te_build(te_schedule *, const char *name, int ntensors, te_tens
                           int nscalars, te_expr *const scalars[], te_target *, te_module **out);
 
 /* Call a kernel of the module with the given buffers and scalars. scalars[i] points at a value
-   of the i-th scalar parameter's dtype. Returns TE_OK or the kernel's error status (with the
+   of the i-th scalar parameter's dtype (f16 and bf16: a uint16_t holding the value's 16 bits,
+   as the generated header declares them). Returns TE_OK or the kernel's error status (with the
    kernel's message on the context), TE_ERR_INVALID_ARG for a wrong argument count, TE_ERR_NOT_FOUND
    for an unknown name.
    A "vulkan" kernel takes the same CPU DLTensors (kDLCPU) as an "llvm" one: te checks them the

@@ -100,8 +100,11 @@ TE_API void te_clear_error(te_ctx *);
 /* Frees a string that te returned to the caller (te_lower_text, te_schedule_trace, ...). */
 TE_API void te_free(void *);
 
-/* Data types are DLPack's. Bool is one bit in expressions and one byte in memory. f16 and bf16
-   are recognised and refused with TE_ERR_UNSUPPORTED by this version. */
+/* Data types are DLPack's. Bool is one bit in expressions and one byte in memory. f16 (IEEE
+   binary16) and bf16 (bfloat16: f32's exponent, 8 significant bits) are stored in 2 bytes and
+   rounded after every operation, which targets without native 16-bit arithmetic compute in f32
+   (the result is the same for + - * / and sqrt: f32 holds the exact product to round).
+   docs/low-precision.md has the rules. */
 typedef DLDataType te_dtype;
 
 #define TE_DTYPE(code, bits) ((te_dtype){(uint8_t)(code), (uint8_t)(bits), 1})

@@ -6,6 +6,7 @@
  * split by concern, as in ponyc/c3c:
  *   llvm_types.c     dtypes -> LLVM types and constants
  *   llvm_expr.c      expressions (arithmetic, comparisons, casts, vectors, let)
+ *   llvm_half.c      conversions to and from f16 and bf16 (instructions or inline code)
  *   llvm_call.c      math calls (LLVM intrinsics and libm)
  *   llvm_vmath.c     exp, log, tanh, sigmoid as inline polynomials (scalars and vectors)
  *   llvm_mem.c       loads and stores (bool is i1 in registers, i8 in memory)
@@ -92,6 +93,9 @@ LLVMValueRef cg_expr(cg_llvm *, te_expr *);
 LLVMValueRef cg_cast_value(cg_llvm *, LLVMValueRef v, te_dtype from, te_dtype to);
 /* Binds (or, with value NULL, unbinds) a variable; returns the previous binding. */
 LLVMValueRef cg_bind(cg_llvm *, te_expr *var, LLVMValueRef value);
+
+/* llvm_half.c: a cast from or to f16/bf16 (from != to; lanes equal). */
+LLVMValueRef cg_half_cast(cg_llvm *, LLVMValueRef v, te_dtype from, te_dtype to);
 
 /* llvm_call.c */
 LLVMValueRef cg_call(cg_llvm *, te_expr *);

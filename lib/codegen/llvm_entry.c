@@ -183,7 +183,9 @@ static const char *cg_arg_name(const lw_arg *a) {
   return n ? n : "arg";
 }
 
-/* The entry's parameters: tensors in argument order, then scalars (bool as a byte). */
+/* The entry's parameters: tensors in argument order, then scalars (bool as a byte; f16 and bf16
+   as their 16 bits in an integer, uint16_t in C, which has no portable half type and whose
+   calling conventions pass _Float16 in float registers that libffi cannot fill). */
 static LLVMValueRef cg_entry_fn(cg_llvm *cg, lw_func *f, int *param_of_arg) {
   LLVMTypeRef *params = ir_alloc(cg->ctx, sizeof *params * (size_t)(f->nargs + 1));
   if (!params)
@@ -194,7 +196,10 @@ static LLVMValueRef cg_entry_fn(cg_llvm *cg, lw_func *f, int *param_of_arg) {
       if (f->args[i].is_buffer != (pass == 0))
         continue;
       te_dtype t = pass == 0 ? TE_U8 : f->args[i].var->dtype;
-      params[np] = pass == 0 ? cg->t_ptr : ir_is_bool(t) ? cg->t_i8 : cg_type(cg, t);
+      params[np] = pass == 0       ? cg->t_ptr
+                   : ir_is_bool(t) ? cg->t_i8
+                   : ir_is_half(t) ? cg->t_i16
+                                   : cg_type(cg, t);
       if (!params[np])
         return NULL;
       param_of_arg[i] = np++;
@@ -235,6 +240,9 @@ LLVMValueRef cg_entry(cg_llvm *cg, lw_func *f) {
     else if (ir_is_bool(f->args[i].var->dtype)) /* a byte at the boundary, i1 inside */
       cg_bind(cg, f->args[i].var,
               LLVMBuildICmp(cg->b, LLVMIntNE, p, LLVMConstInt(cg->t_i8, 0, 0), ""));
+    else if (ir_is_half(f->args[i].var->dtype)) /* the 16 bits at the boundary */
+      cg_bind(cg, f->args[i].var,
+              LLVMBuildBitCast(cg->b, p, cg_type(cg, f->args[i].var->dtype), ""));
     else
       cg_bind(cg, f->args[i].var, p);
   }

@@ -215,6 +215,8 @@ LLVMValueRef cg_cast_value(cg_llvm *cg, LLVMValueRef v, te_dtype from, te_dtype 
     return NULL;
   if (ir_is_handle(from)) /* an address as an integer (alignment and overlap checks) */
     return LLVMBuildPtrToInt(B, v, dt, "");
+  if (ir_is_half(from) || ir_is_half(to))
+    return cg_half_cast(cg, v, from, to); /* llvm_half.c */
   if (ir_is_bool(to)) {
     LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(v));
     return ir_is_float(from) ? LLVMBuildFCmp(B, LLVMRealUNE, v, zero, "")

@@ -3,7 +3,12 @@
  * Registers hold bools as i1 (what comparisons give and branches take); memory holds them as
  * one byte (i8), as DLPack and numpy store them. Vector dtypes (lanes > 1) map to LLVM fixed
  * vectors of the same element type. Index arithmetic is i64; narrower index values are widened
- * with a sign extension where a 64-bit value is needed (GEP offsets, extents).
+ * with a sign extension where a 64-bit value is needed (GEP offsets, extents). f16 and bf16
+ * values are their 16 bits in an i16, in registers and in memory: code generation only moves
+ * them and converts them (llvm_half.c, where they become LLVM's half/bfloat for the one
+ * instruction), so LLVM never legalizes a half/bfloat operation on a CPU without them, which it
+ * does by calling compiler-rt/libgcc routines (a masked store of <15 x bfloat> became 15 calls of
+ * __truncsfbf2 on x86-64).
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,11 +28,11 @@ static LLVMTypeRef cg_scalar_type(cg_llvm *cg, te_dtype t, bool mem) {
     if (t.bits == 64)
       return cg->t_f64;
     if (t.bits == 16)
-      return LLVMHalfTypeInContext(cg->lctx);
+      return cg->t_i16; /* the 16 bits (below) */
     break;
   case kDLBfloat:
     if (t.bits == 16)
-      return LLVMBFloatTypeInContext(cg->lctx);
+      return cg->t_i16;
     break;
   case kDLOpaqueHandle: /* the calling convention's pointers */
     return cg->t_ptr;
@@ -80,6 +85,8 @@ LLVMValueRef cg_const_int(cg_llvm *cg, te_dtype t, int64_t v) {
 }
 
 LLVMValueRef cg_const_float(cg_llvm *cg, te_dtype t, double v) {
+  if (ir_is_half(t))
+    return cg_splat(cg, LLVMConstInt(cg->t_i16, ir_half_bits(t, v), 0), t.lanes);
   LLVMTypeRef s = cg_scalar_type(cg, ir_elem(t), false);
   if (!s)
     return NULL;

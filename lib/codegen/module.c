@@ -74,6 +74,8 @@ static void *cg_kernel_entry(te_module *m, cg_kernel *k, const char *fn) {
 }
 
 static ffi_type *cg_ffi_type(te_dtype t) {
+  if (ir_is_half(t)) /* passed as its 16 bits (llvm_entry.c) */
+    return &ffi_type_uint16;
   if (ir_is_float(t))
     return t.bits == 32 ? &ffi_type_float : &ffi_type_double;
   if (ir_is_bool(t))

@@ -111,6 +111,8 @@ static void cg_param_name(const cg_kernel *k, int i, char *buf, size_t size) {
 static const char *cg_c_type(te_dtype t, char *buf, size_t size) {
   if (ir_is_bool(t))
     return "uint8_t";
+  if (ir_is_half(t))
+    return "uint16_t"; /* f16/bf16 scalars: the value's 16 bits (llvm_entry.c) */
   if (ir_is_float(t))
     return t.bits == 64 ? "double" : "float";
   snprintf(buf, size, "%sint%d_t", ir_is_int(t) ? "" : "u", t.bits);

@@ -395,6 +395,14 @@ cg_spv_val cg_spv_expr(cg_spv *s, te_expr *e) {
     return spv_fail();
   if (e->dtype.lanes != 1)
     return spv_unsupported(s, e, "vector expressions (a vectorized loop)");
+  if (ir_is_half(e->dtype)) { /* no Float16 capability in this version's modules */
+    char buf[24];
+    ir_error(s->ctx, TE_ERR_UNSUPPORTED,
+             "te_build: kernel '%s': dtype %s is not supported by the SPIR-V back end (vulkan "
+             "target): compute in f32 for this target",
+             s->kernel, ir_dtype_name(e->dtype, buf, sizeof buf));
+    return spv_fail();
+  }
   cg_spv_val *c = ir_map_get(s->cache, e);
   if (c)
     return *c;

@@ -55,8 +55,8 @@ static te_status kernel_unsupported_dtype(cg_spv *s, const char *what, const cha
                                           te_dtype t) {
   char buf[32];
   return ir_error(s->ctx, TE_ERR_UNSUPPORTED,
-                  "te_build: kernel '%s': %s '%s' has dtype %s, which the SPIR-V back end does "
-                  "not support",
+                  "te_build: kernel '%s': %s '%s' has dtype %s, which the SPIR-V back end (vulkan "
+                  "target) does not support",
                   s->kernel, what, name, ir_dtype_name(t, buf, sizeof buf));
 }
 

@@ -132,8 +132,7 @@ te_expr *ir_float(te_ctx *ctx, te_dtype t, double v) {
     return NULL;
   if (!ir_check(ctx, ir_is_float(t), "ir_float: not a float dtype"))
     return NULL;
-  if (t.bits == 32)
-    v = (double)(float)v;
+  v = ir_float_round(t, v);
   return ir_make(ctx, IR_FLOAT, t, 0, NULL, &v);
 }
 

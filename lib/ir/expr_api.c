@@ -30,6 +30,8 @@ static te_dtype wider(te_dtype a, te_dtype b) {
     return ir_is_float(a) ? a : b;
   if (a.bits != b.bits)
     return a.bits > b.bits ? a : b;
+  if (ir_is_float(a) && a.code != b.code) /* f16 meets bf16: neither holds the other */
+    return ir_with_lanes(TE_F32, a.lanes);
   return a.code == kDLInt ? a : b;
 }
 
@@ -208,9 +210,6 @@ static te_status check_dtype(te_ctx *ctx, const char *fn, te_dtype t) {
     return TE_OK;
   char n[24];
   te_dtype_str(t, n, sizeof n);
-  if ((t.code == kDLFloat || t.code == kDLBfloat) && t.bits == 16 && t.lanes >= 1)
-    return ir_error(ctx, TE_ERR_UNSUPPORTED, "%s: dtype %s is not supported by this version of te",
-                    fn, n);
   return ir_error(ctx, TE_ERR_UNSUPPORTED, "%s: dtype %s is not supported", fn, n);
 }
 

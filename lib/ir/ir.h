@@ -285,7 +285,10 @@ struct ir_stmt {
 static inline bool ir_is_int(te_dtype t) { return t.code == kDLInt; }
 static inline bool ir_is_uint(te_dtype t) { return t.code == kDLUInt && t.bits > 1; }
 static inline bool ir_is_bool(te_dtype t) { return t.code == kDLUInt && t.bits == 1; }
-static inline bool ir_is_float(te_dtype t) { return t.code == kDLFloat; }
+/* bf16 is a float everywhere a float can go; ir_is_half tells the two 16-bit kinds apart from
+   f32/f64 where a back end stores them narrow and computes wide. */
+static inline bool ir_is_float(te_dtype t) { return t.code == kDLFloat || t.code == kDLBfloat; }
+static inline bool ir_is_half(te_dtype t) { return ir_is_float(t) && t.bits == 16; }
 /* A pointer (a DLTensor *, a data pointer): the calling convention's values, never data. */
 static inline bool ir_is_handle(te_dtype t) { return t.code == kDLOpaqueHandle; }
 #define IR_HANDLE ((te_dtype){kDLOpaqueHandle, 64, 1})
@@ -314,8 +317,15 @@ static inline te_dtype ir_bool_of(te_dtype t) {
 }
 /* Bytes an element takes in memory (bool: 1). */
 static inline int ir_dtype_bytes(te_dtype t) { return t.bits == 1 ? 1 : t.bits / 8; }
-/* 1 for the dtypes this version computes with (not f16/bf16, no other codes). */
+/* 1 for the dtypes te computes with: i8..i64, u8..u64, bool, f16, bf16, f32, f64. */
 bool ir_dtype_supported(te_dtype);
+/* v rounded to the nearest value of float dtype t (ties to even; NaN and inf kept; past the
+   largest finite value: inf), as a double. f64: v itself. */
+double ir_float_round(te_dtype t, double v);
+/* The 16-bit pattern of v rounded to f16/bf16 t (NaN: the quiet NaN of v's sign), and the value
+   of a pattern: for code that fills or reads 16-bit float memory (the tuner's measurer). */
+uint16_t ir_half_bits(te_dtype t, double v);
+double ir_half_value(te_dtype t, uint16_t h);
 const char *ir_dtype_name(te_dtype, char *buf, size_t size); /* = te_dtype_str */
 
 /* ---------------------------------------------------------------- constructors

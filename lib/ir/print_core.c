@@ -35,7 +35,7 @@ int ir_print_prec(const te_expr *e) {
     return e->u.i < 0 && e->dtype.code == kDLInt && e->dtype.bits == 64 ? IR_PREC_UNARY
                                                                         : IR_PREC_ATOM;
   case IR_FLOAT: /* -1.5, -1.5f and -inf read as a minus and a number; f32(-inf), nan do not */
-    if (isnan(e->u.f) || (isinf(e->u.f) && e->dtype.bits == 32))
+    if (isnan(e->u.f) || (isinf(e->u.f) && !(e->dtype.code == kDLFloat && e->dtype.bits == 64)))
       return IR_PREC_ATOM;
     return signbit(e->u.f) ? IR_PREC_UNARY : IR_PREC_ATOM;
   default:
@@ -100,11 +100,13 @@ void ir_print_int(ir_str *out, te_dtype t, int64_t v) {
 }
 
 void ir_print_float(ir_str *out, te_dtype t, double v) {
-  bool f32 = t.bits == 32;
+  bool f64 = t.code == kDLFloat && t.bits == 64;
+  char name[24];
+  te_dtype_str(ir_elem(t), name, sizeof name);
   if (!isfinite(v)) {
     const char *s = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
-    if (f32)
-      ir_str_printf(out, "f32(%s)", s);
+    if (!f64)
+      ir_str_printf(out, "%s(%s)", name, s);
     else
       ir_str_puts(out, s);
     return;
@@ -112,11 +114,11 @@ void ir_print_float(ir_str *out, te_dtype t, double v) {
   char buf[48];
   for (int p = 1; p <= 17; p++) { /* the shortest that reads back to the same value */
     snprintf(buf, sizeof buf - 3, "%.*g", p, v);
-    double back = strtod(buf, NULL);
-    if (f32 ? (float)back == (float)v : back == v)
+    if (ir_float_round(t, strtod(buf, NULL)) == ir_float_round(t, v))
       break;
   }
   if (!strpbrk(buf, ".e"))
     strcat(buf, ".0"); /* 3.0, not 3: the text keeps it a float */
-  ir_str_printf(out, "%s%s", buf, f32 ? "f" : "");
+  /* f32 keeps its one-letter suffix; f16 and bf16 are spelled out (1.5f16, 1.5bf16) */
+  ir_str_printf(out, "%s%s", buf, f64 ? "" : t.bits == 32 && t.code == kDLFloat ? "f" : name);
 }

@@ -131,7 +131,9 @@ static bool round_trips(te_dtype from, te_dtype mid) {
     return false;
   if (ir_is_intlike(from) && ir_is_intlike(mid))
     return mid.bits >= from.bits;
-  return ir_is_float(from) && ir_is_float(mid) && mid.bits >= from.bits;
+  /* f16 and bf16 are both 16 bits, and neither holds the other's values */
+  return ir_is_float(from) && ir_is_float(mid) &&
+         (mid.bits > from.bits || (mid.bits == from.bits && mid.code == from.code));
 }
 
 static te_expr *simp_cast(ir_simp *s, te_dtype t, te_expr *a) {

@@ -156,6 +156,7 @@ ir_stmt *lw_tensorize(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_unroll(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_prefetch(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_remove_likely(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_widen_half(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_make_closures(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_make_entry(lw_pass_ctx *, ir_stmt *);
 

@@ -33,6 +33,7 @@ const lw_pass lw_pipeline[] = {
     {"tensorize", lw_tensorize, 0}, /* te_tensorize's loops: one instruction each */
     {"unroll", lw_unroll, 0},
     {"remove_likely", lw_remove_likely, 0},
+    {"widen_half", lw_widen_half, 0},     /* f16/bf16 arithmetic in f32: widen_half.c */
     {"gpu_split", lw_gpu_split, 0},       /* GPU targets only (no-op otherwise): gpu_split.c */
     {"gpu_barriers", lw_gpu_barriers, 0}, /* GPU targets only: gpu_barrier.c */
     {"simplify_final", lw_simplify, 0},

@@ -131,10 +131,8 @@ static te_tensor *placeholder_impl(te_ctx *ctx, const char *name, te_dtype dtype
   }
   if (dtype.lanes != 1 || !ir_dtype_supported(dtype)) {
     char b[32];
-    bool half = (dtype.code == kDLFloat && dtype.bits == 16) || dtype.code == kDLBfloat;
-    ir_error(ctx, half ? TE_ERR_UNSUPPORTED : TE_ERR_TYPE,
-             "te_placeholder: tensor '%s': dtype %s is not supported%s", name,
-             te_dtype_str(dtype, b, sizeof b), half ? " by this version" : "");
+    ir_error(ctx, TE_ERR_TYPE, "te_placeholder: tensor '%s': dtype %s is not supported", name,
+             te_dtype_str(dtype, b, sizeof b));
     return NULL;
   }
   if (!sch_check_shape(ctx, "te_placeholder", name, ndim, shape))

@@ -21,6 +21,7 @@ from .expr import Expr
 from .schedule import Schedule
 from .tensor import Tensor
 from .dlpack import as_dltensor
+from .dtype import dtype as te_dtype, half_bits, numpy_dtype
 
 L = _lib.lib
 
@@ -258,7 +259,7 @@ def _scalar(param, value, kname):
         return ctypes.c_uint8(1 if value else 0)
     kind = "float" if d.is_float else ("int" if d.is_int else "uint")
     ct = _CTYPES.get((kind, d.bits))
-    if ct is None:
+    if ct is None and not (kind == "float" and d.bits == 16):
         raise errors.UnsupportedError("kernel '%s': scalar %s of dtype %s cannot be passed"
                                       % (kname, param, d))
     if hasattr(value, "item"):
@@ -271,6 +272,8 @@ def _scalar(param, value, kname):
             raise errors.DTypeError("kernel '%s': scalar %s is %s; got %r"
                                     % (kname, param, d, value))
         value = int(value)
+    if kind == "float" and d.bits == 16:     # passed as its 16 bits (te/build.h)
+        return ctypes.c_uint16(half_bits(d, float(value)))
     return ct(value)
 
 
@@ -379,9 +382,9 @@ def _new_output(numpy, dims, dtype):
     starts as garbage instead: NaN for floats, 0x5A in every byte for integers and bools. Fresh
     numpy.empty memory is often the block the previous call's result was freed from, still
     holding that answer, so without the poison a kernel that writes nothing can pass a test."""
-    a = numpy.empty(dims, dtype=dtype)
+    a = numpy.empty(dims, dtype=numpy_dtype(dtype))
     if os.environ.get("TE_DEBUG_POISON_OUTPUTS", "0") not in ("", "0"):
-        if a.dtype.kind == "f":
+        if te_dtype(dtype).is_float:
             a.fill(numpy.nan)
         else:
             a.reshape(-1).view(numpy.uint8).fill(0x5A)

@@ -24,6 +24,7 @@ _IsValid.restype = ctypes.c_int
 _IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 kDLCPU = 1
+kDLBfloat = 4
 _TYPESTR = {"f": 2, "i": 0, "u": 1, "b": 6}
 
 
@@ -59,7 +60,10 @@ def _from_capsule(obj, cap):
 def _from_interface(obj, ai):
     typestr = ai["typestr"]
     kind, size = typestr[1], int(typestr[2:])
-    if kind not in _TYPESTR or typestr[0] == ">":
+    code = _TYPESTR.get(kind)
+    if kind == "V" and size == 2 and getattr(getattr(obj, "dtype", None), "name", "") == "bfloat16":
+        code = kDLBfloat                # ml_dtypes' bfloat16 (numpy's DLPack export refuses it)
+    if code is None or typestr[0] == ">":
         raise errors.DTypeError("cannot pass an array of type %r to a kernel" % typestr)
     shape = tuple(ai["shape"])
     n = len(shape)
@@ -78,7 +82,7 @@ def _from_interface(obj, ai):
     dl.data = ptr or 0
     dl.device = _lib.DLDevice(kDLCPU, 0)
     dl.ndim = n
-    dl.dtype = _lib.DLDataType(_TYPESTR[kind], size * 8, 1)
+    dl.dtype = _lib.DLDataType(code, size * 8, 1)
     dl.shape = ctypes.cast(shape_arr, ctypes.POINTER(ctypes.c_int64))
     if strides_arr is not None:
         dl.strides = ctypes.cast(strides_arr, ctypes.POINTER(ctypes.c_int64))

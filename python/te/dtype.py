@@ -5,8 +5,12 @@ In Python a dtype is a ``te.DType``: a ``str`` holding numpy's name ("float32", 
 ``numpy.dtype(d)``. Wherever a dtype is expected, these are accepted: a DType, numpy's names
 ("float32"), te's short names ("f32", "i64", "u8", "bool"), numpy dtypes and scalar types
 (``numpy.float32``), and Python's ``float`` (float64), ``int`` (int64) and ``bool``.
+
+Low precision: "float16" (numpy.float16 arrays) and "bfloat16", whose arrays are ml_dtypes'
+(``ml_dtypes.bfloat16``, from PyPI; numpy has no bfloat16). ``expr.astype("bfloat16")`` casts.
 """
 import ctypes
+import math
 
 from . import _lib
 from . import errors
@@ -127,3 +131,41 @@ uint16 = DType(kDLUInt, 16)
 uint32 = DType(kDLUInt, 32)
 uint64 = DType(kDLUInt, 64)
 bool_ = DType(kDLUInt, 1)
+
+
+def numpy_dtype(x):
+    """The numpy dtype for te dtype x: numpy's own, or ml_dtypes.bfloat16 for "bfloat16"
+    (te.UnsupportedError naming the package when ml_dtypes is not installed)."""
+    import numpy
+    d = dtype(x)
+    if d.code == kDLBfloat and d.bits == 16:
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise errors.UnsupportedError("bfloat16 arrays need the ml_dtypes package "
+                                          "(pip install ml_dtypes)") from None
+        return numpy.dtype(ml_dtypes.bfloat16)
+    return numpy.dtype(str(d))
+
+
+def half_bits(x, value):
+    """The 16-bit pattern of value rounded to f16 or bf16 dtype x (to nearest, ties to even;
+    overflow to inf; NaN to the quiet NaN of its sign): how a scalar of that dtype is passed."""
+    d = dtype(x)
+    mant, bias = (7, 127) if d.code == kDLBfloat else (10, 15)
+    top = (1 << (15 - mant)) - 1                   # the all-ones exponent
+    sign = 0x8000 if math.copysign(1.0, value) < 0 else 0
+    if math.isnan(value):
+        return sign | (top << mant) | (1 << (mant - 1))
+    a = abs(value)
+    emin = 1 - bias
+    largest = (2.0 - 2.0 ** -mant) * 2.0 ** bias
+    if math.isinf(a) or a >= largest + 2.0 ** (bias - mant - 1):
+        return sign | (top << mant)
+    e = max(math.frexp(a)[1] - 1, emin) if a else emin
+    q = 2.0 ** (e - mant)
+    r = round(a / q) * q                           # Python's round: ties to even
+    if r < 2.0 ** emin:                            # subnormal (or zero)
+        return sign | int(r / 2.0 ** (emin - mant))
+    e = math.frexp(r)[1] - 1
+    return sign | ((e + bias) << mant) | (int(r / 2.0 ** (e - mant)) - (1 << mant))

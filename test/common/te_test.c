@@ -5,6 +5,7 @@
  * the test function early.
  */
 #include "te_test.h"
+#include "te_test_half.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -34,7 +35,7 @@ void tt_teardown(void) {
   tt_ctx = NULL;
 }
 
-static bool is_float(te_dtype t) { return t.code == kDLFloat; }
+static bool is_float(te_dtype t) { return t.code == kDLFloat || t.code == kDLBfloat; }
 static bool is_signed(te_dtype t) { return t.code == kDLInt; }
 
 tt_buf *tt_alloc(te_dtype dtype, int ndim, const int64_t shape[]) {
@@ -140,6 +141,8 @@ void tt_ref_matmul(const tt_buf *a, const tt_buf *b, tt_buf *c, int64_t m, int64
 
 double tt_get(const tt_buf *b, int64_t i) {
   te_dtype t = b->dl.dtype;
+  if (tt_is_half(t))
+    return tt_half_decode(t, ((const uint16_t *)b->dl.data)[i]);
   if (t.code == kDLFloat) {
     if (t.bits == 32)
       return ((const float *)b->dl.data)[i];
@@ -153,7 +156,9 @@ double tt_get(const tt_buf *b, int64_t i) {
 
 void tt_set(tt_buf *b, int64_t i, double v) {
   te_dtype t = b->dl.dtype;
-  if (t.code == kDLFloat && t.bits == 32)
+  if (tt_is_half(t))
+    ((uint16_t *)b->dl.data)[i] = tt_half_encode(t, v); /* rounded to nearest even */
+  else if (t.code == kDLFloat && t.bits == 32)
     ((float *)b->dl.data)[i] = (float)v;
   else if (t.code == kDLFloat && t.bits == 64)
     ((double *)b->dl.data)[i] = v;
@@ -187,7 +192,7 @@ int64_t tt_geti(const tt_buf *b, int64_t i) {
     case 64:
       return (int64_t)((const uint64_t *)d)[i];
     }
-  } else if (t.code == kDLFloat) {
+  } else if (is_float(t)) {
     return (int64_t)tt_get(b, i);
   }
   cr_assert_fail("tt_geti: unsupported dtype code %d bits %d", t.code, t.bits);
@@ -197,7 +202,7 @@ int64_t tt_geti(const tt_buf *b, int64_t i) {
 void tt_seti(tt_buf *b, int64_t i, int64_t v) {
   te_dtype t = b->dl.dtype;
   void *d = b->dl.data;
-  if (t.code == kDLFloat) {
+  if (is_float(t)) {
     tt_set(b, i, (double)v);
     return;
   }
@@ -251,7 +256,12 @@ static double ref_scale(const tt_buf *ref) {
 }
 
 double tt_rtol(te_dtype t, int64_t reduce_len) {
-  double rtol = t.bits == 64 ? 1e-10 : 1e-4;
+  /* 16-bit floats: a few units of their rounding (f16 2^-11, bf16 2^-8), as results rounded
+     after every operation carry several */
+  double rtol = t.bits == 64                         ? 1e-10
+                : t.code == kDLBfloat                ? 2e-2
+                : t.code == kDLFloat && t.bits == 16 ? 3e-3
+                                                     : 1e-4;
   /* a sum's rounding error grows like the square root of its length (a random walk): long sums
      get a little more room, still relative to the values */
   return reduce_len > 256 ? rtol * sqrt((double)reduce_len / 256.0) : rtol;

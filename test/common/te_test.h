@@ -3,8 +3,10 @@
  * Buffers (tt_buf) are compact, 64-byte aligned DLTensors of any dtype and shape, filled with
  * seeded random NON-ZERO values, poisoned before a kernel runs (NaN for floats, a 0x5A byte
  * pattern for integers and bools) and compared against a plain C reference with a tolerance by
- * dtype. Every buffer and the per-test context are released by tt_teardown, so a failing
- * assertion (which leaves the test function early) leaks nothing.
+ * dtype. f16 and bf16 elements are read and written through te_test_half.h's reference
+ * conversions (tt_set rounds to nearest even). Every buffer and the per-test context are
+ * released by tt_teardown, so a failing assertion (which leaves the test function early) leaks
+ * nothing.
  *
  * Use the fixture in each test file:
  *   TestSuite(elementwise, .init = tt_setup, .fini = tt_teardown);
@@ -72,7 +74,8 @@ void tt_seti(tt_buf *, int64_t flat, int64_t v);
   tt_assert_close_((got), (ref), (reduce_len), __FILE__, __LINE__)
 void tt_assert_close_(const tt_buf *got, const tt_buf *ref, int64_t reduce_len, const char *file,
                       int line);
-/* The relative tolerance of a float dtype: 1e-4 for f32, 1e-10 for f64, times
+/* The relative tolerance of a float dtype: 1e-4 for f32, 1e-10 for f64, 3e-3 for f16 (6 units
+   of its rounding), 2e-2 for bf16 (5 units), times
    sqrt(reduce_len / 256) for sums longer than 256 terms (rounding errors of a sum grow like the
    square root of its length); reduce_len is the number of terms an element sums (1: none). */
 double tt_rtol(te_dtype, int64_t reduce_len);

@@ -85,12 +85,14 @@ static void alloc_variant(workload *w, int v, const int64_t *const shapes[], con
 
 #define G(buf, i) tt_get((buf), (i))
 
-/* C[i, j] = sum_k A[i, k] * B[k, j] in f32 or i32. */
+/* C[i, j] = sum_k A[i, k] * B[k, j] in f32, i32, f16 or bf16 (the sum in that dtype). */
 static void matmul_workload(workload *w, te_dtype dt, int64_t M, int64_t N, int64_t K) {
   te_tensor *A = tt_placeholder("A", dt, 2, TT_SHAPE(M, K));
   te_tensor *B = tt_placeholder("B", dt, 2, TT_SHAPE(K, N));
   te_tensor *C = TT_NN(tt_matmul(A, B, M, N, K));
-  *w = (workload){dt.code == kDLFloat ? "matmul" : "int_matmul",
+  *w = (workload){dt.code == kDLFloat && dt.bits == 32 ? "matmul"
+                  : dt.bits == 16 && dt.code != kDLInt ? "half_matmul"
+                                                       : "int_matmul",
                   2,
                   1,
                   {A, B, C},
@@ -149,6 +151,36 @@ static void producer_workload(workload *w, int64_t M, int64_t N) {
     for (int64_t b = 0; b < N; b++)
       s += ((float)G(w->b[0][0], a * N + b) * 2.0f + 1.0f) * G(w->b[0][1], b);
     tt_set(w->ref[0][0], a, s);
+  }
+}
+
+/* Low precision: P = A * A - 0.5 in f16 (rounded after each operation), S[i] = sum_r f32(P[i, r])
+   * f32(v[r]) with v in bf16, accumulated in f32, and C = f16(S). The reference computes in
+   double from the 16-bit inputs; C's f16 tolerance covers P's roundings. */
+static void lowp_workload(workload *w, int64_t M, int64_t N) {
+  te_tensor *A = tt_placeholder("A", TE_F16, 2, TT_SHAPE(M, N));
+  te_tensor *v = tt_placeholder("v", TE_BF16, 1, TT_SHAPE(N));
+  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
+  te_tensor *P = te_compute(tt_ctx, "P", 2, TE_EXPRS(I(M), I(N)), TE_EXPRS(i, j),
+                            te_sub(te_mul(tt_at2(A, i, j), tt_at2(A, i, j)), F(0.5)));
+  te_expr *r = te_reduce_axis(tt_ctx, "r", I(0), I(N));
+  te_tensor *S = TT_NN(te_compute(
+      tt_ctx, "S", 1, TE_EXPRS(I(M)), TE_EXPRS(i),
+      TE_SUM(te_mul(te_cast(TE_F32, tt_at2(P, i, r)), te_cast(TE_F32, tt_at1(v, r))), r)));
+  te_tensor *C =
+      TT_NN(te_compute(tt_ctx, "C", 1, TE_EXPRS(I(M)), TE_EXPRS(i), te_cast(TE_F16, tt_at1(S, i))));
+  *w = (workload){
+      "lowp", 2,     1,     {A, v, C}, 0, {0}, {P, S, C}, 3, S, v, S, N, LOOP_PRIMS | PLACE_PRIMS,
+      1,      {{0}}, {{0}}, {0}};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, N), TT_SHAPE(N), TT_SHAPE(M)},
+                (const int[]){2, 1, 1});
+  for (int64_t a = 0; a < M; a++) {
+    double acc = 0;
+    for (int64_t b = 0; b < N; b++) {
+      double x = G(w->b[0][0], a * N + b);
+      acc += (x * x - 0.5) * G(w->b[0][1], b);
+    }
+    tt_set(w->ref[0][0], a, acc);
   }
 }
 

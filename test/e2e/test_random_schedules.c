@@ -446,6 +446,19 @@ Test(random_schedules, strided_inputs) {
   run_workload(&w, 9000);
 }
 
+Test(random_schedules, lowp_f16_bf16_f32_accumulator) {
+  workload w;
+  lowp_workload(&w, 11, 15);
+  run_workload(&w, 8500);
+}
+
+/* a sum accumulated in bf16 itself: every schedule rounds the same additions (short K) */
+Test(random_schedules, bf16_matmul) {
+  workload w;
+  matmul_workload(&w, TE_BF16, 7, 19, 5);
+  run_workload(&w, 8700);
+}
+
 /* ---------------------------------------------------------------- GPU bindings (Vulkan) */
 
 /* Binds the data loops of a stage: fused or not, split by a random power of two, outer loops to

@@ -94,19 +94,29 @@ Test(err_expr, param_name_with_space) {
   TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_param", "al pha");
 }
 
-Test(err_expr, param_f16_unsupported) {
-  cr_assert_null(te_param(tt_ctx, "h", TE_F16));
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_param", "f16");
+/* f16 and bf16 are dtypes like the others; an 8-bit float is not one te has. */
+Test(err_expr, param_f8_unsupported) {
+  cr_assert_null(te_param(tt_ctx, "h", TE_DTYPE(kDLFloat, 8)));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_param", "f8");
 }
 
-Test(err_expr, const_bf16_unsupported) {
-  cr_assert_null(te_const(tt_ctx, TE_BF16, 1.0));
+Test(err_expr, const_bf32_unsupported) {
+  cr_assert_null(te_const(tt_ctx, TE_DTYPE(kDLBfloat, 32), 1.0));
   TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_const");
 }
 
-Test(err_expr, cast_to_f16_unsupported) {
-  cr_assert_null(te_cast(TE_F16, f32p("x")));
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_cast", "f16");
+Test(err_expr, cast_to_f8_unsupported) {
+  cr_assert_null(te_cast(TE_DTYPE(kDLFloat, 8), f32p("x")));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_cast", "f8");
+}
+
+Test(err_expr, half_params_consts_casts_accepted) {
+  cr_assert_not_null(te_param(tt_ctx, "h", TE_F16));
+  te_expr *c = te_const(tt_ctx, TE_BF16, 1.0);
+  cr_assert_not_null(c);
+  cr_assert(te_dtype_eq(te_expr_dtype(c), TE_BF16));
+  cr_assert_not_null(te_cast(TE_F16, f32p("x")));
+  TT_NO_ERR(tt_ctx);
 }
 
 /* Choice: te_float with an integer dtype is TE_ERR_TYPE. */

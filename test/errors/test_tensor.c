@@ -54,9 +54,9 @@ Test(err_tensor, placeholder_null_extent) {
   TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_placeholder", "Anull");
 }
 
-Test(err_tensor, placeholder_f16_unsupported) {
-  cr_assert_null(te_placeholder(tt_ctx, "Ahalf", TE_F16, 1, TE_EXPRS(I(4))));
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_placeholder", "Ahalf");
+Test(err_tensor, placeholder_f8_unsupported) {
+  cr_assert_null(te_placeholder(tt_ctx, "Aeight", TE_DTYPE(kDLFloat, 8), 1, TE_EXPRS(I(4))));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_TYPE, "te_placeholder", "Aeight", "f8");
 }
 
 /* Header: "The count must equal the rank"; choice: TE_ERR_SHAPE. */

@@ -112,3 +112,42 @@ Test(err_vulkan, source_kinds) {
   cr_assert_not_null(te_module_source(m, "spirv-dis"), "%s", te_last_error(tt_ctx));
   cr_assert_null(te_module_entry(m, "add1")); /* a vulkan kernel has no host entry point */
 }
+
+/* f16 and bf16 have no SPIR-V code in this version (the Float16 and 16-bit storage capabilities
+   are not emitted): a buffer, or a conversion inside an f32 kernel, is refused at te_build with
+   the dtype and the back end named, never miscompiled. */
+static te_status build_half(te_dtype buf_dtype, te_dtype mid_dtype) {
+  te_expr *i = te_var(tt_ctx, "i"), *n = te_int(tt_ctx, 64);
+  te_tensor *A = TT_NN(te_placeholder(tt_ctx, "A", buf_dtype, 1, TE_EXPRS(n)));
+  te_tensor *C = TT_NN(te_compute(
+      tt_ctx, "C", 1, TE_EXPRS(n), TE_EXPRS(i),
+      te_cast(TE_F32, te_mul(te_cast(mid_dtype, tt_at1(A, i)), te_float(tt_ctx, mid_dtype, 3)))));
+  te_schedule *s = tt_schedule1(C);
+  te_stage *st = tt_stage(s, C);
+  te_iter *bx = NULL, *tx = NULL;
+  TT_OK(te_split(st, te_axis(st, 0), 32, &bx, &tx));
+  TT_OK(te_bind(st, bx, TE_BLOCK_X));
+  TT_OK(te_bind(st, tx, TE_THREAD_X));
+  te_module *m = NULL;
+  return te_build(s, "half", 2, TT_TENSORS(A, C), 0, NULL, TT_NN(te_target_parse(tt_ctx, "vulkan")),
+                  &m);
+}
+
+Test(err_vulkan, f16_buffer_unsupported) {
+  cr_assert_eq(build_half(TE_F16, TE_F16), TE_ERR_UNSUPPORTED);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_build", "'A'", "f16", "SPIR-V");
+}
+
+Test(err_vulkan, bf16_buffer_unsupported) {
+  cr_assert_eq(build_half(TE_BF16, TE_BF16), TE_ERR_UNSUPPORTED);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_build", "'A'", "bf16", "SPIR-V");
+}
+
+Test(err_vulkan, half_conversion_in_f32_kernel_unsupported) {
+  te_status st = build_half(TE_F32, TE_BF16);
+  cr_assert_eq(st, TE_ERR_UNSUPPORTED, "%s: %s", te_status_str(st), te_last_error(tt_ctx));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_build", "bf16", "SPIR-V");
+  te_clear_error(tt_ctx);
+  cr_assert_eq(build_half(TE_F32, TE_F16), TE_ERR_UNSUPPORTED);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_build", "f16", "SPIR-V");
+}

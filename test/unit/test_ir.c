@@ -178,13 +178,13 @@ Test(ir, type_errors) {
   expect_error(te_call(ctx, "pow", 1, &x), TE_ERR_INVALID_ARG,
                "te_call: 'pow' takes 2 arguments (got 1)");
   expect_error(te_call(ctx, "abs", 1, &b), TE_ERR_TYPE, "'abs'");
-  expect_error(te_cast(TE_F16, x), TE_ERR_UNSUPPORTED, "te_cast: dtype f16");
-  expect_error(te_cast(TE_BF16, x), TE_ERR_UNSUPPORTED, "bf16");
+  expect_error(te_cast(TE_DTYPE(kDLFloat, 8), x), TE_ERR_UNSUPPORTED, "te_cast: dtype f8");
+  expect_error(te_cast(TE_DTYPE(kDLBfloat, 32), x), TE_ERR_UNSUPPORTED, "dtype(4,32)");
   expect_error(te_float(ctx, TE_I32, 1.0), TE_ERR_TYPE, "te_float: dtype i32");
   expect_error(te_const(ctx, TE_I32, 1.5), TE_ERR_INVALID_ARG, "te_const:");
   expect_error(te_var(ctx, "2x"), TE_ERR_INVALID_ARG, "te_var: name '2x' is not a C identifier");
   expect_error(te_var(ctx, NULL), TE_ERR_INVALID_ARG, "te_var:");
-  expect_error(te_param(ctx, "h", TE_F16), TE_ERR_UNSUPPORTED, "te_param:");
+  expect_error(te_param(ctx, "h", TE_DTYPE(kDLFloat, 8)), TE_ERR_UNSUPPORTED, "te_param:");
   te_ctx *other = te_ctx_new();
   expect_error(te_add(i, te_var(other, "j")), TE_ERR_INVALID_ARG,
                "te_add: operands belong to different contexts");
@@ -444,5 +444,8 @@ Test(ir, maps_and_strings) {
   cr_expect_str_eq(te_dtype_str(TE_BOOL, buf, sizeof buf), "bool");
   cr_expect_str_eq(te_dtype_str(TE_U8, buf, sizeof buf), "u8");
   cr_expect(ir_dtype_supported(TE_I8));
-  cr_expect_not(ir_dtype_supported(TE_F16));
+  cr_expect(ir_dtype_supported(TE_F16));
+  cr_expect(ir_dtype_supported(TE_BF16));
+  cr_expect_not(ir_dtype_supported(TE_DTYPE(kDLFloat, 8)));
+  cr_expect_not(ir_dtype_supported(TE_DTYPE(kDLBfloat, 32)));
 }

@@ -369,8 +369,7 @@ Test(parse, shape_and_type_errors) {
                "1:8: te_call: 'exp' needs a float argument");
   expect_error("C[i] = A[i, i] where A: f32[N]", TE_ERR_SHAPE,
                "1:8: te_at: tensor 'A' has rank 1 but 2 indices");
-  expect_error("C[i] = A[i] where A: f16[N]", TE_ERR_UNSUPPORTED,
-               "1:19: te_placeholder: tensor 'A': dtype f16");
+  expect_error("C[i] = A[i] where A: f8[N]", TE_ERR_PARSE, "f8");
   expect_error("C[i] = A[i] where A: f32[0]", TE_ERR_SHAPE, "extent 0 must be > 0");
   /* found by fuzzing: te_placeholder checks constants before they are folded */
   expect_error("C[i] = A[i] where A: f32[4, 1 - 12]", TE_ERR_SHAPE,

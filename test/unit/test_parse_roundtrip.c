@@ -346,3 +346,21 @@ Test(parse_roundtrip, ops_elementwise_chain) {
   t = te_op_cast(ctx, t, TE_I16, NULL);
   round_trip(1, &t, NULL);
 }
+
+/* f16 and bf16 tensors, an f16 immediate (printed 0.1f16: the shortest that reads back), a bf16
+   infinity, and an f32-accumulated sum of their products. */
+Test(parse_roundtrip, f16_bf16_literals_and_f32_sum) {
+  te_tensor *A = PH("A", TE_F16, 16), *V = PH("V", TE_BF16, 16);
+  te_expr *i = te_var(ctx, "i");
+  te_expr *k = te_reduce_axis(ctx, "k", I(0), I(16));
+  te_tensor *P = te_compute(
+      ctx, "P", 1, E(I(16)), E(i),
+      te_max(te_mul(TE_AT(A, i), te_float(ctx, TE_F16, 0.1)), te_cast(TE_F16, TE_AT(V, i))));
+  te_tensor *S =
+      te_compute(ctx, "S", 1, E(I(16)), E(i),
+                 te_sum(te_mul(te_cast(TE_F32, TE_AT(P, k)), te_cast(TE_F32, TE_AT(V, k))), 1, &k));
+  te_tensor *C =
+      te_compute(ctx, "C", 1, E(I(16)), E(i),
+                 te_min(te_cast(TE_BF16, TE_AT(S, i)), te_float(ctx, TE_BF16, 1.0 / 0.0)));
+  round_trip(1, &C, sched_inline_first);
+}

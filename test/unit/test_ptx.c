@@ -228,3 +228,47 @@ Test(ptx, target_strings) {
   cr_expect_eq(te_last_status(ctx), TE_ERR_TARGET);
   te_ctx_free(ctx);
 }
+
+/* f16 and bf16 buffers: y = a * b + a (computed in f32, rounded to the output's dtype), z =
+   bf16(a) - b; for sm_80 and sm_90, assembled by ptxas. The conversions are PTX's cvt. */
+static te_module *half_kernel(te_ctx *ctx, const char *target) {
+  te_expr *i = te_var(ctx, "i"), *n = te_int(ctx, 256);
+  te_tensor *a = te_placeholder(ctx, "a", TE_F16, 1, TE_EXPRS(n));
+  te_tensor *b = te_placeholder(ctx, "b", TE_BF16, 1, TE_EXPRS(n));
+  te_expr *va = TE_AT(a, i), *vb = TE_AT(b, i);
+  te_tensor *y = te_compute(ctx, "y", 1, TE_EXPRS(n), TE_EXPRS(i),
+                            te_cast(TE_F16, te_add(te_mul(te_cast(TE_F32, va), vb), va)));
+  te_tensor *z = te_compute(ctx, "z", 1, TE_EXPRS(n), TE_EXPRS(i),
+                            te_sub(te_cast(TE_BF16, te_call(ctx, "exp", 1, &va)), vb));
+  te_schedule *s = te_schedule_new(ctx, 2, (te_tensor *const[]){y, z});
+  for (int k = 0; k < 2; k++) {
+    te_stage *st = te_stage_of(s, k ? z : y);
+    te_iter *o, *in;
+    cr_assert_eq(te_split(st, te_axis(st, 0), 64, &o, &in), TE_OK, "%s", te_last_error(ctx));
+    te_bind(st, o, TE_BLOCK_X);
+    te_bind(st, in, TE_THREAD_X);
+  }
+  te_module *m = NULL;
+  cr_assert_eq(te_build(s, "half", 4, (te_tensor *const[]){a, b, y, z}, 0, NULL,
+                        te_target_parse(ctx, target), &m),
+               TE_OK, "%s", te_last_error(ctx));
+  return m;
+}
+
+Test(ptx, f16_bf16_kernels) {
+  const char *archs[2][2] = {{"cuda", "sm_80"}, {"cuda -arch=sm_90", "sm_90"}};
+  for (int a = 0; a < 2; a++) {
+    te_ctx *ctx = te_ctx_new();
+    te_module *m = half_kernel(ctx, archs[a][0]);
+    const char *ptx = te_module_source(m, "ptx");
+    cr_assert_not_null(ptx, "%s", te_last_error(ctx));
+    cr_expect(strstr(ptx, "cvt.f32.f16"), "%s: no f16 -> f32 cvt in\n%s", archs[a][1], ptx);
+    cr_expect(strstr(ptx, "cvt.rn.bf16.f32") || strstr(ptx, "cvt.rn.bf16x2.f32"),
+              "%s: no f32 -> bf16 cvt in\n%s", archs[a][1], ptx);
+    cr_expect(strstr(ptx, "call") == NULL, "%s: a call in the PTX:\n%s", archs[a][1], ptx);
+    char what[64];
+    snprintf(what, sizeof what, "f16/bf16 kernels (%s)", archs[a][1]);
+    assemble(what, ptx, archs[a][1]);
+    te_ctx_free(ctx);
+  }
+}

@@ -262,3 +262,50 @@ Test(save, non_host_module_saves_but_does_not_run) {
   cr_expect_eq(te_module_save(m, sv_path("x"), TE_SAVE_STATIC_LIB), TE_OK, "%s",
                te_last_error(ctx));
 }
+
+/* Y[i] = bf16(X[i] * p) with X f16 and p an f16 scalar, vectorized: the header declares p as its
+   16 bits, and the objects (the host's, plain x86-64's, AArch64's) call no conversion routine of
+   compiler-rt or libgcc (__extendhfsf2, __truncsfbf2, ...): a static library links without them. */
+static te_module *sv_half(te_target *t, const char *name) {
+  te_expr *n = te_var(ctx, "n"), *i = te_var(ctx, "i");
+  te_expr *p = te_param(ctx, "p", TE_F16);
+  te_tensor *x = te_placeholder(ctx, "X", TE_F16, 1, TE_EXPRS(n));
+  te_tensor *y =
+      te_compute(ctx, "Y", 1, TE_EXPRS(n), TE_EXPRS(i), te_cast(TE_BF16, te_mul(TE_AT(x, i), p)));
+  te_schedule *s = te_schedule_new(ctx, 1, &y);
+  te_stage *st = te_stage_of(s, y);
+  te_iter *o, *in;
+  cr_assert_eq(te_split(st, te_axis(st, 0), 16, &o, &in), TE_OK, "%s", te_last_error(ctx));
+  cr_assert_eq(te_vectorize(st, in), TE_OK, "%s", te_last_error(ctx));
+  te_module *m = NULL;
+  cr_assert_eq(te_build(s, name, 2, (te_tensor *const[]){x, y}, 1, &p, t, &m), TE_OK, "%s",
+               te_last_error(ctx));
+  return m;
+}
+
+Test(save, half_kernels_header_and_objects) {
+  const char *targets[] = {"llvm", "llvm -mcpu=x86-64", "llvm -mtriple=aarch64-linux-gnu"};
+  for (int k = 0; k < 3; k++) {
+    te_module *m = sv_half(sv_target(targets[k]), "k_half");
+    char prefix[16];
+    snprintf(prefix, sizeof prefix, "half%d", k);
+    cr_assert_eq(te_module_save(m, sv_path(prefix), TE_SAVE_OBJECT | TE_SAVE_HEADER), TE_OK, "%s",
+                 te_last_error(ctx));
+    char hname[32], oname[32];
+    snprintf(hname, sizeof hname, "%s.h", prefix);
+    snprintf(oname, sizeof oname, "%s.o", prefix);
+    char *h = sv_read(hname, NULL);
+    const char *want[] = {"int32_t k_half(DLTensor *X, DLTensor *Y, uint16_t p);",
+                          " *   X  input   f16[n]\n", " *   Y  output  bf16[n]\n",
+                          " *   p  scalar  f16\n"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+      cr_expect(strstr(h, want[i]) != NULL, "%s: header lacks '%s':\n%s", targets[k], want[i], h);
+    free(h);
+    if (sv_can_check_with("nm", "the object's undefined symbols")) {
+      char cmd[600];
+      snprintf(cmd, sizeof cmd, "nm -u '%s' | grep -E 'hf2|bf2|hf$|bf$'", sv_path(oname));
+      cr_expect_neq(sv_system(cmd), 0, "%s: the object calls a conversion routine (%s)", targets[k],
+                    cmd);
+    }
+  }
+}
