@@ -1,0 +1,216 @@
+/* model_te.c — the decoder on te's kernels (model.h), generated ahead of time into the static
+ * library tl_kernels (gen/) and called through their DLTensor entry points; this file only
+ * lays out buffers and calls kernels.
+ *
+ * A layer, for n tokens at positions pos .. pos + n - 1 (n > 1: the matrix-matrix kernels, one
+ * pass over each weight for the whole prompt; n = 1: the matrix-vector kernels):
+ *   xb = rmsnorm(x) ; q = Wq xb ; k = Wk xb ; v = Wv xb  (v written into the cache)
+ *   q = rope(q) ; cache_k[pos..] = rope(k)
+ *   xb = attention(q, cache_k[0 .. pos+n), cache_v[0 .. pos+n))   (grouped-query, causal)
+ *   x = x + Wo xb                        (one kernel: product and residual)
+ *   xb = rmsnorm(x) ; h = silu(W1 xb) * (W3 xb)   (one kernel: both products and SwiGLU)
+ *   x = x + W2 h                         (one kernel)
+ * then rmsnorm and the classifier for the last token only.
+ */
+#include "model.h"
+#include "tl_kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_BATCH = 256 };
+
+typedef struct {
+  tl_model base;
+  const tl_checkpoint *ck;
+  int batch;
+  float *x, *x2, *xb, *q, *qr, *kt, *hb, *logits;
+  float *key_cache, *value_cache; /* n_layers x seq_len x kv_dim */
+  int8_t *xq;                     /* Q8_0: quantized activations and their scales */
+  float *xs;
+} te_model;
+
+/* A DLTensor with its shape stored beside it. */
+typedef struct {
+  DLTensor t;
+  int64_t shape[4];
+} view;
+
+static DLTensor *tensor(view *v, const void *data, DLDataType dt, int ndim, int64_t d0, int64_t d1,
+                        int64_t d2, int64_t d3) {
+  int64_t dims[4] = {d0, d1, d2, d3};
+  memcpy(v->shape, dims, sizeof dims);
+  v->t = (DLTensor){(void *)data, {kDLCPU, 0}, ndim, dt, v->shape, NULL, 0};
+  return &v->t;
+}
+
+static const DLDataType F32 = {kDLFloat, 32, 1};
+#define V1(v, p, a) tensor(v, p, F32, 1, a, 0, 0, 0)
+#define V2(v, p, a, b) tensor(v, p, F32, 2, a, b, 0, 0)
+#define V3(v, p, a, b, c) tensor(v, p, F32, 3, a, b, c, 0)
+#define V4(v, p, a, b, c, d) tensor(v, p, F32, 4, a, b, c, d)
+
+static int kernel_failed(te_model *m, const char *kernel, int rc) {
+  snprintf(m->base.err, sizeof m->base.err, "kernel %s failed (status %d): %s", kernel, rc,
+           te_rt_last_error());
+  return -1;
+}
+#define CALL(m, k, ...)                                                                            \
+  do {                                                                                             \
+    int call_rc_ = k(__VA_ARGS__);                                                                 \
+    if (call_rc_ != 0)                                                                             \
+      return kernel_failed(m, #k, call_rc_);                                                       \
+  } while (0)
+
+/* Y = W X for n tokens: the matrix-vector kernel for one token, the matrix-matrix one else. */
+static int product(te_model *m, const float *x, const tl_matrix *w, int64_t rows, int64_t cols,
+                   float *y, int n) {
+  view vx, vw, vy;
+  if (n == 1)
+    CALL(m, tl_matvec, V1(&vx, x, cols), V2(&vw, w->f, rows, cols), V1(&vy, y, rows));
+  else
+    CALL(m, tl_matmul, V2(&vx, x, n, cols), V2(&vw, w->f, rows, cols), V2(&vy, y, n, rows));
+  return 0;
+}
+
+/* Y = R + W X */
+static int product_add(te_model *m, const float *x, const tl_matrix *w, int64_t rows,
+                       int64_t cols, const float *r, float *y, int n) {
+  view vx, vw, vr, vy;
+  if (n == 1)
+    CALL(m, tl_matvec_add, V1(&vx, x, cols), V2(&vw, w->f, rows, cols), V1(&vr, r, rows),
+         V1(&vy, y, rows));
+  else
+    CALL(m, tl_matmul_add, V2(&vx, x, n, cols), V2(&vw, w->f, rows, cols), V2(&vr, r, n, rows),
+         V2(&vy, y, n, rows));
+  return 0;
+}
+
+/* Y = silu(W1 X) * (W3 X) */
+static int product_swiglu(te_model *m, const float *x, const tl_matrix *w1, const tl_matrix *w3,
+                          int64_t rows, int64_t cols, float *y, int n) {
+  view vx, vw, vw3, vy;
+  if (n == 1)
+    CALL(m, tl_matvec_swiglu, V1(&vx, x, cols), V2(&vw, w1->f, rows, cols),
+         V2(&vw3, w3->f, rows, cols), V1(&vy, y, rows));
+  else
+    CALL(m, tl_matmul_swiglu, V2(&vx, x, n, cols), V2(&vw, w1->f, rows, cols),
+         V2(&vw3, w3->f, rows, cols), V2(&vy, y, n, rows));
+  return 0;
+}
+
+static int rmsnorm(te_model *m, const float *x, const float *w, float *y, int n, int64_t d) {
+  view vx, vw, vy;
+  CALL(m, tl_rmsnorm, V2(&vx, x, n, d), V1(&vw, w, d), V2(&vy, y, n, d));
+  return 0;
+}
+
+static int layer(te_model *m, int l, int n, int pos) {
+  const tl_checkpoint *ck = m->ck;
+  const tl_config *c = &ck->c;
+  int64_t d = c->dim, kv = tl_kv_dim(c), hid = c->hidden_dim, hs = tl_head_size(c);
+  int64_t G = c->n_kv_heads, M = c->n_heads / c->n_kv_heads;
+  float *kc = m->key_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
+  float *vc = m->value_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
+  view a, b, e, f;
+  if (rmsnorm(m, m->x, ck->rms_att + l * d, m->xb, n, d) ||
+      product(m, m->xb, &ck->wq[l], d, d, m->q, n) ||
+      product(m, m->xb, &ck->wk[l], kv, d, m->kt, n) ||
+      product(m, m->xb, &ck->wv[l], kv, d, vc + (size_t)pos * (size_t)kv, n))
+    return -1;
+  CALL(m, tl_rope, V4(&a, m->q, n, c->n_heads, hs / 2, 2), V4(&b, m->qr, n, c->n_heads, hs / 2, 2),
+       pos);
+  CALL(m, tl_rope, V4(&a, m->kt, n, G, hs / 2, 2),
+       V4(&b, kc + (size_t)pos * (size_t)kv, n, G, hs / 2, 2), pos);
+  CALL(m, tl_attention, V4(&a, m->qr, n, G, M, hs), V3(&b, kc, pos + n, G, hs),
+       V3(&e, vc, pos + n, G, hs), V4(&f, m->xb, n, G, M, hs));
+  float *t;
+  if (product_add(m, m->xb, &ck->wo[l], d, d, m->x, m->x2, n))
+    return -1;
+  t = m->x, m->x = m->x2, m->x2 = t;
+  if (rmsnorm(m, m->x, ck->rms_ffn + l * d, m->xb, n, d) ||
+      product_swiglu(m, m->xb, &ck->w1[l], &ck->w3[l], hid, d, m->hb, n) ||
+      product_add(m, m->hb, &ck->w2[l], d, hid, m->x, m->x2, n))
+    return -1;
+  t = m->x, m->x = m->x2, m->x2 = t;
+  return 0;
+}
+
+static int forward(tl_model *base, const int *tokens, int n, int pos, float **logits) {
+  te_model *m = (te_model *)base;
+  const tl_config *c = &m->ck->c;
+  int64_t d = c->dim;
+  if (n < 1 || n > m->batch || pos < 0 || pos + n > c->seq_len) {
+    snprintf(base->err, sizeof base->err,
+             "forward: %d tokens at position %d (at most %d at once, and seq_len %d in all)", n,
+             pos, m->batch, c->seq_len);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    if (tokens[i] < 0 || tokens[i] >= c->vocab_size) {
+      snprintf(base->err, sizeof base->err, "forward: token %d is outside the vocabulary (%d)",
+               tokens[i], c->vocab_size);
+      return -1;
+    }
+    memcpy(m->x + (size_t)i * (size_t)d, m->ck->embedding + (size_t)tokens[i] * (size_t)d,
+           sizeof(float) * (size_t)d);
+  }
+  for (int l = 0; l < c->n_layers; l++)
+    if (layer(m, l, n, pos))
+      return -1;
+  if (rmsnorm(m, m->x + (size_t)(n - 1) * (size_t)d, m->ck->rms_final, m->xb, 1, d) ||
+      product(m, m->xb, &m->ck->wcls, c->vocab_size, d, m->logits, 1))
+    return -1;
+  *logits = m->logits;
+  return 0;
+}
+
+static void destroy(tl_model *base) {
+  te_model *m = (te_model *)base;
+  free(m->x), free(m->x2), free(m->xb), free(m->q), free(m->qr), free(m->kt), free(m->hb);
+  free(m->logits), free(m->key_cache), free(m->value_cache), free(m->xq), free(m->xs);
+  free(m);
+}
+
+tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
+  const tl_config *c = &ck->c;
+  if (ck->weights != TL_WEIGHTS_F32) {
+    snprintf(err, errlen, "te-llama: int8 (Q8_0) checkpoints are not supported yet");
+    return NULL;
+  }
+  te_model *m = calloc(1, sizeof *m);
+  if (!m) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  m->base.forward = forward;
+  m->base.destroy = destroy;
+  m->ck = ck;
+  m->batch = c->seq_len < MAX_BATCH ? c->seq_len : MAX_BATCH;
+  m->base.max_batch = m->batch;
+  size_t B = (size_t)m->batch, d = (size_t)c->dim, kv = (size_t)tl_kv_dim(c);
+  size_t cache = (size_t)c->n_layers * (size_t)c->seq_len * kv;
+  m->x = malloc(B * d * 4), m->x2 = malloc(B * d * 4), m->xb = malloc(B * d * 4);
+  m->q = malloc(B * d * 4), m->qr = malloc(B * d * 4), m->kt = malloc(B * kv * 4);
+  m->hb = malloc(B * (size_t)c->hidden_dim * 4), m->logits = malloc((size_t)c->vocab_size * 4);
+  m->key_cache = malloc(cache * 4), m->value_cache = malloc(cache * 4);
+  if (!m->x || !m->x2 || !m->xb || !m->q || !m->qr || !m->kt || !m->hb || !m->logits ||
+      !m->key_cache || !m->value_cache) {
+    destroy(&m->base);
+    snprintf(err, errlen, "out of memory for the activations and the KV cache (%zu MB)",
+             cache * 8 >> 20);
+    return NULL;
+  }
+  /* Poisoned: a kernel that reads what no kernel wrote makes NaN logits, which the tests see. */
+  float *bufs[] = {m->x, m->x2, m->xb, m->q, m->qr, m->kt, m->hb, m->logits};
+  size_t lens[] = {B * d, B * d, B * d, B * d, B * d, B * kv, B * (size_t)c->hidden_dim,
+                   (size_t)c->vocab_size};
+  for (int i = 0; i < 8; i++)
+    for (size_t j = 0; j < lens[i]; j++)
+      bufs[i][j] = NAN;
+  for (size_t j = 0; j < cache; j++)
+    m->key_cache[j] = m->value_cache[j] = NAN;
+  return &m->base;
+}
