@@ -28,9 +28,25 @@ typedef struct {
   int batch;
   float *x, *x2, *xb, *q, *qr, *kt, *hb, *logits;
   float *key_cache, *value_cache; /* n_layers x seq_len x kv_dim */
-  int8_t *xq;                     /* Q8_0: quantized activations and their scales */
-  float *xs;
+  int8_t *xq; /* Q8_0: quantized activations, their scales, the second SwiGLU product */
+  float *xs, *hb2;
+  const struct q8_kernels *q8;
 } te_model;
+
+/* The Q8_0 kernels of one group size (gen/gen_q8.c). */
+typedef int32_t (*quantize_fn)(DLTensor *, DLTensor *, DLTensor *);
+typedef int32_t (*q8_matmul_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *, DLTensor *);
+struct q8_kernels {
+  int group_size;
+  quantize_fn quantize;
+  q8_matmul_fn matmul;
+};
+static const struct q8_kernels q8_kernels[] = {
+    {64, tl_quantize_g64, tl_q8_matmul_g64},
+    {32, tl_quantize_g32, tl_q8_matmul_g32},
+    {16, tl_quantize_g16, tl_q8_matmul_g16},
+    {8, tl_quantize_g8, tl_q8_matmul_g8},
+};
 
 /* A DLTensor with its shape stored beside it. */
 typedef struct {
@@ -107,25 +123,96 @@ static int rmsnorm(te_model *m, const float *x, const float *w, float *y, int n,
   return 0;
 }
 
-static int layer(te_model *m, int l, int n, int pos) {
+static const DLDataType I8 = {kDLInt, 8, 1};
+
+/* Q8_0: xq, xs = quantize(x), x being n rows of `cols` (runq.c's quantize). */
+static int quantize(te_model *m, const float *x, int n, int64_t cols) {
+  int64_t gs = m->q8->group_size, ng = cols / gs;
+  view vx, vs, vq;
+  int rc = m->q8->quantize(V3(&vx, x, n, ng, gs), V2(&vs, m->xs, n, ng),
+                           tensor(&vq, m->xq, I8, 3, n, ng, gs, 0));
+  return rc ? kernel_failed(m, "tl_quantize", rc) : 0;
+}
+
+/* Q8_0: Y = W X with X the last quantize()'s. */
+static int q8_product(te_model *m, const tl_matrix *w, int64_t rows, int64_t cols, float *y,
+                      int n) {
+  int64_t gs = m->q8->group_size, ng = cols / gs;
+  view vwq, vws, vxq, vxs, vy;
+  int rc = m->q8->matmul(tensor(&vwq, w->q, I8, 3, rows, ng, gs, 0), V2(&vws, w->s, rows, ng),
+                         tensor(&vxq, m->xq, I8, 3, n, ng, gs, 0), V2(&vxs, m->xs, n, ng),
+                         V2(&vy, y, n, rows));
+  return rc ? kernel_failed(m, "tl_q8_matmul", rc) : 0;
+}
+
+static int add(te_model *m, const float *a, const float *b, float *y, int64_t len) {
+  view va, vb, vy;
+  CALL(m, tl_add, V1(&va, a, len), V1(&vb, b, len), V1(&vy, y, len));
+  return 0;
+}
+
+static int attention_block(te_model *m, int l, int n, int pos, float *kc, float *vc);
+
+/* A layer of a Q8_0 model: runq.c's order (quantize before each product; residuals and SwiGLU
+   as separate element-wise kernels). */
+static int layer_q8(te_model *m, int l, int n, int pos) {
   const tl_checkpoint *ck = m->ck;
   const tl_config *c = &ck->c;
-  int64_t d = c->dim, kv = tl_kv_dim(c), hid = c->hidden_dim, hs = tl_head_size(c);
-  int64_t G = c->n_kv_heads, M = c->n_heads / c->n_kv_heads;
+  int64_t d = c->dim, kv = tl_kv_dim(c), hid = c->hidden_dim;
   float *kc = m->key_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
   float *vc = m->value_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
-  view a, b, e, f;
-  if (rmsnorm(m, m->x, ck->rms_att + l * d, m->xb, n, d) ||
-      product(m, m->xb, &ck->wq[l], d, d, m->q, n) ||
-      product(m, m->xb, &ck->wk[l], kv, d, m->kt, n) ||
-      product(m, m->xb, &ck->wv[l], kv, d, vc + (size_t)pos * (size_t)kv, n))
+  float *t;
+  if (rmsnorm(m, m->x, ck->rms_att + l * d, m->xb, n, d) || quantize(m, m->xb, n, d) ||
+      q8_product(m, &ck->wq[l], d, d, m->q, n) || q8_product(m, &ck->wk[l], kv, d, m->kt, n) ||
+      q8_product(m, &ck->wv[l], kv, d, vc + (size_t)pos * (size_t)kv, n) ||
+      attention_block(m, l, n, pos, kc, vc) || quantize(m, m->xb, n, d) ||
+      q8_product(m, &ck->wo[l], d, d, m->x2, n) || add(m, m->x, m->x2, m->xb, n * d))
     return -1;
+  t = m->x, m->x = m->xb, m->xb = t;
+  if (rmsnorm(m, m->x, ck->rms_ffn + l * d, m->xb, n, d) || quantize(m, m->xb, n, d) ||
+      q8_product(m, &ck->w1[l], hid, d, m->hb, n) ||
+      q8_product(m, &ck->w3[l], hid, d, m->hb2, n))
+    return -1;
+  view va, vb, vy;
+  float *h = m->hb2 + (size_t)m->batch * (size_t)hid; /* the second half: no argument aliases */
+  CALL(m, tl_swiglu, V1(&va, m->hb, n * hid), V1(&vb, m->hb2, n * hid), V1(&vy, h, n * hid));
+  if (quantize(m, h, n, hid) || q8_product(m, &ck->w2[l], d, hid, m->x2, n) ||
+      add(m, m->x, m->x2, m->xb, n * d))
+    return -1;
+  t = m->x, m->x = m->xb, m->xb = t;
+  return 0;
+}
+
+/* RoPE on q and k (k into the cache at pos), then attention into xb. */
+static int attention_block(te_model *m, int l, int n, int pos, float *kc, float *vc) {
+  (void)l;
+  const tl_config *c = &m->ck->c;
+  int64_t kv = tl_kv_dim(c), hs = tl_head_size(c);
+  int64_t G = c->n_kv_heads, M = c->n_heads / c->n_kv_heads;
+  view a, b, e, f;
   CALL(m, tl_rope, V4(&a, m->q, n, c->n_heads, hs / 2, 2), V4(&b, m->qr, n, c->n_heads, hs / 2, 2),
        pos);
   CALL(m, tl_rope, V4(&a, m->kt, n, G, hs / 2, 2),
        V4(&b, kc + (size_t)pos * (size_t)kv, n, G, hs / 2, 2), pos);
   CALL(m, tl_attention, V4(&a, m->qr, n, G, M, hs), V3(&b, kc, pos + n, G, hs),
        V3(&e, vc, pos + n, G, hs), V4(&f, m->xb, n, G, M, hs));
+  return 0;
+}
+
+static int layer(te_model *m, int l, int n, int pos) {
+  const tl_checkpoint *ck = m->ck;
+  const tl_config *c = &ck->c;
+  int64_t d = c->dim, kv = tl_kv_dim(c), hid = c->hidden_dim;
+  float *kc = m->key_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
+  float *vc = m->value_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
+  if (m->q8)
+    return layer_q8(m, l, n, pos);
+  if (rmsnorm(m, m->x, ck->rms_att + l * d, m->xb, n, d) ||
+      product(m, m->xb, &ck->wq[l], d, d, m->q, n) ||
+      product(m, m->xb, &ck->wk[l], kv, d, m->kt, n) ||
+      product(m, m->xb, &ck->wv[l], kv, d, vc + (size_t)pos * (size_t)kv, n) ||
+      attention_block(m, l, n, pos, kc, vc))
+    return -1;
   float *t;
   if (product_add(m, m->xb, &ck->wo[l], d, d, m->x, m->x2, n))
     return -1;
@@ -160,8 +247,10 @@ static int forward(tl_model *base, const int *tokens, int n, int pos, float **lo
   for (int l = 0; l < c->n_layers; l++)
     if (layer(m, l, n, pos))
       return -1;
-  if (rmsnorm(m, m->x + (size_t)(n - 1) * (size_t)d, m->ck->rms_final, m->xb, 1, d) ||
-      product(m, m->xb, &m->ck->wcls, c->vocab_size, d, m->logits, 1))
+  if (rmsnorm(m, m->x + (size_t)(n - 1) * (size_t)d, m->ck->rms_final, m->xb, 1, d))
+    return -1;
+  if (m->q8 ? quantize(m, m->xb, 1, d) || q8_product(m, &m->ck->wcls, c->vocab_size, d, m->logits, 1)
+            : product(m, m->xb, &m->ck->wcls, c->vocab_size, d, m->logits, 1))
     return -1;
   *logits = m->logits;
   return 0;
@@ -170,15 +259,22 @@ static int forward(tl_model *base, const int *tokens, int n, int pos, float **lo
 static void destroy(tl_model *base) {
   te_model *m = (te_model *)base;
   free(m->x), free(m->x2), free(m->xb), free(m->q), free(m->qr), free(m->kt), free(m->hb);
-  free(m->logits), free(m->key_cache), free(m->value_cache), free(m->xq), free(m->xs);
+  free(m->logits), free(m->key_cache), free(m->value_cache), free(m->xq), free(m->xs), free(m->hb2);
   free(m);
 }
 
 tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
   const tl_config *c = &ck->c;
-  if (ck->weights != TL_WEIGHTS_F32) {
-    snprintf(err, errlen, "te-llama: int8 (Q8_0) checkpoints are not supported yet");
-    return NULL;
+  const struct q8_kernels *q8 = NULL;
+  if (ck->weights == TL_WEIGHTS_Q8) {
+    for (size_t i = 0; i < sizeof q8_kernels / sizeof q8_kernels[0]; i++)
+      if (q8_kernels[i].group_size == ck->group_size)
+        q8 = &q8_kernels[i];
+    if (!q8) {
+      snprintf(err, errlen, "Q8_0 group size %d: te-llama's kernels take groups of 64, 32, 16 "
+               "or 8", ck->group_size);
+      return NULL;
+    }
   }
   te_model *m = calloc(1, sizeof *m);
   if (!m) {
@@ -188,6 +284,7 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
   m->base.forward = forward;
   m->base.destroy = destroy;
   m->ck = ck;
+  m->q8 = q8;
   m->batch = c->seq_len < MAX_BATCH ? c->seq_len : MAX_BATCH;
   m->base.max_batch = m->batch;
   size_t B = (size_t)m->batch, d = (size_t)c->dim, kv = (size_t)tl_kv_dim(c);
@@ -196,7 +293,9 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
   m->q = malloc(B * d * 4), m->qr = malloc(B * d * 4), m->kt = malloc(B * kv * 4);
   m->hb = malloc(B * (size_t)c->hidden_dim * 4), m->logits = malloc((size_t)c->vocab_size * 4);
   m->key_cache = malloc(cache * 4), m->value_cache = malloc(cache * 4);
-  if (!m->x || !m->x2 || !m->xb || !m->q || !m->qr || !m->kt || !m->hb || !m->logits ||
+  size_t wide = B * (d > (size_t)c->hidden_dim ? d : (size_t)c->hidden_dim);
+  m->xq = malloc(wide), m->xs = malloc(wide * 4), m->hb2 = malloc(2 * B * (size_t)c->hidden_dim * 4);
+  if (!m->xq || !m->xs || !m->hb2 || !m->x || !m->x2 || !m->xb || !m->q || !m->qr || !m->kt || !m->hb || !m->logits ||
       !m->key_cache || !m->value_cache) {
     destroy(&m->base);
     snprintf(err, errlen, "out of memory for the activations and the KV cache (%zu MB)",
@@ -204,10 +303,10 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
     return NULL;
   }
   /* Poisoned: a kernel that reads what no kernel wrote makes NaN logits, which the tests see. */
-  float *bufs[] = {m->x, m->x2, m->xb, m->q, m->qr, m->kt, m->hb, m->logits};
+  float *bufs[] = {m->x, m->x2, m->xb, m->q, m->qr, m->kt, m->hb, m->logits, m->hb2, m->xs};
   size_t lens[] = {B * d, B * d, B * d, B * d, B * d, B * kv, B * (size_t)c->hidden_dim,
-                   (size_t)c->vocab_size};
-  for (int i = 0; i < 8; i++)
+                   (size_t)c->vocab_size, 2 * B * (size_t)c->hidden_dim, wide};
+  for (int i = 0; i < 10; i++)
     for (size_t j = 0; j < lens[i]; j++)
       bufs[i][j] = NAN;
   for (size_t j = 0; j < cache; j++)

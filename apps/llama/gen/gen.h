@@ -24,9 +24,14 @@ te_status tl_gen_rope(te_ctx *, te_target *, te_module **);
 te_status tl_gen_attention(te_ctx *, te_target *, te_module **);
 
 /* gen_q8.c: Q8_0 (int8 values, one f32 scale per group of GS) */
-te_status tl_gen_quantize_g64(te_ctx *, te_target *, te_module **);
-te_status tl_gen_quantize_g32(te_ctx *, te_target *, te_module **);
-te_status tl_gen_q8_matvec_g64(te_ctx *, te_target *, te_module **);
-te_status tl_gen_q8_matvec_g32(te_ctx *, te_target *, te_module **);
+#define TL_GEN_GROUP(GS)                                                                           \
+  te_status tl_gen_quantize_g##GS(te_ctx *, te_target *, te_module **);                            \
+  te_status tl_gen_q8_matmul_g##GS(te_ctx *, te_target *, te_module **);
+TL_GEN_GROUP(64)
+TL_GEN_GROUP(32)
+TL_GEN_GROUP(16)
+TL_GEN_GROUP(8)
+te_status tl_gen_add(te_ctx *, te_target *, te_module **);    /* Y = A + B        */
+te_status tl_gen_swiglu(te_ctx *, te_target *, te_module **); /* Y = silu(A) * B  */
 
 #endif

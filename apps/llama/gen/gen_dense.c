@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-enum { LANES = 16, ROWS = 4, TOKENS = 4, ROW_BLOCK = 16 };
+enum { LANES = 16, ROWS = 4, MV_ROWS = 1, TOKENS = 4, ROW_BLOCK = 16 };
 typedef enum { EPI_NONE, EPI_ADD, EPI_SWIGLU } epilogue;
 
 #define TRY(x)                                                                                     \
@@ -70,7 +70,7 @@ static te_status place(te_schedule *s, te_stage *out, te_iter *at, te_tensor *p,
     TRY(te_reorder(rs, 6, (te_iter *const[]){to, ro, ko, ti, ri, te_axis(rs, 2)}));
     TRY(te_unroll(rs, ti));
   } else {
-    TRY(te_split(rs, te_axis(rs, 0), ROWS, &ro, &ri));
+    TRY(te_split(rs, te_axis(rs, 0), MV_ROWS, &ro, &ri));
     TRY(te_reorder(rs, 4, (te_iter *const[]){ro, ko, ri, te_axis(rs, 1)}));
   }
   TRY(te_unroll(rs, ri));
@@ -122,7 +122,7 @@ static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batche
   } else {
     te_iter *iio, *iii;
     TRY(te_split(ys, te_axis(ys, 0), ROW_BLOCK, &io, &ii));
-    TRY(te_split(ys, ii, ROWS, &iio, &iii));
+    TRY(te_split(ys, ii, MV_ROWS, &iio, &iii));
     at = iio;
   }
   TRY(te_parallel(ys, io));

@@ -25,8 +25,14 @@ static const struct {
     {"tl_attention", tl_gen_attention},
     {"tl_quantize_g64", tl_gen_quantize_g64},
     {"tl_quantize_g32", tl_gen_quantize_g32},
-    {"tl_q8_matvec_g64", tl_gen_q8_matvec_g64},
-    {"tl_q8_matvec_g32", tl_gen_q8_matvec_g32},
+    {"tl_quantize_g16", tl_gen_quantize_g16},
+    {"tl_quantize_g8", tl_gen_quantize_g8},
+    {"tl_q8_matmul_g64", tl_gen_q8_matmul_g64},
+    {"tl_q8_matmul_g32", tl_gen_q8_matmul_g32},
+    {"tl_q8_matmul_g16", tl_gen_q8_matmul_g16},
+    {"tl_q8_matmul_g8", tl_gen_q8_matmul_g8},
+    {"tl_add", tl_gen_add},
+    {"tl_swiglu", tl_gen_swiglu},
 };
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
 

@@ -41,7 +41,7 @@ same("greedy, no prompt" "${ckpt}" -z "${tok}" -t 0 -n 30)
 same("sampling -t 0.8 -p 0.9 -s 42" "${ckpt}" -z "${tok}" -t 0.8 -p 0.9 -s 42 -n 60 -i "a cat")
 same("sampling -t 1 -p 1 -s 7" "${ckpt}" -z "${tok}" -t 1 -p 1 -s 7 -n 40 -i "the dog")
 same("steps shorter than the prompt" "${ckpt}" -z "${tok}" -t 0 -n 3 -i "once upon a time")
-#Q8 same("Q8_0 greedy" "${q8}" -z "${tok}" -t 0 -n 60 -i "once upon a time")
+same("Q8_0 greedy" "${q8}" -z "${tok}" -t 0 -n 60 -i "once upon a time")
 same("chat" "${ckpt}" -z "${tok}" -t 0 -n 50 -m chat -i "hello" -y "be brief")
 
 function(refused label expect)

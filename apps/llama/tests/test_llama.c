@@ -238,6 +238,13 @@ int main(int argc, char **argv) {
   compare("mha_v1_unshared", "--config tiny --heads 4 --kv-heads 4 --dim 40 --format v1 --unshared",
           1e-4);
   compare("gqa_v1_seed", "--config tiny --seed 5 --format v1 --kv-heads 1", 1e-4);
+  /* Q8_0 at each group size te-llama has kernels for */
+  compare("q8_g64", "--config tiny --dim 128 --hidden 320 --heads 8 --kv-heads 2 --format q8",
+          1e-4);
+  compare("q8_g32_unshared", "--config tiny --dim 96 --hidden 224 --format q8 --unshared", 1e-4);
+  compare("q8_g16", "--config tiny --dim 48 --hidden 112 --heads 4 --format q8 --group-size 16",
+          1e-4);
+  compare("q8_g8", "--config tiny --format q8 --group-size 8", 1e-4);
   damaged_files();
   printf("%s\n", failures ? "test_llama: FAILED" : "test_llama: all checks pass");
   return failures ? 1 : 0;
