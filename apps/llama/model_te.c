@@ -39,13 +39,13 @@ typedef int32_t (*q8_matmul_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *, 
 struct q8_kernels {
   int group_size;
   quantize_fn quantize;
-  q8_matmul_fn matmul;
+  q8_matmul_fn matmul, matvec;
 };
 static const struct q8_kernels q8_kernels[] = {
-    {64, tl_quantize_g64, tl_q8_matmul_g64},
-    {32, tl_quantize_g32, tl_q8_matmul_g32},
-    {16, tl_quantize_g16, tl_q8_matmul_g16},
-    {8, tl_quantize_g8, tl_q8_matmul_g8},
+    {64, tl_quantize_g64, tl_q8_matmul_g64, tl_q8_matvec_g64},
+    {32, tl_quantize_g32, tl_q8_matmul_g32, tl_q8_matvec_g32},
+    {16, tl_quantize_g16, tl_q8_matmul_g16, tl_q8_matvec_g16},
+    {8, tl_quantize_g8, tl_q8_matmul_g8, tl_q8_matvec_g8},
 };
 
 /* A DLTensor with its shape stored beside it. */
@@ -139,10 +139,12 @@ static int q8_product(te_model *m, const tl_matrix *w, int64_t rows, int64_t col
                       int n) {
   int64_t gs = m->q8->group_size, ng = cols / gs;
   view vwq, vws, vxq, vxs, vy;
-  int rc = m->q8->matmul(tensor(&vwq, w->q, I8, 3, rows, ng, gs, 0), V2(&vws, w->s, rows, ng),
-                         tensor(&vxq, m->xq, I8, 3, n, ng, gs, 0), V2(&vxs, m->xs, n, ng),
-                         V2(&vy, y, n, rows));
-  return rc ? kernel_failed(m, "tl_q8_matmul", rc) : 0;
+  DLTensor *wqt = tensor(&vwq, w->q, I8, 3, rows, ng, gs, 0), *wst = V2(&vws, w->s, rows, ng);
+  int rc = n == 1 ? m->q8->matvec(wqt, wst, tensor(&vxq, m->xq, I8, 2, ng, gs, 0, 0),
+                                  V1(&vxs, m->xs, ng), V1(&vy, y, rows))
+                  : m->q8->matmul(wqt, wst, tensor(&vxq, m->xq, I8, 3, n, ng, gs, 0),
+                                  V2(&vxs, m->xs, n, ng), V2(&vy, y, n, rows));
+  return rc ? kernel_failed(m, n == 1 ? "tl_q8_matvec" : "tl_q8_matmul", rc) : 0;
 }
 
 static int add(te_model *m, const float *a, const float *b, float *y, int64_t len) {

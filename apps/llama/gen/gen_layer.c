@@ -121,5 +121,21 @@ te_status tl_gen_attention(te_ctx *ctx, te_target *tgt, te_module **out) {
   te_tensor *inner[] = {ov, z, e, mx, sc}; /* readers before what they read */
   for (int i = 0; i < 5; i++)
     TRY(te_compute_at(te_stage_of(s, inner[i]), os, tg));
+  /* scores: the head's dimension outside the positions, so consecutive FMAs are independent
+     (a dot product along c is a chain of dependent adds) */
+  te_stage *ss = te_stage_of(s, sc);
+  TRY(te_reorder(ss, 2, (te_iter *const[]){te_reduce_iter(ss, 0), te_axis(ss, 3)}));
+  /* the exponentials, 16 positions at a time */
+  te_stage *es = te_stage_of(s, e);
+  te_iter *po, *pi;
+  TRY(te_split(es, te_axis(es, 3), 16, &po, &pi));
+  TRY(te_vectorize(es, pi));
+  /* the weighted sum of values: positions outside, the head's values inside, vectorized, so V
+     is read a row at a time (c inside p would walk V's columns) */
+  te_stage *ovs = te_stage_of(s, ov);
+  te_iter *co, *ci;
+  TRY(te_split(ovs, te_axis(ovs, 3), 16, &co, &ci));
+  TRY(te_reorder(ovs, 3, (te_iter *const[]){te_reduce_iter(ovs, 0), co, ci}));
+  TRY(te_vectorize(ovs, ci));
   return te_build(s, "tl_attention", 4, (te_tensor *const[]){q, k, v, o}, 0, NULL, tgt, out);
 }

@@ -31,6 +31,10 @@ static const struct {
     {"tl_q8_matmul_g32", tl_gen_q8_matmul_g32},
     {"tl_q8_matmul_g16", tl_gen_q8_matmul_g16},
     {"tl_q8_matmul_g8", tl_gen_q8_matmul_g8},
+    {"tl_q8_matvec_g64", tl_gen_q8_matvec_g64},
+    {"tl_q8_matvec_g32", tl_gen_q8_matvec_g32},
+    {"tl_q8_matvec_g16", tl_gen_q8_matvec_g16},
+    {"tl_q8_matvec_g8", tl_gen_q8_matvec_g8},
     {"tl_add", tl_gen_add},
     {"tl_swiglu", tl_gen_swiglu},
 };
