@@ -35,7 +35,7 @@ static int32_t read_i32(const unsigned char *p) {
 
 /* The sizes a model needs: each positive and below 2^24, and the shapes consistent. */
 static int check_config(const char *path, const tl_config *c, char *err, size_t n) {
-  const int v[7] = {c->dim,     c->hidden_dim, c->n_layers, c->n_heads,
+  const int v[7] = {c->dim,        c->hidden_dim, c->n_layers, c->n_heads,
                     c->n_kv_heads, c->vocab_size, c->seq_len};
   static const char *names[7] = {"dim",        "hidden_dim", "n_layers", "n_heads",
                                  "n_kv_heads", "vocab_size", "seq_len"};
@@ -75,9 +75,7 @@ static const void *take(cursor *cur, size_t bytes) {
   return p;
 }
 
-static void take_f32(cursor *cur, tl_matrix *m, size_t elems) {
-  m->f = take(cur, elems * 4);
-}
+static void take_f32(cursor *cur, tl_matrix *m, size_t elems) { m->f = take(cur, elems * 4); }
 
 static void take_q8(cursor *cur, tl_matrix *m, size_t elems, int gs) {
   m->q = take(cur, elems);
@@ -161,8 +159,8 @@ static int read_header(const char *path, tl_checkpoint *ck, size_t *offset, char
     return check_config(path, &ck->c, err, n);
   }
   if (ck->map_size < HEADER_BYTES)
-    return fail(err, n, "%s: truncated: %zu bytes, shorter than a version header (%d bytes)",
-                path, ck->map_size, HEADER_BYTES);
+    return fail(err, n, "%s: truncated: %zu bytes, shorter than a version header (%d bytes)", path,
+                ck->map_size, HEADER_BYTES);
   ck->version = read_i32(p + 4);
   if (ck->version != 1 && ck->version != 2)
     return fail(err, n, "%s: version %d is not supported (0 legacy, 1 f32, 2 int8 Q8_0)", path,
@@ -178,8 +176,10 @@ static int read_header(const char *path, tl_checkpoint *ck, size_t *offset, char
     ck->group_size = read_i32(p + 37);
     int gs = ck->group_size;
     if (gs <= 0 || ck->c.dim % gs || ck->c.hidden_dim % gs)
-      return fail(err, n, "%s: header: group size %d must be positive and divide dim %d and "
-                  "hidden_dim %d", path, gs, ck->c.dim, ck->c.hidden_dim);
+      return fail(err, n,
+                  "%s: header: group size %d must be positive and divide dim %d and "
+                  "hidden_dim %d",
+                  path, gs, ck->c.dim, ck->c.hidden_dim);
   }
   return 0;
 }

@@ -43,12 +43,12 @@ typedef struct {
   tl_weights weights;
   int group_size; /* Q8_0 only */
   int shared_classifier;
-  const float *embedding;   /* vocab_size x dim, f32 (dequantized for Q8_0: owned) */
-  const float *rms_att;     /* n_layers x dim */
-  const float *rms_ffn;     /* n_layers x dim */
-  const float *rms_final;   /* dim */
+  const float *embedding; /* vocab_size x dim, f32 (dequantized for Q8_0: owned) */
+  const float *rms_att;   /* n_layers x dim */
+  const float *rms_ffn;   /* n_layers x dim */
+  const float *rms_final; /* dim */
   tl_matrix *wq, *wk, *wv, *wo, *w1, *w2, *w3; /* n_layers each: dim x dim, kv_dim x dim, ... */
-  tl_matrix wcls;           /* vocab_size x dim */
+  tl_matrix wcls;                              /* vocab_size x dim */
   void *map;
   size_t map_size;
   float *embedding_owned;

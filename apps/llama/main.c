@@ -88,14 +88,30 @@ static int parse_args(int argc, char **argv, options *o) {
     const char *v = argv[i + 1];
     int bad = 0;
     switch (flag[1]) {
-    case 't': bad = parse_float(v, &o->temperature); break;
-    case 'p': bad = parse_float(v, &o->topp); break;
-    case 's': bad = parse_int(v, &o->seed); break;
-    case 'n': bad = parse_int(v, &o->steps); break;
-    case 'i': o->prompt = v; break;
-    case 'z': o->tokenizer = v; break;
-    case 'm': o->mode = v; break;
-    case 'y': o->system = v; break;
+    case 't':
+      bad = parse_float(v, &o->temperature);
+      break;
+    case 'p':
+      bad = parse_float(v, &o->topp);
+      break;
+    case 's':
+      bad = parse_int(v, &o->seed);
+      break;
+    case 'n':
+      bad = parse_int(v, &o->steps);
+      break;
+    case 'i':
+      o->prompt = v;
+      break;
+    case 'z':
+      o->tokenizer = v;
+      break;
+    case 'm':
+      o->mode = v;
+      break;
+    case 'y':
+      o->system = v;
+      break;
     }
     if (bad) {
       fprintf(stderr, PROGRAM ": %s needs a number, got '%s'\n", flag, v);

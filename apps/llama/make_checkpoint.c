@@ -105,14 +105,18 @@ static uint64_t tid(int kind, int layer) { return (uint64_t)kind * 1000 + (uint6
 static void header(gen *g, out_file *o) {
   const shape *s = &g->s;
   if (g->format == 0) {
-    int32_t v[7] = {s->dim, s->hidden, s->layers, s->heads, s->kv_heads,
-                    g->unshared ? -s->vocab : s->vocab, s->seq};
+    int32_t v[7] = {s->dim,   s->hidden,   s->layers,
+                    s->heads, s->kv_heads, g->unshared ? -s->vocab : s->vocab,
+                    s->seq};
     put(o, v, sizeof v);
     return;
   }
   unsigned char h[256] = {0};
-  int32_t v[9] = {0x616b3432, g->format == 1 ? 1 : 2, s->dim, s->hidden, s->layers, s->heads,
-                  s->kv_heads, s->vocab, s->seq};
+  int32_t v[9] = {0x616b3432,  g->format == 1 ? 1 : 2,
+                  s->dim,      s->hidden,
+                  s->layers,   s->heads,
+                  s->kv_heads, s->vocab,
+                  s->seq};
   memcpy(h, v, sizeof v);
   h[36] = (unsigned char)!g->unshared;
   if (g->format == 2)
@@ -161,8 +165,10 @@ static void write_model(gen *g, out_file *o) {
 /* A made-up vocabulary: specials, bytes, printable ASCII, then merges of lowercase pieces. */
 static int write_tokenizer(const char *path, int vocab, uint64_t seed) {
   if (vocab < 3 + 256 + 95) {
-    fprintf(stderr, "te-llama-make-checkpoint: --tokenizer needs a vocabulary of at least 354 "
-                    "tokens (specials, bytes, printable ASCII), not %d\n", vocab);
+    fprintf(stderr,
+            "te-llama-make-checkpoint: --tokenizer needs a vocabulary of at least 354 "
+            "tokens (specials, bytes, printable ASCII), not %d\n",
+            vocab);
     return 1;
   }
   char **pieces = calloc((size_t)vocab, sizeof *pieces);
@@ -232,8 +238,10 @@ static int write_tokenizer(const char *path, int vocab, uint64_t seed) {
 }
 
 static int bad(const char *what, const char *v) {
-  fprintf(stderr, "te-llama-make-checkpoint: %s '%s' (see the comment at the top of "
-                  "make_checkpoint.c)\n", what, v);
+  fprintf(stderr,
+          "te-llama-make-checkpoint: %s '%s' (see the comment at the top of "
+          "make_checkpoint.c)\n",
+          what, v);
   return 1;
 }
 
@@ -242,13 +250,13 @@ int main(int argc, char **argv) {
   const char *out = NULL, *tok = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int *num = !strcmp(a, "--dim")        ? &g.s.dim
-               : !strcmp(a, "--hidden")   ? &g.s.hidden
-               : !strcmp(a, "--layers")   ? &g.s.layers
-               : !strcmp(a, "--heads")    ? &g.s.heads
-               : !strcmp(a, "--kv-heads") ? &g.s.kv_heads
-               : !strcmp(a, "--vocab")    ? &g.s.vocab
-               : !strcmp(a, "--seq")      ? &g.s.seq
+    int *num = !strcmp(a, "--dim")          ? &g.s.dim
+               : !strcmp(a, "--hidden")     ? &g.s.hidden
+               : !strcmp(a, "--layers")     ? &g.s.layers
+               : !strcmp(a, "--heads")      ? &g.s.heads
+               : !strcmp(a, "--kv-heads")   ? &g.s.kv_heads
+               : !strcmp(a, "--vocab")      ? &g.s.vocab
+               : !strcmp(a, "--seq")        ? &g.s.seq
                : !strcmp(a, "--group-size") ? &g.group
                                             : NULL;
     if (!strcmp(a, "--unshared")) {

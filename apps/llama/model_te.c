@@ -92,8 +92,8 @@ static int product(te_model *m, const float *x, const tl_matrix *w, int64_t rows
 }
 
 /* Y = R + W X */
-static int product_add(te_model *m, const float *x, const tl_matrix *w, int64_t rows,
-                       int64_t cols, const float *r, float *y, int n) {
+static int product_add(te_model *m, const float *x, const tl_matrix *w, int64_t rows, int64_t cols,
+                       const float *r, float *y, int n) {
   view vx, vw, vr, vy;
   if (n == 1)
     CALL(m, tl_matvec_add, V1(&vx, x, cols), V2(&vw, w->f, rows, cols), V1(&vr, r, rows),
@@ -172,8 +172,7 @@ static int layer_q8(te_model *m, int l, int n, int pos) {
     return -1;
   t = m->x, m->x = m->xb, m->xb = t;
   if (rmsnorm(m, m->x, ck->rms_ffn + l * d, m->xb, n, d) || quantize(m, m->xb, n, d) ||
-      q8_product(m, &ck->w1[l], hid, d, m->hb, n) ||
-      q8_product(m, &ck->w3[l], hid, d, m->hb2, n))
+      q8_product(m, &ck->w1[l], hid, d, m->hb, n) || q8_product(m, &ck->w3[l], hid, d, m->hb2, n))
     return -1;
   view va, vb, vy;
   float *h = m->hb2 + (size_t)m->batch * (size_t)hid; /* the second half: no argument aliases */
@@ -251,8 +250,9 @@ static int forward(tl_model *base, const int *tokens, int n, int pos, float **lo
       return -1;
   if (rmsnorm(m, m->x + (size_t)(n - 1) * (size_t)d, m->ck->rms_final, m->xb, 1, d))
     return -1;
-  if (m->q8 ? quantize(m, m->xb, 1, d) || q8_product(m, &m->ck->wcls, c->vocab_size, d, m->logits, 1)
-            : product(m, m->xb, &m->ck->wcls, c->vocab_size, d, m->logits, 1))
+  if (m->q8
+          ? quantize(m, m->xb, 1, d) || q8_product(m, &m->ck->wcls, c->vocab_size, d, m->logits, 1)
+          : product(m, m->xb, &m->ck->wcls, c->vocab_size, d, m->logits, 1))
     return -1;
   *logits = m->logits;
   return 0;
@@ -273,8 +273,10 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
       if (q8_kernels[i].group_size == ck->group_size)
         q8 = &q8_kernels[i];
     if (!q8) {
-      snprintf(err, errlen, "Q8_0 group size %d: te-llama's kernels take groups of 64, 32, 16 "
-               "or 8", ck->group_size);
+      snprintf(err, errlen,
+               "Q8_0 group size %d: te-llama's kernels take groups of 64, 32, 16 "
+               "or 8",
+               ck->group_size);
       return NULL;
     }
   }
@@ -296,9 +298,10 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
   m->hb = malloc(B * (size_t)c->hidden_dim * 4), m->logits = malloc((size_t)c->vocab_size * 4);
   m->key_cache = malloc(cache * 4), m->value_cache = malloc(cache * 4);
   size_t wide = B * (d > (size_t)c->hidden_dim ? d : (size_t)c->hidden_dim);
-  m->xq = malloc(wide), m->xs = malloc(wide * 4), m->hb2 = malloc(2 * B * (size_t)c->hidden_dim * 4);
-  if (!m->xq || !m->xs || !m->hb2 || !m->x || !m->x2 || !m->xb || !m->q || !m->qr || !m->kt || !m->hb || !m->logits ||
-      !m->key_cache || !m->value_cache) {
+  m->xq = malloc(wide), m->xs = malloc(wide * 4),
+  m->hb2 = malloc(2 * B * (size_t)c->hidden_dim * 4);
+  if (!m->xq || !m->xs || !m->hb2 || !m->x || !m->x2 || !m->xb || !m->q || !m->qr || !m->kt ||
+      !m->hb || !m->logits || !m->key_cache || !m->value_cache) {
     destroy(&m->base);
     snprintf(err, errlen, "out of memory for the activations and the KV cache (%zu MB)",
              cache * 8 >> 20);
@@ -306,8 +309,16 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
   }
   /* Poisoned: a kernel that reads what no kernel wrote makes NaN logits, which the tests see. */
   float *bufs[] = {m->x, m->x2, m->xb, m->q, m->qr, m->kt, m->hb, m->logits, m->hb2, m->xs};
-  size_t lens[] = {B * d, B * d, B * d, B * d, B * d, B * kv, B * (size_t)c->hidden_dim,
-                   (size_t)c->vocab_size, 2 * B * (size_t)c->hidden_dim, wide};
+  size_t lens[] = {B * d,
+                   B * d,
+                   B * d,
+                   B * d,
+                   B * d,
+                   B * kv,
+                   B * (size_t)c->hidden_dim,
+                   (size_t)c->vocab_size,
+                   2 * B * (size_t)c->hidden_dim,
+                   wide};
   for (int i = 0; i < 10; i++)
     for (size_t j = 0; j < lens[i]; j++)
       bufs[i][j] = NAN;

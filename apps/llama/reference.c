@@ -180,8 +180,8 @@ static int forward(tl_model *base, const int *tokens, int n, int pos, float **lo
   ref_model *m = (ref_model *)base;
   const tl_config *c = &m->ck->c;
   if (n < 1 || pos < 0 || pos + n > c->seq_len) {
-    snprintf(base->err, sizeof base->err, "forward: %d tokens at position %d (seq_len %d)", n,
-             pos, c->seq_len);
+    snprintf(base->err, sizeof base->err, "forward: %d tokens at position %d (seq_len %d)", n, pos,
+             c->seq_len);
     return -1;
   }
   for (int i = 0; i < n; i++) {

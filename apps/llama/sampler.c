@@ -27,7 +27,9 @@ static unsigned next_u32(unsigned long long *state) {
   return (unsigned)((*state * 0x2545F4914F6CDD1Dull) >> 32);
 }
 
-static float next_f32(unsigned long long *state) { return (float)(next_u32(state) >> 8) / 16777216.0f; }
+static float next_f32(unsigned long long *state) {
+  return (float)(next_u32(state) >> 8) / 16777216.0f;
+}
 
 void tl_softmax(float *x, int n) {
   float mx = x[0];

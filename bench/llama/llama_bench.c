@@ -138,8 +138,8 @@ int main(int argc, char **argv) {
   te_rt_set_num_threads(threads);
   double gbs = read_bandwidth(threads), bytes = weight_bytes(&ck);
   double limit = gbs * 1e9 / bytes;
-  printf("checkpoint %s: dim %d, %d layers, %d/%d heads, %s; %.0f MB of weights a token\n",
-         argv[1], ck.c.dim, ck.c.n_layers, ck.c.n_heads, ck.c.n_kv_heads,
+  printf("checkpoint %s: dim %d, %d layers, %d/%d heads, %s; %.0f MB of weights a token\n", argv[1],
+         ck.c.dim, ck.c.n_layers, ck.c.n_heads, ck.c.n_kv_heads,
          ck.weights == TL_WEIGHTS_F32 ? "f32" : "int8 Q8_0", bytes / 1e6);
   printf("threads %d: read bandwidth %.2f GB/s -> generation limit %.2f tok/s\n", threads, gbs,
          limit);

@@ -14,7 +14,7 @@ typedef te_status (*tl_gen_fn)(te_ctx *, te_target *, te_module **out);
 te_status tl_gen_matvec(te_ctx *, te_target *, te_module **);     /* Y[n] = W X[k]          */
 te_status tl_gen_matvec_add(te_ctx *, te_target *, te_module **); /* Y[n] = R[n] + W X[k]   */
 te_status tl_gen_matvec_swiglu(te_ctx *, te_target *, te_module **);
-te_status tl_gen_matmul(te_ctx *, te_target *, te_module **);     /* Y[t, n] = X[t, :] . W  */
+te_status tl_gen_matmul(te_ctx *, te_target *, te_module **); /* Y[t, n] = X[t, :] . W  */
 te_status tl_gen_matmul_add(te_ctx *, te_target *, te_module **);
 te_status tl_gen_matmul_swiglu(te_ctx *, te_target *, te_module **);
 

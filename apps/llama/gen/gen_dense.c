@@ -79,12 +79,19 @@ static te_status place(te_schedule *s, te_stage *out, te_iter *at, te_tensor *p,
 
 static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batched, epilogue epi,
                        te_module **out) {
-  dense_def d = {ctx, batched, te_var(ctx, "t"), te_var(ctx, "i"), te_var(ctx, "T"),
-                 te_var(ctx, "n"), te_var(ctx, "k"), NULL};
+  dense_def d = {ctx,
+                 batched,
+                 te_var(ctx, "t"),
+                 te_var(ctx, "i"),
+                 te_var(ctx, "T"),
+                 te_var(ctx, "n"),
+                 te_var(ctx, "k"),
+                 NULL};
   d.x = batched ? te_placeholder(ctx, "X", TE_F32, 2, TE_EXPRS(d.T, d.k))
                 : te_placeholder(ctx, "X", TE_F32, 1, TE_EXPRS(d.k));
   te_tensor *w = te_placeholder(ctx, "W", TE_F32, 2, TE_EXPRS(d.n, d.k));
-  te_tensor *w3 = epi == EPI_SWIGLU ? te_placeholder(ctx, "W3", TE_F32, 2, TE_EXPRS(d.n, d.k)) : NULL;
+  te_tensor *w3 =
+      epi == EPI_SWIGLU ? te_placeholder(ctx, "W3", TE_F32, 2, TE_EXPRS(d.n, d.k)) : NULL;
   te_tensor *r = NULL;
   if (epi == EPI_ADD)
     r = batched ? te_placeholder(ctx, "R", TE_F32, 2, TE_EXPRS(d.T, d.n))

@@ -25,9 +25,9 @@ te_status tl_gen_rmsnorm(te_ctx *ctx, te_target *tgt, te_module **out) {
   te_expr *jj = te_reduce_axis(ctx, "jj", te_int(ctx, 0), d);
   te_tensor *ss = te_compute(ctx, "SS", 1, TE_EXPRS(T), TE_EXPRS(t),
                              TE_SUM(te_mul(TE_AT(x, t, jj), TE_AT(x, t, jj)), jj));
-  te_expr *inv = te_div(f32(ctx, 1.0),
-                        te_call(ctx, "sqrt", 1,
-                                TE_EXPRS(te_add(te_div(TE_AT(ss, t), to_f32(d)), f32(ctx, 1e-5)))));
+  te_expr *inv = te_div(
+      f32(ctx, 1.0),
+      te_call(ctx, "sqrt", 1, TE_EXPRS(te_add(te_div(TE_AT(ss, t), to_f32(d)), f32(ctx, 1e-5)))));
   te_tensor *y = te_compute(ctx, "Y", 2, TE_EXPRS(T, d), TE_EXPRS(t, j),
                             te_mul(TE_AT(w, j), te_mul(inv, TE_AT(x, t, j))));
   if (!y)
@@ -47,7 +47,8 @@ te_status tl_gen_rmsnorm(te_ctx *ctx, te_target *tgt, te_module **out) {
    as llama2.c does (1 / powf, then cosf and sinf of the product). */
 te_status tl_gen_rope(te_ctx *ctx, te_target *tgt, te_module **out) {
   te_expr *T = te_var(ctx, "T"), *H = te_var(ctx, "H"), *hp = te_var(ctx, "hp");
-  te_expr *t = te_var(ctx, "t"), *h = te_var(ctx, "h"), *p = te_var(ctx, "p"), *e = te_var(ctx, "e");
+  te_expr *t = te_var(ctx, "t"), *h = te_var(ctx, "h"), *p = te_var(ctx, "p"),
+          *e = te_var(ctx, "e");
   te_expr *pos = te_param(ctx, "pos", TE_I64);
   te_expr *two = te_int(ctx, 2);
   te_tensor *x = te_placeholder(ctx, "X", TE_F32, 4, TE_EXPRS(T, H, hp, two));
@@ -93,18 +94,18 @@ te_status tl_gen_attention(te_ctx *ctx, te_target *tgt, te_module **out) {
   te_expr *scale = te_call(ctx, "sqrt", 1, TE_EXPRS(to_f32(hs)));
   te_expr *pp = te_reduce_axis(ctx, "pp", te_int(ctx, 0), P);
   te_expr *seen = te_le(pp, te_add(te_sub(P, T), t));
-  te_tensor *mx = te_compute(
-      ctx, "Mx", 3, TE_EXPRS(T, G, M), TE_EXPRS(t, g, m),
-      te_max_r(te_select(seen, te_div(TE_AT(sc, t, g, m, pp), scale), f32(ctx, -3.0e38)), 1,
-               TE_EXPRS(pp)));
+  te_tensor *mx =
+      te_compute(ctx, "Mx", 3, TE_EXPRS(T, G, M), TE_EXPRS(t, g, m),
+                 te_max_r(te_select(seen, te_div(TE_AT(sc, t, g, m, pp), scale), f32(ctx, -3.0e38)),
+                          1, TE_EXPRS(pp)));
   te_expr *seen_p = te_le(p, te_add(te_sub(P, T), t));
-  te_expr *ex = te_call(
-      ctx, "exp", 1, TE_EXPRS(te_sub(te_div(TE_AT(sc, t, g, m, p), scale), TE_AT(mx, t, g, m))));
+  te_expr *ex = te_call(ctx, "exp", 1,
+                        TE_EXPRS(te_sub(te_div(TE_AT(sc, t, g, m, p), scale), TE_AT(mx, t, g, m))));
   te_tensor *e = te_compute(ctx, "E", 4, TE_EXPRS(T, G, M, P), TE_EXPRS(t, g, m, p),
                             te_select(seen_p, ex, f32(ctx, 0.0)));
   te_expr *pz = te_reduce_axis(ctx, "pz", te_int(ctx, 0), P);
-  te_tensor *z =
-      te_compute(ctx, "Z", 3, TE_EXPRS(T, G, M), TE_EXPRS(t, g, m), TE_SUM(TE_AT(e, t, g, m, pz), pz));
+  te_tensor *z = te_compute(ctx, "Z", 3, TE_EXPRS(T, G, M), TE_EXPRS(t, g, m),
+                            TE_SUM(TE_AT(e, t, g, m, pz), pz));
   te_expr *pv = te_reduce_axis(ctx, "pv", te_int(ctx, 0), P);
   te_tensor *ov = te_compute(ctx, "OV", 4, TE_EXPRS(T, G, M, hs), TE_EXPRS(t, g, m, c),
                              TE_SUM(te_mul(TE_AT(e, t, g, m, pv), TE_AT(v, pv, g, c)), pv));

@@ -75,9 +75,8 @@ int main(int argc, char **argv) {
       n++;
     }
   }
-  if (rc == 0 &&
-      te_modules_save(ctx, n, mods, argv[1], TE_SAVE_STATIC_LIB | TE_SAVE_HEADER | TE_SAVE_ASM) !=
-          TE_OK) {
+  if (rc == 0 && te_modules_save(ctx, n, mods, argv[1],
+                                 TE_SAVE_STATIC_LIB | TE_SAVE_HEADER | TE_SAVE_ASM) != TE_OK) {
     fprintf(stderr, "tl_gen: saving %s: %s\n", argv[1], te_last_error(ctx));
     rc = 1;
   }

@@ -57,28 +57,27 @@ static te_status quantize(te_ctx *ctx, te_target *tgt, int gs, const char *name,
 
 /* T tokens (the prompt): q8_matvec's formulation with a token axis; 4 tokens share each
    load of W, each with its own 16 f32 lanes per row. */
-static te_status q8_matmul(te_ctx *ctx, te_target *tgt, int gs, const char *name,
-                           te_module **out) {
+static te_status q8_matmul(te_ctx *ctx, te_target *tgt, int gs, const char *name, te_module **out) {
   int lanes = lanes_of(gs);
   te_expr *T = te_var(ctx, "T"), *n = te_var(ctx, "n"), *ng = te_var(ctx, "ng");
   te_expr *G = te_int(ctx, gs), *L = te_int(ctx, lanes), *O = te_int(ctx, gs / lanes);
-  te_expr *t = te_var(ctx, "t"), *i = te_var(ctx, "i"), *g = te_var(ctx, "g"), *l = te_var(ctx, "l");
+  te_expr *t = te_var(ctx, "t"), *i = te_var(ctx, "i"), *g = te_var(ctx, "g"),
+          *l = te_var(ctx, "l");
   te_tensor *wq = te_placeholder(ctx, "Wq", TE_I8, 3, TE_EXPRS(n, ng, G));
   te_tensor *ws = te_placeholder(ctx, "Ws", TE_F32, 2, TE_EXPRS(n, ng));
   te_tensor *xq = te_placeholder(ctx, "Xq", TE_I8, 3, TE_EXPRS(T, ng, G));
   te_tensor *xs = te_placeholder(ctx, "Xs", TE_F32, 2, TE_EXPRS(T, ng));
   te_expr *o = te_reduce_axis(ctx, "o", te_int(ctx, 0), O);
   te_expr *r = te_add(te_mul(o, L), l);
-  te_expr *prod =
-      te_mul(te_cast(TE_I32, TE_AT(wq, i, g, r)), te_cast(TE_I32, TE_AT(xq, t, g, r)));
-  te_tensor *p = te_compute(ctx, "P", 4, TE_EXPRS(T, n, ng, L), TE_EXPRS(t, i, g, l),
-                            TE_SUM(prod, o));
+  te_expr *prod = te_mul(te_cast(TE_I32, TE_AT(wq, i, g, r)), te_cast(TE_I32, TE_AT(xq, t, g, r)));
+  te_tensor *p =
+      te_compute(ctx, "P", 4, TE_EXPRS(T, n, ng, L), TE_EXPRS(t, i, g, l), TE_SUM(prod, o));
   te_expr *gg = te_reduce_axis(ctx, "gg", te_int(ctx, 0), ng);
   te_expr *ll = te_reduce_axis(ctx, "ll", te_int(ctx, 0), L);
-  te_expr *term = te_mul(te_mul(te_cast(TE_F32, TE_AT(p, t, i, gg, ll)), TE_AT(ws, i, gg)),
-                         TE_AT(xs, t, gg));
-  te_tensor *y = te_compute(ctx, "Y", 2, TE_EXPRS(T, n), TE_EXPRS(t, i),
-                            te_sum(term, 2, TE_EXPRS(gg, ll)));
+  te_expr *term =
+      te_mul(te_mul(te_cast(TE_F32, TE_AT(p, t, i, gg, ll)), TE_AT(ws, i, gg)), TE_AT(xs, t, gg));
+  te_tensor *y =
+      te_compute(ctx, "Y", 2, TE_EXPRS(T, n), TE_EXPRS(t, i), te_sum(term, 2, TE_EXPRS(gg, ll)));
   if (!y)
     return te_last_status(ctx);
   te_schedule *s = te_schedule_new(ctx, 1, &y);
@@ -96,16 +95,17 @@ static te_status q8_matmul(te_ctx *ctx, te_target *tgt, int gs, const char *name
   /* rf's loops: t, i, l, g -> i, g, t, l; t (4 at most here) split to unroll it */
   te_iter *rto, *rti;
   TRY(te_split(rs, te_axis(rs, 0), TOKENS, &rto, &rti));
-  TRY(te_reorder(rs, 5, (te_iter *const[]){rto, te_axis(rs, 1), te_reduce_iter(rs, 0), rti,
-                                           te_axis(rs, 2)}));
+  TRY(te_reorder(
+      rs, 5, (te_iter *const[]){rto, te_axis(rs, 1), te_reduce_iter(rs, 0), rti, te_axis(rs, 2)}));
   TRY(te_unroll(rs, rti));
   TRY(te_vectorize(rs, te_axis(rs, 2)));
   TRY(te_compute_at(ps, rs, te_reduce_iter(rs, 0)));
   /* P's loops: t, i, g, l, o -> i, g, o, t, l */
   te_iter *pto, *pti;
   TRY(te_split(ps, te_axis(ps, 0), TOKENS, &pto, &pti));
-  TRY(te_reorder(ps, 6, (te_iter *const[]){pto, te_axis(ps, 1), te_axis(ps, 2),
-                                           te_reduce_iter(ps, 0), pti, te_axis(ps, 3)}));
+  TRY(te_reorder(ps, 6,
+                 (te_iter *const[]){pto, te_axis(ps, 1), te_axis(ps, 2), te_reduce_iter(ps, 0), pti,
+                                    te_axis(ps, 3)}));
   TRY(te_unroll(ps, te_reduce_iter(ps, 0)));
   TRY(te_unroll(ps, pti));
   TRY(te_vectorize(ps, te_axis(ps, 3)));
@@ -119,8 +119,7 @@ static te_status q8_matmul(te_ctx *ctx, te_target *tgt, int gs, const char *name
    so no group needs a horizontal sum (runq.c adds the lanes in int32 first: the results differ
    in the last bits of f32 only). Y's lanes are a data axis (te_rfactor), P is computed for
    each group inside that loop, in one vector register. */
-static te_status q8_matvec(te_ctx *ctx, te_target *tgt, int gs, const char *name,
-                           te_module **out) {
+static te_status q8_matvec(te_ctx *ctx, te_target *tgt, int gs, const char *name, te_module **out) {
   int lanes = lanes_of(gs);
   te_expr *n = te_var(ctx, "n"), *ng = te_var(ctx, "ng"), *G = te_int(ctx, gs);
   te_expr *L = te_int(ctx, lanes), *O = te_int(ctx, gs / lanes);
@@ -137,7 +136,8 @@ static te_status q8_matvec(te_ctx *ctx, te_target *tgt, int gs, const char *name
   te_expr *ll = te_reduce_axis(ctx, "ll", te_int(ctx, 0), L);
   te_expr *term =
       te_mul(te_mul(te_cast(TE_F32, TE_AT(p, i, gg, ll)), TE_AT(ws, i, gg)), TE_AT(xs, gg));
-  te_tensor *y = te_compute(ctx, "Y", 1, TE_EXPRS(n), TE_EXPRS(i), te_sum(term, 2, TE_EXPRS(gg, ll)));
+  te_tensor *y =
+      te_compute(ctx, "Y", 1, TE_EXPRS(n), TE_EXPRS(i), te_sum(term, 2, TE_EXPRS(gg, ll)));
   if (!y)
     return te_last_status(ctx);
   te_schedule *s = te_schedule_new(ctx, 1, &y);
@@ -197,7 +197,9 @@ static te_status binary(te_ctx *ctx, te_target *tgt, int swiglu, const char *nam
   return te_build(s, name, 3, (te_tensor *const[]){a, b, y}, 0, NULL, tgt, out);
 }
 
-te_status tl_gen_add(te_ctx *c, te_target *t, te_module **o) { return binary(c, t, 0, "tl_add", o); }
+te_status tl_gen_add(te_ctx *c, te_target *t, te_module **o) {
+  return binary(c, t, 0, "tl_add", o);
+}
 te_status tl_gen_swiglu(te_ctx *c, te_target *t, te_module **o) {
   return binary(c, t, 1, "tl_swiglu", o);
 }

@@ -99,7 +99,8 @@ static void compare(const char *name, const char *args, double tol) {
   int toks[STEPS];
   tokens_of(toks, STEPS, V, 7);
   float *lt, *lr, *lb, *ls;
-  float *all = malloc(sizeof(float) * (size_t)V * STEPS), *keep = all + (size_t)(PROMPT - 1) * (size_t)V;
+  float *all = malloc(sizeof(float) * (size_t)V * STEPS),
+        *keep = all + (size_t)(PROMPT - 1) * (size_t)V;
   double worst = 0;
   int agree = 1;
   for (int p = 0; p < STEPS; p++) { /* one token at a time: te vs reference */
@@ -145,7 +146,8 @@ static void compare(const char *name, const char *args, double tol) {
   check(cont <= 1e-4, "%s: %.3g", what, cont);
 
   /* greedy decoding from the prompt: te (batched prompt) vs the reference, token by token */
-  tl_model *g_te = tl_te_model_new(&ck, err, sizeof err), *g_ref = tl_ref_model_new(&ck, err, sizeof err);
+  tl_model *g_te = tl_te_model_new(&ck, err, sizeof err),
+           *g_ref = tl_ref_model_new(&ck, err, sizeof err);
   int seq_te[STEPS], seq_ref[STEPS];
   memcpy(seq_te, toks, sizeof(int) * PROMPT), memcpy(seq_ref, toks, sizeof(int) * PROMPT);
   float *a, *b;
