@@ -14,6 +14,8 @@
 #                       Halide 14 and C (BENCH_ARGS="--quick" or "--only sgemm" to narrow it)
 #   make bench-models   te-embed against sentence-transformers on PyTorch, eager and torch.compile
 #                       (bench/models/embed_bench.py; sets up the Python venv with --bench)
+#   make bench-llama    te-llama against a plain C decoder written as llama2.c's run.c, 110M and
+#                       1.1B random checkpoints, f32 and int8 (bench/llama/run.sh; 6.5 GB of files)
 BUILD_DIR  ?= build
 ASAN_DIR   ?= build-asan
 BUILD_TYPE ?= RelWithDebInfo
@@ -33,7 +35,7 @@ DEMO_ARGS  ?=
 CHECK_LABELS  ?= ^(unit|golden|errors)$$
 CHECK_EXCLUDE ?= ^unit[.]tune_(run|show)$$
 
-.PHONY: all setup build models demo check test test-sanitize test-fuzz bench bench-models clean
+.PHONY: all setup build models demo check test test-sanitize test-fuzz bench bench-models bench-llama clean
 
 all: build
 
@@ -75,6 +77,9 @@ test-fuzz: setup
 
 # OpenBLAS picks its kernel from OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE when set: unset them for this
 # run only, so it uses the best kernel for this CPU.
+bench-llama: build
+	bench/llama/run.sh $(BUILD_DIR)
+
 bench:
 	scripts/setup-bench.sh
 	$(CMAKE) -S bench -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release

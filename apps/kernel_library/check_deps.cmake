@@ -1,5 +1,6 @@
 # check_deps.cmake — the kernel_library app runs without te and without LLVM.
-#   cmake -DAPP=<executable> -P check_deps.cmake
+#   cmake -DAPP=<executable> [-DKERNELS=<k1,k2,...> -DPREFIX=<kernel prefix>] -P check_deps.cmake
+# (KERNELS default: this example's four; PREFIX: kl_. apps/llama checks te-llama with it too.)
 # ldd: no libLLVM and no libte.so among the shared libraries it loads (libte_runtime is expected).
 # nm:  the kernels are defined in the executable; no symbol of LLVM or of libte's compiler API
 #      (te_build, te_ctx_new, ...) is defined or needed.
@@ -26,7 +27,15 @@ execute_process(COMMAND nm "${APP}" OUTPUT_VARIABLE nm_out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "check_deps: nm failed (${rc})")
 endif()
-foreach(kernel kl_saxpy kl_matmul kl_relu kl_bias_relu)
+if(KERNELS)
+  string(REPLACE "," ";" KERNELS "${KERNELS}")
+else()
+  set(KERNELS kl_saxpy kl_matmul kl_relu kl_bias_relu)
+endif()
+if(NOT PREFIX)
+  set(PREFIX kl_)
+endif()
+foreach(kernel ${KERNELS})
   if(NOT nm_out MATCHES "[0-9a-f]+ T ${kernel}\n")
     message(FATAL_ERROR "check_deps: kernel ${kernel} is not defined in the app")
   endif()
@@ -34,10 +43,10 @@ endforeach()
 if(nm_out MATCHES "[ \n](LLVM[A-Za-z_]*|te_build|te_ctx_new|te_module_call|te_module_save)\n")
   message(FATAL_ERROR "check_deps: the app refers to LLVM or libte: ${CMAKE_MATCH_1}")
 endif()
-if(nm_out MATCHES "[0-9a-f]+ [Tt] (kl_[a-z_]*_impl)\n")
+if(nm_out MATCHES "[0-9a-f]+ [Tt] (${PREFIX}[a-z0-9_]*_impl)\n")
   message(STATUS "internal helper ${CMAKE_MATCH_1} is local, as it should be")
 endif()
-if(nm_out MATCHES "[0-9a-f]+ T (kl_[a-z_]*_(impl|par[0-9]+))\n")
+if(nm_out MATCHES "[0-9a-f]+ T (${PREFIX}[a-z0-9_]*_(impl|par[0-9]+))\n")
   message(FATAL_ERROR "check_deps: internal helper ${CMAKE_MATCH_1} is a global symbol")
 endif()
 message(STATUS "check_deps: kernels defined; no libte, no LLVM")

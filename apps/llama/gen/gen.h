@@ -1,0 +1,38 @@
+/* gen.h — the kernel generator of te-llama (run at build time by te_add_kernel_library).
+ *
+ * Every kernel has symbolic sizes only (tokens, model width, hidden width, heads, positions), so
+ * one library serves every checkpoint shape; the group size of the int8 kernels is the one
+ * constant (a kernel per supported size). Each builder defines its computation, schedules it
+ * and builds it for the target into *out. */
+#ifndef TL_GEN_H
+#define TL_GEN_H
+#include <te/te.h>
+
+typedef te_status (*tl_gen_fn)(te_ctx *, te_target *, te_module **out);
+
+/* gen_dense.c: f32 weight products (W is n x k, row-major, as llama2.c stores it) */
+te_status tl_gen_matvec(te_ctx *, te_target *, te_module **);     /* Y[n] = W X[k]          */
+te_status tl_gen_matvec_add(te_ctx *, te_target *, te_module **); /* Y[n] = R[n] + W X[k]   */
+te_status tl_gen_matvec_swiglu(te_ctx *, te_target *, te_module **);
+te_status tl_gen_matmul(te_ctx *, te_target *, te_module **); /* Y[t, n] = X[t, :] . W  */
+te_status tl_gen_matmul_add(te_ctx *, te_target *, te_module **);
+te_status tl_gen_matmul_swiglu(te_ctx *, te_target *, te_module **);
+
+/* gen_layer.c: the rest of a decoder layer */
+te_status tl_gen_rmsnorm(te_ctx *, te_target *, te_module **);
+te_status tl_gen_rope(te_ctx *, te_target *, te_module **);
+te_status tl_gen_attention(te_ctx *, te_target *, te_module **);
+
+/* gen_q8.c: Q8_0 (int8 values, one f32 scale per group of GS) */
+#define TL_GEN_GROUP(GS)                                                                           \
+  te_status tl_gen_quantize_g##GS(te_ctx *, te_target *, te_module **);                            \
+  te_status tl_gen_q8_matmul_g##GS(te_ctx *, te_target *, te_module **);                           \
+  te_status tl_gen_q8_matvec_g##GS(te_ctx *, te_target *, te_module **);
+TL_GEN_GROUP(64)
+TL_GEN_GROUP(32)
+TL_GEN_GROUP(16)
+TL_GEN_GROUP(8)
+te_status tl_gen_add(te_ctx *, te_target *, te_module **);    /* Y = A + B        */
+te_status tl_gen_swiglu(te_ctx *, te_target *, te_module **); /* Y = silu(A) * B  */
+
+#endif

@@ -1,0 +1,169 @@
+/* gen_dense.c — te-llama's f32 weight products, with the fused epilogues a decoder layer needs.
+ *
+ * W is n x k, row-major (llama2.c's layout: one output per row), so a product is a dot product
+ * of each row with the activations. The dot product is vectorized along k: k is split by 16
+ * (the f32 lanes of a 512-bit register) and te_rfactor makes the 16 partial sums a data axis,
+ * accumulated with vector FMAs and summed once at the end. Register blocks:
+ *   matvec (generation, one token): 4 rows of W at a time share each load of X; the kernel
+ *       streams W once, which makes it memory-bound, as it should be;
+ *   matmul (the prompt, T tokens at once): 4 tokens x 4 rows, 16 accumulators, inside blocks of
+ *       16 rows of W that stay in cache while every token passes over them, so W is read from
+ *       memory once per prompt instead of once per token.
+ * Blocks of rows run in parallel. k, n and T are symbolic; tails are guarded.
+ * Epilogues fused into the same loop nest: "add" (Y = R + W X, the residual of the attention
+ * output and of the feed-forward output) and "swiglu" (Y = silu(W1 X) * (W3 X), both products
+ * in one pass over X).
+ */
+#include "gen.h"
+
+#include <stddef.h>
+
+enum { LANES = 16, ROWS = 4, MV_ROWS = 1, TOKENS = 4, ROW_BLOCK = 16 };
+typedef enum { EPI_NONE, EPI_ADD, EPI_SWIGLU } epilogue;
+
+#define TRY(x)                                                                                     \
+  do {                                                                                             \
+    te_status try_r_ = (x);                                                                        \
+    if (try_r_ != TE_OK)                                                                           \
+      return try_r_;                                                                               \
+  } while (0)
+
+typedef struct {
+  te_ctx *ctx;
+  int batched;
+  te_expr *t, *i; /* the output's index variables (t unused when not batched) */
+  te_expr *T, *n, *k;
+  te_tensor *x;
+} dense_def;
+
+/* P[t, i] = sum_kk X[t, kk] * W[i, kk] (P[i] when not batched). */
+static te_tensor *product(dense_def *d, const char *name, te_tensor *w) {
+  te_expr *kk = te_reduce_axis(d->ctx, "kk", te_int(d->ctx, 0), d->k);
+  te_expr *xv = d->batched ? TE_AT(d->x, d->t, kk) : TE_AT(d->x, kk);
+  te_expr *body = TE_SUM(te_mul(xv, TE_AT(w, d->i, kk)), kk);
+  if (d->batched)
+    return te_compute(d->ctx, name, 2, TE_EXPRS(d->T, d->n), TE_EXPRS(d->t, d->i), body);
+  return te_compute(d->ctx, name, 1, TE_EXPRS(d->n), TE_EXPRS(d->i), body);
+}
+
+/* Splits the product's reduction by LANES and factors it: returns the partial sums' stage. */
+static te_status factor(te_schedule *s, te_tensor *p, te_tensor **rf) {
+  te_stage *st = te_stage_of(s, p);
+  te_iter *ko, *ki;
+  TRY(te_split(st, te_reduce_iter(st, 0), LANES, &ko, &ki));
+  return te_rfactor(s, p, ki, te_tensor_ndim(p), rf);
+}
+
+/* Places a product and its partial sums at the output's loop `at`, and blocks the partial sums
+   into registers: ko outermost, then the (tokens x) rows, the lanes vectorized. */
+static te_status place(te_schedule *s, te_stage *out, te_iter *at, te_tensor *p, te_tensor *rf,
+                       int batched) {
+  te_stage *ps = te_stage_of(s, p), *rs = te_stage_of(s, rf);
+  if (ps != out)
+    TRY(te_compute_at(ps, out, at));
+  TRY(te_compute_at(rs, out, at));
+  te_iter *ko = te_reduce_iter(rs, 0);
+  te_iter *ro, *ri, *to, *ti;
+  if (batched) {
+    TRY(te_split(rs, te_axis(rs, 0), TOKENS, &to, &ti));
+    TRY(te_split(rs, te_axis(rs, 1), ROWS, &ro, &ri));
+    TRY(te_reorder(rs, 6, (te_iter *const[]){to, ro, ko, ti, ri, te_axis(rs, 2)}));
+    TRY(te_unroll(rs, ti));
+  } else {
+    TRY(te_split(rs, te_axis(rs, 0), MV_ROWS, &ro, &ri));
+    TRY(te_reorder(rs, 4, (te_iter *const[]){ro, ko, ri, te_axis(rs, 1)}));
+  }
+  TRY(te_unroll(rs, ri));
+  return te_vectorize(rs, te_axis(rs, batched ? 2 : 1));
+}
+
+static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batched, epilogue epi,
+                       te_module **out) {
+  dense_def d = {ctx,
+                 batched,
+                 te_var(ctx, "t"),
+                 te_var(ctx, "i"),
+                 te_var(ctx, "T"),
+                 te_var(ctx, "n"),
+                 te_var(ctx, "k"),
+                 NULL};
+  d.x = batched ? te_placeholder(ctx, "X", TE_F32, 2, TE_EXPRS(d.T, d.k))
+                : te_placeholder(ctx, "X", TE_F32, 1, TE_EXPRS(d.k));
+  te_tensor *w = te_placeholder(ctx, "W", TE_F32, 2, TE_EXPRS(d.n, d.k));
+  te_tensor *w3 =
+      epi == EPI_SWIGLU ? te_placeholder(ctx, "W3", TE_F32, 2, TE_EXPRS(d.n, d.k)) : NULL;
+  te_tensor *r = NULL;
+  if (epi == EPI_ADD)
+    r = batched ? te_placeholder(ctx, "R", TE_F32, 2, TE_EXPRS(d.T, d.n))
+                : te_placeholder(ctx, "R", TE_F32, 1, TE_EXPRS(d.n));
+  te_tensor *p1 = product(&d, epi == EPI_NONE ? "Y" : "P", w);
+  te_tensor *p3 = epi == EPI_SWIGLU ? product(&d, "P3", w3) : NULL;
+  te_tensor *y = p1;
+  te_expr *a = batched ? TE_AT(p1, d.t, d.i) : TE_AT(p1, d.i);
+  te_expr *shape[2] = {batched ? d.T : d.n, d.n}, *vars[2] = {batched ? d.t : d.i, d.i};
+  if (epi == EPI_ADD) {
+    te_expr *body = te_add(batched ? TE_AT(r, d.t, d.i) : TE_AT(r, d.i), a);
+    y = te_compute(ctx, "Y", batched ? 2 : 1, shape, vars, body);
+  } else if (epi == EPI_SWIGLU) {
+    te_expr *b = batched ? TE_AT(p3, d.t, d.i) : TE_AT(p3, d.i);
+    te_expr *silu = te_mul(a, te_call(ctx, "sigmoid", 1, TE_EXPRS(a)));
+    y = te_compute(ctx, "Y", batched ? 2 : 1, shape, vars, te_mul(silu, b));
+  }
+  if (!y)
+    return te_last_status(ctx);
+
+  te_schedule *s = te_schedule_new(ctx, 1, &y);
+  te_tensor *rf1, *rf3 = NULL;
+  TRY(factor(s, p1, &rf1));
+  if (p3)
+    TRY(factor(s, p3, &rf3));
+  te_stage *ys = te_stage_of(s, y);
+  te_iter *at, *io, *ii;
+  if (batched) { /* rows of W in blocks of 16, tokens by 4, then rows by 4 */
+    te_iter *to, *ti, *iio, *iii;
+    TRY(te_split(ys, te_axis(ys, 1), ROW_BLOCK, &io, &ii));
+    TRY(te_split(ys, te_axis(ys, 0), TOKENS, &to, &ti));
+    TRY(te_split(ys, ii, ROWS, &iio, &iii));
+    TRY(te_reorder(ys, 5, (te_iter *const[]){io, to, iio, ti, iii}));
+    at = iio;
+  } else {
+    te_iter *iio, *iii;
+    TRY(te_split(ys, te_axis(ys, 0), ROW_BLOCK, &io, &ii));
+    TRY(te_split(ys, ii, MV_ROWS, &iio, &iii));
+    at = iio;
+  }
+  TRY(te_parallel(ys, io));
+  TRY(place(s, ys, at, p1, rf1, batched));
+  if (p3)
+    TRY(place(s, ys, at, p3, rf3, batched));
+
+  te_tensor *args[5];
+  int na = 0;
+  args[na++] = d.x;
+  args[na++] = w;
+  if (w3)
+    args[na++] = w3;
+  if (r)
+    args[na++] = r;
+  args[na++] = y;
+  return te_build(s, name, na, args, 0, NULL, tgt, out);
+}
+
+te_status tl_gen_matvec(te_ctx *c, te_target *t, te_module **o) {
+  return dense(c, t, "tl_matvec", 0, EPI_NONE, o);
+}
+te_status tl_gen_matvec_add(te_ctx *c, te_target *t, te_module **o) {
+  return dense(c, t, "tl_matvec_add", 0, EPI_ADD, o);
+}
+te_status tl_gen_matvec_swiglu(te_ctx *c, te_target *t, te_module **o) {
+  return dense(c, t, "tl_matvec_swiglu", 0, EPI_SWIGLU, o);
+}
+te_status tl_gen_matmul(te_ctx *c, te_target *t, te_module **o) {
+  return dense(c, t, "tl_matmul", 1, EPI_NONE, o);
+}
+te_status tl_gen_matmul_add(te_ctx *c, te_target *t, te_module **o) {
+  return dense(c, t, "tl_matmul_add", 1, EPI_ADD, o);
+}
+te_status tl_gen_matmul_swiglu(te_ctx *c, te_target *t, te_module **o) {
+  return dense(c, t, "tl_matmul_swiglu", 1, EPI_SWIGLU, o);
+}

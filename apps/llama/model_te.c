@@ -1,0 +1,328 @@
+/* model_te.c — the decoder on te's kernels (model.h), generated ahead of time into the static
+ * library tl_kernels (gen/) and called through their DLTensor entry points; this file only
+ * lays out buffers and calls kernels.
+ *
+ * A layer, for n tokens at positions pos .. pos + n - 1 (n > 1: the matrix-matrix kernels, one
+ * pass over each weight for the whole prompt; n = 1: the matrix-vector kernels):
+ *   xb = rmsnorm(x) ; q = Wq xb ; k = Wk xb ; v = Wv xb  (v written into the cache)
+ *   q = rope(q) ; cache_k[pos..] = rope(k)
+ *   xb = attention(q, cache_k[0 .. pos+n), cache_v[0 .. pos+n))   (grouped-query, causal)
+ *   x = x + Wo xb                        (one kernel: product and residual)
+ *   xb = rmsnorm(x) ; h = silu(W1 xb) * (W3 xb)   (one kernel: both products and SwiGLU)
+ *   x = x + W2 h                         (one kernel)
+ * then rmsnorm and the classifier for the last token only.
+ */
+#include "model.h"
+#include "tl_kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_BATCH = 256 };
+
+typedef struct {
+  tl_model base;
+  const tl_checkpoint *ck;
+  int batch;
+  float *x, *x2, *xb, *q, *qr, *kt, *hb, *logits;
+  float *key_cache, *value_cache; /* n_layers x seq_len x kv_dim */
+  int8_t *xq; /* Q8_0: quantized activations, their scales, the second SwiGLU product */
+  float *xs, *hb2;
+  const struct q8_kernels *q8;
+} te_model;
+
+/* The Q8_0 kernels of one group size (gen/gen_q8.c). */
+typedef int32_t (*quantize_fn)(DLTensor *, DLTensor *, DLTensor *);
+typedef int32_t (*q8_matmul_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *, DLTensor *);
+struct q8_kernels {
+  int group_size;
+  quantize_fn quantize;
+  q8_matmul_fn matmul, matvec;
+};
+static const struct q8_kernels q8_kernels[] = {
+    {64, tl_quantize_g64, tl_q8_matmul_g64, tl_q8_matvec_g64},
+    {32, tl_quantize_g32, tl_q8_matmul_g32, tl_q8_matvec_g32},
+    {16, tl_quantize_g16, tl_q8_matmul_g16, tl_q8_matvec_g16},
+    {8, tl_quantize_g8, tl_q8_matmul_g8, tl_q8_matvec_g8},
+};
+
+/* A DLTensor with its shape stored beside it. */
+typedef struct {
+  DLTensor t;
+  int64_t shape[4];
+} view;
+
+static DLTensor *tensor(view *v, const void *data, DLDataType dt, int ndim, int64_t d0, int64_t d1,
+                        int64_t d2, int64_t d3) {
+  int64_t dims[4] = {d0, d1, d2, d3};
+  memcpy(v->shape, dims, sizeof dims);
+  v->t = (DLTensor){(void *)data, {kDLCPU, 0}, ndim, dt, v->shape, NULL, 0};
+  return &v->t;
+}
+
+static const DLDataType F32 = {kDLFloat, 32, 1};
+#define V1(v, p, a) tensor(v, p, F32, 1, a, 0, 0, 0)
+#define V2(v, p, a, b) tensor(v, p, F32, 2, a, b, 0, 0)
+#define V3(v, p, a, b, c) tensor(v, p, F32, 3, a, b, c, 0)
+#define V4(v, p, a, b, c, d) tensor(v, p, F32, 4, a, b, c, d)
+
+static int kernel_failed(te_model *m, const char *kernel, int rc) {
+  snprintf(m->base.err, sizeof m->base.err, "kernel %s failed (status %d): %s", kernel, rc,
+           te_rt_last_error());
+  return -1;
+}
+#define CALL(m, k, ...)                                                                            \
+  do {                                                                                             \
+    int call_rc_ = k(__VA_ARGS__);                                                                 \
+    if (call_rc_ != 0)                                                                             \
+      return kernel_failed(m, #k, call_rc_);                                                       \
+  } while (0)
+
+/* Y = W X for n tokens: the matrix-vector kernel for one token, the matrix-matrix one else. */
+static int product(te_model *m, const float *x, const tl_matrix *w, int64_t rows, int64_t cols,
+                   float *y, int n) {
+  view vx, vw, vy;
+  if (n == 1)
+    CALL(m, tl_matvec, V1(&vx, x, cols), V2(&vw, w->f, rows, cols), V1(&vy, y, rows));
+  else
+    CALL(m, tl_matmul, V2(&vx, x, n, cols), V2(&vw, w->f, rows, cols), V2(&vy, y, n, rows));
+  return 0;
+}
+
+/* Y = R + W X */
+static int product_add(te_model *m, const float *x, const tl_matrix *w, int64_t rows, int64_t cols,
+                       const float *r, float *y, int n) {
+  view vx, vw, vr, vy;
+  if (n == 1)
+    CALL(m, tl_matvec_add, V1(&vx, x, cols), V2(&vw, w->f, rows, cols), V1(&vr, r, rows),
+         V1(&vy, y, rows));
+  else
+    CALL(m, tl_matmul_add, V2(&vx, x, n, cols), V2(&vw, w->f, rows, cols), V2(&vr, r, n, rows),
+         V2(&vy, y, n, rows));
+  return 0;
+}
+
+/* Y = silu(W1 X) * (W3 X) */
+static int product_swiglu(te_model *m, const float *x, const tl_matrix *w1, const tl_matrix *w3,
+                          int64_t rows, int64_t cols, float *y, int n) {
+  view vx, vw, vw3, vy;
+  if (n == 1)
+    CALL(m, tl_matvec_swiglu, V1(&vx, x, cols), V2(&vw, w1->f, rows, cols),
+         V2(&vw3, w3->f, rows, cols), V1(&vy, y, rows));
+  else
+    CALL(m, tl_matmul_swiglu, V2(&vx, x, n, cols), V2(&vw, w1->f, rows, cols),
+         V2(&vw3, w3->f, rows, cols), V2(&vy, y, n, rows));
+  return 0;
+}
+
+static int rmsnorm(te_model *m, const float *x, const float *w, float *y, int n, int64_t d) {
+  view vx, vw, vy;
+  CALL(m, tl_rmsnorm, V2(&vx, x, n, d), V1(&vw, w, d), V2(&vy, y, n, d));
+  return 0;
+}
+
+static const DLDataType I8 = {kDLInt, 8, 1};
+
+/* Q8_0: xq, xs = quantize(x), x being n rows of `cols` (runq.c's quantize). */
+static int quantize(te_model *m, const float *x, int n, int64_t cols) {
+  int64_t gs = m->q8->group_size, ng = cols / gs;
+  view vx, vs, vq;
+  int rc = m->q8->quantize(V3(&vx, x, n, ng, gs), V2(&vs, m->xs, n, ng),
+                           tensor(&vq, m->xq, I8, 3, n, ng, gs, 0));
+  return rc ? kernel_failed(m, "tl_quantize", rc) : 0;
+}
+
+/* Q8_0: Y = W X with X the last quantize()'s. */
+static int q8_product(te_model *m, const tl_matrix *w, int64_t rows, int64_t cols, float *y,
+                      int n) {
+  int64_t gs = m->q8->group_size, ng = cols / gs;
+  view vwq, vws, vxq, vxs, vy;
+  DLTensor *wqt = tensor(&vwq, w->q, I8, 3, rows, ng, gs, 0), *wst = V2(&vws, w->s, rows, ng);
+  int rc = n == 1 ? m->q8->matvec(wqt, wst, tensor(&vxq, m->xq, I8, 2, ng, gs, 0, 0),
+                                  V1(&vxs, m->xs, ng), V1(&vy, y, rows))
+                  : m->q8->matmul(wqt, wst, tensor(&vxq, m->xq, I8, 3, n, ng, gs, 0),
+                                  V2(&vxs, m->xs, n, ng), V2(&vy, y, n, rows));
+  return rc ? kernel_failed(m, n == 1 ? "tl_q8_matvec" : "tl_q8_matmul", rc) : 0;
+}
+
+static int add(te_model *m, const float *a, const float *b, float *y, int64_t len) {
+  view va, vb, vy;
+  CALL(m, tl_add, V1(&va, a, len), V1(&vb, b, len), V1(&vy, y, len));
+  return 0;
+}
+
+static int attention_block(te_model *m, int l, int n, int pos, float *kc, float *vc);
+
+/* A layer of a Q8_0 model: runq.c's order (quantize before each product; residuals and SwiGLU
+   as separate element-wise kernels). */
+static int layer_q8(te_model *m, int l, int n, int pos) {
+  const tl_checkpoint *ck = m->ck;
+  const tl_config *c = &ck->c;
+  int64_t d = c->dim, kv = tl_kv_dim(c), hid = c->hidden_dim;
+  float *kc = m->key_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
+  float *vc = m->value_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
+  float *t;
+  if (rmsnorm(m, m->x, ck->rms_att + l * d, m->xb, n, d) || quantize(m, m->xb, n, d) ||
+      q8_product(m, &ck->wq[l], d, d, m->q, n) || q8_product(m, &ck->wk[l], kv, d, m->kt, n) ||
+      q8_product(m, &ck->wv[l], kv, d, vc + (size_t)pos * (size_t)kv, n) ||
+      attention_block(m, l, n, pos, kc, vc) || quantize(m, m->xb, n, d) ||
+      q8_product(m, &ck->wo[l], d, d, m->x2, n) || add(m, m->x, m->x2, m->xb, n * d))
+    return -1;
+  t = m->x, m->x = m->xb, m->xb = t;
+  if (rmsnorm(m, m->x, ck->rms_ffn + l * d, m->xb, n, d) || quantize(m, m->xb, n, d) ||
+      q8_product(m, &ck->w1[l], hid, d, m->hb, n) || q8_product(m, &ck->w3[l], hid, d, m->hb2, n))
+    return -1;
+  view va, vb, vy;
+  float *h = m->hb2 + (size_t)m->batch * (size_t)hid; /* the second half: no argument aliases */
+  CALL(m, tl_swiglu, V1(&va, m->hb, n * hid), V1(&vb, m->hb2, n * hid), V1(&vy, h, n * hid));
+  if (quantize(m, h, n, hid) || q8_product(m, &ck->w2[l], d, hid, m->x2, n) ||
+      add(m, m->x, m->x2, m->xb, n * d))
+    return -1;
+  t = m->x, m->x = m->xb, m->xb = t;
+  return 0;
+}
+
+/* RoPE on q and k (k into the cache at pos), then attention into xb. */
+static int attention_block(te_model *m, int l, int n, int pos, float *kc, float *vc) {
+  (void)l;
+  const tl_config *c = &m->ck->c;
+  int64_t kv = tl_kv_dim(c), hs = tl_head_size(c);
+  int64_t G = c->n_kv_heads, M = c->n_heads / c->n_kv_heads;
+  view a, b, e, f;
+  CALL(m, tl_rope, V4(&a, m->q, n, c->n_heads, hs / 2, 2), V4(&b, m->qr, n, c->n_heads, hs / 2, 2),
+       pos);
+  CALL(m, tl_rope, V4(&a, m->kt, n, G, hs / 2, 2),
+       V4(&b, kc + (size_t)pos * (size_t)kv, n, G, hs / 2, 2), pos);
+  CALL(m, tl_attention, V4(&a, m->qr, n, G, M, hs), V3(&b, kc, pos + n, G, hs),
+       V3(&e, vc, pos + n, G, hs), V4(&f, m->xb, n, G, M, hs));
+  return 0;
+}
+
+static int layer(te_model *m, int l, int n, int pos) {
+  const tl_checkpoint *ck = m->ck;
+  const tl_config *c = &ck->c;
+  int64_t d = c->dim, kv = tl_kv_dim(c), hid = c->hidden_dim;
+  float *kc = m->key_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
+  float *vc = m->value_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
+  if (m->q8)
+    return layer_q8(m, l, n, pos);
+  if (rmsnorm(m, m->x, ck->rms_att + l * d, m->xb, n, d) ||
+      product(m, m->xb, &ck->wq[l], d, d, m->q, n) ||
+      product(m, m->xb, &ck->wk[l], kv, d, m->kt, n) ||
+      product(m, m->xb, &ck->wv[l], kv, d, vc + (size_t)pos * (size_t)kv, n) ||
+      attention_block(m, l, n, pos, kc, vc))
+    return -1;
+  float *t;
+  if (product_add(m, m->xb, &ck->wo[l], d, d, m->x, m->x2, n))
+    return -1;
+  t = m->x, m->x = m->x2, m->x2 = t;
+  if (rmsnorm(m, m->x, ck->rms_ffn + l * d, m->xb, n, d) ||
+      product_swiglu(m, m->xb, &ck->w1[l], &ck->w3[l], hid, d, m->hb, n) ||
+      product_add(m, m->hb, &ck->w2[l], d, hid, m->x, m->x2, n))
+    return -1;
+  t = m->x, m->x = m->x2, m->x2 = t;
+  return 0;
+}
+
+static int forward(tl_model *base, const int *tokens, int n, int pos, float **logits) {
+  te_model *m = (te_model *)base;
+  const tl_config *c = &m->ck->c;
+  int64_t d = c->dim;
+  if (n < 1 || n > m->batch || pos < 0 || pos + n > c->seq_len) {
+    snprintf(base->err, sizeof base->err,
+             "forward: %d tokens at position %d (at most %d at once, and seq_len %d in all)", n,
+             pos, m->batch, c->seq_len);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    if (tokens[i] < 0 || tokens[i] >= c->vocab_size) {
+      snprintf(base->err, sizeof base->err, "forward: token %d is outside the vocabulary (%d)",
+               tokens[i], c->vocab_size);
+      return -1;
+    }
+    memcpy(m->x + (size_t)i * (size_t)d, m->ck->embedding + (size_t)tokens[i] * (size_t)d,
+           sizeof(float) * (size_t)d);
+  }
+  for (int l = 0; l < c->n_layers; l++)
+    if (layer(m, l, n, pos))
+      return -1;
+  if (rmsnorm(m, m->x + (size_t)(n - 1) * (size_t)d, m->ck->rms_final, m->xb, 1, d))
+    return -1;
+  if (m->q8
+          ? quantize(m, m->xb, 1, d) || q8_product(m, &m->ck->wcls, c->vocab_size, d, m->logits, 1)
+          : product(m, m->xb, &m->ck->wcls, c->vocab_size, d, m->logits, 1))
+    return -1;
+  *logits = m->logits;
+  return 0;
+}
+
+static void destroy(tl_model *base) {
+  te_model *m = (te_model *)base;
+  free(m->x), free(m->x2), free(m->xb), free(m->q), free(m->qr), free(m->kt), free(m->hb);
+  free(m->logits), free(m->key_cache), free(m->value_cache), free(m->xq), free(m->xs), free(m->hb2);
+  free(m);
+}
+
+tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
+  const tl_config *c = &ck->c;
+  const struct q8_kernels *q8 = NULL;
+  if (ck->weights == TL_WEIGHTS_Q8) {
+    for (size_t i = 0; i < sizeof q8_kernels / sizeof q8_kernels[0]; i++)
+      if (q8_kernels[i].group_size == ck->group_size)
+        q8 = &q8_kernels[i];
+    if (!q8) {
+      snprintf(err, errlen,
+               "Q8_0 group size %d: te-llama's kernels take groups of 64, 32, 16 "
+               "or 8",
+               ck->group_size);
+      return NULL;
+    }
+  }
+  te_model *m = calloc(1, sizeof *m);
+  if (!m) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  m->base.forward = forward;
+  m->base.destroy = destroy;
+  m->ck = ck;
+  m->q8 = q8;
+  m->batch = c->seq_len < MAX_BATCH ? c->seq_len : MAX_BATCH;
+  m->base.max_batch = m->batch;
+  size_t B = (size_t)m->batch, d = (size_t)c->dim, kv = (size_t)tl_kv_dim(c);
+  size_t cache = (size_t)c->n_layers * (size_t)c->seq_len * kv;
+  m->x = malloc(B * d * 4), m->x2 = malloc(B * d * 4), m->xb = malloc(B * d * 4);
+  m->q = malloc(B * d * 4), m->qr = malloc(B * d * 4), m->kt = malloc(B * kv * 4);
+  m->hb = malloc(B * (size_t)c->hidden_dim * 4), m->logits = malloc((size_t)c->vocab_size * 4);
+  m->key_cache = malloc(cache * 4), m->value_cache = malloc(cache * 4);
+  size_t wide = B * (d > (size_t)c->hidden_dim ? d : (size_t)c->hidden_dim);
+  m->xq = malloc(wide), m->xs = malloc(wide * 4),
+  m->hb2 = malloc(2 * B * (size_t)c->hidden_dim * 4);
+  if (!m->xq || !m->xs || !m->hb2 || !m->x || !m->x2 || !m->xb || !m->q || !m->qr || !m->kt ||
+      !m->hb || !m->logits || !m->key_cache || !m->value_cache) {
+    destroy(&m->base);
+    snprintf(err, errlen, "out of memory for the activations and the KV cache (%zu MB)",
+             cache * 8 >> 20);
+    return NULL;
+  }
+  /* Poisoned: a kernel that reads what no kernel wrote makes NaN logits, which the tests see. */
+  float *bufs[] = {m->x, m->x2, m->xb, m->q, m->qr, m->kt, m->hb, m->logits, m->hb2, m->xs};
+  size_t lens[] = {B * d,
+                   B * d,
+                   B * d,
+                   B * d,
+                   B * d,
+                   B * kv,
+                   B * (size_t)c->hidden_dim,
+                   (size_t)c->vocab_size,
+                   2 * B * (size_t)c->hidden_dim,
+                   wide};
+  for (int i = 0; i < 10; i++)
+    for (size_t j = 0; j < lens[i]; j++)
+      bufs[i][j] = NAN;
+  for (size_t j = 0; j < cache; j++)
+    m->key_cache[j] = m->value_cache[j] = NAN;
+  return &m->base;
+}
