@@ -13,7 +13,8 @@
  *   - fadd, fsub and fmul carry the `contract` fast-math flag (ir.h allows contracting a*b+c
  *     into an fma, and nothing else), so LLVM fuses sums of products on FMA targets;
  *   - inside masked vector code the divisor of an integer vector division is 1 in the lanes
- *     that are off (their operands may come from masked loads: 0), so they cannot trap.
+ *     that are off (their operands may come from masked loads: 0), and a scalar division's
+ *     divisor is 1 where it is 0 (it runs even when every lane is off), so neither can trap.
  * LET binds its variable for its body only (the previous binding is restored).
  */
 #include "llvm_cg.h"
@@ -99,7 +100,16 @@ static LLVMValueRef cg_if_then_else(cg_llvm *cg, te_expr *e) {
 
 /* b, or 1 in the lanes the current vector mask has off. */
 static LLVMValueRef cg_safe_divisor(cg_llvm *cg, te_dtype t, LLVMValueRef b) {
-  if (t.lanes == 1 || !cg->mask || LLVMGetVectorSize(LLVMTypeOf(cg->mask)) != t.lanes)
+  if (!cg->mask || LLVMIsAConstantInt(b))
+    return b;
+  /* A scalar division inside masked vector code runs even when every lane is off, e.g. the
+     index of a fused loop whose extent the mask made 0 (i // extent): there a 0 divisor becomes
+     1, whose quotient no enabled lane uses. */
+  if (t.lanes == 1) {
+    LLVMValueRef zero = LLVMBuildICmp(cg->b, LLVMIntEQ, b, cg_const_int(cg, t, 0), "");
+    return LLVMBuildSelect(cg->b, zero, cg_const_int(cg, t, 1), b, "");
+  }
+  if (LLVMGetVectorSize(LLVMTypeOf(cg->mask)) != t.lanes)
     return b;
   return LLVMBuildSelect(cg->b, cg->mask, b, cg_const_int(cg, t, 1), "");
 }

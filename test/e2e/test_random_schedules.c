@@ -347,9 +347,16 @@ static void random_case(workload *w, uint64_t seed) {
   te_schedule *s = new_schedule(w);
   random_schedule(w, s);
   char *trace = te_schedule_trace(s);
-  if (getenv("TE_RANDOM_SCHEDULES_VERBOSE"))
+  const char *verbose = getenv("TE_RANDOM_SCHEDULES_VERBOSE");
+  if (verbose)
     fprintf(stderr, "%s seed %llu, %d threads:\n%s", w->name, (unsigned long long)seed, threads,
             trace ? trace : "?");
+  if (verbose && !strcmp(verbose, "2")) { /* and the loop IR, which a crashing kernel loses too */
+    char *ir = te_lower_text(s, w->nin + w->nout, w->t, w->ns, w->scalars);
+    fprintf(stderr, "%s\n", ir ? ir : te_last_error(tt_ctx));
+    te_free(ir);
+    te_clear_error(tt_ctx);
+  }
   tt_note("workload %s, seed %llu (run seed %llu), %d threads, trace:\n%s", w->name,
           (unsigned long long)seed, (unsigned long long)run_seed(), threads, trace ? trace : "?");
   build_and_compare(w, s, NULL, "k");
@@ -426,6 +433,15 @@ Test(random_schedules, nested_lifted_reductions) {
   workload w;
   nested_lifted_workload(&w, 7, 9, 6);
   run_workload(&w, 10000);
+}
+
+/* Found by run seed 32806395: a fused loop inside vectorized code, its extent moved into the
+   vector mask and 0 there, still divided its index by that extent (i.k.f // extent): SIGFPE in
+   the kernel. Scalar divisors inside masked code are now never 0 (lib/codegen/llvm_expr.c). */
+Test(random_schedules, nested_lifted_masked_zero_divisor) {
+  workload w;
+  nested_lifted_workload(&w, 7, 9, 6);
+  random_case(&w, 34032994612664ULL);
 }
 
 Test(random_schedules, scan) {
