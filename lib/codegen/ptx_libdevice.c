@@ -68,8 +68,8 @@ static void ld_find(void) {
       ld_read();
     return;
   }
-  if (!ld_try(getenv("CUDA_HOME"), tail) &&
-      !ld_try(getenv("CUDA_PATH"), tail) && !ld_try("/usr/local/cuda", tail))
+  if (!ld_try(getenv("CUDA_HOME"), tail) && !ld_try(getenv("CUDA_PATH"), tail) &&
+      !ld_try("/usr/local/cuda", tail))
     return;
   ld_read();
 }

@@ -161,6 +161,9 @@ uint32_t cg_spv_narrow(cg_spv *, cg_spv_val v);
 /* The register type of a value of dtype t (i64: by narrowness). */
 uint32_t cg_spv_val_type(cg_spv *, te_dtype t, bool narrow);
 cg_spv_val cg_spv_call(cg_spv *, te_expr *);
+/* e = select or if_then_else (cond, t, f), cond's value c: a structured selection
+   (OpSelectionMerge) whose branches evaluate only the chosen side, joined by an OpPhi. */
+cg_spv_val cg_spv_select_branchy(cg_spv *, te_expr *e, uint32_t c);
 void cg_spv_cache_clear(cg_spv *);
 /* Binds var (value or pointer); returns the previous binding (NULL when none). */
 cg_spv_binding *cg_spv_bind(cg_spv *, te_expr *var, cg_spv_binding *b);

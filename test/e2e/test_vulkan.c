@@ -371,3 +371,47 @@ Test(vulkan, two_kernels_with_temporary) {
     tt_assert_close(got, ref, 2);
   }
 }
+
+/* if_then_else on Vulkan: a structured selection, only the chosen side evaluated. The
+   neighbours of element i outside [0, n) are never read (nested: both guards), and a side whose
+   value would be NaN (log of a negative element) is not chosen. n = 1000 is not a multiple of
+   the 64 threads a workgroup. */
+Test(vulkan, if_then_else_neighbours) {
+  enum { N = 1000 };
+  te_expr *n = te_int(tt_ctx, N), *i = te_var(tt_ctx, "i");
+  te_tensor *A = TT_NN(te_placeholder(tt_ctx, "A", TE_F32, 1, TE_EXPRS(n)));
+  te_expr *one = te_int(tt_ctx, 1), *ai = tt_at1(A, i);
+  te_expr *left = tt_at1(A, te_sub(i, one)), *right = tt_at1(A, te_add(i, one));
+  te_expr *both = te_call(tt_ctx, "if_then_else", 3,
+                          TE_EXPRS(te_lt(i, te_int(tt_ctx, N - 1)), te_add(left, right), left));
+  te_expr *nb = te_call(tt_ctx, "if_then_else", 3,
+                        TE_EXPRS(te_ge(i, one), both, te_mul(right, te_float(tt_ctx, TE_F32, 3))));
+  te_expr *lg = te_call(tt_ctx, "if_then_else", 3,
+                        TE_EXPRS(te_gt(ai, te_float(tt_ctx, TE_F32, 0)),
+                                 te_call(tt_ctx, "log", 1, TE_EXPRS(ai)), ai));
+  te_tensor *B = TT_NN(te_compute(tt_ctx, "B", 1, TE_EXPRS(n), TE_EXPRS(i), te_add(nb, lg)));
+  te_schedule *s = tt_schedule1(B);
+  te_stage *st = tt_stage(s, B);
+  te_iter *bx = NULL, *tx = NULL;
+  TT_OK(te_split(st, te_axis(st, 0), 64, &bx, &tx));
+  TT_OK(te_bind(st, bx, TE_BLOCK_X));
+  TT_OK(te_bind(st, tx, TE_THREAD_X));
+  te_module *m = vk_build(s, "ite", 2, TT_TENSORS(A, B), 0, NULL);
+  const char *dis = TT_NN((void *)te_module_source(m, "spirv-dis"));
+  int merges = 0;
+  for (const char *p = dis; (p = strstr(p, "OpSelectionMerge")); p++)
+    merges++;
+  cr_expect_geq(merges, 3, "not a structured selection for each if_then_else:\n%s", dis);
+  cr_expect(strstr(dis, "OpPhi"), "no OpPhi joining the sides:\n%s", dis);
+  tt_buf *a = TT_ALLOC(TE_F32, N), *got = TT_ALLOC(TE_F32, N), *ref = TT_ALLOC(TE_F32, N);
+  tt_fill(a, 21);
+  for (int k = 0; k < N; k++) {
+    double x = f32_at(a, k);
+    double l = k >= 1 ? f32_at(a, k - 1) : 0, r = k < N - 1 ? f32_at(a, k + 1) : 0;
+    double v = k >= 1 ? (k < N - 1 ? l + r : l) : 3 * r;
+    tt_set(ref, k, v + (x > 0 ? log(x) : x));
+  }
+  tt_poison(got);
+  vk_call(m, "ite", 2, TT_BUFS(a, got), 0, NULL);
+  tt_assert_close(got, ref, 1);
+}

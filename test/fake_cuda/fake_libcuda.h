@@ -13,9 +13,9 @@ enum { FAKE_CUDA_MAX_PARAMS = 32 };
 typedef struct fake_cuda_launch {
   char name[128];
   unsigned grid[3], block[3];
-  int nparams;                            /* from the kernel's .entry signature in the PTX */
-  uint64_t value[FAKE_CUDA_MAX_PARAMS];   /* each parameter, zero-extended */
-  bool pointer[FAKE_CUDA_MAX_PARAMS];     /* a .ptr parameter (a buffer) */
+  int nparams;                          /* from the kernel's .entry signature in the PTX */
+  uint64_t value[FAKE_CUDA_MAX_PARAMS]; /* each parameter, zero-extended */
+  bool pointer[FAKE_CUDA_MAX_PARAMS];   /* a .ptr parameter (a buffer) */
 } fake_cuda_launch;
 
 /* Launches since the library was loaded (every one passed the fake's checks: non-zero grid and
