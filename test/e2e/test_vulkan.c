@@ -415,3 +415,44 @@ Test(vulkan, if_then_else_neighbours) {
   vk_call(m, "ite", 2, TT_BUFS(a, got), 0, NULL);
   tt_assert_close(got, ref, 1);
 }
+
+/* A reduction across blocks without atomics: te_rfactor's stage at the root, its factor axis
+   bound to workgroups, is a kernel of its own writing a device temporary; the final sum over
+   the factor axis is a second kernel (docs/gpu.md). B[i] = sum_k A[i, k], A 16 x 3000: k split
+   by 128 (not dividing: 24 blocks, the last short). */
+Test(vulkan, rfactor_across_blocks) {
+  enum { R = 16, K = 3000 };
+  te_expr *i = te_var(tt_ctx, "i");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, K));
+  te_tensor *A =
+      TT_NN(te_placeholder(tt_ctx, "A", TE_F32, 2, TE_EXPRS(te_int(tt_ctx, R), te_int(tt_ctx, K))));
+  te_tensor *B = TT_NN(te_compute(tt_ctx, "B", 1, TE_EXPRS(te_int(tt_ctx, R)), TE_EXPRS(i),
+                                  TE_SUM(TE_AT(A, i, k), k)));
+  te_schedule *s = tt_schedule1(B);
+  te_stage *sb = tt_stage(s, B);
+  te_iter *ko = NULL, *ki = NULL;
+  te_tensor *rf = NULL;
+  TT_OK(te_split(sb, te_reduce_iter(sb, 0), 128, &ko, &ki));
+  TT_OK(te_rfactor(s, B, ko, 0, &rf)); /* rf[ko, i] = sum over ki */
+  te_stage *srf = tt_stage(s, rf);
+  TT_OK(te_bind(srf, te_axis(srf, 0), TE_BLOCK_X));
+  TT_OK(te_bind(srf, te_axis(srf, 1), TE_THREAD_X));
+  TT_OK(te_bind(sb, te_axis(sb, 0), TE_THREAD_X));
+  te_module *m = vk_build(s, "xblock", 2, TT_TENSORS(A, B), 0, NULL);
+  const char *dis = TT_NN((void *)te_module_source(m, "spirv-dis"));
+  int entries = 0;
+  for (const char *p = dis; (p = strstr(p, "OpEntryPoint")); p++)
+    entries++;
+  cr_expect_eq(entries, 2, "two kernels expected:\n%s", dis);
+  tt_buf *a = TT_ALLOC(TE_F32, R, K), *got = TT_ALLOC(TE_F32, R), *ref = TT_ALLOC(TE_F32, R);
+  tt_fill(a, 31);
+  for (int r = 0; r < R; r++) {
+    double acc = 0;
+    for (int c = 0; c < K; c++)
+      acc += tt_get(a, (int64_t)r * K + c);
+    tt_set(ref, r, acc);
+  }
+  tt_poison(got);
+  vk_call(m, "xblock", 2, TT_BUFS(a, got), 0, NULL);
+  tt_assert_close(got, ref, K);
+}
