@@ -456,3 +456,59 @@ Test(vulkan, rfactor_across_blocks) {
   vk_call(m, "xblock", 2, TT_BUFS(a, got), 0, NULL);
   tt_assert_close(got, ref, K);
 }
+
+/* Cross-thread reductions as shared-memory trees (lib/lower/gpu_tree.c): B[i] = R_k A[i, k] for
+   R = sum, max, min, A 20 x 1000; k split by 48 threads (not a power of two: the tree's guards)
+   and rfactored, a row a workgroup; against C on lavapipe. The one-thread loop over the
+   partials is gone from the lowered code. */
+typedef te_expr *(*reduce_fn)(te_expr *, int, te_expr *const[]);
+
+static void vk_tree_case(const char *name, reduce_fn red, int op) {
+  enum { R = 20, K = 1000, T = 48 };
+  te_expr *i = te_var(tt_ctx, "i");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, K));
+  te_tensor *A =
+      TT_NN(te_placeholder(tt_ctx, "A", TE_F32, 2, TE_EXPRS(te_int(tt_ctx, R), te_int(tt_ctx, K))));
+  te_tensor *B = TT_NN(te_compute(tt_ctx, "B", 1, TE_EXPRS(te_int(tt_ctx, R)), TE_EXPRS(i),
+                                  red(TE_AT(A, i, k), 1, TE_EXPRS(k))));
+  te_schedule *s = tt_schedule1(B);
+  te_stage *sb = tt_stage(s, B);
+  te_iter *ko = NULL, *ki = NULL;
+  te_tensor *rf = NULL;
+  TT_OK(te_split(sb, te_reduce_iter(sb, 0), T, &ko, &ki));
+  TT_OK(te_rfactor(s, B, ki, 0, &rf)); /* rf[ki, i]: 48 partials a row */
+  te_stage *srf = tt_stage(s, rf);
+  TT_OK(te_bind(sb, te_axis(sb, 0), TE_BLOCK_X));
+  TT_OK(te_compute_at(srf, sb, te_axis(sb, 0)));
+  TT_OK(te_bind(srf, te_axis(srf, 0), TE_THREAD_X));
+  te_target *t = TT_NN(te_target_parse(tt_ctx, "vulkan"));
+  char *text = TT_NN(te_lower_text_for(s, t, 2, TT_TENSORS(A, B), 0, NULL));
+  cr_expect(strstr(text, "threadIdx.x + 32") && strstr(text, "threadIdx.x + 1]") &&
+                !strstr(text, "if (threadIdx.x < 32)"),
+            "%s: no tree (strides 32 .. 1, the first guarded by 48 - 32 = 16):\n%s", name, text);
+  cr_expect(strstr(text, "for (k.i") == NULL, "%s: the one-thread loop is left:\n%s", name, text);
+  te_free(text);
+  te_module *m = vk_build(s, name, 2, TT_TENSORS(A, B), 0, NULL);
+  tt_buf *a = TT_ALLOC(TE_F32, R, K), *got = TT_ALLOC(TE_F32, R), *ref = TT_ALLOC(TE_F32, R);
+  /* max of negative values and min of positive ones: a partial read past the 48 (a zero, or
+     garbage) would show */
+  if (op == 0)
+    tt_fill(a, 41);
+  else
+    tt_fill_range(a, 41, op == 1 ? -2 : 0.1, op == 1 ? -0.1 : 2);
+  for (int r = 0; r < R; r++) {
+    double acc = op == 0 ? 0 : tt_get(a, (int64_t)r * K);
+    for (int c = op == 0 ? 0 : 1; c < K; c++) {
+      double x = tt_get(a, (int64_t)r * K + c);
+      acc = op == 0 ? acc + x : op == 1 ? fmax(acc, x) : fmin(acc, x);
+    }
+    tt_set(ref, r, acc);
+  }
+  tt_poison(got);
+  vk_call(m, name, 2, TT_BUFS(a, got), 0, NULL);
+  tt_assert_close(got, ref, op == 0 ? K : 1);
+}
+
+Test(vulkan, tree_reduce_sum) { vk_tree_case("tree_sum", te_sum, 0); }
+Test(vulkan, tree_reduce_max) { vk_tree_case("tree_max", te_max_r, 1); }
+Test(vulkan, tree_reduce_min) { vk_tree_case("tree_min", te_min_r, 2); }
