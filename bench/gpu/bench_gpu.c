@@ -30,7 +30,8 @@
 static const DLDevice gpu = {kDLCUDA, 0};
 
 static int bad(te_ctx *ctx, const char *what) {
-  fprintf(stderr, "te-bench-gpu: %s: %s\n", what, ctx ? te_last_error(ctx) : te_device_last_error());
+  fprintf(stderr, "te-bench-gpu: %s: %s\n", what,
+          ctx ? te_last_error(ctx) : te_device_last_error());
   exit(1);
 }
 
@@ -115,8 +116,8 @@ static void bench_sgemm(void) {
   te_expr *k = te_reduce_axis(ctx, "k", te_int(ctx, 0), n);
   te_tensor *a = te_placeholder(ctx, "A", TE_F32, 2, E(n, n));
   te_tensor *b = te_placeholder(ctx, "B", TE_F32, 2, E(n, n));
-  te_tensor *c = te_compute(ctx, "C", 2, E(n, n), E(i, j),
-                            TE_SUM(te_mul(TE_AT(a, i, k), TE_AT(b, k, j)), k));
+  te_tensor *c =
+      te_compute(ctx, "C", 2, E(n, n), E(i, j), TE_SUM(te_mul(TE_AT(a, i, k), TE_AT(b, k, j)), k));
   te_schedule *s = te_schedule_new(ctx, 1, T(c));
   te_stage *sc = te_stage_of(s, c);
   te_iter *io, *jo, *ii, *ji, *ty, *iy, *tx, *ix, *ko, *ki;
@@ -201,8 +202,8 @@ static void bench_rows(bool layernorm) {
   te_tensor *x = te_placeholder(ctx, "x", TE_F32, 2, E(te_int(ctx, R), te_int(ctx, D)));
   te_tensor *g = te_placeholder(ctx, "g", TE_F32, 1, E(te_int(ctx, D)));
   te_tensor *bt = te_placeholder(ctx, "b", TE_F32, 1, E(te_int(ctx, D)));
-  te_tensor *out = layernorm ? te_op_layer_norm(ctx, x, g, bt, 1e-5, "ln")
-                             : te_op_softmax(ctx, x, "sm");
+  te_tensor *out =
+      layernorm ? te_op_layer_norm(ctx, x, g, bt, 1e-5, "ln") : te_op_softmax(ctx, x, "sm");
   if (!out)
     bad(ctx, "op");
   te_schedule *s = te_schedule_new(ctx, 1, T(out));
@@ -241,15 +242,15 @@ static void bench_rows(bool layernorm) {
       sum += exp(row[c] - mx), var += (row[c] - mean) * (row[c] - mean);
     var /= D;
     for (int c = 0; c < D; c += 911) {
-      double want = layernorm ? (row[c] - mean) / sqrt(var + 1e-5) * hg[c] + hb[c]
-                              : exp(row[c] - mx) / sum;
+      double want =
+          layernorm ? (row[c] - mean) / sqrt(var + 1e-5) * hg[c] + hb[c] : exp(row[c] - mx) / sum;
       check(name, ho[(size_t)r * D + c], want, layernorm ? 1.0 : 1.0 / D);
     }
   }
   double bytes = 2.0 * R * (double)D * sizeof(float); /* read x once, write out once */
   double gbps = bytes / t / 1e9;
-  printf("%-9s 8192^2 f32 %8.3f ms  %7.1f GB/s     %.3f of peak (%.0f GB/s)\n", name, t * 1e3,
-         gbps, gbps / peak_gbps, peak_gbps);
+  printf("%-9s 8192^2 f32 %8.3f ms  %7.1f GB/s     %.3f of peak (%.0f GB/s)\n", name, t * 1e3, gbps,
+         gbps / peak_gbps, peak_gbps);
   free(hx), free(hg), free(hb), free(ho);
   for (int q = 0; q < 4; q++)
     te_device_free(gpu, ts4[q]->data);

@@ -12,9 +12,8 @@
  * statement becomes log2(N) steps of the block's threads, P the power of two >= N:
  *
  *   for s = P/2, P/4, ..., 1:
- *     if (threadIdx.x < min(s, N - s)) { SH[threadIdx.x] = f(SH[threadIdx.x], SH[threadIdx.x + s]) }
- *     barrier()
- *   if (threadIdx.x == 0) { OUT[o] = f(OUT[o], SH[0]) }
+ *     if (threadIdx.x < min(s, N - s)) { SH[threadIdx.x] = f(SH[threadIdx.x], SH[threadIdx.x + s])
+ * } barrier() if (threadIdx.x == 0) { OUT[o] = f(OUT[o], SH[0]) }
  *
  * This reorders the combinations: f is assumed associative and commutative, as every
  * reduction te has is (sum, product, min, max; a float sum rounds differently, within the
@@ -77,7 +76,7 @@ static bool is_shared(const lw_gpu_kernel *k, ir_buffer *b, int64_t *count) {
 }
 
 /* The combine of s, `if (single guard) for (k, 0, N) OUT[o] = f(OUT[o], SH[k])`, into t and
-   *f (over t->a, t->b); false when s is not of that form. */
+ *f (over t->a, t->b); false when s is not of that form. */
 static bool tree_candidate(lw_pass_ctx *p, const lw_gpu_kernel *k, ir_stmt *s, tree_match *t,
                            te_expr **f, int64_t *n) {
   if (s->kind != IR_S_IF || s->nstmts < 1 || (s->nstmts > 1 && s->stmts[1]) ||
@@ -87,8 +86,8 @@ static bool tree_candidate(lw_pass_ctx *p, const lw_gpu_kernel *k, ir_stmt *s, t
   int64_t lo, block;
   if (loop->kind != IR_S_FOR || loop->u.loop.kind != IR_FOR_SERIAL ||
       !ir_is_const_int(IR_FOR_MIN(loop), &lo) || lo != 0 ||
-      !ir_is_const_int(IR_FOR_EXTENT(loop), n) || *n < 2 ||
-      !ir_is_const_int(k->block[0], &block) || *n > block)
+      !ir_is_const_int(IR_FOR_EXTENT(loop), n) || *n < 2 || !ir_is_const_int(k->block[0], &block) ||
+      *n > block)
     return false;
   ir_stmt *st = IR_FOR_BODY(loop);
   if (st->kind != IR_S_STORE || st->exprs[0]->dtype.lanes != 1)
