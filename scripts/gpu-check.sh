@@ -12,6 +12,7 @@
 # 3. The GPU benchmark apps/te-bench-gpu --require-gpu (SGEMM 4096, softmax and layer norm
 #    8192^2 as fractions of the device's peak; TE_GPU_PEAK_TFLOPS / TE_GPU_PEAK_GBPS for a device
 #    other than an H200).
+# libdevice: the toolkit's when installed, else the copy in BUILD_DIR/libdevice.10.bc.
 # Exit status: 0 when every step passed, else the number of failed steps.
 set -u
 build=${1:-build}
@@ -21,6 +22,16 @@ if [ ! -d "$build/test" ]; then
 fi
 failed=0
 step() { echo; echo "== $*"; }
+
+# CUDA kernels' math functions need the toolkit's libdevice: a machine with only the driver
+# uses the copy the build folder keeps (apps/CMakeLists.txt).
+if [ -z "${TE_LIBDEVICE:-}" ] && [ -f "$build/libdevice.10.bc" ]; then
+  found=
+  for d in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda; do
+    [ -n "$d" ] && [ -f "$d/nvvm/libdevice/libdevice.10.bc" ] && found=1
+  done
+  [ -z "$found" ] && export TE_LIBDEVICE="$build/libdevice.10.bc"
+fi
 
 step "device"
 if command -v nvidia-smi >/dev/null 2>&1; then
