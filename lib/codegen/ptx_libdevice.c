@@ -16,6 +16,7 @@
  */
 #include <llvm-c/BitReader.h>
 #include <llvm-c/Linker.h>
+#include <llvm-c/Transforms/PassBuilder.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,5 +190,15 @@ te_status cg_ptx_link_libdevice(cg_llvm *cg) {
     return ir_error(cg->ctx, TE_ERR_CODEGEN,
                     "te_build: LLVM could not link %s into the kernels' module: %s", ld_path, why);
   ld_internalize(cg->mod);
+  /* drop the ~350 unused functions now, so O3 does not optimize them first */
+  LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef err = LLVMRunPasses(cg->mod, "globaldce", cg->tm, opts);
+  LLVMDisposePassBuilderOptions(opts);
+  if (err) {
+    char *e = LLVMGetErrorMessage(err);
+    te_status st = ir_error(cg->ctx, TE_ERR_CODEGEN, "te_build: LLVM's globaldce failed: %s", e);
+    LLVMDisposeErrorMessage(e);
+    return st;
+  }
   return TE_OK;
 }
