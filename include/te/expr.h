@@ -72,8 +72,8 @@ TE_API te_expr *te_select(te_expr *cond, te_expr *t, te_expr *f);
    side is not made, so it may be out of the tensor's bounds, as in padding without clamps:
    te_if_then_else(x >= 1 && x <= W, In[x - 1], 0). In vector code the lanes of each side are
    masked loads (lanes of the other side read nothing); scalar code branches. Same types and
-   errors as te_select; printed and parsed as if_then_else(cond, t, f). The Vulkan target
-   refuses it (TE_ERR_UNSUPPORTED): use te_select with clamped indices there. */
+   errors as te_select; printed and parsed as if_then_else(cond, t, f). GPU kernels branch too
+   (the Vulkan target: a structured selection). */
 TE_API te_expr *te_if_then_else(te_expr *cond, te_expr *t, te_expr *f);
 /* Conversion; float to int truncates towards zero. */
 TE_API te_expr *te_cast(te_dtype, te_expr *);

@@ -124,6 +124,9 @@ LLVMValueRef cg_call(cg_llvm *cg, te_expr *e) {
   LLVMValueRef abi = cg_abi_call(cg, id, args); /* the entry's DLTensor reads (llvm_entry.c) */
   if (abi)
     return abi;
+  LLVMValueRef own = NULL;
+  if (cg->math && cg->math(cg, e, args, &own))
+    return own; /* the device target's math library (ptx_libdevice.c) */
   te_dtype t = e->dtype;
   LLVMTypeRef ty = n > 0 ? LLVMTypeOf(args[0]) : NULL;
   LLVMValueRef bits = cg_int_op(cg, id, t, args);

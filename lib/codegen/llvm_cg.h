@@ -73,6 +73,10 @@ typedef struct cg_llvm {
   const cg_host_hooks *host;         /* GPU modules' host entry (llvm_entry.c); NULL for CPUs */
   lw_func *func;                     /* the function whose entry is being written */
   bool (*barrier)(struct cg_llvm *); /* device code: writes IR_S_BARRIER (llvm_stmt.c) */
+  /* device code: a target's own code for a math call (llvm_call.c asks it first). Returns false
+     when the call is not the target's to write; else true with *out the value (NULL: an error,
+     recorded on the context). args are the call's arguments, already generated. */
+  bool (*math)(struct cg_llvm *, const te_expr *call, LLVMValueRef *args, LLVMValueRef *out);
 } cg_llvm;
 
 /* llvm_types.c */

@@ -7,7 +7,8 @@
  *                 ids from llvm.nvvm.read.ptx.sreg.*, shared buffers as addrspace(3) globals,
  *                 local buffers as allocas, barriers; the body through the CPU back end's
  *                 statement and expression code (llvm_stmt.c, llvm_expr.c, llvm_mem.c)
- *   ptx_math.c    which math calls a kernel may make on NVPTX (no libdevice): the rest refused
+ *   ptx_math.c    which math calls a kernel may make (all with libdevice; without it a few)
+ *   ptx_libdevice.c  math calls as calls of NVIDIA's libdevice, linked into the module
  *   ptx_host.c    the host entry's body: device temporaries, launch dimensions, launches
  */
 #ifndef TE_PTX_H
@@ -19,10 +20,20 @@
 /* te_build's back end for a "cuda" target: fills the module (kernel record, PTX, host entry). */
 te_status cg_cuda_compile(te_module *, lw_func *);
 
-/* ptx_math.c: the kernel body with exp2, log2 and log10 written through exp and log (whose
-   polynomial code works on NVPTX); NULL with TE_ERR_UNSUPPORTED naming the function for calls
-   NVPTX cannot lower without libdevice (sin, cos, tan, pow, erf) and for vector code. */
+/* ptx_math.c: the kernel body checked for what NVPTX can write: NULL with TE_ERR_UNSUPPORTED
+   for vector code and, without libdevice, for sin, cos, tan, pow and erf (then exp2, log2 and
+   log10 are written through exp and log, whose polynomial code works on NVPTX). */
 ir_stmt *cg_ptx_legalize(te_ctx *, const char *kernel, ir_stmt *body);
+
+/* ptx_libdevice.c: the libdevice file found (TE_LIBDEVICE, CUDA_HOME, CUDA_PATH,
+   /usr/local/cuda), or NULL. */
+const char *cg_libdevice_path(void);
+/* ptx_libdevice.c: the cg_llvm.math hook: exp, exp2, log, log2, log10, sin, cos, tan, tanh,
+   pow and erf of f32/f64 as calls of libdevice's __nv_* functions. */
+bool cg_ptx_libdevice_math(cg_llvm *, const te_expr *call, LLVMValueRef *args, LLVMValueRef *out);
+/* ptx_libdevice.c: links libdevice into cg's module when a kernel calls it, and makes every
+   function but the kernels internal (O3 keeps only what is used). */
+te_status cg_ptx_link_libdevice(cg_llvm *);
 
 /* ptx_kernel.c: writes kernel k into cg's (NVPTX) module. */
 bool cg_ptx_kernel(cg_llvm *, const lw_gpu_kernel *k);

@@ -126,6 +126,7 @@ bool cg_ptx_kernel(cg_llvm *cg, const lw_gpu_kernel *k) {
   if (!cg->vars || !cg->bufs)
     return false;
   cg->barrier = ptx_barrier;
+  cg->math = cg_libdevice_path() ? cg_ptx_libdevice_math : NULL;
   cg_fn_begin(cg, fn);
   if (!ptx_bind_params(cg, k, fn) || !ptx_bind_indices(cg, k) || !ptx_bind_buffers(cg, k))
     return false;

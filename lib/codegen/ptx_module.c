@@ -1,7 +1,8 @@
 /* ptx_module.c — te_build for a "cuda" target: the GPU module (gpu.h) to PTX, and its host entry.
  *
  *   1. One NVPTX LLVM module (triple nvptx64-nvidia-cuda, CPU sm_XX of the target) holds every
- *      kernel (ptx_kernel.c); it is verified, optimized with default<O3> for the NVPTX target
+ *      kernel (ptx_kernel.c) and the libdevice functions they call (ptx_libdevice.c); it is
+ *      verified, optimized with default<O3> for the NVPTX target
  *      machine, kept as text ("ll") and written as PTX ("ptx", TE_SAVE_PTX).
  *   2. The PTX and the kernels' names go into a te_rt_cuda_module (libte_runtime), which the
  *      driver loads on the first launch.
@@ -106,6 +107,8 @@ static te_status ptx_device(te_module *m, lw_func *f, char **ll, char **ptx) {
   for (int i = 0; st == TE_OK && i < f->gpu->nkernels; i++)
     if (!cg_ptx_kernel(&cg, &f->gpu->kernels[i]))
       st = ir_failed(m->ctx) ? te_last_status(m->ctx) : TE_ERR_CODEGEN;
+  if (st == TE_OK)
+    st = cg_ptx_link_libdevice(&cg);
   if (st == TE_OK)
     st = ptx_finish(&cg, ll, ptx);
   LLVMDisposeBuilder(cg.b);

@@ -165,6 +165,9 @@ cg_spv_val cg_spv_call(cg_spv *, te_expr *);
    value. */
 bool cg_spv_is_int_op(ir_intrin);
 cg_spv_val cg_spv_int_op(cg_spv *, te_expr *);
+/* e = select or if_then_else (cond, t, f), cond's value c: a structured selection
+   (OpSelectionMerge) whose branches evaluate only the chosen side, joined by an OpPhi. */
+cg_spv_val cg_spv_select_branchy(cg_spv *, te_expr *e, uint32_t c);
 void cg_spv_cache_clear(cg_spv *);
 /* Binds var (value or pointer); returns the previous binding (NULL when none). */
 cg_spv_binding *cg_spv_bind(cg_spv *, te_expr *var, cg_spv_binding *b);

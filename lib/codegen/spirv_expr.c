@@ -245,9 +245,10 @@ static uint32_t spv_select_side(cg_spv *s, te_expr *e, bool rep_narrow, uint32_t
   return id;
 }
 
-/* select(c, t, f) with loads on a side: if (c) t else f, joined by an OpPhi. Both sides are
-   emitted in the wide representation unless the dtype is not i64. */
-static cg_spv_val spv_select_branchy(cg_spv *s, te_expr *e, uint32_t c) {
+/* select(c, t, f) with loads on a side, and if_then_else(c, t, f): if (c) t else f, a structured
+   selection joined by an OpPhi, so only the chosen side runs. Both sides are emitted in the wide
+   representation. */
+cg_spv_val cg_spv_select_branchy(cg_spv *s, te_expr *e, uint32_t c) {
   uint32_t lt = cg_spv_id(s), lf = cg_spv_id(s), merge = cg_spv_id(s), bt = 0, bf = 0;
   cg_spv_op(s, &s->code, SpvOpSelectionMerge, 2, (uint32_t[]){merge, SpvSelectionControlMaskNone});
   cg_spv_op(s, &s->code, SpvOpBranchConditional, 3, (uint32_t[]){c, lt, lf});
@@ -269,7 +270,7 @@ static cg_spv_val spv_select(cg_spv *s, te_expr *e) {
   if (!c.id)
     return spv_fail();
   if (spv_has_load(e->args[1]) || spv_has_load(e->args[2]))
-    return spv_select_branchy(s, e, c.id);
+    return cg_spv_select_branchy(s, e, c.id);
   cg_spv_val t = cg_spv_expr(s, e->args[1]);
   cg_spv_val f = t.id ? cg_spv_expr(s, e->args[2]) : spv_fail();
   if (!f.id)

@@ -11,7 +11,8 @@
  *   pow(x, y)  = Pow(|x|, y) with C's cases GLSL leaves undefined: y == 0 gives 1; x < 0 gives
  *                the sign of an odd integer y, or NaN for a non-integer y.
  * GLSL.std.450's exp, log, trigonometric, pow and tanh take only 16/32-bit floats: on f64 they
- * are TE_ERR_UNSUPPORTED (sqrt, floor, ceil, trunc, round, abs, fma work on f64).
+ * are TE_ERR_UNSUPPORTED, a documented limit (docs/gpu.md; sqrt, rsqrt, floor, ceil, trunc,
+ * round, abs, fma work on f64). if_then_else is a structured selection (spirv_expr.c).
  */
 #include <math.h>
 
@@ -155,12 +156,9 @@ cg_spv_val cg_spv_call(cg_spv *s, te_expr *e) {
   const char *name = id < IR_INTRIN_COUNT ? ir_intrin_table[id].name : "?";
   if (id == IR_INTRIN_LIKELY)
     return cg_spv_expr(s, e->args[0]);
-  if (id == IR_INTRIN_IF_THEN_ELSE) {
-    ir_error(s->ctx, TE_ERR_UNSUPPORTED,
-             "te_build: kernel '%s': if_then_else is not supported by the Vulkan target yet (its "
-             "untaken side must not be evaluated): use select with clamped indices",
-             s->kernel);
-    return (cg_spv_val){0, false};
+  if (id == IR_INTRIN_IF_THEN_ELSE) { /* only the chosen side is evaluated */
+    cg_spv_val c = cg_spv_expr(s, e->args[0]);
+    return c.id ? cg_spv_select_branchy(s, e, c.id) : c;
   }
   if (cg_spv_is_int_op(id))
     return cg_spv_int_op(s, e);

@@ -339,8 +339,9 @@ ir_stmt *lw_gpu_barriers(lw_pass_ctx *p, ir_stmt *s) {
     ir_stmt *body = sync_stmt(&g, k->body, true, &r);
     if (!body)
       return NULL;
-    k->body = body;
     k->uses_barrier = g.nbarriers > 0;
+    if (!(k->body = lw_gpu_tree_reductions(p, k, body))) /* gpu_tree.c */
+      return NULL;
   }
   return s;
 }

@@ -5,7 +5,8 @@
  *   gpu_split     (gpu_split.c)   the host/device split: each outermost thread-bound loop
  *                                 becomes a kernel (gpu_kernel.c: launch extents and limits;
  *                                 gpu_rewrite.c: the body of one thread); fills lw_func::gpu
- *   gpu_barriers  (gpu_barrier.c) barriers where threads of a block share a buffer
+ *   gpu_barriers  (gpu_barrier.c) barriers where threads of a block share a buffer, then the
+ *                                 one-thread final reductions made trees (gpu_tree.c)
  * For CPU targets both return their statement unchanged. The result (lower/gpu.h) is what the
  * PTX and SPIR-V back ends compile.
  */
@@ -44,6 +45,11 @@ ir_stmt *lw_gpu_rewrite_body(lw_gpu_host *h, lw_gpu_kernel *k, ir_stmt *root,
 
 /* True when cond is the single-thread guard gpu_rewrite.c makes (threadIdx.x == 0 && ...). */
 bool lw_gpu_is_single_guard(const lw_gpu_kernel *k, te_expr *cond);
+
+/* gpu_tree.c: body with each one-thread final reduction over a shared buffer of partial
+   results (an rfactor'd reduction bound to threadIdx.x) made a tree of log2(N) steps of the
+   block's threads, with barriers; sets k->uses_barrier when it adds them. NULL on failure. */
+ir_stmt *lw_gpu_tree_reductions(lw_pass_ctx *, lw_gpu_kernel *k, ir_stmt *body);
 
 /* The passes (registered in pipeline.c). */
 ir_stmt *lw_gpu_split(lw_pass_ctx *, ir_stmt *);

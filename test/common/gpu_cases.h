@@ -4,8 +4,8 @@
  *
  *   elementwise  C[i] = A[i] * 2 + B[i], n symbolic; i split by 64, blockIdx.x / threadIdx.x
  *   reduce       B[i] = sum_k A[i, k], A 64 x 1024; k split by 64 and rfactored: 64 threads a
- *                row each sum 16 values into a shared buffer, then one thread adds the 64
- *                partial sums after a barrier (blockIdx.x = i)
+ *                row each sum 16 values into a shared buffer, then the 64 partial sums are
+ *                added as a tree after a barrier (gpu_tree.c; blockIdx.x = i)
  *   matmul       C = A x B, 128 x 128 x 128; 16 x 16 tiles of C a block (blockIdx.y/x), one
  *                element a thread (threadIdx.y/x); k split by 16; A and B tiles cached in shared
  *                memory at k.o, loaded cooperatively (each copy loop fused and split over the

@@ -1,13 +1,20 @@
-/* test_cuda.c — the "cuda" target end to end: every GPU kernel of the suite (gpu_cases.h) is
- * built to PTX, RUN on the machine's NVIDIA GPU through the CUDA driver and compared with a
- * plain C reference (gpu_ref.h). The output's device copy starts as the NaN poison, so a kernel
- * that leaves an element unwritten fails.
+/* test_cuda.c — the "cuda" target end to end: every GPU kernel of the suite (gpu_cases.h) and
+ * every math function (libdevice) is built to PTX, RUN on the machine's NVIDIA GPU through the
+ * CUDA driver and compared with a plain C reference (gpu_ref.h, libm). The output's device copy
+ * starts as the NaN poison, so a kernel that leaves an element unwritten fails.
  *
- * Without a CUDA driver (no libcuda.so.1, or no GPU) each test prints a SKIP line with the
- * reason and is reported as skipped (ctest passes; TE_REQUIRE=cuda makes it fail). Building needs
- * no GPU; see test_ptx.c and errors/test_gpu_errors.c for what runs everywhere.
+ * Without a GPU (no libcuda.so.1, or cuInit / cuDeviceGetCount find no device) the same calls go
+ * to the fake driver (test/fake_cuda, through TE_CUDA_DRIVER): the PTX is loaded, every launch's
+ * grid, block and parameters are checked against the .entry signature and the live allocations,
+ * each of the test's buffers must reach a launch and the output must come back as uploaded (the
+ * fake runs nothing); then the numeric part prints a SKIP line (a failure when TE_REQUIRE lists
+ * "cuda"). See test_ptx.c for the PTX checks (ptxas) that run everywhere.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -16,13 +23,84 @@
 #include "../common/gpu_cases.h"
 #include "../common/gpu_ref.h"
 #include "../common/te_test.h"
+#include "../fake_cuda/fake_libcuda.h"
 
 TestSuite(cuda, .init = tt_setup, .fini = tt_teardown);
 
-/* Skips the test (visibly; a failure when TE_REQUIRE lists "cuda") without a CUDA driver. */
-static void need_cuda(void) {
-  if (!te_device_available(kDLCUDA))
-    tt_skip("cuda", "no CUDA driver: %s", te_device_last_error());
+static bool real_gpu;        /* a CUDA driver with a device: kernels run */
+static char why_no_gpu[300]; /* else why not */
+
+/* Whether the machine's CUDA driver (TE_CUDA_DRIVER or libcuda.so.1) finds a device. */
+static bool probe_gpu(void) {
+  const char *path = getenv("TE_CUDA_DRIVER");
+  void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    snprintf(why_no_gpu, sizeof why_no_gpu, "no CUDA driver (%s)", dlerror());
+    return false;
+  }
+  int (*init)(unsigned) = (int (*)(unsigned))dlsym(lib, "cuInit");
+  int (*count)(int *) = (int (*)(int *))dlsym(lib, "cuDeviceGetCount");
+  int n = 0, r = init ? init(0) : -1;
+  if (r == 0 && count)
+    r = count(&n);
+  if (r != 0 || n < 1) {
+    snprintf(why_no_gpu, sizeof why_no_gpu, "the CUDA driver finds no GPU (cuInit: %d)", r);
+    return false;
+  }
+  return true;
+}
+
+/* Chooses the driver before te first loads one (once per test: Criterion runs each test in a
+   process of its own): the machine's when it has a GPU, else the fake. */
+static void use_cuda(void) {
+  real_gpu = probe_gpu();
+  if (!real_gpu)
+    setenv("TE_CUDA_DRIVER", TE_FAKE_LIBCUDA, 1);
+  cr_assert(te_device_available(kDLCUDA), "%s", te_device_last_error());
+}
+
+/* The fake's records (the library te loaded: dlopen of the same path returns it). */
+static void *fake_sym(const char *name) {
+  void *lib = dlopen(TE_FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+  cr_assert_not_null(lib, "the fake CUDA driver is not loaded: %s", dlerror());
+  void *f = dlsym(lib, name);
+  cr_assert_not_null(f, "%s", dlerror());
+  dlclose(lib);
+  return f;
+}
+
+/* Without a GPU: each of the test's device buffers reached a launch as a pointer parameter
+   (the fake checked every launch's grid, block and pointers), the output came back as the
+   poison it was uploaded as, and the numeric part is skipped, visibly. */
+static int fake_nlaunches(void) {
+  fake_cuda_nlaunches_fn f;
+  *(void **)&f = fake_sym("fake_cuda_nlaunches");
+  return f();
+}
+
+static void check_fake_launches(const char *name, int first, int nt, void *const mem[],
+                                const tt_buf *out) {
+  fake_cuda_launch_fn launch_at;
+  *(void **)&launch_at = fake_sym("fake_cuda_launch_at");
+  int nl = fake_nlaunches();
+  cr_assert_gt(nl, first, "%s: no kernel launched", name);
+  for (int i = 0; i < nt; i++) {
+    bool passed = false;
+    for (int k = first; k < nl && !passed; k++) {
+      const fake_cuda_launch *l = launch_at(k);
+      for (int p = 0; p < l->nparams; p++)
+        passed |= l->pointer[p] && l->value[p] == (uint64_t)(uintptr_t)mem[i];
+    }
+    cr_expect(passed, "%s: buffer %d never reached a kernel", name, i);
+  }
+  const unsigned char *got = out->dl.data;
+  size_t bytes = (size_t)out->numel * out->elem_bytes;
+  tt_buf *poison = tt_alloc(out->dl.dtype.bits == 64 ? TE_F64 : TE_F32, out->dl.ndim, out->shape);
+  tt_poison(poison);
+  cr_expect(memcmp(got, poison->dl.data, bytes) == 0,
+            "%s: the output changed without a GPU: the fake driver runs nothing", name);
+  printf("cuda.%s: %d launch(es) checked by the fake driver\n", name, nl - first);
+  tt_skip_part("cuda", "cuda.%s: the numeric check needs an NVIDIA GPU: %s", name, why_no_gpu);
 }
 
 static const DLDevice dev0 = {kDLCUDA, 0};
@@ -30,10 +108,10 @@ static const DLDevice dev0 = {kDLCUDA, 0};
 /* Runs module m's kernel on copies of bufs in device memory and copies the last one, the
    output, back into it. The caller poisons the output first: its device copy starts as the
    poison, so an element the kernel never writes comes back as NaN. */
-static void run_on_device(te_module *m, const char *name, int nt, tt_buf *const bufs[]) {
+static void run_on_device(te_module *m, const char *name, int nt, tt_buf *const bufs[],
+                          void *mem[]) {
   DLTensor dl[8];
   DLTensor *dlp[8];
-  void *mem[8] = {0};
   for (int i = 0; i < nt; i++) {
     size_t bytes = (size_t)bufs[i]->numel * bufs[i]->elem_bytes;
     cr_assert_eq(te_device_alloc(dev0, bytes, &mem[i]), TE_OK, "%s", te_device_last_error());
@@ -53,6 +131,21 @@ static void run_on_device(te_module *m, const char *name, int nt, tt_buf *const 
                "%s", te_device_last_error());
   for (int i = 0; i < nt; i++)
     te_device_free(dev0, mem[i]);
+}
+
+/* Runs m's kernel `name` on bufs (inputs, then the poisoned output) and, with a GPU, compares
+   the output with ref; without one checks the launches (check_fake_launches). */
+static void run_and_check(te_module *m, const char *name, int nt, tt_buf *const bufs[],
+                          const tt_buf *ref, int64_t reduce_len) {
+  void *mem[8] = {0};
+  int first = real_gpu ? 0 : fake_nlaunches();
+  run_on_device(m, name, nt, bufs, mem);
+  if (!real_gpu) {
+    check_fake_launches(name, first, nt, mem, bufs[nt - 1]);
+    return;
+  }
+  tt_assert_close(bufs[nt - 1], ref, reduce_len);
+  printf("cuda.%s: matches the C reference\n", name);
 }
 
 /* Builds the case for "cuda", runs it on random inputs and a poisoned output, and compares the
@@ -75,31 +168,86 @@ static void check_case(gpu_case_builder b, const int64_t *const shapes[], const 
   refs[out] = tt_alloc(TE_F32, ndims[out], shapes[out]);
   cr_assert(gpu_ref_case(c.name, c.ntensors, refs), "no C reference for %s", c.name);
   tt_poison(bufs[out]);
-  run_on_device(m, c.name, c.ntensors, bufs);
-  tt_assert_close(bufs[out], refs[out], reduce_len);
-  printf("cuda.%s: matches the C reference\n", c.name);
+  run_and_check(m, c.name, c.ntensors, bufs, refs[out], reduce_len);
 }
 
 Test(cuda, elementwise) {
-  need_cuda();
+  use_cuda();
   static const int64_t s[] = {1000}; /* not a multiple of 64: the guard */
   check_case(gpu_case_elementwise, (const int64_t *const[]){s, s, s}, (const int[]){1, 1, 1}, 1);
 }
 
 Test(cuda, reduce) {
-  need_cuda();
+  use_cuda();
   static const int64_t a[] = {64, 1024}, b[] = {64};
   check_case(gpu_case_reduce, (const int64_t *const[]){a, b}, (const int[]){2, 1}, 1024);
 }
 
 Test(cuda, matmul) {
-  need_cuda();
+  use_cuda();
   static const int64_t s[] = {128, 128};
   check_case(gpu_case_matmul, (const int64_t *const[]){s, s, s}, (const int[]){2, 2, 2}, 128);
 }
 
 Test(cuda, softmax) {
-  need_cuda();
+  use_cuda();
   static const int64_t s[] = {32, 256};
   check_case(gpu_case_softmax, (const int64_t *const[]){s, s}, (const int[]){2, 2}, 256);
 }
+
+/* ---------------------------------------------------------------- math through libdevice */
+
+typedef double (*math_ref)(double);
+static double ref_sigmoid(double x) { return 1 / (1 + exp(-x)); }
+static double ref_rsqrt(double x) { return 1 / sqrt(x); }
+
+/* y = f(x) (pow: x^x, with twice) over 1000 elements (not a multiple of the 128 threads a
+   block), f32 and f64, on inputs in [lo, hi], against libm in double. */
+static void check_math(const char *fn, math_ref ref, double lo, double hi, bool twice) {
+  for (int d = 0; d < 2; d++) {
+    te_dtype dt = d ? TE_F64 : TE_F32;
+    te_expr *i = te_var(tt_ctx, "i"), *n = te_int(tt_ctx, 1000);
+    te_tensor *x = te_placeholder(tt_ctx, "x", dt, 1, TE_EXPRS(n));
+    te_expr *v = TE_AT(x, i);
+    te_expr *body =
+        twice ? te_call(tt_ctx, fn, 2, TE_EXPRS(v, v)) : te_call(tt_ctx, fn, 1, TE_EXPRS(v));
+    te_tensor *y = te_compute(tt_ctx, "y", 1, TE_EXPRS(n), TE_EXPRS(i), body);
+    te_schedule *s = te_schedule_new(tt_ctx, 1, (te_tensor *const[]){y});
+    te_stage *st = te_stage_of(s, y);
+    te_iter *o, *in;
+    TT_OK(te_split(st, te_axis(st, 0), 128, &o, &in));
+    te_bind(st, o, TE_BLOCK_X);
+    te_bind(st, in, TE_THREAD_X);
+    char name[40];
+    snprintf(name, sizeof name, "math_%s_f%d", fn, d ? 64 : 32);
+    te_module *m = NULL;
+    te_status built = te_build(s, name, 2, (te_tensor *const[]){x, y}, 0, NULL,
+                               TT_NN(te_target_parse(tt_ctx, "cuda")), &m);
+    if (built == TE_ERR_UNSUPPORTED && strstr(te_last_error(tt_ctx), "libdevice"))
+      tt_skip("libdevice", "%s: %s", name, te_last_error(tt_ctx));
+    TT_OK(built);
+    tt_buf *bx = TT_ALLOC(dt, 1000), *by = TT_ALLOC(dt, 1000), *ry = TT_ALLOC(dt, 1000);
+    tt_fill_range(bx, 91 + (uint64_t)d, lo, hi);
+    for (int64_t k = 0; k < 1000; k++) {
+      double a = tt_get(bx, k);
+      tt_set(ry, k, twice ? pow(a, a) : ref(a));
+    }
+    tt_poison(by);
+    run_and_check(m, name, 2, (tt_buf *const[]){bx, by}, ry, 1);
+  }
+}
+
+Test(cuda, math_sin) { use_cuda(), check_math("sin", sin, -20, 20, false); }
+Test(cuda, math_cos) { use_cuda(), check_math("cos", cos, -20, 20, false); }
+Test(cuda, math_tan) { use_cuda(), check_math("tan", tan, -1.4, 1.4, false); }
+Test(cuda, math_pow) { use_cuda(), check_math("pow", NULL, 0.3, 3, true); }
+Test(cuda, math_erf) { use_cuda(), check_math("erf", erf, -3, 3, false); }
+Test(cuda, math_exp) { use_cuda(), check_math("exp", exp, -20, 20, false); }
+Test(cuda, math_exp2) { use_cuda(), check_math("exp2", exp2, -20, 20, false); }
+Test(cuda, math_log) { use_cuda(), check_math("log", log, 0.01, 100, false); }
+Test(cuda, math_log2) { use_cuda(), check_math("log2", log2, 0.01, 100, false); }
+Test(cuda, math_log10) { use_cuda(), check_math("log10", log10, 0.01, 100, false); }
+Test(cuda, math_tanh) { use_cuda(), check_math("tanh", tanh, -5, 5, false); }
+Test(cuda, math_sigmoid) { use_cuda(), check_math("sigmoid", ref_sigmoid, -8, 8, false); }
+Test(cuda, math_sqrt) { use_cuda(), check_math("sqrt", sqrt, 0.01, 100, false); }
+Test(cuda, math_rsqrt) { use_cuda(), check_math("rsqrt", ref_rsqrt, 0.01, 100, false); }

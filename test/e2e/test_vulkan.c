@@ -371,3 +371,144 @@ Test(vulkan, two_kernels_with_temporary) {
     tt_assert_close(got, ref, 2);
   }
 }
+
+/* if_then_else on Vulkan: a structured selection, only the chosen side evaluated. The
+   neighbours of element i outside [0, n) are never read (nested: both guards), and a side whose
+   value would be NaN (log of a negative element) is not chosen. n = 1000 is not a multiple of
+   the 64 threads a workgroup. */
+Test(vulkan, if_then_else_neighbours) {
+  enum { N = 1000 };
+  te_expr *n = te_int(tt_ctx, N), *i = te_var(tt_ctx, "i");
+  te_tensor *A = TT_NN(te_placeholder(tt_ctx, "A", TE_F32, 1, TE_EXPRS(n)));
+  te_expr *one = te_int(tt_ctx, 1), *ai = tt_at1(A, i);
+  te_expr *left = tt_at1(A, te_sub(i, one)), *right = tt_at1(A, te_add(i, one));
+  te_expr *both = te_call(tt_ctx, "if_then_else", 3,
+                          TE_EXPRS(te_lt(i, te_int(tt_ctx, N - 1)), te_add(left, right), left));
+  te_expr *nb = te_call(tt_ctx, "if_then_else", 3,
+                        TE_EXPRS(te_ge(i, one), both, te_mul(right, te_float(tt_ctx, TE_F32, 3))));
+  te_expr *lg = te_call(tt_ctx, "if_then_else", 3,
+                        TE_EXPRS(te_gt(ai, te_float(tt_ctx, TE_F32, 0)),
+                                 te_call(tt_ctx, "log", 1, TE_EXPRS(ai)), ai));
+  te_tensor *B = TT_NN(te_compute(tt_ctx, "B", 1, TE_EXPRS(n), TE_EXPRS(i), te_add(nb, lg)));
+  te_schedule *s = tt_schedule1(B);
+  te_stage *st = tt_stage(s, B);
+  te_iter *bx = NULL, *tx = NULL;
+  TT_OK(te_split(st, te_axis(st, 0), 64, &bx, &tx));
+  TT_OK(te_bind(st, bx, TE_BLOCK_X));
+  TT_OK(te_bind(st, tx, TE_THREAD_X));
+  te_module *m = vk_build(s, "ite", 2, TT_TENSORS(A, B), 0, NULL);
+  const char *dis = TT_NN((void *)te_module_source(m, "spirv-dis"));
+  int merges = 0;
+  for (const char *p = dis; (p = strstr(p, "OpSelectionMerge")); p++)
+    merges++;
+  cr_expect_geq(merges, 3, "not a structured selection for each if_then_else:\n%s", dis);
+  cr_expect(strstr(dis, "OpPhi"), "no OpPhi joining the sides:\n%s", dis);
+  tt_buf *a = TT_ALLOC(TE_F32, N), *got = TT_ALLOC(TE_F32, N), *ref = TT_ALLOC(TE_F32, N);
+  tt_fill(a, 21);
+  for (int k = 0; k < N; k++) {
+    double x = f32_at(a, k);
+    double l = k >= 1 ? f32_at(a, k - 1) : 0, r = k < N - 1 ? f32_at(a, k + 1) : 0;
+    double v = k >= 1 ? (k < N - 1 ? l + r : l) : 3 * r;
+    tt_set(ref, k, v + (x > 0 ? log(x) : x));
+  }
+  tt_poison(got);
+  vk_call(m, "ite", 2, TT_BUFS(a, got), 0, NULL);
+  tt_assert_close(got, ref, 1);
+}
+
+/* A reduction across blocks without atomics: te_rfactor's stage at the root, its factor axis
+   bound to workgroups, is a kernel of its own writing a device temporary; the final sum over
+   the factor axis is a second kernel (docs/gpu.md). B[i] = sum_k A[i, k], A 16 x 3000: k split
+   by 128 (not dividing: 24 blocks, the last short). */
+Test(vulkan, rfactor_across_blocks) {
+  enum { R = 16, K = 3000 };
+  te_expr *i = te_var(tt_ctx, "i");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, K));
+  te_tensor *A =
+      TT_NN(te_placeholder(tt_ctx, "A", TE_F32, 2, TE_EXPRS(te_int(tt_ctx, R), te_int(tt_ctx, K))));
+  te_tensor *B = TT_NN(te_compute(tt_ctx, "B", 1, TE_EXPRS(te_int(tt_ctx, R)), TE_EXPRS(i),
+                                  TE_SUM(TE_AT(A, i, k), k)));
+  te_schedule *s = tt_schedule1(B);
+  te_stage *sb = tt_stage(s, B);
+  te_iter *ko = NULL, *ki = NULL;
+  te_tensor *rf = NULL;
+  TT_OK(te_split(sb, te_reduce_iter(sb, 0), 128, &ko, &ki));
+  TT_OK(te_rfactor(s, B, ko, 0, &rf)); /* rf[ko, i] = sum over ki */
+  te_stage *srf = tt_stage(s, rf);
+  TT_OK(te_bind(srf, te_axis(srf, 0), TE_BLOCK_X));
+  TT_OK(te_bind(srf, te_axis(srf, 1), TE_THREAD_X));
+  TT_OK(te_bind(sb, te_axis(sb, 0), TE_THREAD_X));
+  te_module *m = vk_build(s, "xblock", 2, TT_TENSORS(A, B), 0, NULL);
+  const char *dis = TT_NN((void *)te_module_source(m, "spirv-dis"));
+  int entries = 0;
+  for (const char *p = dis; (p = strstr(p, "OpEntryPoint")); p++)
+    entries++;
+  cr_expect_eq(entries, 2, "two kernels expected:\n%s", dis);
+  tt_buf *a = TT_ALLOC(TE_F32, R, K), *got = TT_ALLOC(TE_F32, R), *ref = TT_ALLOC(TE_F32, R);
+  tt_fill(a, 31);
+  for (int r = 0; r < R; r++) {
+    double acc = 0;
+    for (int c = 0; c < K; c++)
+      acc += tt_get(a, (int64_t)r * K + c);
+    tt_set(ref, r, acc);
+  }
+  tt_poison(got);
+  vk_call(m, "xblock", 2, TT_BUFS(a, got), 0, NULL);
+  tt_assert_close(got, ref, K);
+}
+
+/* Cross-thread reductions as shared-memory trees (lib/lower/gpu_tree.c): B[i] = R_k A[i, k] for
+   R = sum, max, min, A 20 x 1000; k split by 48 threads (not a power of two: the tree's guards)
+   and rfactored, a row a workgroup; against C on lavapipe. The one-thread loop over the
+   partials is gone from the lowered code. */
+typedef te_expr *(*reduce_fn)(te_expr *, int, te_expr *const[]);
+
+static void vk_tree_case(const char *name, reduce_fn red, int op) {
+  enum { R = 20, K = 1000, T = 48 };
+  te_expr *i = te_var(tt_ctx, "i");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, K));
+  te_tensor *A =
+      TT_NN(te_placeholder(tt_ctx, "A", TE_F32, 2, TE_EXPRS(te_int(tt_ctx, R), te_int(tt_ctx, K))));
+  te_tensor *B = TT_NN(te_compute(tt_ctx, "B", 1, TE_EXPRS(te_int(tt_ctx, R)), TE_EXPRS(i),
+                                  red(TE_AT(A, i, k), 1, TE_EXPRS(k))));
+  te_schedule *s = tt_schedule1(B);
+  te_stage *sb = tt_stage(s, B);
+  te_iter *ko = NULL, *ki = NULL;
+  te_tensor *rf = NULL;
+  TT_OK(te_split(sb, te_reduce_iter(sb, 0), T, &ko, &ki));
+  TT_OK(te_rfactor(s, B, ki, 0, &rf)); /* rf[ki, i]: 48 partials a row */
+  te_stage *srf = tt_stage(s, rf);
+  TT_OK(te_bind(sb, te_axis(sb, 0), TE_BLOCK_X));
+  TT_OK(te_compute_at(srf, sb, te_axis(sb, 0)));
+  TT_OK(te_bind(srf, te_axis(srf, 0), TE_THREAD_X));
+  te_target *t = TT_NN(te_target_parse(tt_ctx, "vulkan"));
+  char *text = TT_NN(te_lower_text_for(s, t, 2, TT_TENSORS(A, B), 0, NULL));
+  cr_expect(strstr(text, "threadIdx.x + 32") && strstr(text, "threadIdx.x + 1]") &&
+                !strstr(text, "if (threadIdx.x < 32)"),
+            "%s: no tree (strides 32 .. 1, the first guarded by 48 - 32 = 16):\n%s", name, text);
+  cr_expect(strstr(text, "for (k.i") == NULL, "%s: the one-thread loop is left:\n%s", name, text);
+  te_free(text);
+  te_module *m = vk_build(s, name, 2, TT_TENSORS(A, B), 0, NULL);
+  tt_buf *a = TT_ALLOC(TE_F32, R, K), *got = TT_ALLOC(TE_F32, R), *ref = TT_ALLOC(TE_F32, R);
+  /* max of negative values and min of positive ones: a partial read past the 48 (a zero, or
+     garbage) would show */
+  if (op == 0)
+    tt_fill(a, 41);
+  else
+    tt_fill_range(a, 41, op == 1 ? -2 : 0.1, op == 1 ? -0.1 : 2);
+  for (int r = 0; r < R; r++) {
+    double acc = op == 0 ? 0 : tt_get(a, (int64_t)r * K);
+    for (int c = op == 0 ? 0 : 1; c < K; c++) {
+      double x = tt_get(a, (int64_t)r * K + c);
+      acc = op == 0 ? acc + x : op == 1 ? fmax(acc, x) : fmin(acc, x);
+    }
+    tt_set(ref, r, acc);
+  }
+  tt_poison(got);
+  vk_call(m, name, 2, TT_BUFS(a, got), 0, NULL);
+  tt_assert_close(got, ref, op == 0 ? K : 1);
+}
+
+Test(vulkan, tree_reduce_sum) { vk_tree_case("tree_sum", te_sum, 0); }
+Test(vulkan, tree_reduce_max) { vk_tree_case("tree_max", te_max_r, 1); }
+Test(vulkan, tree_reduce_min) { vk_tree_case("tree_min", te_min_r, 2); }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <te/device.h>
 #include <te/te.h>
@@ -167,7 +168,11 @@ Test(err_gpu, parallel_loop_inside_a_kernel) {
   TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "parallel inside a GPU kernel");
 }
 
-Test(err_gpu, unsupported_math) {
+/* Without libdevice (TE_LIBDEVICE names a file that does not exist, set before this test's
+   process first builds a CUDA kernel: the file is looked up once), sin is refused, naming it and
+   where libdevice was looked for. */
+Test(err_gpu, math_without_libdevice) {
+  setenv("TE_LIBDEVICE", "/nonexistent/te_no_libdevice.bc", 1);
   te_expr *i = te_var(tt_ctx, "i"), *n = te_int(tt_ctx, 64);
   te_tensor *a = te_placeholder(tt_ctx, "A", TE_F32, 1, E(n));
   te_tensor *b = te_compute(tt_ctx, "B", 1, E(n), E(i), te_call(tt_ctx, "sin", 1, E(TE_AT(a, i))));
@@ -175,7 +180,42 @@ Test(err_gpu, unsupported_math) {
   te_stage *st = te_stage_of(s, b);
   te_bind(st, te_axis(st, 0), TE_THREAD_X);
   cr_expect_eq(build(s, "cuda", 2, (te_tensor *const[]){a, b}), TE_ERR_UNSUPPORTED);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "'sin'", "no CUDA code");
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "'sin'", "needs the CUDA toolkit's libdevice",
+                "TE_LIBDEVICE");
+}
+
+/* TE_LIBDEVICE naming a file that is not bitcode: the build fails naming the file. */
+Test(err_gpu, libdevice_not_bitcode) {
+  char path[] = "/tmp/te_fake_libdevice_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, "not bitcode", 11), 11);
+  close(fd);
+  setenv("TE_LIBDEVICE", path, 1);
+  te_expr *i = te_var(tt_ctx, "i"), *n = te_int(tt_ctx, 64);
+  te_tensor *a = te_placeholder(tt_ctx, "A", TE_F32, 1, E(n));
+  te_tensor *b = te_compute(tt_ctx, "B", 1, E(n), E(i), te_call(tt_ctx, "cos", 1, E(TE_AT(a, i))));
+  te_schedule *s = te_schedule_new(tt_ctx, 1, (te_tensor *const[]){b});
+  te_stage *st = te_stage_of(s, b);
+  te_bind(st, te_axis(st, 0), TE_THREAD_X);
+  cr_expect_eq(build(s, "cuda", 2, (te_tensor *const[]){a, b}), TE_ERR_TARGET);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_TARGET, path, "not LLVM bitcode");
+  unlink(path);
+}
+
+/* A vectorized loop inside a kernel is refused, naming the rule. */
+Test(err_gpu, vector_code_in_a_kernel) {
+  te_expr *i = te_var(tt_ctx, "i"), *n = te_int(tt_ctx, 256);
+  te_tensor *a = te_placeholder(tt_ctx, "A", TE_F32, 1, E(n));
+  te_tensor *b = te_compute(tt_ctx, "B", 1, E(n), E(i), te_add(TE_AT(a, i), TE_AT(a, i)));
+  te_schedule *s = te_schedule_new(tt_ctx, 1, (te_tensor *const[]){b});
+  te_stage *st = te_stage_of(s, b);
+  te_iter *o, *in;
+  cr_assert_eq(te_split(st, te_axis(st, 0), 4, &o, &in), TE_OK);
+  te_bind(st, o, TE_THREAD_X);
+  cr_assert_eq(te_vectorize(st, in), TE_OK, "%s", te_last_error(tt_ctx));
+  cr_expect_eq(build(s, "cuda", 2, (te_tensor *const[]){a, b}), TE_ERR_UNSUPPORTED);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "vector code", "bind the axis to threads");
 }
 
 /* Building needs no GPU; calling does. Without a driver the call fails cleanly. The driver is

@@ -1,0 +1,74 @@
+#!/bin/sh
+# gpu-check.sh — on a machine with an NVIDIA GPU, run te's CUDA checks from an existing build
+# folder and print the results. Needs only the GPU driver (libcuda.so.1) and the build folder
+# copied from a machine that built te: no cmake, compiler or package manager.
+#
+#   scripts/gpu-check.sh [BUILD_DIR]     (default: build)
+#
+# 1. nvidia-smi's view of the device, when it is installed.
+# 2. The CUDA test suite with TE_REQUIRE=cuda (a skip is a failure here): ctest -R 'cuda|ptx'
+#    when ctest is on PATH, else the test binaries directly (e2e/test_cuda, unit/test_ptx,
+#    unit/test_cuda_launch, errors/test_gpu_errors).
+# 3. The GPU benchmark apps/te-bench-gpu --require-gpu (SGEMM 4096, softmax and layer norm
+#    8192^2 as fractions of the device's peak; TE_GPU_PEAK_TFLOPS / TE_GPU_PEAK_GBPS for a device
+#    other than an H200).
+# libdevice: the toolkit's when installed, else the copy in BUILD_DIR/libdevice.10.bc.
+# Exit status: 0 when every step passed, else the number of failed steps.
+set -u
+build=${1:-build}
+if [ ! -d "$build/test" ]; then
+  echo "gpu-check: '$build' is not a te build folder (no test/ in it)" >&2
+  exit 2
+fi
+failed=0
+step() { echo; echo "== $*"; }
+
+# CUDA kernels' math functions need the toolkit's libdevice: a machine with only the driver
+# uses the copy the build folder keeps (apps/CMakeLists.txt).
+if [ -z "${TE_LIBDEVICE:-}" ] && [ -f "$build/libdevice.10.bc" ]; then
+  found=
+  for d in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda; do
+    [ -n "$d" ] && [ -f "$d/nvvm/libdevice/libdevice.10.bc" ] && found=1
+  done
+  [ -z "$found" ] && export TE_LIBDEVICE="$build/libdevice.10.bc"
+fi
+
+step "device"
+if command -v nvidia-smi >/dev/null 2>&1; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
+else
+  echo "nvidia-smi not installed"
+fi
+
+step "CUDA tests (TE_REQUIRE=cuda)"
+export TE_REQUIRE=cuda
+if command -v ctest >/dev/null 2>&1; then
+  ctest --test-dir "$build" -R 'cuda|ptx|gpu' --output-on-failure || failed=$((failed + 1))
+else
+  for t in e2e/test_cuda unit/test_ptx unit/test_cuda_launch errors/test_gpu_errors; do
+    if [ -x "$build/test/$t" ]; then
+      echo "-- $t"
+      "$build/test/$t" || failed=$((failed + 1))
+    else
+      echo "-- $t: not built in $build"
+      failed=$((failed + 1))
+    fi
+  done
+fi
+unset TE_REQUIRE
+
+step "GPU benchmark"
+if [ -x "$build/apps/te-bench-gpu" ]; then
+  "$build/apps/te-bench-gpu" --require-gpu || failed=$((failed + 1))
+else
+  echo "$build/apps/te-bench-gpu not built"
+  failed=$((failed + 1))
+fi
+
+echo
+if [ "$failed" -eq 0 ]; then
+  echo "gpu-check: all passed"
+else
+  echo "gpu-check: $failed step(s) failed"
+fi
+exit "$failed"
