@@ -127,3 +127,13 @@ def test_covered_ops_listed():
     for name in ("aten.mm.default", "aten.addmm.default", "aten.convolution.default",
                  "aten._softmax.default", "aten.native_layer_norm.default"):
         assert name in ops
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("TE_PYTHON_INSTALLED"),
+                    reason="the entry point exists for an installed te only")
+def test_entry_point_registers_te():
+    from importlib.metadata import entry_points
+    eps = [e for e in entry_points(group="torch_dynamo_backends") if e.name == "te"]
+    assert len(eps) == 1 and eps[0].value == "te.torch:backend"
+    from torch._dynamo.backends.registry import lookup_backend
+    assert lookup_backend("te") is tt.backend

@@ -273,18 +273,34 @@ def _embedding(lw, node, weight, indices, padding_idx=-1, scale_grad=False, spar
 def _mm_anchor(lw, node, a, b, batched):
     a, b = lw.plain(a), lw.plain(b)
     a, b = lw.uncostly(a), lw.uncostly(b)
-    b = lw.contiguous_rows(b)         # B read along its rows, never a transposed weight
     kdim = a.shape[-1]
-    k = te.reduce_axis((0, kdim), name="k")
     out = lw.shape_of(node)
+    nr = lw.matmul_nr(out[-1])
+    bl = None
+    if not batched and lw.reads_inputs_only(b) and out[-1] > nr:
+        # A weight (B made of graph inputs only): packed once into panels of nr columns,
+        # Bp[j // nr][k][j % nr], so that a tile's k loop reads B contiguously instead of
+        # rows N floats apart, which alias in L1 when N is a multiple of 1024. The packing
+        # kernel is memoized (plan.KernelStep): it runs again only when the weight changes.
+        n = out[-1]
+        bsrc = b.load
+        panels = Val(((n + nr - 1) // nr, kdim, nr),
+                     lambda idx: bsrc((idx[1], te.min(idx[0] * nr + idx[2], n - 1))), srcs=[b])
+        bp = lw.materialize(panels)
+        b = bp
+        bl = (lambda k, j: bp.load((j // nr, k, j % nr)))
+    else:
+        b = lw.contiguous_rows(b)     # B read along its rows, never a transposed view
+    k = te.reduce_axis((0, kdim), name="k")
     if batched:
         c = te.compute(out, lambda q, i, j: te.sum(a.load((q, i, k)) * b.load((q, k, j)),
                                                     axis=k), name=lw.name("bmm"))
     else:
-        c = te.compute(out, lambda i, j: te.sum(a.load((i, k)) * b.load((k, j)), axis=k),
+        load_b = bl or (lambda kk, j: b.load((kk, j)))
+        c = te.compute(out, lambda i, j: te.sum(a.load((i, k)) * load_b(k, j), axis=k),
                        name=lw.name("mm"))
     v = Val.of_anchor(c, out, "matmul", [a, b])
-    v.extra = kdim
+    v.extra = (kdim, nr)
     return v
 
 

@@ -135,6 +135,13 @@ class Lowerer:
         """v cheap to read many times (by a reduction): an expensive chain is materialized."""
         return self.materialize(v) if v.cost > 0 or v.anchor is not None else v
 
+    def matmul_nr(self, n):
+        """The columns of a matmul's register tile (schedules.matmul uses the same)."""
+        return 2 * self.lanes if n >= 2 * self.lanes else min(n, self.lanes)
+
+    def reads_inputs_only(self, v):
+        return bool(v.reads) and all(p.slot < self.plan.n_inputs for p in v.reads.values())
+
     def contiguous_rows(self, v):
         return self.materialize(v) if v.strided else v
 

@@ -10,7 +10,8 @@ One function per kind of kernel, chosen by the anchor the kernel computes (value
           vectors along the output row, the reduction outside the block, (n, channel block)
           in parallel;
   rows    (softmax, log_softmax, layer_norm): one row per iteration of a parallel loop, the
-          row's statistics computed at it, its element-wise passes vectorized;
+          row's statistics computed at it (sums and maxima as vectors of partial results,
+          rfactor), its element-wise passes vectorized;
   reduce / pool: the outer output dimensions in parallel, pooling vectorized along rows;
   inline  (element-wise and layout chains): the leading dimensions fused and in parallel, the
           last one vectorized.
@@ -62,12 +63,12 @@ def matmul(s, root, anchor, lanes):
     ax = st.axis
     m, n = shape[-2], shape[-1]
     mr = min(4, m)
-    nr = 2 * lanes if n >= 2 * lanes else min(n, lanes)
+    nr = anchor.extra[1]         # as aten_ops._mm_anchor packed B for
     io, jo, ii, ji = st.tile(ax[-2], ax[-1], mr, nr)
     if nr > 1:
         st.vectorize(ji)
     outer = st.fuse(ax[0], io) if len(ax) == 3 else io
-    flops = _numel(shape) * (anchor.extra or 1)      # multiply-adds (extra: K)
+    flops = _numel(shape) * anchor.extra[0]      # multiply-adds (extra: K, nr)
     if flops >= PARALLEL_MIN * 16 and _numel(shape) >= 4 * mr * nr:
         st.parallel(outer)
     prod.compute_at(st, jo)
@@ -111,11 +112,25 @@ def rows(s, root, anchor, lanes):
     ax = st.axis
     r = _outer(st, ax[:-1])
     _vectorize_last(st, ax[-1], shape[-1], lanes)
-    for t in reversed(anchor.extra):       # consumers first: te_compute_at's rule
+    d = shape[-1]
+    at_row = []             # computed at the row loop, consumers first (te_compute_at's rule)
+    for t in reversed(anchor.extra):
+        at_row.append(t)
         ts = s[t]
-        ts.compute_at(st, r)
-        if t.ndim == len(shape) and not ts.reduce_axis:      # softmax's exp pass
-            _vectorize_last(ts, ts.axis[-1], shape[-1], lanes)
+        if ts.reduce_axis and d % lanes == 0:
+            # a row's sum (or max) as `lanes` partial sums in one vector (rfactor), added up
+            # at the end: one vector add per `lanes` elements, not a chain of scalar adds
+            ko, ki = ts.split(ts.reduce_axis[0], factor=lanes)
+            rf = s.rfactor(t, ki, t.ndim)
+            rs = s[rf]
+            rax = rs.axis
+            rs.reorder(*(list(rax[:-1]) + list(rs.reduce_axis) + [rax[-1]]))
+            rs.vectorize(rax[-1])
+            at_row.append(rf)
+        elif not ts.reduce_axis:                                # softmax's exp pass
+            _vectorize_last(ts, ts.axis[-1], d, lanes)
+    for t in at_row:
+        s[t].compute_at(st, r)
     if _numel(shape) >= PARALLEL_MIN and len(ax) > 1:
         st.parallel(r)
 
