@@ -6,7 +6,9 @@ and torch.compile(backend="te"), at 1 and 2 threads; prints medians and te's rat
 
 Uses the te of this source tree (TE_LIBRARY or build/ as python/te/_lib.py finds it) unless
 te is installed. Each model is compiled per thread count; times are medians of repeats after
-warm-up runs, under torch.no_grad(), with torch's and te's thread counts set alike.
+warm-up runs, taken in turns (eager, inductor, te, eager, ...) so that a change of the
+machine's load hits all three alike, under torch.no_grad(), with torch's and te's thread
+counts set alike.
 """
 import argparse
 import json
@@ -49,16 +51,20 @@ def models():
             ("transformer_block b4 t64 d256", enc, (torch.randn(4, 64, 256),))]
 
 
-def timeit(fn, args, warm, reps):
+def timeit(fns, args, warm, reps):
+    """Median seconds of each function, measured in turns (one call of each per round), so
+    that a machine whose load changes slows them alike."""
+    ts = [[] for _ in fns]
     with torch.no_grad():
         for _ in range(warm):
-            fn(*args)
-        ts = []
+            for fn in fns:
+                fn(*args)
         for _ in range(reps):
-            t0 = time.perf_counter()
-            fn(*args)
-            ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+            for k, fn in enumerate(fns):
+                t0 = time.perf_counter()
+                fn(*args)
+                ts[k].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in ts]
 
 
 def main():
@@ -77,20 +83,22 @@ def main():
         for name, model, args in models():
             if a.only not in name:
                 continue
+            torch._dynamo.reset()
             with torch.no_grad():
                 ref = model(*args)
             res = {"model": name, "threads": threads}
+            fns = []
             for backend in ("eager", "inductor", "te"):
-                torch._dynamo.reset()
                 fn = model if backend == "eager" else torch.compile(model, backend=backend,
                                                                     dynamic=False)
                 t0 = time.perf_counter()
                 with torch.no_grad():
                     out = fn(*args)
                 res[backend + "_first_s"] = time.perf_counter() - t0
-                err = (out - ref).abs().max().item()
-                res[backend + "_ms"] = 1e3 * timeit(fn, args, warm, reps)
-                res[backend + "_maxerr"] = err
+                res[backend + "_maxerr"] = (out - ref).abs().max().item()
+                fns.append(fn)
+            for backend, t in zip(("eager", "inductor", "te"), timeit(fns, args, warm, reps)):
+                res[backend + "_ms"] = 1e3 * t
             res["te_vs_eager"] = res["eager_ms"] / res["te_ms"]
             res["te_vs_inductor"] = res["inductor_ms"] / res["te_ms"]
             rows.append(res)

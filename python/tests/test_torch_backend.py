@@ -1,6 +1,9 @@
 """torch.compile(model, backend="te"): the test models against eager PyTorch, the fallback
 listing, the plan cache, and DLPack with torch tensors. Skipped without torch."""
 import logging
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -137,3 +140,36 @@ def test_entry_point_registers_te():
     assert len(eps) == 1 and eps[0].value == "te.torch:backend"
     from torch._dynamo.backends.registry import lookup_backend
     assert lookup_backend("te") is tt.backend
+
+
+def test_tuning_log_is_applied(tmp_path):
+    if not te.HAS_TUNE:
+        pytest.skip("this libte has no tuner")
+    lin = nn.Sequential(nn.Linear(24, 40), nn.ReLU()).eval()
+    x = torch.randn(6, 24)
+    _compare(lin, x)
+    mm = [k for k in tt.kernels() if k.kind == "matmul"]
+    assert len(mm) == 1 and tt.stats()["tuned_kernels"] == 0
+    log = tmp_path / "tune.jsonl"
+    # Tuned in a process of its own, as te-tune would: te_tune measures in forked children,
+    # which hang in a process whose PyTorch has started its OpenMP threads.
+    (tmp_path / "workload.txt").write_text(te.workload_text([mm[0].root]))
+    script = ("import sys, te; outs = te.parse(open(sys.argv[1]).read()); "
+              "r = te.tune(outs, target='llvm -mcpu=native', log_path=sys.argv[2], trials=3, "
+              "confirm=-1); sys.exit(0 if r.measured > r.errors else 1)")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(te.__file__)))
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "workload.txt"), str(log)],
+                   env=env, check=True, timeout=300)
+    tt.reset()
+    torch._dynamo.reset()
+    with torch.no_grad():
+        got = torch.compile(lin, backend="te", options={"tuning_log": str(log)})(x)
+    torch.testing.assert_close(got, lin(x), rtol=RTOL, atol=ATOL)
+    assert tt.stats()["tuned_kernels"] == 1      # the matmul; the weight packing has no record
+
+
+def test_missing_tuning_log_is_an_error(tmp_path):
+    with pytest.raises(Exception, match="tuning_log '.*none' is not a file"):
+        with torch.no_grad():
+            torch.compile(nn.ReLU(), backend="te",
+                          options={"tuning_log": str(tmp_path / "none")})(torch.randn(3))

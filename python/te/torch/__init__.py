@@ -16,6 +16,7 @@ is compiled once per size it meets. Backward graphs run in PyTorch.
 Operators that fall back are logged once per plan (logger "te.torch", level WARNING).
 """
 import logging
+import os
 import threading
 
 import torch
@@ -35,6 +36,7 @@ _DECOMPOSE = [aten._scaled_dot_product_flash_attention_for_cpu.default,
 
 _lock = threading.Lock()
 _fallbacks = []
+_kernels = []
 _stats = {"graphs": 0, "plans": 0, "kernels": 0, "tuned_kernels": 0}
 
 
@@ -42,6 +44,13 @@ def fallbacks():
     """(operator, reason) of every node that ran in PyTorch, over the plans made so far."""
     with _lock:
         return list(_fallbacks)
+
+
+def kernels():
+    """The KernelSteps of every plan made so far (each with .root, the te tensor it computes:
+    te.tune([step.root], ...) tunes that kernel's workload for a tuning_log)."""
+    with _lock:
+        return list(_kernels)
 
 
 def stats():
@@ -54,6 +63,7 @@ def reset():
     """Forgets the recorded fallbacks and counts (compiled graphs keep their plans)."""
     with _lock:
         _fallbacks.clear()
+        _kernels.clear()
         for k in _stats:
             _stats[k] = 0
 
@@ -84,13 +94,18 @@ class CompiledGraph:
         plan = self.plans.get(key)
         if plan is None:
             from .lower import Lowerer
-            plan = Lowerer(self.gm, args, self.options).lower()
+            try:
+                plan = Lowerer(self.gm, args, self.options).lower()
+            except te.Error as e:
+                # a kernel te could not build: this graph runs in PyTorch, and says so
+                plan = _EagerPlan(self.gm, "te could not compile this graph: %s" % e)
             self.plans[key] = plan
             with _lock:
                 _stats["plans"] += 1
                 _stats["kernels"] += len(plan.kernels)
                 _stats["tuned_kernels"] += sum(1 for k in plan.kernels if k.tuned)
                 _fallbacks.extend(plan.fallbacks)
+                _kernels.extend(plan.kernels)
             if plan.fallbacks:
                 log.warning("te: %d operator(s) of this graph run in PyTorch: %s",
                             len(plan.fallbacks),
@@ -107,6 +122,17 @@ class CompiledGraph:
         plan = self.plan_for(args)
         with torch.no_grad():
             return plan.run(args)
+
+
+class _EagerPlan:
+    """The plan of a graph te could not compile: the whole graph in PyTorch."""
+
+    def __init__(self, gm, reason):
+        self.gm, self.kernels = gm, []
+        self.fallbacks = [("graph", reason)]
+
+    def run(self, args):
+        return self.gm(*args)
 
 
 def _fw_compiler(options):
@@ -135,6 +161,9 @@ def backend(gm, example_inputs, options=None, **kwargs):
     if unknown:
         raise te.InvalidArgError("te backend: unknown option(s) %s (known: tuning_log, target)"
                                  % ", ".join(sorted(unknown)))
+    log_path = opts.get("tuning_log")
+    if log_path is not None and not os.path.isfile(log_path):
+        raise te.FileError("te backend: tuning_log '%s' is not a file" % log_path)
     compiler = aot_autograd(fw_compiler=_fw_compiler(opts), bw_compiler=_bw_compiler,
                             decompositions=_decompositions())
     return compiler(gm, example_inputs)
@@ -147,4 +176,4 @@ def register():
         register_backend(name="te")(backend)
 
 
-__all__ = ["backend", "fallbacks", "stats", "reset", "register", "covered_ops"]
+__all__ = ["backend", "fallbacks", "kernels", "stats", "reset", "register", "covered_ops"]

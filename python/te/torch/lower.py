@@ -108,12 +108,11 @@ class Lowerer:
         s = te.create_schedule(root)
         tuned = False
         if self.tuning_log:
-            try:
-                tuned = bool(te.apply_best(s, self.tuning_log, self.tgt))
-            except te.Error:
-                tuned = False
-            if not tuned:
-                s = te.create_schedule(root)
+            try:        # the log's best schedule for this kernel's workload, when it has one
+                te.apply_best(s, self.tuning_log, self.tgt)
+                tuned = True
+            except te.NotFoundError:
+                pass    # s is unchanged: the default schedule below
         if not tuned:
             schedule_kernel(s, root, v, self.lanes)
         args = [p.tensor for p in inputs] + [root]
@@ -122,7 +121,8 @@ class Lowerer:
         self.plan.steps.append(KernelStep(mod, [p.slot for p in inputs], slot, v.shape,
                                           [p.shape for p in inputs], [p.extra for p in inputs],
                                           memo, tuned,
-                                          v.anchor.kind if v.anchor is not None else "inline"))
+                                          v.anchor.kind if v.anchor is not None else "inline",
+                                          root))
         p = Val.placeholder(v.shape, "float32", "t%d" % slot, slot)
         self.mat[id(v)] = (v, p)    # v itself kept alive, so that its id stays its own
         return p
@@ -299,7 +299,8 @@ class Lowerer:
         kwargs = self._for_torch(self._resolve(node.kwargs))
         slot = self.plan.new_slot()
         self.plan.steps.append(TorchStep(node.target, args, kwargs, slot))
-        self.plan.fallbacks.append((_op_name(node.target), reason))
+        if node.target is not operator.getitem:     # an element of a fallback's tuple
+            self.plan.fallbacks.append((_op_name(node.target), reason))
         m = self.meta[node]
         self.env[node] = _TorchRef(slot, m)
 

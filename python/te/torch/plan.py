@@ -35,8 +35,9 @@ class KernelStep:
     A memo step (a copy of graph inputs only, such as a transposed weight) is run again only
     when one of its inputs changed (another tensor, or the same one written in place)."""
 
-    def __init__(self, mod, ins, out, shape, in_shapes, in_dtypes, memo, tuned, kind):
+    def __init__(self, mod, ins, out, shape, in_shapes, in_dtypes, memo, tuned, kind, root):
         self.mod, self.ins, self.out, self.shape = mod, ins, out, tuple(shape)
+        self.root = root        # the kernel's output tensor: its workload for te.tune
         self.memo, self.tuned, self.kind = memo, tuned, kind
         self.name = _lib.encode(mod.name)
         self.headers, keep = [], []
