@@ -173,3 +173,24 @@ def test_missing_tuning_log_is_an_error(tmp_path):
         with torch.no_grad():
             torch.compile(nn.ReLU(), backend="te",
                           options={"tuning_log": str(tmp_path / "none")})(torch.randn(3))
+
+
+def test_identical_layers_share_kernels():
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 2, 48, dropout=0.0,
+                                                           batch_first=True), 3).eval()
+    _compare(enc, torch.randn(2, 7, 32))
+    ks = tt.kernels()
+    # the three layers' kernels are the same workloads: each is built once
+    assert len({id(k.mod) for k in ks}) * 3 <= len(ks) + 6, (len(ks), len({id(k.mod) for k in ks}))
+
+
+def test_rms_norm_pattern():
+    class RMS(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.rand(40) + 0.5)
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
+    _compare(RMS().eval(), torch.randn(3, 5, 40))
+    assert not tt.fallbacks(), tt.fallbacks()

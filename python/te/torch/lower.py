@@ -14,6 +14,8 @@ anchor's epilogue, computed tile by tile with it. A node te does not compute run
 partitioned into te kernels and PyTorch calls, in the graph's order.
 """
 import operator
+import re
+import threading
 
 import torch
 import torch.fx
@@ -105,6 +107,25 @@ class Lowerer:
         root = v.tensor if (v.anchor is v) else te.compute(v.shape, lambda *i: v.load(i),
                                                            name=self.name("out"))
         inputs = list(v.reads.values())
+        args = [p.tensor for p in inputs] + [root]
+        key = (str(self.tgt), self.tuning_log) + _canonical(root, args)
+        with _modules_lock:
+            mod, tuned = _modules.get(key, (None, False))
+        if mod is None:
+            mod, tuned = self._build(root, v, args)
+            with _modules_lock:
+                _modules[key] = (mod, tuned)
+        memo = v.kind == "inline" and all(p.slot < self.plan.n_inputs for p in inputs)
+        self.plan.steps.append(KernelStep(mod, [p.slot for p in inputs], slot, v.shape,
+                                          [p.shape for p in inputs], [p.extra for p in inputs],
+                                          memo, tuned,
+                                          v.anchor.kind if v.anchor is not None else "inline",
+                                          root))
+        p = Val.placeholder(v.shape, "float32", "t%d" % slot, slot)
+        self.mat[id(v)] = (v, p)    # v itself kept alive, so that its id stays its own
+        return p
+
+    def _build(self, root, v, args):
         s = te.create_schedule(root)
         tuned = False
         if self.tuning_log:
@@ -115,17 +136,7 @@ class Lowerer:
                 pass    # s is unchanged: the default schedule below
         if not tuned:
             schedule_kernel(s, root, v, self.lanes)
-        args = [p.tensor for p in inputs] + [root]
-        mod = te.build(s, args, target=self.tgt, name=self.name("k"))
-        memo = v.kind == "inline" and all(p.slot < self.plan.n_inputs for p in inputs)
-        self.plan.steps.append(KernelStep(mod, [p.slot for p in inputs], slot, v.shape,
-                                          [p.shape for p in inputs], [p.extra for p in inputs],
-                                          memo, tuned,
-                                          v.anchor.kind if v.anchor is not None else "inline",
-                                          root))
-        p = Val.placeholder(v.shape, "float32", "t%d" % slot, slot)
-        self.mat[id(v)] = (v, p)    # v itself kept alive, so that its id stays its own
-        return p
+        return te.build(s, args, target=self.tgt, name=self.name("k")), tuned
 
     def plain(self, v):
         """v without a pending anchor: a fused matmul / conv2d result is materialized."""
@@ -303,6 +314,29 @@ class Lowerer:
             self.plan.fallbacks.append((_op_name(node.target), reason))
         m = self.meta[node]
         self.env[node] = _TorchRef(slot, m)
+
+
+# Kernels already built, by target, tuning log and canonical workload (_canonical): the six
+# layers of a transformer stack, or two graphs with the same block, build each kernel once.
+_modules = {}
+_modules_lock = threading.Lock()
+_WHERE_NAME = re.compile(r"(?:^|, )([A-Za-z_][A-Za-z0-9_]*): ")
+
+
+def _canonical(root, args):
+    """(text, arg names) of root's workload with its tensors and axes renamed by their order
+    in te's canonical text, so that kernels differing only in names share a key; a
+    schedule is a function of the workload (schedules.py), so they share the module too."""
+    text = te.workload_text([root])
+    head, _, where = text.rpartition("\nwhere ")
+    names = {}
+    for n in _WHERE_NAME.findall(where):
+        names.setdefault(n, "@%d" % len(names))
+    if not names:
+        return text, tuple(a.name for a in args)
+    pattern = re.compile(r"\b(%s)\b" % "|".join(re.escape(n) for n in names))
+    canon = pattern.sub(lambda m: names[m.group(1)], text)
+    return canon, tuple(names.get(a.name, a.name) for a in args)
 
 
 def _op_name(target):

@@ -70,7 +70,7 @@ class KernelStep:
         self.headers[-1].data = out.data_ptr()
         st = L.te_module_call(self.mod._p, self.name, self.n, self.tarr, 0, None)
         if st:
-            errors.check(ctx, st, "te_module_call")
+            errors.check(self.mod.ctx, st, "te_module_call")
         if self.memo:
             self.last_key, self.last_out = key, out
         slots[self.out] = out
