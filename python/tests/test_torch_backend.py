@@ -194,3 +194,13 @@ def test_rms_norm_pattern():
             return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
     _compare(RMS().eval(), torch.randn(3, 5, 40))
     assert not tt.fallbacks(), tt.fallbacks()
+
+
+def test_outputs_are_fresh_tensors():
+    # an output the caller changes in place must not come back from the next call
+    f = torch.compile(lambda x: x * 2.0 + 1.0, backend="te", dynamic=False)
+    x = torch.randn(4, 5)
+    with torch.no_grad():
+        y = f(x)
+        y.zero_()
+        torch.testing.assert_close(f(x), x * 2.0 + 1.0)

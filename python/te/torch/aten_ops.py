@@ -286,7 +286,7 @@ def _mm_anchor(lw, node, a, b, batched):
         bsrc = b.load
         panels = Val(((n + nr - 1) // nr, kdim, nr),
                      lambda idx: bsrc((idx[1], te.min(idx[0] * nr + idx[2], n - 1))), srcs=[b])
-        bp = lw.materialize(panels)
+        bp = lw.materialize(panels, memo=True)
         b = bp
         bl = (lambda k, j: bp.load((j // nr, k, j % nr)))
     else:
@@ -332,7 +332,8 @@ def _convolution(lw, node, x, w, bias, stride, padding, dilation, transposed, ou
     n_, c_, h_, w_ = x.shape
     o_, cg, kh, kw = w.shape
     groups = int(groups)
-    if groups not in (1, c_) or (groups == c_ and (cg != 1 or o_ != c_)) and groups != 1:
+    depthwise = groups == c_ and cg == 1 and o_ == c_
+    if groups != 1 and not depthwise:
         raise Unsupported("grouped convolution other than depthwise (groups=%d)" % groups)
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
     ry = te.reduce_axis((0, kh), name="ry")

@@ -97,8 +97,10 @@ class Lowerer:
             m = m[0]
         return m.shape
 
-    def materialize(self, v):
-        """v as the output of a kernel; returns the placeholder Val its consumers read."""
+    def materialize(self, v, memo=False):
+        """v as the output of a kernel; returns the placeholder Val its consumers read. memo:
+        v is a copy of graph inputs read by te only (a packed weight), which the kernel step
+        may keep between calls while those inputs are unchanged (plan.KernelStep)."""
         if v.slot is not None:
             return v
         if id(v) in self.mat:
@@ -115,7 +117,7 @@ class Lowerer:
             mod, tuned = self._build(root, v, args)
             with _modules_lock:
                 _modules[key] = (mod, tuned)
-        memo = v.kind == "inline" and all(p.slot < self.plan.n_inputs for p in inputs)
+        memo = memo and self.reads_inputs_only(v)
         self.plan.steps.append(KernelStep(mod, [p.slot for p in inputs], slot, v.shape,
                                           [p.shape for p in inputs], [p.extra for p in inputs],
                                           memo, tuned,
@@ -154,7 +156,7 @@ class Lowerer:
         return bool(v.reads) and all(p.slot < self.plan.n_inputs for p in v.reads.values())
 
     def contiguous_rows(self, v):
-        return self.materialize(v) if v.strided else v
+        return self.materialize(v, memo=True) if v.strided else v
 
     def tuple_result(self, node, vals):
         for u in node.users:
