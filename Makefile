@@ -2,8 +2,9 @@
 #   make demo           install missing packages, build, run the matmul demo (DEMO_ARGS="--quick")
 #   make check          build, run the fast tests only (unit, golden, errors; not the tuning runs):
 #                       the quick loop while developing
-#   make test           install missing packages, fetch the model te-embed's tests use, build, run
-#                       the suite, then the ASan+UBSan suite, then each fuzz target for FUZZ_SECONDS
+#   make test           install missing packages (and the reused Python venv), fetch the model
+#                       te-embed's tests use, build, run the suite (the wheel test among it),
+#                       then the ASan+UBSan suite, then each fuzz target for FUZZ_SECONDS
 #   make models         fetch all-MiniLM-L6-v2 into build-models/ (scripts/fetch-minilm.sh)
 #   make build          configure build/ (RelWithDebInfo) and build
 #   make test-sanitize  only the ASan+UBSan suite, in build-asan/ (Debug)
@@ -58,13 +59,20 @@ check: build
 models:
 	scripts/fetch-minilm.sh || echo "make: all-MiniLM-L6-v2 not fetched: apps.embed_* will skip" >&2
 
+# The Python tests run in the reused virtual environment of scripts/setup-python.sh (numpy,
+# pytest, scikit-build-core for the wheel test, torch for the backend tests): created once,
+# then only updated.
 test: build models
+	venv=$$(scripts/setup-python.sh) && \
+	  $(CMAKE) -S . -B $(BUILD_DIR) -DTE_PYTHON3=$$venv/bin/python >/dev/null
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(CTEST_JOBS)
 	$(MAKE) --no-print-directory test-sanitize
 	$(MAKE) --no-print-directory test-fuzz
 
 test-sanitize: setup models
-	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DTE_SANITIZE=ON
+	venv=$$(scripts/setup-python.sh) && \
+	  $(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DTE_SANITIZE=ON \
+	  -DTE_PYTHON3=$$venv/bin/python
 	$(CMAKE) --build $(ASAN_DIR) -j$(JOBS)
 	$(CTEST) --test-dir $(ASAN_DIR) --output-on-failure -j$(CTEST_JOBS)
 

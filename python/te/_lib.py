@@ -6,9 +6,10 @@ ctypes instead of becoming undefined behaviour in C.
 
 libte.so is looked up, in order, at:
   1. ``TE_LIBRARY`` in the environment: the path of the library file (or of its folder);
-  2. the Python installation's prefix (``<prefix>/lib``, ``<prefix>/lib64``) and the dynamic
+  2. this package's folder: the copy a wheel bundles (``pip install ./python``);
+  3. the Python installation's prefix (``<prefix>/lib``, ``<prefix>/lib64``) and the dynamic
      loader's path (``ldconfig``, ``LD_LIBRARY_PATH``: ``libte.so.0`` / ``libte.so``);
-  3. the source tree's build folders (``<repo>/build*/libte.so``), for development.
+  4. the source tree's build folders (``<repo>/build*/libte.so``), for development.
 """
 import ctypes
 import ctypes.util
@@ -64,7 +65,8 @@ class te_build_times(ctypes.Structure):
 
 # ------------------------------------------------------------------------------ finding it
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_REPO = os.path.dirname(os.path.dirname(_HERE))
 
 
 def _candidates():
@@ -73,6 +75,9 @@ def _candidates():
         # An explicit choice is not second-guessed: a wrong path is an error, not a fallback.
         yield os.path.join(env, "libte.so") if os.path.isdir(env) else env
         return
+    bundled = os.path.join(_HERE, "libte.so")   # the wheel's copy (cmake/TePythonWheel.cmake)
+    if os.path.exists(bundled):
+        yield bundled
     for prefix in dict.fromkeys((sys.prefix, sys.base_prefix, "/usr/local", "/usr")):
         for libdir in ("lib", "lib64", "lib/x86_64-linux-gnu", "lib/aarch64-linux-gnu"):
             path = os.path.join(prefix, libdir, "libte.so")

@@ -342,12 +342,25 @@ def _solve_sizes(pending, env):
         pending = rest
 
 
+def _torch_of(values):
+    """The torch module when an input array is a torch tensor (outputs are then torch tensors
+    too), else None. torch is not imported here unless a caller already passed its tensors."""
+    for v in values:
+        if v is not None and type(v).__module__.split(".")[0] == "torch":
+            import torch
+            if isinstance(v, torch.Tensor):
+                return torch
+    return None
+
+
 def _allocate(mod, full, missing):
+    torch = _torch_of(full)
     try:
         import numpy
     except ImportError:
-        raise errors.UnsupportedError("kernel '%s': allocating outputs needs numpy; pass them"
-                                      % mod.name) from None
+        if torch is None:
+            raise errors.UnsupportedError("kernel '%s': allocating outputs needs numpy; pass "
+                                          "them" % mod.name) from None
     env, pending = {}, []
     for a, v in zip(mod.args, full):
         if v is None or not isinstance(a, Tensor):
@@ -372,7 +385,10 @@ def _allocate(mod, full, missing):
                 raise errors.ShapeError(
                     "kernel '%s': cannot infer extent '%s' of output '%s' from the inputs; pass "
                     "the output array" % (mod.name, d, t.name)) from None
-        full[i] = _new_output(numpy, dims, str(t.dtype))
+        if torch is not None:
+            full[i] = _new_torch_output(torch, dims, str(t.dtype))
+        else:
+            full[i] = _new_output(numpy, dims, str(t.dtype))
 
 
 def _new_output(numpy, dims, dtype):
@@ -388,6 +404,20 @@ def _new_output(numpy, dims, dtype):
             a.fill(numpy.nan)
         else:
             a.reshape(-1).view(numpy.uint8).fill(0x5A)
+    return a
+
+
+def _new_torch_output(torch, dims, dtype):
+    """As _new_output, a CPU torch tensor (for calls whose inputs were torch tensors)."""
+    dt = getattr(torch, dtype if dtype != "bool" else "bool", None)
+    if not isinstance(dt, torch.dtype):
+        raise errors.UnsupportedError("cannot allocate a torch output of dtype %s" % dtype)
+    a = torch.empty(dims, dtype=dt)
+    if os.environ.get("TE_DEBUG_POISON_OUTPUTS", "0") not in ("", "0"):
+        if a.is_floating_point():
+            a.fill_(float("nan"))
+        else:
+            a.view(-1).view(torch.uint8).fill_(0x5A)
     return a
 
 

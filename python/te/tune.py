@@ -36,7 +36,8 @@ class te_tune_summary(ctypes.Structure):
     _fields_ = [("trials_done", ctypes.c_int), ("measured", ctypes.c_int),
                 ("errors", ctypes.c_int), ("best_cost_s", ctypes.c_double),
                 ("best_gflops", ctypes.c_double), ("key", ctypes.c_char * 17),
-                ("confirmed", ctypes.c_int)]
+                ("confirmed", ctypes.c_int), ("transfer_records", ctypes.c_int),
+                ("transfer_workloads", ctypes.c_int)]
 
 
 PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.POINTER(te_tune_progress), ctypes.c_void_p)
@@ -58,7 +59,8 @@ class te_tune_options(ctypes.Structure):
                 # a schedule template (te_tune_template_fn) and its user pointer: tune(template=)
                 # sets template_fn to a te.knobs.TemplateRun's callback; template_user is unused
                 ("template_fn", _knobs.TEMPLATE_FN), ("template_user", ctypes.c_void_p),
-                ("confirm", ctypes.c_int), ("confirm_rounds", ctypes.c_int)]
+                ("confirm", ctypes.c_int), ("confirm_rounds", ctypes.c_int),
+                ("flush_cache", ctypes.c_int), ("transfer_logs", ctypes.c_char_p)]
 
 
 _lib.declare({

@@ -13,6 +13,11 @@ os.environ["TE_DEBUG_POISON_OUTPUTS"] = "1"
 if not os.environ.get("TE_PYTHON_INSTALLED"):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+# The PyTorch tests (backend, DLPack with torch) are left out of sanitizer runs (CTest sets
+# TE_TEST_NO_TORCH there), and skip themselves where torch is not installed.
+if os.environ.get("TE_TEST_NO_TORCH"):
+    collect_ignore = ["test_torch_backend.py", "test_dlpack_torch.py"]
+
 np = pytest.importorskip("numpy")
 import te  # noqa: E402
 

@@ -1,0 +1,179 @@
+"""te as a torch.compile backend: ``torch.compile(model, backend="te")``.
+
+The package's entry point (python/pyproject.toml, group torch_dynamo_backends) registers
+``backend`` under the name "te". TorchDynamo hands it the FX graph it captured; AOTAutograd
+turns that into an aten graph (with the decompositions of ``DECOMPOSITIONS``), and each
+forward graph becomes a te program: lower.py partitions it into te kernels (aten_ops.OPS, with
+element-wise chains fused into their producers) and PyTorch calls for the rest, and
+schedules.py gives each kernel te's default CPU schedule, or the best record of a te-tune log
+(``options={"tuning_log": path}``). A compiled graph keeps one plan per shape signature (the
+inputs' shapes and dtypes, and the values of Dynamo's symbolic sizes), so a dynamic-shape graph
+is compiled once per size it meets. Backward graphs run in PyTorch.
+
+    compiled = torch.compile(model, backend="te", options={"tuning_log": "mm.jsonl"})
+    te.torch.fallbacks()   # [("aten.foo.default", "why"), ...] of the graphs compiled so far
+
+Operators that fall back are logged once per plan (logger "te.torch", level WARNING).
+"""
+import logging
+import os
+import threading
+
+import torch
+
+import te
+from .aten_ops import OPS, covered_ops
+
+log = logging.getLogger("te.torch")
+aten = torch.ops.aten
+
+# Composite operators rewritten into ones te computes before lowering.
+_DECOMPOSE = [aten._scaled_dot_product_flash_attention_for_cpu.default,
+              aten._scaled_dot_product_attention_math.default, aten.addmm.out,
+              aten.linear.default, aten.native_dropout.default, aten.baddbmm.default,
+              aten.silu.default, aten.hardswish.default, aten.leaky_relu.default,
+              aten.var_mean.correction, aten.masked_fill.Scalar]
+
+_lock = threading.Lock()
+_fallbacks = []
+_kernels = []
+_stats = {"graphs": 0, "plans": 0, "kernels": 0, "tuned_kernels": 0}
+
+
+def fallbacks():
+    """(operator, reason) of every node that ran in PyTorch, over the plans made so far."""
+    with _lock:
+        return list(_fallbacks)
+
+
+def kernels():
+    """The KernelSteps of every plan made so far (each with .root, the te tensor it computes:
+    te.tune([step.root], ...) tunes that kernel's workload for a tuning_log)."""
+    with _lock:
+        return list(_kernels)
+
+
+def stats():
+    """Counts of compiled graphs, plans (shape signatures), kernels and tuned kernels."""
+    with _lock:
+        return dict(_stats)
+
+
+def reset():
+    """Forgets the recorded fallbacks and counts (compiled graphs keep their plans)."""
+    with _lock:
+        _fallbacks.clear()
+        _kernels.clear()
+        for k in _stats:
+            _stats[k] = 0
+
+
+def _decompositions():
+    from torch._decomp import get_decompositions
+    table = get_decompositions([o for o in _DECOMPOSE if o not in OPS])
+    from .decompose import TABLE
+    table.update(TABLE)
+    return table
+
+
+class CompiledGraph:
+    """An aten forward graph with its plans, one per shape signature."""
+
+    def __init__(self, gm, options):
+        self.gm, self.options = gm, dict(options or {})
+        self.plans = {}
+        self.threads = None
+
+    @staticmethod
+    def signature(args):
+        return tuple((tuple(a.shape), a.dtype, a.device.type) if isinstance(a, torch.Tensor)
+                     else (type(a).__name__, a) for a in args)
+
+    def plan_for(self, args):
+        key = self.signature(args)
+        plan = self.plans.get(key)
+        if plan is None:
+            from .lower import Lowerer
+            try:
+                plan = Lowerer(self.gm, args, self.options).lower()
+            except te.Error as e:
+                # a kernel te could not build: this graph runs in PyTorch, and says so
+                plan = _EagerPlan(self.gm, "te could not compile this graph: %s" % e)
+            self.plans[key] = plan
+            with _lock:
+                _stats["plans"] += 1
+                _stats["kernels"] += len(plan.kernels)
+                _stats["tuned_kernels"] += sum(1 for k in plan.kernels if k.tuned)
+                _fallbacks.extend(plan.fallbacks)
+                _kernels.extend(plan.kernels)
+            if plan.fallbacks:
+                log.warning("te: %d operator(s) of this graph run in PyTorch: %s",
+                            len(plan.fallbacks),
+                            "; ".join("%s (%s)" % f for f in plan.fallbacks))
+        return plan
+
+    def __call__(self, *args):
+        if any(isinstance(a, torch.Tensor) and a.device.type != "cpu" for a in args):
+            return self.gm(*args)          # te's kernels here are CPU kernels
+        n = torch.get_num_threads()
+        if n != self.threads:
+            te.set_num_threads(n)
+            self.threads = n
+        plan = self.plan_for(args)
+        with torch.no_grad():
+            return plan.run(args)
+
+
+class _EagerPlan:
+    """The plan of a graph te could not compile: the whole graph in PyTorch."""
+
+    def __init__(self, gm, reason):
+        self.gm, self.kernels = gm, []
+        self.fallbacks = [("graph", reason)]
+
+    def run(self, args):
+        return self.gm(*args)
+
+
+def _fw_compiler(options):
+    def compile_fw(gm, example_inputs):
+        from torch._functorch.aot_autograd import make_boxed_func
+        with _lock:
+            _stats["graphs"] += 1
+        cg = CompiledGraph(gm, options)
+        return make_boxed_func(cg)
+    return compile_fw
+
+
+def _bw_compiler(gm, example_inputs):
+    from torch._functorch.aot_autograd import make_boxed_func
+    return make_boxed_func(gm.forward)
+
+
+def backend(gm, example_inputs, options=None, **kwargs):
+    """The torch.compile backend "te" (see the module's documentation). options:
+    tuning_log  a te-tune log: each kernel whose workload has a record gets its best schedule;
+    target      the te target (default "llvm -mcpu=native")."""
+    from torch._dynamo.backends.common import aot_autograd
+    opts = dict(options or {})
+    opts.update(kwargs)
+    unknown = set(opts) - {"tuning_log", "target"}
+    if unknown:
+        raise te.InvalidArgError("te backend: unknown option(s) %s (known: tuning_log, target)"
+                                 % ", ".join(sorted(unknown)))
+    log_path = opts.get("tuning_log")
+    if log_path is not None and not os.path.isfile(log_path):
+        raise te.FileError("te backend: tuning_log '%s' is not a file" % log_path)
+    compiler = aot_autograd(fw_compiler=_fw_compiler(opts), bw_compiler=_bw_compiler,
+                            decompositions=_decompositions())
+    return compiler(gm, example_inputs)
+
+
+def register():
+    """Registers "te" with TorchDynamo by hand (the entry point does it for an installed te)."""
+    from torch._dynamo.backends.registry import register_backend, _BACKENDS
+    if "te" not in _BACKENDS:
+        register_backend(name="te")(backend)
+
+
+__all__ = ["backend", "fallbacks", "kernels", "stats", "reset", "register", "covered_ops"]

