@@ -245,7 +245,9 @@ TE_API te_status te_tensorize(te_stage *, te_iter *, const char *intrinsic);
    schedule with a specialization that is not constant (TE_ERR_UNSUPPORTED). */
 TE_API te_status te_specialize(te_schedule *s, te_expr *cond, te_schedule **branch);
 
-/* The primitives applied so far, one step a line, as replayable text; te_free() it. */
+/* The primitives applied so far, one step a line, as replayable text; te_free() it. Each
+   te_specialize is a block "specialize COND {", the branch's own steps, "}" where it was made
+   (docs/schedule-trace.md). */
 TE_API char *te_schedule_trace(te_schedule *);
 /* Apply a trace made by te_schedule_trace to this schedule (of the same computation). */
 TE_API te_status te_schedule_replay(te_schedule *, const char *trace);

@@ -5,11 +5,14 @@
  * N % 16 == 0, contiguous ramps under a stride of 1), the LLVM IR a contiguous vector load;
  * conditions that fold to a constant; the trace round trip.
  */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
 #include "../common/te_test.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(specialize, .init = tt_setup, .fini = tt_teardown);
 
@@ -255,4 +258,55 @@ Test(specialize, trace_round_trip) {
   for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
     run_axpb(m, shapes[k][0], shapes[k][1]);
   te_free(trace), te_free(t2), te_free(t3), te_free(ir2), te_free(ir3);
+}
+
+/* s into a JSON string literal's contents. */
+static void json_escaped(FILE *f, const char *s) {
+  for (; *s; s++) {
+    if (*s == '\n')
+      fputs("\\n", f);
+    else if (*s == '"' || *s == '\\')
+      fprintf(f, "\\%c", *s);
+    else
+      fputc(*s, f);
+  }
+}
+
+/* A tuning log record whose trace holds a specialize block: te_apply_best replays the branch.
+   Tuning needs constant shapes, where a condition over sizes folds to a constant: the block is
+   "specialize true {" and its branch is the kernel (a symbolic workload's buckets cannot be
+   tuned by te-tune yet: docs/expressiveness.md). */
+Test(specialize, apply_best_replays_branches) {
+  axpb w;
+  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
+  w.A = TT_NN(te_placeholder(tt_ctx, "A", TE_F32, 2, TE_EXPRS(i64(2), i64(48))));
+  w.B = TT_NN(te_placeholder(tt_ctx, "B", TE_F32, 2, TE_EXPRS(i64(2), i64(48))));
+  w.C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(i64(2), i64(48)), TE_EXPRS(i, j),
+                         te_add(te_mul(tt_at2(w.A, i, j), te_float(tt_ctx, TE_F32, 3)),
+                                tt_at2(w.B, i, j))));
+  te_schedule *tuned = tt_schedule1(w.C), *b;
+  TT_OK(te_specialize(tuned, te_eq(te_floormod(te_tensor_dim(w.A, 1), i64(16)), i64(0)), &b));
+  split_vectorize(b, w.C, 1, 16);
+  char *trace = TT_NN(te_schedule_trace(tuned));
+  char *text = TT_NN(te_workload_text(1, &w.C));
+  char path[] = "/tmp/te_specialize_log_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "{\"version\":1,\"workload\":{\"key\":\"%016llx\",\"text\":\"",
+          (unsigned long long)te_workload_hash(text));
+  json_escaped(f, text);
+  fprintf(f, "\"},\"target\":\"%s\",\"trace\":\"", te_target_str(tt_target()));
+  json_escaped(f, trace);
+  fprintf(f, "\",\"result\":{\"costs\":[1e-6],\"error\":0}}\n");
+  fclose(f);
+  te_schedule *s = tt_schedule1(w.C);
+  TT_OK(te_apply_best(s, path, tt_target()));
+  unlink(path);
+  char *got = TT_NN(te_schedule_trace(s));
+  cr_expect_str_eq(got, trace);
+  te_module *m = tt_build(s, "axpb", 3, TT_TENSORS(w.A, w.B, w.C), 0, NULL);
+  cr_expect_str_eq(got, "specialize true {\n  split C j 16\n  vectorize C j.i\n}\n");
+  run_axpb(m, 2, 48);
+  te_free(got), te_free(text), te_free(trace);
 }
