@@ -55,12 +55,12 @@ static inline bool lw_size_is_stride(const lw_func *f, int k) {
 /* What a te_specialize branch being lowered knows from its condition (specialize.c), read by
    the pass "specialize" (the substitutions) and by lw_analyzer_new (the others). */
 typedef struct lw_facts {
-  te_expr *cond;         /* the conditions the branch runs under, joined by && */
-  int nsubst;            /* variable -> expression: n == 4 gives n -> 4, n % 16 == 0 gives */
-  te_expr **from, **to;  /* n -> n_div16*16 */
-  int nlets;             /* the variables made for those (n_div16), each let to its value */
+  te_expr *cond;        /* the conditions the branch runs under, joined by && */
+  int nsubst;           /* variable -> expression: n == 4 gives n -> 4, n % 16 == 0 gives */
+  te_expr **from, **to; /* n -> n_div16*16 */
+  int nlets;            /* the variables made for those (n_div16), each let to its value */
   te_expr **let_var, **let_value; /* (n // 16) around the branch's loop nest; >= 1 */
-  int nranges;           /* n < 64: n bound to [lo, hi] */
+  int nranges;                    /* n < 64: n bound to [lo, hi] */
   te_expr **range_var;
   int64_t *range_lo, *range_hi;
 } lw_facts;
@@ -71,8 +71,8 @@ typedef struct lw_pass_ctx {
   ir_analyzer *an;
   ir_map *tensor_buffers; /* te_tensor* -> ir_buffer* for arguments (made by lw_lower) */
   const struct te_target *target;
-  te_schedule *sch; /* the schedule being lowered (read by the first pass) */
-  const char *api;  /* the public function lowering for, named in messages ("te_build") */
+  te_schedule *sch;      /* the schedule being lowered (read by the first pass) */
+  const char *api;       /* the public function lowering for, named in messages ("te_build") */
   const lw_facts *facts; /* lowering a te_specialize branch: its condition's facts, else NULL */
 } lw_pass_ctx;
 

@@ -93,8 +93,8 @@ static bool learn_atom(lw_pass_ctx *p, lw_facts *f, te_expr *a) {
   if (a->kind == IR_EQ && l && l->kind == IR_FLOORMOD && ir_is_const_int(r, &c) && c == 0) {
     te_expr *v = l->args[0];
     int64_t m;
-    if (ir_is_var(v) && v->u.var.kind == IR_VAR_INDEX && ir_is_const_int(l->args[1], &m) &&
-        m > 1 && size_index(p->func, v) >= 0 && !lw_size_is_stride(p->func, size_index(p->func, v)) &&
+    if (ir_is_var(v) && v->u.var.kind == IR_VAR_INDEX && ir_is_const_int(l->args[1], &m) && m > 1 &&
+        size_index(p->func, v) >= 0 && !lw_size_is_stride(p->func, size_index(p->func, v)) &&
         !substituted(f, v))
       return add_multiple(p, f, v, m);
     return true;

@@ -149,9 +149,9 @@ struct te_stage {
 
 /* One te_specialize of a schedule (specialize.c): the branch run when cond holds. */
 typedef struct sch_special {
-  te_expr *cond;        /* simplified; bool */
-  te_schedule *branch;  /* its first nprefix steps are the parent's, copied */
-  int at_step;          /* the parent's steps before it: where the trace writes its block */
+  te_expr *cond;       /* simplified; bool */
+  te_schedule *branch; /* its first nprefix steps are the parent's, copied */
+  int at_step;         /* the parent's steps before it: where the trace writes its block */
 } sch_special;
 
 struct te_schedule {

@@ -101,8 +101,8 @@ te_expr *sch_condition_var(te_schedule *s, const char *name, const char *fn) {
     if (found) {
       if (fn)
         ir_error(s->ctx, TE_ERR_NOT_FOUND,
-               "%s: the computation has two variables named '%s' (a condition names one)", fn,
-               name);
+                 "%s: the computation has two variables named '%s' (a condition names one)", fn,
+                 name);
       return NULL;
     }
     found = cv.list[i];
@@ -137,13 +137,13 @@ static int check_node(ir_visitor *v, te_expr *e) {
                      "computation's sizes, strides and scalar parameters";
   if (e->kind == IR_ACCESS || e->kind == IR_LOAD) {
     const char *t = e->kind == IR_ACCESS ? e->u.tensor->name : e->u.buffer->name;
-    cc->st = ir_error(ctx, TE_ERR_SCHEDULE, "te_specialize: the condition reads tensor '%s'; %s",
-                      t, rule);
+    cc->st = ir_error(ctx, TE_ERR_SCHEDULE, "te_specialize: the condition reads tensor '%s'; %s", t,
+                      rule);
     return IR_ABORT;
   }
   if (e->kind == IR_REDUCE) {
-    cc->st = ir_error(ctx, TE_ERR_SCHEDULE, "te_specialize: the condition holds a reduction; %s",
-                      rule);
+    cc->st =
+        ir_error(ctx, TE_ERR_SCHEDULE, "te_specialize: the condition holds a reduction; %s", rule);
     return IR_ABORT;
   }
   if (e->kind != IR_VAR || ir_map_has(cc->cv->allowed, e))
@@ -231,7 +231,8 @@ static te_schedule *copy_schedule(te_schedule *s) {
   te_status st = t ? sch_replay(b, t, 1) : TE_OK;
   free(t);
   if (st != TE_OK) {
-    ir_check(s->ctx, st == TE_ERR_NOMEM, "te_specialize: replaying the schedule's own steps failed");
+    ir_check(s->ctx, st == TE_ERR_NOMEM,
+             "te_specialize: replaying the schedule's own steps failed");
     return NULL;
   }
   b->nprefix = b->nsteps;

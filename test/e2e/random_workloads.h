@@ -38,10 +38,10 @@ enum prim {
 };
 
 static const char *const prim_name[P_COUNT] = {
-    "split",      "split_nparts", "tile",        "fuse",    "reorder",         "unroll",
-    "parallel",   "vectorize",    "set_tail",    "pragma",  "compute_inline",  "compute_root",
-    "compute_at", "cache_read",   "cache_write", "rfactor", "reorder_storage", "bind",
-    "specialize"};
+    "split",          "split_nparts",    "tile",       "fuse",       "reorder",
+    "unroll",         "parallel",        "vectorize",  "set_tail",   "pragma",
+    "compute_inline", "compute_root",    "compute_at", "cache_read", "cache_write",
+    "rfactor",        "reorder_storage", "bind",       "specialize"};
 
 #define BIT(p) (1u << (p))
 #define LOOP_PRIMS                                                                                 \

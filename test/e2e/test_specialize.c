@@ -248,10 +248,12 @@ Test(specialize, trace_round_trip) {
   TT_OK(te_schedule_replay(u, t2));
   char *t3 = TT_NN(te_schedule_trace(u));
   cr_expect_str_eq(t3, t2);
-  cr_expect(strstr(t3, "specialize M == 1 && N%32 == 0 {\n  specialize N < 4096 {\n    split C i 2\n"
-                       "  }\n}\n"),
+  cr_expect(strstr(t3,
+                   "specialize M == 1 && N%32 == 0 {\n  specialize N < 4096 {\n    split C i 2\n"
+                   "  }\n}\n"),
             "%s", t3);
-  char *ir2 = TT_NN(te_lower_text(t, 3, ts, 0, NULL)), *ir3 = TT_NN(te_lower_text(u, 3, ts, 0, NULL));
+  char *ir2 = TT_NN(te_lower_text(t, 3, ts, 0, NULL)),
+       *ir3 = TT_NN(te_lower_text(u, 3, ts, 0, NULL));
   cr_expect_str_eq(ir3, ir2);
   te_module *m = tt_build(u, "axpb", 3, ts, 0, NULL);
   static const int64_t shapes[][2] = {{1, 64}, {1, 8192}, {2, 32}, {1, 16}, {3, 3}, {2, 19}};
@@ -281,9 +283,9 @@ Test(specialize, apply_best_replays_branches) {
   te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
   w.A = TT_NN(te_placeholder(tt_ctx, "A", TE_F32, 2, TE_EXPRS(i64(2), i64(48))));
   w.B = TT_NN(te_placeholder(tt_ctx, "B", TE_F32, 2, TE_EXPRS(i64(2), i64(48))));
-  w.C = TT_NN(te_compute(tt_ctx, "C", 2, TE_EXPRS(i64(2), i64(48)), TE_EXPRS(i, j),
-                         te_add(te_mul(tt_at2(w.A, i, j), te_float(tt_ctx, TE_F32, 3)),
-                                tt_at2(w.B, i, j))));
+  w.C = TT_NN(te_compute(
+      tt_ctx, "C", 2, TE_EXPRS(i64(2), i64(48)), TE_EXPRS(i, j),
+      te_add(te_mul(tt_at2(w.A, i, j), te_float(tt_ctx, TE_F32, 3)), tt_at2(w.B, i, j))));
   te_schedule *tuned = tt_schedule1(w.C), *b;
   TT_OK(te_specialize(tuned, te_eq(te_floormod(te_tensor_dim(w.A, 1), i64(16)), i64(0)), &b));
   split_vectorize(b, w.C, 1, 16);

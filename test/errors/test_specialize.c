@@ -41,7 +41,8 @@ Test(err_specialize, arguments) {
   cr_expect_eq(te_specialize(s, te_lt(w.n, i64(4)), NULL), TE_ERR_INVALID_ARG);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_specialize: branch is NULL");
   refused(s, NULL, TE_ERR_INVALID_ARG, "te_specialize: cond is NULL");
-  refused(s, te_add(w.n, i64(1)), TE_ERR_TYPE, "te_specialize: cond must be a scalar bool (got i64)");
+  refused(s, te_add(w.n, i64(1)), TE_ERR_TYPE,
+          "te_specialize: cond must be a scalar bool (got i64)");
   te_ctx *other = te_ctx_new();
   refused(s, te_lt(te_var(other, "n"), te_int(other, 3)), TE_ERR_INVALID_ARG,
           "cond belongs to another context");
