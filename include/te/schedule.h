@@ -219,7 +219,9 @@ TE_API te_status te_tensorize(te_stage *, te_iter *, const char *intrinsic);
 /* Specialization (Halide's specialize): the kernel tests cond once per call, before any loop,
    and runs the branch schedule when it holds, else the schedule s (the general one). *branch
    starts as a copy of s as it is now (its steps replayed on a fresh schedule of the same
-   computation: te_stage_of(*branch, t) gives its stages) and is scheduled further on its own;
+   computation: te_stage_of(*branch, t) gives its stages; the stages cache_read, cache_write
+   and rfactor added before are the branch's own copies, found by name with te_tune_stage,
+   te/tune.h) and is scheduled further on its own;
    what is applied to s afterwards does not reach the branch. Several te_specialize calls on s
    are tried in the order they were made, the first whose condition holds wins; a branch may be
    specialized again (nested conditions). The branch belongs to s's context.

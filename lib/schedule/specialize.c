@@ -225,9 +225,11 @@ static te_schedule *copy_schedule(te_schedule *s) {
   ir_str text = {.ctx = s->ctx};
   for (int i = 0; i < s->nsteps; i++)
     ir_str_printf(&text, "%s\n", s->steps[i]);
-  char *t = text.buf ? ir_str_take(&text) : NULL;
-  if (text.oom)
+  if (text.oom) {
+    ir_str_free(&text);
     return NULL;
+  }
+  char *t = text.buf ? ir_str_take(&text) : NULL;
   te_status st = t ? sch_replay(b, t, 1) : TE_OK;
   free(t);
   if (st != TE_OK) {
