@@ -216,7 +216,40 @@ TE_API te_status te_pragma(te_stage *, te_iter *, const char *key, int64_t value
    unknown instruction name. */
 TE_API te_status te_tensorize(te_stage *, te_iter *, const char *intrinsic);
 
-/* The primitives applied so far, one step a line, as replayable text; te_free() it. */
+/* Specialization (Halide's specialize): the kernel tests cond once per call, before any loop,
+   and runs the branch schedule when it holds, else the schedule s (the general one). *branch
+   starts as a copy of s as it is now (its steps replayed on a fresh schedule of the same
+   computation: te_stage_of(*branch, t) gives its stages; the stages cache_read, cache_write
+   and rfactor added before are the branch's own copies, found by name with te_tune_stage,
+   te/tune.h) and is scheduled further on its own;
+   what is applied to s afterwards does not reach the branch. Several te_specialize calls on s
+   are tried in the order they were made, the first whose condition holds wins; a branch may be
+   specialized again (nested conditions). The branch belongs to s's context.
+   Each branch is lowered and checked as a whole schedule, knowing its condition:
+     n == C        (a size, a stride variable) n is C inside the branch: a stride == 1 gives
+                   contiguous vector loads;
+     n % C == 0    n is a multiple of C: splits of n by a divisor of C lose their tails;
+     n < C, n <= C n is bounded (n > C and n >= C are tested but teach nothing);
+   conditions joined by && each teach theirs; any other condition over integer sizes and
+   scalars (||, !, float parameters) is tested and selects the branch without teaching it.
+   The condition is simplified first: one that is always false gives a branch that is never
+   lowered, one that is always true makes the branch the whole kernel (later specializations
+   and the general schedule are not lowered). The trace records "specialize COND {", the
+   branch's own steps, "}" (docs/schedule-trace.md), and replays it.
+   cond may use only what the kernel is given: the computation's symbolic sizes and stride
+   variables and its scalar parameters (te_param) that its bodies use, constants, arithmetic
+   (+ - * // % min max), comparisons and && || !.
+   Errors: TE_ERR_INVALID_ARG for NULL arguments, a cond of another context; TE_ERR_TYPE for
+   a cond that is not a scalar bool; TE_ERR_SCHEDULE for a cond that uses a loop or reduce
+   variable, a variable that is no size, stride or parameter of the computation, or reads a
+   tensor, naming it; TE_ERR_UNSUPPORTED for a cond whose form the trace cannot write (a
+   cast, a math call, two variables of the same name). te_build for a GPU target refuses a
+   schedule with a specialization that is not constant (TE_ERR_UNSUPPORTED). */
+TE_API te_status te_specialize(te_schedule *s, te_expr *cond, te_schedule **branch);
+
+/* The primitives applied so far, one step a line, as replayable text; te_free() it. Each
+   te_specialize is a block "specialize COND {", the branch's own steps, "}" where it was made
+   (docs/schedule-trace.md). */
 TE_API char *te_schedule_trace(te_schedule *);
 /* Apply a trace made by te_schedule_trace to this schedule (of the same computation). */
 TE_API te_status te_schedule_replay(te_schedule *, const char *trace);

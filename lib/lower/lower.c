@@ -49,7 +49,7 @@ te_status lw_lower_until(te_schedule *sch, const char *api, const char *name, in
   p.an = lw_analyzer_new(&p);
   if (!p.an)
     return te_last_status(ctx);
-  st = lw_run_pipeline(&p, stop_after);
+  st = sch->nspecial ? lw_run_specialized(&p, stop_after) : lw_run_pipeline(&p, stop_after);
   if (st != TE_OK)
     return st;
   *out = f;

@@ -52,14 +52,28 @@ static inline bool lw_size_is_stride(const lw_func *f, int k) {
   return f->size_is_stride && f->size_is_stride[k];
 }
 
+/* What a te_specialize branch being lowered knows from its condition (specialize.c), read by
+   the pass "specialize" (the substitutions) and by lw_analyzer_new (the others). */
+typedef struct lw_facts {
+  te_expr *cond;        /* the conditions the branch runs under, joined by && */
+  int nsubst;           /* variable -> expression: n == 4 gives n -> 4, n % 16 == 0 gives */
+  te_expr **from, **to; /* n -> n_div16*16 */
+  int nlets;            /* the variables made for those (n_div16), each let to its value */
+  te_expr **let_var, **let_value; /* (n // 16) around the branch's loop nest; >= 1 */
+  int nranges;                    /* n < 64: n bound to [lo, hi] */
+  te_expr **range_var;
+  int64_t *range_lo, *range_hi;
+} lw_facts;
+
 typedef struct lw_pass_ctx {
   te_ctx *ctx;
   lw_func *func;
   ir_analyzer *an;
   ir_map *tensor_buffers; /* te_tensor* -> ir_buffer* for arguments (made by lw_lower) */
   const struct te_target *target;
-  te_schedule *sch; /* the schedule being lowered (read by the first pass) */
-  const char *api;  /* the public function lowering for, named in messages ("te_build") */
+  te_schedule *sch;      /* the schedule being lowered (read by the first pass) */
+  const char *api;       /* the public function lowering for, named in messages ("te_build") */
+  const lw_facts *facts; /* lowering a te_specialize branch: its condition's facts, else NULL */
 } lw_pass_ctx;
 
 /* A target's side of the calling convention (abi.c): what the entry make_entry writes must
@@ -129,6 +143,13 @@ extern const lw_pass lw_pipeline[];
 extern const int lw_pipeline_count;
 int lw_pass_index(const char *name); /* -1 when no pass has that name */
 te_status lw_run_pipeline(lw_pass_ctx *, const char *stop_after);
+/* The passes first .. last (indices of the table) on pctx->func->body, as lw_run_pipeline runs
+   them (timing, dumps, the verifier). */
+te_status lw_run_passes(lw_pass_ctx *, int first, int last);
+/* specialize.c: lw_run_pipeline for a schedule with te_specialize branches: each branch (and
+   the general schedule) through the computation's passes under its condition's facts, the
+   results joined by if / else on the conditions, then the passes after (up to stop_after). */
+te_status lw_run_specialized(lw_pass_ctx *, const char *stop_after);
 /* The name of the last pass before the calling-convention passes (where te_lower_text stops). */
 const char *lw_last_compute_pass(void);
 
@@ -149,6 +170,7 @@ ir_analyzer *lw_analyzer_new(lw_pass_ctx *);
    loop nest is an argument or a size). */
 ir_stmt *lw_schedule_to_loops(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_storage_flatten(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_specialize(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_simplify(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_loop_partition(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_vectorize(lw_pass_ctx *, ir_stmt *);

@@ -26,6 +26,7 @@
 const lw_pass lw_pipeline[] = {
     {"schedule_to_loops", lw_schedule_to_loops, 0},
     {"storage_flatten", lw_storage_flatten, LW_PASS_FLATTENED},
+    {"specialize", lw_specialize, 0}, /* a te_specialize branch: its condition's facts */
     {"simplify", lw_simplify, 0},
     {"prefetch", lw_prefetch, 0},
     {"loop_partition", lw_loop_partition, 0},
@@ -66,6 +67,12 @@ ir_analyzer *lw_analyzer_new(lw_pass_ctx *p) {
   for (int k = 0; k < p->func->nsizes; k++) /* a stride may be 0 (a broadcast view) */
     if (!lw_size_is_stride(p->func, k))
       ir_analyzer_assume_positive(an, p->func->size_vars[k]);
+  const lw_facts *f = p->facts;
+  for (int k = 0; f && k < f->nlets; k++) /* n_div16 of a size n: n >= 1 makes it >= 1 */
+    ir_analyzer_assume_positive(an, f->let_var[k]);
+  for (int k = 0; f && k < f->nranges; k++)
+    ir_analyzer_bind(an, f->range_var[k], ir_i64(p->ctx, f->range_lo[k]),
+                     ir_i64(p->ctx, f->range_hi[k] - f->range_lo[k] + 1));
   return an;
 }
 
@@ -138,13 +145,19 @@ te_status lw_run_pipeline(lw_pass_ctx *p, const char *stop_after) {
       return ir_error(p->ctx, TE_ERR_INVALID_ARG, "%s: stop after '%s': no pass has that name",
                       p->api, stop_after);
   }
+  return lw_run_passes(p, 0, stop);
+}
+
+te_status lw_run_passes(lw_pass_ctx *p, int first, int last) {
   const char *dump_env = getenv("TE_DUMP");
   const char *time_env = getenv("TE_TIME_PASSES");
   bool timing = time_env && *time_env && strcmp(time_env, "0") != 0;
   check_dump_names(dump_env);
   bool flattened = false;
+  for (int i = 0; i < first; i++)
+    flattened = flattened || (lw_pipeline[i].flags & LW_PASS_FLATTENED);
   ir_stmt *s = p->func->body;
-  for (int i = 0; i <= stop; i++) {
+  for (int i = first; i <= last; i++) {
     const lw_pass *pass = &lw_pipeline[i];
     double t0 = now_s();
     ir_stmt *r = pass->fn(p, s);

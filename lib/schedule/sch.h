@@ -147,6 +147,13 @@ struct te_stage {
   int8_t storage[TE_MAX_DIMS]; /* the data axes' indices, outermost storage dim first */
 };
 
+/* One te_specialize of a schedule (specialize.c): the branch run when cond holds. */
+typedef struct sch_special {
+  te_expr *cond;       /* simplified; bool */
+  te_schedule *branch; /* its first nprefix steps are the parent's, copied */
+  int at_step;         /* the parent's steps before it: where the trace writes its block */
+} sch_special;
+
 struct te_schedule {
   te_ctx *ctx;
   int nout;
@@ -160,7 +167,27 @@ struct te_schedule {
      memory, an internal error: see sch_call_end), and that call's name */
   te_status broken;
   const char *broken_by;
+  /* te_specialize: the branches, tried in order before this schedule; a branch's first
+     nprefix steps were copied from the schedule it specializes */
+  int nspecial, cap_special;
+  sch_special *special;
+  int nprefix;
 };
+
+/* specialize.c */
+te_status sch_specialize(te_schedule *, te_expr *cond, te_schedule **branch);
+/* The variable of the computation named name that a condition may use (a size, a stride
+   variable, a parameter its bodies use); NULL with TE_ERR_NOT_FOUND recorded (none, or two),
+   nothing recorded when fn is NULL. */
+te_expr *sch_condition_var(te_schedule *, const char *name, const char *fn);
+/* cond_text.c: a condition as te_specialize's trace writes it, read back (variables through
+   sch_condition_var); NULL with TE_ERR_PARSE (or the lookup's error) recorded, nothing when fn
+   is NULL (te_specialize's check that its condition reads back). */
+te_expr *sch_condition_parse(te_schedule *, const char *text, const char *fn);
+/* trace.c: replay of trace text into s, its lines numbered from first_line (messages). */
+te_status sch_replay(te_schedule *, const char *trace, int first_line);
+/* schedule.c: te_schedule_new's work (errors recorded, no call boundary). */
+te_schedule *sch_schedule_new(te_ctx *, int nout, te_tensor *const outs[]);
 
 /* The error contract (core.h) for calls on a schedule. sch_call_begin opens the call
    (ir_call_begin) and returns TE_OK, or the refusal of a schedule an earlier call left half

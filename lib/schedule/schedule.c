@@ -215,7 +215,7 @@ static bool add_op(te_schedule *s, ir_map *seen, sch_op *op, int *cap, int depth
   return true;
 }
 
-static te_schedule *schedule_new_impl(te_ctx *ctx, int nout, te_tensor *const outs[]) {
+te_schedule *sch_schedule_new(te_ctx *ctx, int nout, te_tensor *const outs[]) {
   if (!ctx)
     return NULL;
   if (nout < 1 || !outs) {
@@ -272,7 +272,7 @@ static te_schedule *schedule_new_impl(te_ctx *ctx, int nout, te_tensor *const ou
 te_schedule *te_schedule_new(te_ctx *ctx, int nout, te_tensor *const outs[]) {
   if (!ctx)
     return NULL;
-  return IR_PUBLIC_CALL_PTR(ctx, schedule_new_impl(ctx, nout, outs));
+  return IR_PUBLIC_CALL_PTR(ctx, sch_schedule_new(ctx, nout, outs));
 }
 
 te_stage *te_stage_of(te_schedule *s, te_tensor *t) {

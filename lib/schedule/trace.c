@@ -124,10 +124,31 @@ te_status sch_trace_step(te_schedule *s, sch_step_id id, const sch_arg args[]) {
   return TE_OK;
 }
 
+/* Steps from first on, each te_specialize's block where it was made: "specialize COND {", the
+   branch's own steps (after those it copied), "}", indented by depth. */
+static void put_steps(ir_str *out, te_schedule *s, int first, int depth) {
+  int k = 0;
+  for (int i = first; i <= s->nsteps; i++) {
+    for (; k < s->nspecial && s->special[k].at_step <= i; k++) {
+      const sch_special *sp = &s->special[k];
+      char *cond = ir_expr_to_string(sp->cond);
+      if (!cond) {
+        out->oom = true;
+        return;
+      }
+      ir_str_printf(out, "%*sspecialize %s {\n", 2 * depth, "", cond);
+      free(cond);
+      put_steps(out, sp->branch, sp->branch->nprefix, depth + 1);
+      ir_str_printf(out, "%*s}\n", 2 * depth, "");
+    }
+    if (i < s->nsteps)
+      ir_str_printf(out, "%*s%s\n", 2 * depth, "", s->steps[i]);
+  }
+}
+
 static char *trace_text(te_schedule *s) {
   ir_str out = {.ctx = s->ctx};
-  for (int i = 0; i < s->nsteps; i++)
-    ir_str_printf(&out, "%s\n", s->steps[i]);
+  put_steps(&out, s, 0, 0);
   if (!out.buf)
     ir_str_puts(&out, "");
   return ir_str_take(&out);
@@ -318,39 +339,118 @@ static te_status run_step(step *p) {
   return apply(p->s, (sch_step_id)id, a);
 }
 
+/* Splits line into p's words, in place (strtok is not thread-safe). */
+static te_status split_words(step *p, char *line) {
+  p->n = 0;
+  for (char *c = line; *c;) {
+    while (*c == ' ' || *c == '\t' || *c == '\r')
+      *c++ = '\0';
+    if (!*c)
+      break;
+    if (p->n == MAX_WORDS)
+      return bad(p, TE_ERR_PARSE, "too many words after", c);
+    p->w[p->n++] = c;
+    while (*c && *c != ' ' && *c != '\t' && *c != '\r')
+      c++;
+  }
+  return TE_OK;
+}
+
+/* The first word of a line not yet split, compared with w; and whether its last is "{". */
+static bool first_word_is(const char *line, const char *w) {
+  line += strspn(line, " \t\r");
+  size_t n = strlen(w);
+  return strncmp(line, w, n) == 0 && (line[n] == '\0' || strchr(" \t\r", line[n]));
+}
+static bool opens_block(const char *line) {
+  size_t n = strlen(line);
+  while (n > 0 && strchr(" \t\r", line[n - 1]))
+    n--;
+  return first_word_is(line, "specialize") && n > 0 && line[n - 1] == '{';
+}
+
+static te_status replay_lines(te_schedule *s, char **lines, int nlines, int first_line);
+
+/* "specialize COND {" at lines[0] (split into p's words): the branch, replayed from the lines
+   up to the matching "}"; *used is the number of lines the block took. */
+static te_status replay_block(step *p, char **lines, int nlines, int *used) {
+  if (p->n < 3 || strcmp(p->w[p->n - 1], "{") != 0)
+    return bad(p, TE_ERR_PARSE, "expected 'specialize CONDITION {', got", p->w[0]);
+  int depth = 1, end = 1;
+  for (; end < nlines && depth > 0; end++)
+    depth += opens_block(lines[end]) ? 1 : first_word_is(lines[end], "}") ? -1 : 0;
+  if (depth > 0)
+    return bad(p, TE_ERR_PARSE, "no '}' closes the block of", "specialize");
+  ir_str cond = {.ctx = p->s->ctx};
+  for (int i = 1; i < p->n - 1; i++)
+    ir_str_printf(&cond, "%s%s", i > 1 ? " " : "", p->w[i]);
+  char *text = ir_str_take(&cond);
+  if (!text)
+    return TE_ERR_NOMEM;
+  char fn[64];
+  snprintf(fn, sizeof fn, "te_schedule_replay: line %d", p->line);
+  te_expr *c = sch_condition_parse(p->s, text, fn);
+  free(text);
+  if (!c)
+    return te_last_status(p->s->ctx);
+  te_schedule *branch;
+  te_status st = sch_specialize(p->s, c, &branch);
+  if (st != TE_OK)
+    return st;
+  *used = end;
+  return replay_lines(branch, lines + 1, end - 2, p->line + 1);
+}
+
+static te_status replay_lines(te_schedule *s, char **lines, int nlines, int first_line) {
+  step words = {.s = s}, *p = &words;
+  for (int i = 0; i < nlines; i++) {
+    p->line = first_line + i;
+    te_status st = split_words(p, lines[i]);
+    if (st != TE_OK)
+      return st;
+    if (p->n == 0 || p->w[0][0] == '#')
+      continue;
+    if (strcmp(p->w[0], "}") == 0)
+      return bad(p, TE_ERR_PARSE, "no 'specialize' block is open at", "}");
+    if (strcmp(p->w[0], "specialize") == 0) {
+      int used = 0;
+      if ((st = replay_block(p, lines + i, nlines - i, &used)) != TE_OK)
+        return st;
+      i += used - 1;
+      continue;
+    }
+    if ((st = run_step(p)) != TE_OK)
+      return st;
+  }
+  return TE_OK;
+}
+
+te_status sch_replay(te_schedule *s, const char *trace, int first_line) {
+  char *text = ir_strdup(s->ctx, trace);
+  if (!text)
+    return TE_ERR_NOMEM;
+  int n = 1;
+  for (const char *c = text; *c; c++)
+    n += *c == '\n';
+  char **lines = ir_alloc(s->ctx, (size_t)n * sizeof *lines);
+  if (!lines)
+    return TE_ERR_NOMEM;
+  n = 0;
+  for (char *line = text, *next; line; line = next) {
+    next = strchr(line, '\n');
+    if (next)
+      *next++ = '\0';
+    lines[n++] = line;
+  }
+  return replay_lines(s, lines, n, first_line);
+}
+
 static te_status schedule_replay_impl(te_schedule *s, const char *trace) {
   if (!s)
     return TE_ERR_INVALID_ARG;
   if (!trace)
     return ir_error(s->ctx, TE_ERR_INVALID_ARG, "te_schedule_replay: trace is NULL");
-  char *text = ir_strdup(s->ctx, trace);
-  if (!text)
-    return TE_ERR_NOMEM;
-  step words = {.s = s}, *p = &words;
-  for (char *line = text, *next; line; line = next) {
-    next = strchr(line, '\n');
-    if (next)
-      *next++ = '\0';
-    p->line++;
-    p->n = 0;
-    for (char *c = line; *c;) { /* split on blanks in place (strtok is not thread-safe) */
-      while (*c == ' ' || *c == '\t' || *c == '\r')
-        *c++ = '\0';
-      if (!*c)
-        break;
-      if (p->n == MAX_WORDS)
-        return bad(p, TE_ERR_PARSE, "too many words after", c);
-      p->w[p->n++] = c;
-      while (*c && *c != ' ' && *c != '\t' && *c != '\r')
-        c++;
-    }
-    if (p->n == 0 || p->w[0][0] == '#')
-      continue;
-    te_status st = run_step(p);
-    if (st != TE_OK)
-      return st;
-  }
-  return TE_OK;
+  return sch_replay(s, trace, 1);
 }
 
 te_status te_schedule_replay(te_schedule *s, const char *trace) {

@@ -199,6 +199,7 @@ _PROTOS = {
     "te_tail_name": (CS, [INT]),
     "te_schedule_trace": (P, [P]),
     "te_schedule_replay": (S, [P, CS]),
+    "te_specialize": (S, [P, P, PP]),
     # build.h
     "te_target_parse": (P, [P, CS]),
     "te_target_str": (CS, [P]),

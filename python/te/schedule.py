@@ -326,6 +326,21 @@ class Schedule:
                                             ctypes.byref(out)), "te_rfactor")
         return Tensor(self.ctx, out.value, "compute", None)
 
+    def specialize(self, cond):
+        """A branch of this schedule taken when cond holds at run time (te_specialize): a
+        condition over the computation's sizes, stride variables and parameters (e.g.
+        ``te.all(n % 16 == 0, cs == 1)``). Returns the branch, a Schedule that starts as a copy
+        of this one and is scheduled on its own; branches are tried in the order made, then
+        this schedule. te.ScheduleError for a condition that uses a loop variable or reads a
+        tensor."""
+        if not hasattr(cond, "handle"):
+            raise errors.InvalidArgError("specialize: cond must be a te expression, got %s"
+                                         % type(cond).__name__)
+        out = ctypes.c_void_p()
+        errors.check(self.ctx, L.te_specialize(self._p, cond.handle, ctypes.byref(out)),
+                     "te_specialize")
+        return Schedule(self.ctx, out.value, self.outputs)
+
     def trace(self):
         """The primitives applied so far, one step a line (replayable text)."""
         return _lib.take_string(L.te_schedule_trace(self._p)) or ""

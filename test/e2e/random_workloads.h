@@ -33,13 +33,15 @@ enum prim {
   P_RFACTOR,
   P_REORDER_STORAGE,
   P_BIND,
+  P_SPECIALIZE,
   P_COUNT
 };
 
 static const char *const prim_name[P_COUNT] = {
-    "split",      "split_nparts", "tile",        "fuse",    "reorder",         "unroll",
-    "parallel",   "vectorize",    "set_tail",    "pragma",  "compute_inline",  "compute_root",
-    "compute_at", "cache_read",   "cache_write", "rfactor", "reorder_storage", "bind"};
+    "split",          "split_nparts",    "tile",       "fuse",       "reorder",
+    "unroll",         "parallel",        "vectorize",  "set_tail",   "pragma",
+    "compute_inline", "compute_root",    "compute_at", "cache_read", "cache_write",
+    "rfactor",        "reorder_storage", "bind",       "specialize"};
 
 #define BIT(p) (1u << (p))
 #define LOOP_PRIMS                                                                                 \
@@ -290,7 +292,7 @@ static void symbolic_workload(workload *w) {
                   1,
                   BIT(P_SPLIT) | BIT(P_SPLIT_NPARTS) | BIT(P_FUSE) | BIT(P_REORDER) | BIT(P_TILE) |
                       BIT(P_PARALLEL) | BIT(P_UNROLL) | BIT(P_PRAGMA) | BIT(P_CACHE_READ) |
-                      BIT(P_CACHE_WRITE),
+                      BIT(P_CACHE_WRITE) | BIT(P_SPECIALIZE),
                   2,
                   {{0}},
                   {{0}},

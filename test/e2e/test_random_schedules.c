@@ -12,7 +12,8 @@
  * dependent axis (whose order many random schedules break: te_build refuses those). On each, random
  * sequences of primitives are applied with random arguments (split, split_nparts, tile, fuse,
  * reorder, unroll, parallel, vectorize, set_tail, pragma unroll_max_step/prefetch,
- * compute_inline/root/at, cache_read, cache_write, rfactor, reorder_storage) at a random
+ * compute_inline/root/at, cache_read, cache_write, rfactor, reorder_storage, and te_specialize
+ * on a random condition over the sizes with a random branch schedule) at a random
  * parallel thread count. A primitive may refuse its arguments: the step is then skipped and its
  * error cleared, so what remains is a legal schedule; te_build may still refuse it with
  * TE_ERR_SCHEDULE (a vectorized loop without a constant extent) and a message. A schedule that
@@ -285,6 +286,46 @@ static void random_schedule(workload *w, te_schedule *s) {
   }
 }
 
+/* te_specialize on a random condition over an input's extents (symbolic: the symbolic
+   workload's two sizes meet and miss it; constant: it folds to true or false), the branch
+   scheduled at random on its own. */
+static te_expr *random_condition(workload *w) {
+  static const int64_t consts[] = {1, 2, 5, 7, 8, 13, 16};
+  te_tensor *in = w->t[rnd((uint32_t)w->nin)];
+  int nd = te_tensor_ndim(in);
+  if (nd < 1)
+    return NULL;
+  te_expr *d = te_tensor_dim(in, (int)rnd((uint32_t)nd));
+  te_expr *c = te_int(tt_ctx, consts[rnd(7)]);
+  te_expr *a;
+  switch (rnd(4)) {
+  case 0:
+    a = te_eq(te_floormod(d, te_int(tt_ctx, 1 + (int64_t)rnd(5))), te_int(tt_ctx, 0));
+    break;
+  case 1:
+    a = te_lt(d, c);
+    break;
+  case 2:
+    a = te_eq(d, c);
+    break;
+  default:
+    a = te_ge(d, c);
+  }
+  return rnd(3) ? a : te_and(a, random_condition(w));
+}
+
+static void random_specialize(workload *w, te_schedule *s) {
+  uint64_t saved = rng_state; /* a stream of its own: the general schedule stays the seed's */
+  rng_state = saved * 0x9E3779B97F4A7C15ULL + 77;
+  te_expr *cond = random_condition(w);
+  te_schedule *b = NULL;
+  if (cond)
+    step(P_SPECIALIZE, te_specialize(s, cond, &b));
+  if (b)
+    random_schedule(w, b);
+  rng_state = saved;
+}
+
 /* ---------------------------------------------------------------- checking a schedule */
 
 /* The trace of s replays on a fresh schedule of the same computation to the same loop IR. */
@@ -345,7 +386,14 @@ static void random_case(workload *w, uint64_t seed) {
   int threads = 1 + (int)rnd(4);
   te_set_num_threads(threads);
   te_schedule *s = new_schedule(w);
+  /* 0, 1: a specialization before or after the general steps; drawn from the seed, not the
+     generator, so the general schedule of every older seed stays what it was */
+  int special = (int)(((seed * 0x9E3779B97F4A7C15ULL) >> 59) % 6);
+  if (special == 0)
+    random_specialize(w, s);
   random_schedule(w, s);
+  if (special == 1)
+    random_specialize(w, s);
   char *trace = te_schedule_trace(s);
   const char *verbose = getenv("TE_RANDOM_SCHEDULES_VERBOSE");
   if (verbose)

@@ -274,6 +274,54 @@ static te_status elementwise(te_ctx *ctx) {
   return TE_OK;
 }
 
+/* te_specialize: C[i] = A[i] * 2 over a symbolic n, split by 8 and vectorized, with a branch
+   under n % 16 == 0 split again; the trace replayed on a fresh schedule, which is built and
+   called at a size that takes the branch and one that does not. */
+static te_status specialize(te_ctx *ctx) {
+  te_expr *n, *i;
+  TRY_NN(ctx, n, te_var(ctx, "n"));
+  TRY_NN(ctx, i, te_var(ctx, "i"));
+  te_tensor *A, *C;
+  TRY_NN(ctx, A, te_placeholder(ctx, "A", TE_F32, 1, (te_expr *[]){n}));
+  te_expr *body = te_mul(te_at(A, 1, (te_expr *[]){i}), te_float(ctx, TE_F32, 2));
+  TRY_NN(ctx, C, te_compute(ctx, "C", 1, (te_expr *[]){n}, (te_expr *[]){i}, body));
+  te_schedule *s, *b, *r;
+  TRY_NN(ctx, s, te_schedule_new(ctx, 1, &C));
+  te_stage *st;
+  TRY_NN(ctx, st, te_stage_of(s, C));
+  te_iter *o, *in;
+  TRY(ctx, te_split(st, te_axis(st, 0), 8, &o, &in));
+  TRY(ctx, te_vectorize(st, in));
+  te_expr *cond = te_eq(te_floormod(n, te_int(ctx, 16)), te_int(ctx, 0));
+  TRY(ctx, te_specialize(s, cond, &b));
+  TRY_NN(ctx, st, te_stage_of(b, C));
+  TRY(ctx, te_split(st, te_leaf(st, 0), 2, &o, &in));
+  char *trace;
+  TRY_NN(ctx, trace, te_schedule_trace(s));
+  r = te_schedule_new(ctx, 1, &C);
+  te_status st_replay = r ? te_schedule_replay(r, trace) : te_last_status(ctx);
+  te_free(trace);
+  TRY(ctx, st_replay);
+  te_target *t;
+  TRY_NN(ctx, t, te_target_parse(ctx, "llvm"));
+  te_module *mod;
+  TRY(ctx, te_build(r, "sp", 2, (te_tensor *[]){A, C}, 0, NULL, t, &mod));
+  for (int64_t len = 32; len > 0; len -= 11) { /* 32 (the branch), 21 (the general), 10 */
+    float xa[32], xc[32];
+    fill(xa, (int)len, 3);
+    for (int q = 0; q < 32; q++)
+      xc[q] = NAN;
+    DLTensor da = {
+        .data = xa, .device = {kDLCPU, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = &len};
+    DLTensor dc = da;
+    dc.data = xc;
+    TRY(ctx, te_module_call(mod, "sp", 2, (DLTensor *[]){&da, &dc}, 0, NULL));
+    for (int q = 0; q < len; q++)
+      cr_expect(close_to(xc[q], 2.0 * xa[q]), "n = %lld: C[%d] = %g", (long long)len, q, xc[q]);
+  }
+  return TE_OK;
+}
+
 /* The multi-stage pipeline: C = (2 A) x B with P = 2 A inlined, C cached in local storage
    (cache_write) computed at C's tile loop (compute_at), C's tiles 4 x 8, the cache's k split and
    reordered, its inner loop vectorized, C's outer loop parallel. 13 x 16 x 7: tiles with tails. */
@@ -600,6 +648,7 @@ static te_status gpu(te_ctx *ctx) {
 
 Test(fault_sweep, elementwise, .timeout = 900) { sweep("elementwise", elementwise); }
 Test(fault_sweep, pipeline, .timeout = 900) { sweep("pipeline", pipeline); }
+Test(fault_sweep, specialize, .timeout = 900) { sweep("specialize", specialize); }
 Test(fault_sweep, save_static_library, .timeout = 900) { sweep("save", save); }
 Test(fault_sweep, parse_and_build, .timeout = 900) { sweep("parse", parse); }
 Test(fault_sweep, short_tune, .timeout = 900) { sweep("tune", tune); }
