@@ -196,6 +196,8 @@ static ir_stmt *reduce_init(nest *n, te_stage *st, te_expr *const idx[]) {
 static ir_stmt *stage_nest(nest *n, te_stage *st) {
   te_ctx *ctx = n->ctx;
   sch_op *op = st->op;
+  if (op->ext) /* no loops: one call (extern.c) */
+    return sch_extern_stmt(st);
   ir_map *values = sch_iter_values(st, n->an);
   if (!values)
     return NULL;
@@ -310,6 +312,8 @@ te_status sch_schedule_to_stmt(te_schedule *s, ir_stmt **out) {
   te_status r = sch_check_scans(s);
   if (r == TE_OK)
     r = loops_of(&n, out);
+  if (r == TE_OK && (r = sch_check_externs(s)) != TE_OK) /* after bound inference */
+    *out = NULL;
   sch_unplace_lifted(s);
   return r;
 }
