@@ -310,3 +310,54 @@ Test(extern_stage, nonzero_return_is_the_kernels_error) {
   /* the kernel still works on the next call once the function succeeds: nothing was leaked
      (the ASan build checks) */
 }
+
+/* ---------------------------------------------------------------- workload text */
+
+Test(extern_stage, workload_text_round_trip) {
+  const char *text = "P[i, j] = A[i, j]*2.0f + 1.0f;\n"
+                     "E[i, j] = extern(te_test_extern_scale_rows, P);\n"
+                     "Y[i, j] = E[i, j] + 1.0f\n"
+                     "where A: f32[n, 5], E: f32[n, 5]";
+  int nout;
+  te_tensor **outs;
+  TT_OK(te_parse(tt_ctx, text, &nout, &outs));
+  cr_assert_eq(nout, 1);
+  char *canon = TT_NN(te_workload_text(nout, outs));
+  cr_assert(strstr(canon, "E[ax0, ax1] = extern(te_test_extern_scale_rows, P)"), "%s", canon);
+  cr_assert(strstr(canon, "E: f32[n, 5]"), "%s", canon);
+  int n2;
+  te_tensor **outs2;
+  TT_OK(te_parse(tt_ctx, canon, &n2, &outs2));
+  char *again = TT_NN(te_workload_text(n2, outs2));
+  cr_assert_str_eq(again, canon);
+  /* built and run: the symbol is found by dlsym */
+  int nin;
+  te_tensor **ins;
+  TT_OK(te_workload_inputs(n2, outs2, &nin, &ins, NULL, NULL));
+  cr_assert_eq(nin, 1);
+  te_module *mod = tt_build(tt_schedule1(outs2[0]), "wk", 2, TT_TENSORS(ins[0], outs2[0]), 0,
+                            NULL);
+  tt_buf *a = TT_ALLOC(TE_F32, 3, 5), *got = TT_ALLOC(TE_F32, 3, 5), *ref = TT_ALLOC(TE_F32, 3, 5);
+  tt_fill(a, 11);
+  for (int64_t q = 0; q < 15; q++)
+    tt_set(ref, q, (tt_get(a, q) * 2 + 1) * 10 + (double)(q % 5) + 1);
+  tt_poison(got);
+  tt_call(mod, "wk", 2, TT_BUFS(a, got), 0, NULL);
+  tt_assert_close(got, ref, 1);
+  te_free(canon);
+  te_free(again);
+  /* an extern without a symbol has no text */
+  te_tensor *X = tt_placeholder("X", TE_F32, 1, TT_SHAPE(4));
+  te_tensor *J = TT_NN(te_extern(tt_ctx, "J", TE_F32, 1, TE_EXPRS(CI(4)), 1, &X, fail_seven, NULL));
+  cr_assert_null(te_workload_text(1, &J));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "extern stage 'J' has no symbol");
+  te_clear_error(tt_ctx);
+  /* misuse in the text */
+  cr_assert_neq(te_parse(tt_ctx, "E[i] = extern(f, A) where A: f32[4]", &nout, &outs), TE_OK);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SHAPE, "extern stage 'E' needs its dtype and shape declared");
+  te_clear_error(tt_ctx);
+  cr_assert_neq(te_parse(tt_ctx, "E[i] = extern(f, A[i]) where A: f32[4], E: f32[4]", &nout,
+                         &outs),
+                TE_OK);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_PARSE, "the inputs of extern are names of tensors");
+}
