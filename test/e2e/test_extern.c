@@ -146,6 +146,14 @@ static void check_pipeline(te_extern_fn fn, const char *what) {
   for (int kind = 0; kind < 4; kind++) {
     te_schedule *s = tt_schedule1(Y);
     schedule_pipeline(s, P, E, Y, kind);
+    /* the trace (compute_at of the extern included) replays to itself */
+    char *trace = TT_NN(te_schedule_trace(s));
+    te_schedule *r = tt_schedule1(Y);
+    TT_OK(te_schedule_replay(r, trace));
+    char *again = TT_NN(te_schedule_trace(r));
+    cr_assert_str_eq(again, trace);
+    te_free(trace);
+    te_free(again);
     te_module *mod = tt_build(s, "pipe", 4, TT_TENSORS(A, B, c, Y), 0, NULL);
     tt_poison(got);
     atomic_store(&matmul_calls, 0);

@@ -208,3 +208,12 @@ Test(err_extern, build_and_save) {
   TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "kernel 'k4' calls extern stage 'J' through a "
                 "function pointer", "give te_extern a symbol");
 }
+
+Test(err_extern, tuner_refuses) {
+  pipeline();
+  te_tune_options o = {0};
+  o.log_path = "/tmp/te_extern_never_written.jsonl";
+  cr_assert_eq(te_tune(tt_ctx, 1, &Y, tt_target(), &o), TE_ERR_UNSUPPORTED);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "'E' is an extern stage",
+                "does not tune workloads with extern stages");
+}
