@@ -132,7 +132,8 @@ TE_API te_tensor *te_scan(te_ctx *, const char *name, te_tensor *state, int scan
    strides the caller's DLTensor has. The function writes every element of output and nothing
    else; it returns 0 on success. Any other value stops the kernel: the kernel returns
    TE_ERR_RUNTIME with the message "kernel 'K': extern stage 'NAME' (function 'SYMBOL') failed
-   (got V)", V the value returned (te_rt_last_error, or te_last_error after te_module_call).
+   (got V)", V the value returned ("(function ...)" only when there is a symbol; the message is
+   te_rt_last_error's, and te_last_error's after te_module_call).
    Lifetime: the DLTensors, their shape and strides arrays and the buffers te allocates live
    for the duration of the call only; the function must not keep pointers to them.
    Threading: a stage computed inside a parallel loop (te_compute_at at or inside a te_parallel

@@ -132,8 +132,11 @@ bool cg_call_extern(cg_llvm *cg, ir_stmt *s) {
   LLVMValueRef args[3] = {LLVMConstInt(cg->t_i32, (unsigned)nin, 0), inputs, output};
   LLVMValueRef rc = LLVMBuildCall2(cg->b, fty, fn, args, 3, "ext_rc");
   char msg[512];
-  snprintf(msg, sizeof msg, "kernel '%s': extern stage '%s' (function '%s') failed", cg->kernel,
-           c->stage, c->symbol ? c->symbol : "given to te_extern");
+  if (c->symbol)
+    snprintf(msg, sizeof msg, "kernel '%s': extern stage '%s' (function '%s') failed",
+             cg->kernel, c->stage, c->symbol);
+  else
+    snprintf(msg, sizeof msg, "kernel '%s': extern stage '%s' failed", cg->kernel, c->stage);
   LLVMValueRef bad = LLVMBuildICmp(cg->b, LLVMIntNE, rc, LLVMConstNull(cg->t_i32), "");
   cg_fail_with_value(cg, bad, TE_ERR_RUNTIME, msg, LLVMBuildSExt(cg->b, rc, cg->t_i64, ""));
   return true;
