@@ -96,7 +96,10 @@ static const char *const pipeline_schedules[] = {
     "Y: i split by 8 parallel, j split by 8 vectorized; P: k split by 4 vectorized",
     "P and E at Y's i.o (E whole, once per block of rows)",
     "P and E at Y's i.o, i.o parallel (E called concurrently)",
+    "B cached for E (te_cache_read with the extern as reader), the cache at root",
 };
+
+static te_tensor *pipeline_B; /* B of the pipeline, for kind 4 */
 
 static void schedule_pipeline(te_schedule *s, te_tensor *P, te_tensor *E, te_tensor *Y,
                               int kind) {
@@ -104,6 +107,12 @@ static void schedule_pipeline(te_schedule *s, te_tensor *P, te_tensor *E, te_ten
   te_iter *io, *ii, *jo, *ji, *ko, *ki;
   if (kind == 0)
     return;
+  if (kind == 4) {
+    te_tensor *cache = NULL;
+    TT_OK(te_cache_read(s, pipeline_B, TE_SCOPE_GLOBAL, 1, (te_stage *[]){tt_stage(s, E)},
+                        &cache));
+    return;
+  }
   TT_OK(te_split(sy, te_axis(sy, 0), 8, &io, &ii));
   if (kind == 1) {
     TT_OK(te_parallel(sy, io));
@@ -143,7 +152,8 @@ static void check_pipeline(te_extern_fn fn, const char *what) {
   tt_ref_matmul(p, b, e, M, N, K);
   for (int64_t q = 0; q < M * N; q++)
     tt_set(ref, q, fmax(tt_get(e, q), 0) * 0.5 + tt_get(cc, q % N));
-  for (int kind = 0; kind < 4; kind++) {
+  pipeline_B = B;
+  for (int kind = 0; kind < 5; kind++) {
     te_schedule *s = tt_schedule1(Y);
     schedule_pipeline(s, P, E, Y, kind);
     /* the trace (compute_at of the extern included) replays to itself */
@@ -154,13 +164,19 @@ static void check_pipeline(te_extern_fn fn, const char *what) {
     cr_assert_str_eq(again, trace);
     te_free(trace);
     te_free(again);
+    if (kind == 4) {
+      char *ir = TT_NN(te_lower_text(s, 4, TT_TENSORS(A, B, c, Y), 0, NULL));
+      cr_assert(strstr(ir, "call_extern E = <fn>(P[37, 19; 19, 1], B_global[19, 23; 23, 1])"),
+                "%s", ir);
+      te_free(ir);
+    }
     te_module *mod = tt_build(s, "pipe", 4, TT_TENSORS(A, B, c, Y), 0, NULL);
     tt_poison(got);
     atomic_store(&matmul_calls, 0);
     tt_call(mod, "pipe", 4, TT_BUFS(a, b, cc, got), 0, NULL);
     tt_note("%s, schedule: %s", what, pipeline_schedules[kind]);
     tt_assert_close(got, ref, K);
-    int expect = kind >= 2 ? (M + 7) / 8 : 1;
+    int expect = kind == 2 || kind == 3 ? (M + 7) / 8 : 1;
     cr_assert_eq(atomic_load(&matmul_calls), expect, "%s: %s: the extern ran %d times, not %d",
                  what, pipeline_schedules[kind], atomic_load(&matmul_calls), expect);
   }
