@@ -4,11 +4,13 @@
  *   OpenBLAS, and a hand-written C matmul always) -> Y = relu(E) * 0.5 + c[j] (te),
  *   under the default schedule and schedules that split, vectorize and parallelize the te
  *   stages, compute P and E at Y's row-block loop (E then called once per block, whole), and
- *   run that block loop in parallel (the extern called concurrently);
+ *   run that block loop in parallel (the extern called concurrently), and cache B for the
+ *   extern (te_cache_read with the extern as reader); every schedule's trace replays;
  *   an extern that is the kernel's output, with symbolic sizes, its buffer checked;
  *   an extern reading a strided input (te_placeholder_strided) gets the caller's strides;
  *   a function found by dlsym (symbol only; this executable exports its symbols);
- *   a non-zero return fails the call with TE_ERR_RUNTIME naming the stage and the value.
+ *   a non-zero return fails the call with TE_ERR_RUNTIME naming the stage and the value;
+ *   the workload text of an extern (extern(SYMBOL, ...)) round-trips, builds and runs.
  * The hand-written functions check every field of the DLTensors they are given and fail with
  * a distinct code when one is wrong.
  */
