@@ -56,8 +56,7 @@ static LLVMValueRef dltensor(cg_llvm *cg, ir_buffer *b, te_expr *const *exprs) {
   LLVMTypeRef dt_t = LLVMStructGetTypeAtIndex(cg->t_dltensor, 3);
   LLVMValueRef dev[2] = {LLVMConstInt(cg->t_i32, kDLCPU, 0), LLVMConstInt(cg->t_i32, 0, 0)};
   LLVMValueRef dt[3] = {LLVMConstInt(cg->t_i8, b->dtype.code, 0),
-                        LLVMConstInt(cg->t_i8, b->dtype.bits, 0),
-                        LLVMConstInt(cg->t_i16, 1, 0)};
+                        LLVMConstInt(cg->t_i8, b->dtype.bits, 0), LLVMConstInt(cg->t_i16, 1, 0)};
   set_field(cg, dl, 0, data);
   set_field(cg, dl, 1, LLVMConstNamedStruct(dev_t, dev, 2));
   set_field(cg, dl, 2, LLVMConstInt(cg->t_i32, (unsigned)b->ndim, 0));
@@ -133,8 +132,8 @@ bool cg_call_extern(cg_llvm *cg, ir_stmt *s) {
   LLVMValueRef rc = LLVMBuildCall2(cg->b, fty, fn, args, 3, "ext_rc");
   char msg[512];
   if (c->symbol)
-    snprintf(msg, sizeof msg, "kernel '%s': extern stage '%s' (function '%s') failed",
-             cg->kernel, c->stage, c->symbol);
+    snprintf(msg, sizeof msg, "kernel '%s': extern stage '%s' (function '%s') failed", cg->kernel,
+             c->stage, c->symbol);
   else
     snprintf(msg, sizeof msg, "kernel '%s': extern stage '%s' failed", cg->kernel, c->stage);
   LLVMValueRef bad = LLVMBuildICmp(cg->b, LLVMIntNE, rc, LLVMConstNull(cg->t_i32), "");

@@ -243,10 +243,10 @@ typedef struct ir_closure {
    statement's exprs, in argument order). Before storage flattening the arguments are tensors,
    after it buffers. A non-zero return stops the kernel with TE_ERR_RUNTIME (codegen). */
 typedef struct ir_extern_call {
-  const char *stage;  /* the extern stage's name, for messages */
-  const char *symbol; /* the C name an ahead-of-time kernel calls, or NULL */
-  te_extern_fn fn;    /* the function a JIT-compiled kernel calls, or NULL */
-  int nargs;          /* inputs, then the output */
+  const char *stage;   /* the extern stage's name, for messages */
+  const char *symbol;  /* the C name an ahead-of-time kernel calls, or NULL */
+  te_extern_fn fn;     /* the function a JIT-compiled kernel calls, or NULL */
+  int nargs;           /* inputs, then the output */
   te_tensor **tensors; /* before storage_flatten */
   ir_buffer **buffers; /* after storage_flatten (NULL before) */
 } ir_extern_call;

@@ -428,8 +428,8 @@ static bool build_extern(ps_builder *b, const ps_stmt *st, int si) {
     s->read = true;
     in[k] = s->tensor;
   }
-  te_tensor *t = te_extern(b->ctx, lhs->name, decl->dtype, lhs->nargs, b->syms[si].shape,
-                           nin, in, NULL, n->args[0]->name);
+  te_tensor *t = te_extern(b->ctx, lhs->name, decl->dtype, lhs->nargs, b->syms[si].shape, nin, in,
+                           NULL, n->args[0]->name);
   if (!t)
     return mark_fail(b, lhs);
   b->syms[si].tensor = t;

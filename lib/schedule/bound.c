@@ -266,9 +266,9 @@ static te_status region_at(te_stage *p, ir_analyzer *an) {
     ir_interval clamped = {ir_simplify(an, lo), ir_simplify(an, hi)};
     p->root[d]->dom_min = clamped.min;
     p->root[d]->dom_extent = ir_interval_extent(an, clamped);
-    p->root[d]->alloc_extent = whole ? p->op->shape[d]
-                                     : storage_extent(ctx, an, r, p->root[d]->dom_extent,
-                                                      p->op->shape[d]);
+    p->root[d]->alloc_extent =
+        whole ? p->op->shape[d]
+              : storage_extent(ctx, an, r, p->root[d]->dom_extent, p->op->shape[d]);
     if (!p->root[d]->dom_min || !p->root[d]->alloc_extent)
       return te_last_status(ctx);
   }

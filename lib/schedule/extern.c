@@ -23,14 +23,13 @@ static const char *const axis_names[TE_MAX_DIMS] = {"ax0", "ax1", "ax2", "ax3",
 static bool check_inputs(te_ctx *ctx, const char *name, int ninputs, te_tensor *const inputs[]) {
   const char *fn = "te_extern";
   if (ninputs < 0 || ninputs > TE_EXTERN_MAX_INPUTS) {
-    ir_error(ctx, TE_ERR_INVALID_ARG,
-             "%s: extern stage '%s': ninputs must be in [0, %d] (got %d)", fn, name,
-             TE_EXTERN_MAX_INPUTS, ninputs);
+    ir_error(ctx, TE_ERR_INVALID_ARG, "%s: extern stage '%s': ninputs must be in [0, %d] (got %d)",
+             fn, name, TE_EXTERN_MAX_INPUTS, ninputs);
     return false;
   }
   if (ninputs > 0 && !inputs) {
-    ir_error(ctx, TE_ERR_INVALID_ARG, "%s: extern stage '%s': inputs is NULL but ninputs is %d",
-             fn, name, ninputs);
+    ir_error(ctx, TE_ERR_INVALID_ARG, "%s: extern stage '%s': inputs is NULL but ninputs is %d", fn,
+             name, ninputs);
     return false;
   }
   for (int k = 0; k < ninputs; k++) {
@@ -65,8 +64,8 @@ static te_tensor *extern_impl(te_ctx *ctx, const char *name, te_dtype dtype, int
     return NULL;
   }
   if (symbol && !sch_is_identifier(symbol)) {
-    ir_error(ctx, TE_ERR_INVALID_ARG,
-             "%s: extern stage '%s': symbol '%s' is not a C identifier", api, name, symbol);
+    ir_error(ctx, TE_ERR_INVALID_ARG, "%s: extern stage '%s': symbol '%s' is not a C identifier",
+             api, name, symbol);
     return NULL;
   }
   if (dtype.lanes != 1 || !ir_dtype_supported(dtype)) {

@@ -559,8 +559,8 @@ static void extern_workload(workload *w, int64_t M, int64_t N, int64_t K) {
   te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
   te_tensor *P = TT_NN(te_compute(tt_ctx, "P", 2, TE_EXPRS(I(M), I(K)), TE_EXPRS(i, j),
                                   te_add(te_mul(tt_at2(A, i, j), F(2)), F(1))));
-  te_tensor *E = TT_NN(te_extern(tt_ctx, "E", TE_F32, 2, TE_EXPRS(I(M), I(N)), 2,
-                                 TT_TENSORS(P, B), extern_matmul, "extern_matmul"));
+  te_tensor *E = TT_NN(te_extern(tt_ctx, "E", TE_F32, 2, TE_EXPRS(I(M), I(N)), 2, TT_TENSORS(P, B),
+                                 extern_matmul, "extern_matmul"));
   te_tensor *Y = TT_NN(te_compute(tt_ctx, "Y", 2, TE_EXPRS(I(M), I(N)), TE_EXPRS(i, j),
                                   te_mul(te_max(tt_at2(E, i, j), F(0)), F(0.5))));
   *w = (workload){.name = "extern",

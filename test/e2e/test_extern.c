@@ -80,8 +80,7 @@ static int hand_matmul(int32_t nin, const DLTensor *const in[], DLTensor *out) {
 #ifdef TE_TEST_HAVE_CBLAS
 static int blas_matmul(int32_t nin, const DLTensor *const in[], DLTensor *out) {
   atomic_fetch_add(&matmul_calls, 1);
-  if (nin != 2 || bad_compact_f32(in[0], 2) || bad_compact_f32(in[1], 2) ||
-      bad_compact_f32(out, 2))
+  if (nin != 2 || bad_compact_f32(in[0], 2) || bad_compact_f32(in[1], 2) || bad_compact_f32(out, 2))
     return 100;
   int M = (int)in[0]->shape[0], K = (int)in[0]->shape[1], N = (int)in[1]->shape[1];
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, in[0]->data,
@@ -103,16 +102,14 @@ static const char *const pipeline_schedules[] = {
 
 static te_tensor *pipeline_B; /* B of the pipeline, for kind 4 */
 
-static void schedule_pipeline(te_schedule *s, te_tensor *P, te_tensor *E, te_tensor *Y,
-                              int kind) {
+static void schedule_pipeline(te_schedule *s, te_tensor *P, te_tensor *E, te_tensor *Y, int kind) {
   te_stage *sy = tt_stage(s, Y), *sp = tt_stage(s, P);
   te_iter *io, *ii, *jo, *ji, *ko, *ki;
   if (kind == 0)
     return;
   if (kind == 4) {
     te_tensor *cache = NULL;
-    TT_OK(te_cache_read(s, pipeline_B, TE_SCOPE_GLOBAL, 1, (te_stage *[]){tt_stage(s, E)},
-                        &cache));
+    TT_OK(te_cache_read(s, pipeline_B, TE_SCOPE_GLOBAL, 1, (te_stage *[]){tt_stage(s, E)}, &cache));
     return;
   }
   TT_OK(te_split(sy, te_axis(sy, 0), 8, &io, &ii));
@@ -138,11 +135,11 @@ static void check_pipeline(te_extern_fn fn, const char *what) {
   te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
   te_tensor *P = TT_NN(te_compute(tt_ctx, "P", 2, TE_EXPRS(CI(M), CI(K)), TE_EXPRS(i, j),
                                   te_add(te_mul(tt_at2(A, i, j), F(2)), F(1))));
-  te_tensor *E = TT_NN(te_extern(tt_ctx, "E", TE_F32, 2, TE_EXPRS(CI(M), CI(N)), 2,
-                                 TT_TENSORS(P, B), fn, NULL));
-  te_tensor *Y = TT_NN(te_compute(tt_ctx, "Y", 2, TE_EXPRS(CI(M), CI(N)), TE_EXPRS(i, j),
-                                  te_add(te_mul(te_max(tt_at2(E, i, j), F(0)), F(0.5)),
-                                         tt_at1(c, j))));
+  te_tensor *E = TT_NN(
+      te_extern(tt_ctx, "E", TE_F32, 2, TE_EXPRS(CI(M), CI(N)), 2, TT_TENSORS(P, B), fn, NULL));
+  te_tensor *Y =
+      TT_NN(te_compute(tt_ctx, "Y", 2, TE_EXPRS(CI(M), CI(N)), TE_EXPRS(i, j),
+                       te_add(te_mul(te_max(tt_at2(E, i, j), F(0)), F(0.5)), tt_at1(c, j))));
   tt_buf *a = TT_ALLOC(TE_F32, M, K), *b = TT_ALLOC(TE_F32, K, N), *cc = TT_ALLOC(TE_F32, N);
   tt_buf *p = TT_ALLOC(TE_F32, M, K), *e = TT_ALLOC(TE_F32, M, N), *ref = TT_ALLOC(TE_F32, M, N);
   tt_buf *got = TT_ALLOC(TE_F32, M, N);
@@ -168,8 +165,8 @@ static void check_pipeline(te_extern_fn fn, const char *what) {
     te_free(again);
     if (kind == 4) {
       char *ir = TT_NN(te_lower_text(s, 4, TT_TENSORS(A, B, c, Y), 0, NULL));
-      cr_assert(strstr(ir, "call_extern E = <fn>(P[37, 19; 19, 1], B_global[19, 23; 23, 1])"),
-                "%s", ir);
+      cr_assert(strstr(ir, "call_extern E = <fn>(P[37, 19; 19, 1], B_global[19, 23; 23, 1])"), "%s",
+                ir);
       te_free(ir);
     }
     te_module *mod = tt_build(s, "pipe", 4, TT_TENSORS(A, B, c, Y), 0, NULL);
@@ -291,8 +288,8 @@ static int copy_strided(int32_t nin, const DLTensor *const in[], DLTensor *out) 
 
 Test(extern_stage, strided_input) {
   te_expr *s0 = te_var(tt_ctx, "s0"), *s1 = te_var(tt_ctx, "s1");
-  te_tensor *X = TT_NN(te_placeholder_strided(tt_ctx, "X", TE_F32, 2, TE_EXPRS(CI(4), CI(5)),
-                                              TE_EXPRS(s0, s1)));
+  te_tensor *X = TT_NN(
+      te_placeholder_strided(tt_ctx, "X", TE_F32, 2, TE_EXPRS(CI(4), CI(5)), TE_EXPRS(s0, s1)));
   te_tensor *E = TT_NN(te_extern(tt_ctx, "E", TE_F32, 2, TE_EXPRS(CI(4), CI(5)), 1, TT_TENSORS(X),
                                  copy_strided, NULL));
   te_module *mod = tt_build(tt_schedule1(E), "strk", 2, TT_TENSORS(X, E), 0, NULL);
@@ -323,8 +320,8 @@ Test(extern_stage, nonzero_return_is_the_kernels_error) {
   te_tensor *E = TT_NN(te_extern(tt_ctx, "Failing", TE_F32, 1, TE_EXPRS(CI(8)), 1, TT_TENSORS(X),
                                  fail_seven, "fail_seven"));
   te_expr *i = te_var(tt_ctx, "i");
-  te_tensor *Y = TT_NN(te_compute(tt_ctx, "Y", 1, TE_EXPRS(CI(8)), TE_EXPRS(i),
-                                  te_add(tt_at1(E, i), F(1))));
+  te_tensor *Y =
+      TT_NN(te_compute(tt_ctx, "Y", 1, TE_EXPRS(CI(8)), TE_EXPRS(i), te_add(tt_at1(E, i), F(1))));
   te_module *mod = tt_build(tt_schedule1(Y), "failk", 2, TT_TENSORS(X, Y), 0, NULL);
   tt_buf *x = TT_ALLOC(TE_F32, 8), *y = TT_ALLOC(TE_F32, 8);
   tt_fill(x, 4);
@@ -361,8 +358,7 @@ Test(extern_stage, workload_text_round_trip) {
   te_tensor **ins;
   TT_OK(te_workload_inputs(n2, outs2, &nin, &ins, NULL, NULL));
   cr_assert_eq(nin, 1);
-  te_module *mod = tt_build(tt_schedule1(outs2[0]), "wk", 2, TT_TENSORS(ins[0], outs2[0]), 0,
-                            NULL);
+  te_module *mod = tt_build(tt_schedule1(outs2[0]), "wk", 2, TT_TENSORS(ins[0], outs2[0]), 0, NULL);
   tt_buf *a = TT_ALLOC(TE_F32, 3, 5), *got = TT_ALLOC(TE_F32, 3, 5), *ref = TT_ALLOC(TE_F32, 3, 5);
   tt_fill(a, 11);
   for (int64_t q = 0; q < 15; q++)
@@ -382,8 +378,7 @@ Test(extern_stage, workload_text_round_trip) {
   cr_assert_neq(te_parse(tt_ctx, "E[i] = extern(f, A) where A: f32[4]", &nout, &outs), TE_OK);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_SHAPE, "extern stage 'E' needs its dtype and shape declared");
   te_clear_error(tt_ctx);
-  cr_assert_neq(te_parse(tt_ctx, "E[i] = extern(f, A[i]) where A: f32[4], E: f32[4]", &nout,
-                         &outs),
+  cr_assert_neq(te_parse(tt_ctx, "E[i] = extern(f, A[i]) where A: f32[4], E: f32[4]", &nout, &outs),
                 TE_OK);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_PARSE, "the inputs of extern are names of tensors");
 }

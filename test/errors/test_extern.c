@@ -27,8 +27,8 @@ static void pipeline(void) {
   X = tt_placeholder("X", TE_F32, 2, TT_SHAPE(10, 12));
   P = TT_NN(te_compute(tt_ctx, "P", 2, TE_EXPRS(CI(10), CI(12)), TE_EXPRS(i, j),
                        te_add(tt_at2(X, i, j), te_float(tt_ctx, TE_F32, 1))));
-  E = TT_NN(te_extern(tt_ctx, "E", TE_F32, 2, TE_EXPRS(CI(10), CI(12)), 1, TT_TENSORS(P), noop,
-                      "e_fn"));
+  E = TT_NN(
+      te_extern(tt_ctx, "E", TE_F32, 2, TE_EXPRS(CI(10), CI(12)), 1, TT_TENSORS(P), noop, "e_fn"));
   Y = TT_NN(te_compute(tt_ctx, "Y", 2, TE_EXPRS(CI(10), CI(12)), TE_EXPRS(i, j),
                        te_mul(tt_at2(E, i, j), te_float(tt_ctx, TE_F32, 2))));
 }
@@ -71,8 +71,8 @@ Test(err_extern, definitions) {
   TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "input 'B' (inputs[0]) belongs to another context");
   te_ctx_free(other);
   te_clear_error(tt_ctx);
-  cr_assert_null(te_extern(tt_ctx, "E", (te_dtype){kDLFloat, 32, 4}, 1, TE_EXPRS(CI(4)), 1, &A,
-                           noop, NULL));
+  cr_assert_null(
+      te_extern(tt_ctx, "E", (te_dtype){kDLFloat, 32, 4}, 1, TE_EXPRS(CI(4)), 1, &A, noop, NULL));
   TT_EXPECT_ERR(tt_ctx, TE_ERR_TYPE, "extern stage 'E': dtype", "is not supported");
   te_clear_error(tt_ctx);
   cr_assert_null(te_extern(tt_ctx, "E", TE_F32, 1, TE_EXPRS(CI(0)), 1, &A, noop, NULL));
@@ -134,8 +134,10 @@ Test(err_extern, inline_refused) {
                 "cannot be inlined");
   te_clear_error(tt_ctx);
   cr_assert_eq(te_compute_inline(tt_stage(s, P)), TE_ERR_SCHEDULE);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_compute_inline", "stage 'P' is read by extern stage "
-                "'E'", "never inlined");
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_compute_inline",
+                "stage 'P' is read by extern stage "
+                "'E'",
+                "never inlined");
 }
 
 Test(err_extern, lowering_rules) {
@@ -183,30 +185,33 @@ Test(err_extern, build_and_save) {
   te_tensor *A = tt_placeholder("A", TE_F32, 1, TT_SHAPE(4));
   te_tensor *missing = TT_NN(ext("M", 1, &A, NULL, "te_no_such_extern_function"));
   te_module *m = NULL;
-  cr_assert_eq(te_build(tt_schedule1(missing), "k", 2, TT_TENSORS(A, missing), 0, NULL,
-                        tt_target(), &m),
-               TE_ERR_NOT_FOUND);
+  cr_assert_eq(
+      te_build(tt_schedule1(missing), "k", 2, TT_TENSORS(A, missing), 0, NULL, tt_target(), &m),
+      TE_ERR_NOT_FOUND);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_NOT_FOUND, "extern stage 'M'",
                 "symbol 'te_no_such_extern_function' is not defined in this process");
   te_clear_error(tt_ctx);
   te_tensor *reserved = TT_NN(ext("R", 1, &A, noop, "expf"));
-  cr_assert_eq(te_build(tt_schedule1(reserved), "k2", 2, TT_TENSORS(A, reserved), 0, NULL,
-                        tt_target(), &m),
-               TE_ERR_INVALID_ARG);
+  cr_assert_eq(
+      te_build(tt_schedule1(reserved), "k2", 2, TT_TENSORS(A, reserved), 0, NULL, tt_target(), &m),
+      TE_ERR_INVALID_ARG);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "extern stage 'R'", "symbol 'expf'");
   te_clear_error(tt_ctx);
   te_tensor *clash = TT_NN(ext("C", 1, &A, noop, "k3"));
-  cr_assert_eq(te_build(tt_schedule1(clash), "k3", 2, TT_TENSORS(A, clash), 0, NULL,
-                        tt_target(), &m),
-               TE_ERR_INVALID_ARG);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "extern stage 'C'", "symbol 'k3' is the name of the "
+  cr_assert_eq(
+      te_build(tt_schedule1(clash), "k3", 2, TT_TENSORS(A, clash), 0, NULL, tt_target(), &m),
+      TE_ERR_INVALID_ARG);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "extern stage 'C'",
+                "symbol 'k3' is the name of the "
                 "kernel");
   te_clear_error(tt_ctx);
   te_tensor *jit_only = TT_NN(ext("J", 1, &A, noop, NULL));
   m = tt_build(tt_schedule1(jit_only), "k4", 2, TT_TENSORS(A, jit_only), 0, NULL);
   cr_assert_eq(te_module_save(m, "/tmp/te_never_written", TE_SAVE_OBJECT), TE_ERR_UNSUPPORTED);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "kernel 'k4' calls extern stage 'J' through a "
-                "function pointer", "give te_extern a symbol");
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED,
+                "kernel 'k4' calls extern stage 'J' through a "
+                "function pointer",
+                "give te_extern a symbol");
 }
 
 Test(err_extern, tuner_refuses) {

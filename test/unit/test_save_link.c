@@ -205,14 +205,14 @@ Test(save_link, extern_symbol_linked_by_the_program) {
   te_tensor *x = te_placeholder(ctx, "x", TE_F32, 1, TE_EXPRS(n));
   te_tensor *p = te_compute(ctx, "P", 1, TE_EXPRS(n), TE_EXPRS(i),
                             te_mul(TE_AT(x, i), te_float(ctx, TE_F32, 2)));
-  te_tensor *e = te_extern(ctx, "E", TE_F32, 1, TE_EXPRS(n), 1, &p, jit_add_index,
-                           "user_add_index");
+  te_tensor *e =
+      te_extern(ctx, "E", TE_F32, 1, TE_EXPRS(n), 1, &p, jit_add_index, "user_add_index");
   te_tensor *y = te_compute(ctx, "y", 1, TE_EXPRS(n), TE_EXPRS(i),
                             te_add(TE_AT(e, i), te_float(ctx, TE_F32, 1)));
   cr_assert_not_null(y, "%s", te_last_error(ctx));
   te_module *m = NULL;
-  cr_assert_eq(te_build(te_schedule_new(ctx, 1, &y), "ke", 2, (te_tensor *const[]){x, y}, 0,
-                        NULL, sv_target("llvm"), &m),
+  cr_assert_eq(te_build(te_schedule_new(ctx, 1, &y), "ke", 2, (te_tensor *const[]){x, y}, 0, NULL,
+                        sv_target("llvm"), &m),
                TE_OK, "%s", te_last_error(ctx));
   cr_assert_eq(te_module_save(m, sv_path("le"), TE_SAVE_STATIC_LIB | TE_SAVE_HEADER), TE_OK, "%s",
                te_last_error(ctx));
