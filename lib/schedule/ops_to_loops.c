@@ -7,6 +7,8 @@
  * A reduction is an init nest (the data loops inside the first reduce loop, storing the
  * identity) placed just before that loop, and an update nest. Non-dividing splits make guards,
  * emitted as `if (likely(cond))` around the innermost body; loop partitioning peels them later.
+ * An extern stage (extern.c) has no loops: its nest is one call_extern statement, realized whole
+ * wherever it is computed (sch_check_externs checks its rules once bounds are known).
  */
 #include <math.h>
 #include <stdint.h>

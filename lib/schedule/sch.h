@@ -1,6 +1,7 @@
 /* sch.h — operations, tensors, stages and the schedule (internal).
  *
- * An operation (sch_op) is a placeholder or a compute. te_compute makes fresh axis variables for
+ * An operation (sch_op) is a placeholder or a compute (an extern stage is a compute without a
+ * body, extern.c). te_compute makes fresh axis variables for
  * each operation and substitutes them for the user's variables (and fresh copies of the reduce
  * axes), so every operation owns its variables: a schedule can refer to them by identity.
  *
