@@ -285,8 +285,8 @@ def extern(shape, inputs, fcompute=None, dtype="float32", name="extern", symbol=
         E = te.extern((M, N), [P, B], lambda ins, out: np.matmul(ins[0], ins[1], out=out))
 
     ``fcompute(ins, out)`` is called with numpy views of the inputs (read-only) and of the
-    output (written in place), valid during the call only; it returns None or 0 on success,
-    a non-zero int to fail the kernel (te.KernelError naming the stage); an exception it
+    output (written in place), valid during the call only; it returns a non-zero int to fail
+    the kernel (anything else, None or an array, is success) (te.KernelError naming the stage); an exception it
     raises is printed and fails the kernel too. ``symbol`` names a C function instead (or as
     well) for ahead-of-time kernels (te.save_modules) and the workload text; with fcompute None
     a JIT build finds it in the process by dlsym. The function may be called from several
@@ -303,7 +303,7 @@ def extern(shape, inputs, fcompute=None, dtype="float32", name="extern", symbol=
             try:
                 arrays = [_dl_array(pins[k].contents, False) for k in range(nin)]
                 rc = fcompute(arrays, _dl_array(pout.contents, True))
-                return 0 if rc is None else int(rc)
+                return rc if isinstance(rc, int) else 0  # None, an array: success
             except Exception:  # reported here; the kernel fails with te.KernelError
                 import traceback
                 traceback.print_exc()

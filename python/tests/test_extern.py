@@ -56,3 +56,18 @@ def test_refusals(ctx):
         s[P].compute_inline()
     with pytest.raises(te.InvalidArgError, match="both the function and the symbol are NULL"):
         te.extern((4,), [A], None, name="F")
+
+
+def test_generator_scalar_and_output_externs(ctx):
+    G = te.extern((5,), [], lambda ins, out: out.__setitem__(Ellipsis, np.arange(5)), name="G")
+    Y = te.compute((5,), lambda i: G[i] * 2.0, name="Y")
+    assert_close(te.build(te.create_schedule(Y), [Y])(), np.arange(5) * 2.0, scale=1)
+    Z = te.extern((), [], lambda ins, out: out.fill(3.5), name="Z")  # a 0-d tensor
+    W = te.compute((4,), lambda i: Z[()] + 1.0, name="W")
+    assert_close(te.build(te.create_schedule(W), [W])(), np.full(4, 4.5), scale=1)
+    A = te.placeholder((4, 3), "float64", name="A")
+    # the extern is the kernel's output; an array returned (np.multiply's) is success
+    H = te.extern((4, 3), [A], lambda ins, out: np.multiply(ins[0], 2, out=out),
+                  dtype="float64", name="H")
+    a = np.arange(12.0).reshape(4, 3) + 1
+    assert_close(te.build(te.create_schedule(H), [A, H])(a), a * 2, scale=1)
