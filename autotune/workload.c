@@ -121,6 +121,11 @@ te_status at_workload_make(te_ctx *ctx, int nout, te_tensor *const outs[], const
       return ir_error(ctx, TE_ERR_UNSUPPORTED,
                       "%s: tensor '%s' has a symbolic shape: tuning needs constant shapes", api,
                       op->name);
+    if (op->ext) /* the sketches schedule te's loops; an extern stage has none */
+      return ir_error(ctx, TE_ERR_UNSUPPORTED,
+                      "%s: '%s' is an extern stage (te_extern): this version does not tune "
+                      "workloads with extern stages (schedule the te stages around it by hand)",
+                      api, op->name);
   }
   /* A trial clone finds what cannot be rebuilt (scalar parameters, free variables). */
   te_ctx *tmp = te_ctx_new();

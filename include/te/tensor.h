@@ -118,6 +118,61 @@ TE_API te_tensor *te_lifted_reduction(te_tensor *t, int n);
 TE_API te_tensor *te_scan(te_ctx *, const char *name, te_tensor *state, int scan_axis, int ninit,
                           te_expr *const vars[], te_expr *init, te_expr *update);
 
+/* An extern stage (TVM's te.extern, Halide's define_extern): the tensor NAME of the declared
+   dtype and shape whose elements a C function the user supplies computes, from whole input
+   tensors, inside an otherwise te-generated kernel. The function is called once each time the
+   stage is computed (once per kernel call at root; once per iteration of the loop it is computed
+   at, te_compute_at) as
+       int fn(int32_t ninputs, const DLTensor *const inputs[], DLTensor *output)
+   inputs[k] describes inputs[k] of te_extern and output the stage's own tensor, with data
+   pointing at element 0 (byte_offset 0), device {kDLCPU, 0}, the tensor's dtype and rank, and
+   shape and strides arrays (strides in elements, never NULL) filled in: compact row-major for
+   every tensor te allocates (the stage's output, a te-computed input) and for kernel arguments
+   declared with te_placeholder; a strided placeholder (te_placeholder_strided) passes the
+   strides the caller's DLTensor has. The function writes every element of output and nothing
+   else; it returns 0 on success. Any other value stops the kernel: the kernel returns
+   TE_ERR_RUNTIME with the message "kernel 'K': extern stage 'NAME' (function 'SYMBOL') failed
+   (got V)", V the value returned ("(function ...)" only when there is a symbol; the message is
+   te_rt_last_error's, and te_last_error's after te_module_call).
+   Lifetime: the DLTensors, their shape and strides arrays and the buffers te allocates live
+   for the duration of the call only; the function must not keep pointers to them.
+   Threading: a stage computed inside a parallel loop (te_compute_at at or inside a te_parallel
+   loop) is called concurrently from the kernel's worker threads, each call with buffers of its
+   own; otherwise from the thread that calls the kernel. fn must be thread-safe in the first
+   case (te_set_num_threads(1) serializes the calls).
+     fn      the function JIT-compiled kernels call (te_build for the host), or NULL;
+     symbol  its C name for ahead-of-time kernels (te_module_save): the saved object calls
+             SYMBOL, an undefined external the program linking the library must define (the
+             saved header declares its prototype), or NULL. With fn NULL a JIT build looks
+             SYMBOL up in the process (dlsym: an exported symbol of the program or of a loaded
+             library) and fails with TE_ERR_NOT_FOUND if it is not there; with symbol NULL,
+             te_module_save refuses the module (TE_ERR_UNSUPPORTED).
+   Schedules. The stage has no loops of its own: loop primitives (split, fuse, reorder, tile,
+   vectorize, parallel, unroll, bind, tail, pragma, tensorize) on it, te_compute_at of another
+   stage at it, te_compute_inline of it or of a stage it reads, te_cache_write,
+   te_reorder_storage and te_rfactor of it are refused with TE_ERR_SCHEDULE naming the stage
+   and the rule. Its inputs are always realized whole, and so is the stage itself: te_compute_at
+   of it into a consumer's loop computes it whole there (each iteration of that loop calls fn);
+   at a vectorized loop it is refused. A te-computed input whose storage te_set_tail(round_up)
+   pads cannot be passed compact and is refused (TE_ERR_SCHEDULE) when the kernel is lowered.
+   Stages before and after it are scheduled and fused as usual. Kernels for CPU targets only: a
+   GPU target (cuda, vulkan) refuses a schedule holding an extern stage with TE_ERR_UNSUPPORTED.
+   The stage may be an output of the kernel (its buffer is then checked like any output's).
+   Errors (NULL): TE_ERR_INVALID_ARG for a name that is not a C identifier, fn and symbol both
+   NULL, a symbol that is not a C identifier, ninputs outside [0, TE_EXTERN_MAX_INPUTS], inputs
+   NULL (with ninputs > 0) or holding a NULL tensor or one of another context; TE_ERR_TYPE for
+   an unsupported dtype; those of te_placeholder for the shape. te_build refuses a symbol te's
+   kernels use themselves (te_rt_*, the libm and libc functions: TE_ERR_INVALID_ARG). Owned by
+   the context. */
+#define TE_EXTERN_MAX_INPUTS 16
+typedef int (*te_extern_fn)(int32_t ninputs, const DLTensor *const inputs[], DLTensor *output);
+TE_API te_tensor *te_extern(te_ctx *, const char *name, te_dtype, int ndim, te_expr *const shape[],
+                            int ninputs, te_tensor *const inputs[], te_extern_fn fn,
+                            const char *symbol);
+/* The function and symbol of an extern stage's tensor (NULL for other tensors). */
+TE_API te_extern_fn te_extern_function(const te_tensor *);
+TE_API const char *te_extern_symbol(const te_tensor *);
+
 /* A read of tensor t at the given indices (integer expressions). The count must equal the rank. */
 TE_API te_expr *te_at(te_tensor *t, int n, te_expr *const idx[]);
 

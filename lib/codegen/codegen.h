@@ -35,7 +35,16 @@ typedef struct cg_kernel {
   int nargs;     /* tensors first, then scalars (the entry's order) */
   cg_arg_meta *args;
   const char *sizes; /* how symbolic sizes are bound: "n = A.shape[0]" ("" when none) */
+  int nexterns;      /* the extern stages the kernel calls (te_extern), each once */
+  struct cg_extern_meta *externs;
 } cg_kernel;
+
+/* An extern stage a kernel calls: the JIT binds its name, the header declares its symbol. */
+typedef struct cg_extern_meta {
+  const char *stage;
+  const char *symbol; /* NULL: called through a private name, JIT only */
+  te_extern_fn fn;    /* NULL: looked up by symbol in the process when JIT-compiled */
+} cg_extern_meta;
 
 struct te_module {
   te_ctx *ctx;

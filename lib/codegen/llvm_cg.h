@@ -131,6 +131,13 @@ bool cg_stmt(cg_llvm *, ir_stmt *);
 LLVMBasicBlockRef cg_new_block(cg_llvm *, const char *name);
 /* if (cond) { te_rt_error(code, msg); cleanup; return code; } — code is a te_status. */
 void cg_fail_if(cg_llvm *, LLVMValueRef cond, te_status code, const char *msg);
+/* if (cond) { te_rt_value_error(code, msg, got); cleanup; return code; } (got: an i64). */
+void cg_fail_with_value(cg_llvm *, LLVMValueRef cond, te_status code, const char *msg,
+                        LLVMValueRef got);
+/* llvm_extern.c: call_extern, the call of an extern stage's function. */
+bool cg_call_extern(cg_llvm *, ir_stmt *);
+/* The name a module calls extern stage `stage` of kernel `kernel` by when it has no symbol. */
+void cg_extern_private_name(const char *kernel, const char *stage, char *buf, size_t size);
 /* if (code_value != 0) { cleanup; return code_value; } */
 void cg_return_if_nonzero(cg_llvm *, LLVMValueRef code_value);
 /* Starts a function: an alloca block and a body block, builder at the body. */

@@ -11,10 +11,12 @@
  * nothing exported by the process and works under any link flags (TOOLCHAIN.md).
  */
 #define _GNU_SOURCE /* sincos, exp10 */
+#include <dlfcn.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,6 +132,49 @@ static LLVMErrorRef cg_define_symbols(LLVMOrcLLJITRef jit) {
   return err;
 }
 
+/* The extern stages' functions (te_extern) by the names the module calls them: the stage's
+   function, else what dlsym finds for its symbol in this process. */
+static te_status cg_define_externs(te_module *m, LLVMOrcLLJITRef jit) {
+  const cg_kernel *k = &m->kernels[0];
+  if (k->nexterns == 0)
+    return TE_OK;
+  LLVMOrcCSymbolMapPair pairs[64];
+  if (k->nexterns > 64)
+    return ir_error(m->ctx, TE_ERR_UNSUPPORTED,
+                    "te_build: kernel '%s' calls %d extern stages; this version binds at most 64",
+                    k->name, k->nexterns);
+  for (int i = 0; i < k->nexterns; i++) {
+    const cg_extern_meta *e = &k->externs[i];
+    char name[300];
+    void *addr = e->fn ? (void *)e->fn : dlsym(RTLD_DEFAULT, e->symbol);
+    if (!addr) {
+      for (int j = 0; j < i; j++)
+        LLVMOrcReleaseSymbolStringPoolEntry(pairs[j].Name);
+      return ir_error(m->ctx, TE_ERR_NOT_FOUND,
+                      "te_build: kernel '%s': extern stage '%s': symbol '%s' is not defined in "
+                      "this process (dlsym); give te_extern the function, or export the symbol "
+                      "from the program (-rdynamic) or a loaded library",
+                      k->name, e->stage, e->symbol);
+    }
+    if (e->symbol)
+      snprintf(name, sizeof name, "%s", e->symbol);
+    else
+      cg_extern_private_name(k->name, e->stage, name, sizeof name);
+    pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, name);
+    pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)addr;
+    pairs[i].Sym.Flags.GenericFlags =
+        LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+    pairs[i].Sym.Flags.TargetFlags = 0;
+  }
+  LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(pairs, (size_t)k->nexterns);
+  LLVMErrorRef err = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), mu);
+  if (err) {
+    LLVMOrcDisposeMaterializationUnit(mu);
+    return cg_jit_error(m, "cannot bind the extern stages' functions", err);
+  }
+  return TE_OK;
+}
+
 static LLVMErrorRef cg_make_jit(te_module *m, LLVMOrcLLJITRef *jit) {
   LLVMTargetMachineRef jtm = tg_llvm_machine(m->ctx, m->target, true);
   if (!jtm)
@@ -151,6 +196,11 @@ te_status cg_jit_add(te_module *m, cg_llvm_module *lm, LLVMModuleRef mod) {
   if ((err = cg_define_symbols(jit))) {
     LLVMDisposeModule(mod);
     return cg_jit_error(m, "cannot bind the runtime's symbols", err);
+  }
+  te_status xs = cg_define_externs(m, jit);
+  if (xs != TE_OK) {
+    LLVMDisposeModule(mod);
+    return xs;
   }
   LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContextFromLLVMContext(lm->lctx);
   lm->tsctx = tsctx;

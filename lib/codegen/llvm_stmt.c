@@ -64,6 +64,15 @@ void cg_fail_if(cg_llvm *cg, LLVMValueRef cond, te_status code, const char *msg)
   LLVMPositionBuilderAtEnd(cg->b, ok);
 }
 
+void cg_fail_with_value(cg_llvm *cg, LLVMValueRef cond, te_status code, const char *msg,
+                        LLVMValueRef got) {
+  LLVMBasicBlockRef fail = cg_new_block(cg, "fail"), ok = cg_new_block(cg, "ok");
+  LLVMBuildCondBr(cg->b, cond, fail, ok);
+  LLVMPositionBuilderAtEnd(cg->b, fail);
+  cg_cleanup_ret(cg, cg_rt_arg_error(cg, code, msg, NULL, got));
+  LLVMPositionBuilderAtEnd(cg->b, ok);
+}
+
 void cg_return_if_nonzero(cg_llvm *cg, LLVMValueRef code_value) {
   LLVMBasicBlockRef fail = cg_new_block(cg, "failed"), ok = cg_new_block(cg, "ok");
   LLVMValueRef nz = LLVMBuildICmp(cg->b, LLVMIntNE, code_value, LLVMConstNull(cg->t_i32), "");
@@ -349,6 +358,8 @@ bool cg_stmt(cg_llvm *cg, ir_stmt *s) {
     return s->nstmts == 0 || cg_stmt(cg, s->stmts[0]);
   case IR_S_ASSERT:
     return cg_assert(cg, s);
+  case IR_S_CALL_EXTERN:
+    return cg_call_extern(cg, s);
   case IR_S_BARRIER:
     if (cg->barrier) /* device code (ptx_kernel.c) */
       return cg->barrier(cg);

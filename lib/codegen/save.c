@@ -94,6 +94,14 @@ static te_status cg_check_modules(cg_save *sv, int n, te_module *const mods[]) {
       return ir_error(sv->ctx, TE_ERR_INVALID_ARG,
                       "%s: '%s': module #%d holds no kernels (nothing to save)", sv->fn, sv->name,
                       i);
+    for (int a = 0; a < m->nkernels; a++)
+      for (int x = 0; x < m->kernels[a].nexterns; x++)
+        if (!m->kernels[a].externs[x].symbol)
+          return ir_error(sv->ctx, TE_ERR_UNSUPPORTED,
+                          "%s: '%s': kernel '%s' calls extern stage '%s' through a function "
+                          "pointer, which a saved library cannot hold; give te_extern a symbol "
+                          "(the program linking the library defines it)",
+                          sv->fn, sv->name, m->kernels[a].name, m->kernels[a].externs[x].stage);
     char t1[256], t2[256];
     if (strcmp(m->target->str, mods[0]->target->str))
       return ir_error(sv->ctx, TE_ERR_TARGET,

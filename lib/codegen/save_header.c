@@ -50,6 +50,50 @@ static char *cg_sizes_text(te_ctx *ctx, const lw_func *f) {
   return copy;
 }
 
+typedef struct extern_walk {
+  te_ctx *ctx;
+  cg_kernel *k;
+  int cap;
+  bool oom;
+} extern_walk;
+
+static int note_extern(ir_visitor *v, ir_stmt *s) {
+  extern_walk *w = v->data;
+  const ir_extern_call *c = s->u.ext;
+  for (int i = 0; i < w->k->nexterns; i++)
+    if (strcmp(w->k->externs[i].stage, c->stage) == 0)
+      return IR_CONTINUE;
+  if (w->k->nexterns == w->cap) {
+    int cap = w->cap ? 2 * w->cap : 4;
+    cg_extern_meta *l = ir_alloc_persistent(w->ctx, sizeof *l * (size_t)cap);
+    if (!l) {
+      w->oom = true;
+      return IR_ABORT;
+    }
+    if (w->k->nexterns)
+      memcpy(l, w->k->externs, sizeof *l * (size_t)w->k->nexterns);
+    w->k->externs = l, w->cap = cap;
+  }
+  cg_extern_meta *m = &w->k->externs[w->k->nexterns++];
+  m->stage = ir_strdup_persistent(w->ctx, c->stage);
+  m->symbol = c->symbol ? ir_strdup_persistent(w->ctx, c->symbol) : NULL;
+  m->fn = c->fn;
+  w->oom = w->oom || !m->stage || (c->symbol && !m->symbol);
+  return IR_CONTINUE;
+}
+
+/* The extern stages f calls (te_extern). */
+static te_status cg_extern_meta_of(te_ctx *ctx, cg_kernel *k, const lw_func *f) {
+  extern_walk w = {ctx, k, 0, false};
+  ir_visitor v = {.data = &w};
+  v.stmt[IR_S_CALL_EXTERN] = note_extern;
+  k->nexterns = 0;
+  k->externs = NULL;
+  if (f->body)
+    ir_visit_stmt(&v, f->body);
+  return w.oom ? TE_ERR_NOMEM : TE_OK;
+}
+
 te_status cg_kernel_meta(te_ctx *ctx, cg_kernel *k, const lw_func *f) {
   k->args = ir_alloc_persistent(ctx, sizeof *k->args * (size_t)(f->nargs + 1));
   if (!k->args)
@@ -77,7 +121,9 @@ te_status cg_kernel_meta(te_ctx *ctx, cg_kernel *k, const lw_func *f) {
     }
   k->nargs = n;
   k->sizes = cg_sizes_text(ctx, f);
-  return k->sizes ? TE_OK : TE_ERR_NOMEM;
+  if (!k->sizes)
+    return TE_ERR_NOMEM;
+  return cg_extern_meta_of(ctx, k, f);
 }
 
 /* ---------------------------------------------------------------- the header */
@@ -235,6 +281,35 @@ static void cg_header_kernel(ir_str *s, const cg_kernel *k) {
   ir_str_printf(s, "%s);\n", k->nargs ? "" : "void");
 }
 
+/* The extern functions the kernels call (te_extern), each symbol once: the program linking the
+   library defines them. */
+static void cg_header_externs(ir_str *s, int n, te_module *const mods[]) {
+  bool any = false;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < mods[i]->nkernels; j++)
+      for (int x = 0; x < mods[i]->kernels[j].nexterns; x++) {
+        const cg_extern_meta *e = &mods[i]->kernels[j].externs[x];
+        bool seen = false;
+        for (int i2 = 0; i2 <= i && !seen; i2++)
+          for (int j2 = 0; j2 < mods[i2]->nkernels && !seen; j2++)
+            for (int x2 = 0; x2 < mods[i2]->kernels[j2].nexterns && !seen; x2++) {
+              if (i2 == i && j2 == j && x2 == x)
+                break;
+              seen = !strcmp(mods[i2]->kernels[j2].externs[x2].symbol, e->symbol);
+            }
+        if (seen)
+          continue;
+        if (!any)
+          ir_str_puts(s, "\n/* Extern stages (te_extern): functions the program defines. Each "
+                         "returns 0, or\n * nonzero to fail the kernel (TE_ERR_RUNTIME). */\n");
+        any = true;
+        ir_str_printf(s,
+                      "int %s(int32_t ninputs, const DLTensor *const inputs[], DLTensor *output); "
+                      "/* stage %s of %s */\n",
+                      e->symbol, e->stage, mods[i]->kernels[j].name);
+      }
+}
+
 /* The canonical target string, when the top of the file gave a shorter one. */
 static void cg_header_target(ir_str *s, const te_target *t) {
   if (!strcmp(te_target_short_str(t), t->str))
@@ -265,6 +340,7 @@ te_status cg_header_text(te_ctx *ctx, int n, te_module *const mods[], const char
                   "void te_rt_set_num_threads(int n);    /* 0: TE_NUM_THREADS or OpenMP's "
                   "default */\n"
                   "int te_rt_num_threads(void);\n");
+  cg_header_externs(&s, n, mods);
   for (int i = 0; i < n; i++)
     for (int j = 0; j < mods[i]->nkernels; j++)
       cg_header_kernel(&s, &mods[i]->kernels[j]);

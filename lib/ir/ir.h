@@ -238,6 +238,19 @@ typedef struct ir_closure {
   ir_capture *captures;
 } ir_closure;
 
+/* A call of an extern stage's function (te_extern): fn(ninputs, inputs, output) with a DLTensor
+   for each argument, made from its data pointer (element 0), dtype, extents and strides (the
+   statement's exprs, in argument order). Before storage flattening the arguments are tensors,
+   after it buffers. A non-zero return stops the kernel with TE_ERR_RUNTIME (codegen). */
+typedef struct ir_extern_call {
+  const char *stage;   /* the extern stage's name, for messages */
+  const char *symbol;  /* the C name an ahead-of-time kernel calls, or NULL */
+  te_extern_fn fn;     /* the function a JIT-compiled kernel calls, or NULL */
+  int nargs;           /* inputs, then the output */
+  te_tensor **tensors; /* before storage_flatten */
+  ir_buffer **buffers; /* after storage_flatten (NULL before) */
+} ir_extern_call;
+
 /* ---------------------------------------------------------------- nodes */
 
 struct te_expr {
@@ -271,6 +284,7 @@ struct ir_stmt {
     ir_realize_info realize; /* REALIZE */
     ir_attr_info attr;       /* ATTR */
     ir_assert_info assert_;  /* ASSERT */
+    ir_extern_call *ext;     /* CALL_EXTERN */
   } u;
 };
 
@@ -410,6 +424,9 @@ ir_stmt *ir_assert(te_expr *cond, te_status, const char *message, ir_stmt *body)
 ir_stmt *ir_assert_values(te_expr *cond, te_status, const char *message, int nvalues,
                           te_expr *const values[], ir_stmt *body);
 ir_stmt *ir_barrier(te_ctx *);
+/* A CALL_EXTERN of call (the struct is the caller's, in the context's memory); exprs as
+   nodes.def says. */
+ir_stmt *ir_call_extern(te_ctx *, ir_extern_call *call, int nexprs, te_expr *const exprs[]);
 
 ir_buffer *ir_buffer_new(te_ctx *, const char *name, te_dtype, int ndim, te_expr *const shape[],
                          te_scope, te_tensor *, int arg_index);

@@ -156,6 +156,28 @@ static void print_quoted(ir_str *out, const char *m) {
   ir_str_puts(out, "\"");
 }
 
+/* call_extern E = SYMBOL(A[extents; strides], ...) -> E[extents; strides]; a function
+   without a symbol prints as <fn>. */
+static void print_call_extern(ir_printer *p, ir_stmt *s) {
+  const ir_extern_call *c = s->u.ext;
+  ir_str_printf(p->out, "call_extern %s = %s(", c->stage, c->symbol ? c->symbol : "<fn>");
+  int e = 0;
+  for (int a = 0; a < c->nargs; a++) {
+    const char *name = c->buffers ? c->buffers[a]->name : ir_printer_tensor_name(c->tensors[a]);
+    int nd = c->buffers ? c->buffers[a]->ndim : c->tensors[a]->ndim;
+    if (a == c->nargs - 1)
+      ir_str_puts(p->out, ") -> ");
+    else if (a > 0)
+      ir_str_puts(p->out, ", ");
+    ir_str_printf(p->out, "%s[", name);
+    for (int k = 0; k < 2 * nd && e < s->nexprs; k++, e++) {
+      ir_str_puts(p->out, k == 0 ? "" : k == nd ? "; " : ", ");
+      ir_printer_expr(p, s->exprs[e]);
+    }
+    ir_str_puts(p->out, "]");
+  }
+}
+
 static void print_realize(ir_printer *p, ir_stmt *s, int indent) {
   ir_str_printf(p->out, "realize %s(", ir_printer_tensor_name(s->u.realize.tensor));
   for (int i = 0; i + 1 < s->nexprs; i += 2) {
@@ -294,6 +316,9 @@ void ir_printer_stmt(ir_printer *p, ir_stmt *s, int indent) {
     break;
   case IR_S_BARRIER:
     ir_str_puts(p->out, "barrier()");
+    break;
+  case IR_S_CALL_EXTERN:
+    print_call_extern(p, s);
     break;
   default:
     ir_str_printf(p->out, "<%s>", ir_stmt_kind_name[s->kind]);

@@ -25,6 +25,8 @@ static size_t payload_size(ir_stmt_kind k) {
     return sizeof(ir_attr_info);
   case IR_S_ASSERT:
     return sizeof(ir_assert_info);
+  case IR_S_CALL_EXTERN:
+    return sizeof(ir_extern_call *);
   default:
     return 0;
   }
@@ -248,6 +250,12 @@ ir_stmt *ir_assert_values(te_expr *cond, te_status st, const char *message, int 
 }
 
 ir_stmt *ir_barrier(te_ctx *ctx) { return ir_stmt_make(ctx, IR_S_BARRIER, 0, NULL, 0, NULL, NULL); }
+
+ir_stmt *ir_call_extern(te_ctx *ctx, ir_extern_call *call, int nexprs, te_expr *const exprs[]) {
+  if (!call)
+    return NULL;
+  return ir_stmt_make(ctx, IR_S_CALL_EXTERN, nexprs, exprs, 0, NULL, &call);
+}
 
 ir_buffer *ir_buffer_new(te_ctx *ctx, const char *name, te_dtype t, int ndim,
                          te_expr *const shape[], te_scope scope, te_tensor *tensor, int arg_index) {

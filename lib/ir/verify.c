@@ -203,6 +203,10 @@ static bool check_stmt(vstate *v, ir_stmt *s) {
     if (v->flattened)
       return fail(v, "REALIZE after flattening", NULL);
     break;
+  case IR_S_CALL_EXTERN:
+    if (v->flattened && !s->u.ext->buffers)
+      return fail(v, "call_extern of tensors after flattening", NULL);
+    break;
   default:
     break;
   }

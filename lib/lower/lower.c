@@ -24,6 +24,21 @@ static te_status refuse_strided_on_gpu(const lw_func *f, const char *api,
   return TE_OK;
 }
 
+/* A GPU kernel cannot call a host function from device code, and te does not split a kernel
+   around one: extern stages are for CPU kernels only. */
+static te_status refuse_extern_on_gpu(te_schedule *sch, const char *api,
+                                      const struct te_target *target) {
+  if (!target || !tg_is_gpu(target))
+    return TE_OK;
+  for (int i = 0; i < sch->nstage; i++)
+    if (sch->stages[i]->op->ext)
+      return ir_error(sch->ctx, TE_ERR_UNSUPPORTED,
+                      "%s: stage '%s' is an extern stage (te_extern); extern stages are supported "
+                      "by CPU targets only, not by '%s'",
+                      api, sch->stages[i]->name, te_target_short_str((te_target *)target));
+  return TE_OK;
+}
+
 te_status lw_lower_until(te_schedule *sch, const char *api, const char *name, int ntensors,
                          te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
                          const struct te_target *target, const char *stop_after, lw_func **out) {
@@ -42,7 +57,8 @@ te_status lw_lower_until(te_schedule *sch, const char *api, const char *name, in
   st = lw_make_signature(sch, api, name, ntensors, tensors, nscalars, scalars, &f, &tb);
   if (st != TE_OK)
     return st;
-  if ((st = refuse_strided_on_gpu(f, api, target)) != TE_OK)
+  if ((st = refuse_strided_on_gpu(f, api, target)) != TE_OK ||
+      (st = refuse_extern_on_gpu(sch, api, target)) != TE_OK)
     return st;
   lw_pass_ctx p = {
       .ctx = ctx, .func = f, .tensor_buffers = tb, .target = target, .sch = sch, .api = api};

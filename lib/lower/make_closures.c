@@ -72,6 +72,12 @@ static int capture_store(ir_visitor *v, ir_stmt *s) {
   return IR_CONTINUE;
 }
 
+static int capture_extern(ir_visitor *v, ir_stmt *s) {
+  for (int a = 0; a < s->u.ext->nargs; a++)
+    add_capture(v->data, NULL, s->u.ext->buffers[a]);
+  return IR_CONTINUE;
+}
+
 static ir_closure *closure_of(closures *c, ir_stmt *loop) {
   te_ctx *ctx = c->p->ctx;
   capture_walk w = {.c = c, .seen = ir_map_new(ctx)};
@@ -84,6 +90,7 @@ static ir_closure *closure_of(closures *c, ir_stmt *loop) {
   v.expr[IR_VAR] = capture_var;
   v.expr[IR_LOAD] = capture_load;
   v.stmt[IR_S_STORE] = capture_store;
+  v.stmt[IR_S_CALL_EXTERN] = capture_extern;
   ir_visit_stmt(&v, IR_FOR_BODY(loop));
   if (w.oom)
     return NULL;

@@ -380,6 +380,12 @@ static int find_written(ir_visitor *v, ir_stmt *s) {
   return IR_CONTINUE;
 }
 
+/* An extern's output is written by its function. */
+static int find_extern_written(ir_visitor *v, ir_stmt *s) {
+  ir_buffer *out = s->u.ext->buffers[s->u.ext->nargs - 1];
+  return ir_map_put(v->data, out, out) ? IR_CONTINUE : IR_ABORT;
+}
+
 /* How many elements from element 0 a buffer's memory reaches: the element count, or for a
    strided buffer 1 + sum (extent_d - 1) * stride_d (the last element's index, plus one). */
 static te_expr *span(entry *e, const ir_buffer *b) {
@@ -397,6 +403,7 @@ static void check_overlap(entry *e, tensor_arg *targs, ir_stmt *body) {
   ir_map *written = ir_map_new(e->ctx);
   ir_visitor v = {.data = written};
   v.stmt[IR_S_STORE] = find_written;
+  v.stmt[IR_S_CALL_EXTERN] = find_extern_written;
   if (!written || ir_visit_stmt(&v, body) == IR_ABORT) {
     e->failed = true;
     return;

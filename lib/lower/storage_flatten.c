@@ -176,6 +176,26 @@ static ir_stmt *flatten_realize(ir_mutator *m, ir_stmt *s) {
   return body ? ir_allocate(ctx, r->buffer, count, body) : NULL;
 }
 
+/* call_extern over tensors -> the same call over their buffers (extents and strides stay). An
+   argument realized here starts at element 0: extern stages realize whole tensors. */
+static ir_stmt *flatten_call_extern(ir_mutator *m, ir_stmt *s) {
+  flatten *fl = m->data;
+  const ir_extern_call *c = s->u.ext;
+  ir_extern_call *f = ir_alloc(m->ctx, sizeof *f);
+  ir_buffer **bufs = ir_alloc(m->ctx, sizeof *bufs * (size_t)c->nargs);
+  if (!f || !bufs)
+    return NULL;
+  *f = *c;
+  for (int a = 0; a < c->nargs; a++) {
+    te_expr **mins;
+    const int8_t *order;
+    if (!(bufs[a] = buffer_of(fl, c->tensors[a], &mins, &order)))
+      return NULL;
+  }
+  f->buffers = bufs;
+  return ir_call_extern(m->ctx, f, s->nexprs, s->exprs);
+}
+
 ir_stmt *lw_storage_flatten(lw_pass_ctx *p, ir_stmt *s) {
   flatten fl = {.p = p, .realized = ir_map_new(p->ctx)};
   if (!fl.realized)
@@ -184,5 +204,6 @@ ir_stmt *lw_storage_flatten(lw_pass_ctx *p, ir_stmt *s) {
   m.expr[IR_ACCESS] = flatten_access;
   m.stmt[IR_S_PROVIDE] = flatten_provide;
   m.stmt[IR_S_REALIZE] = flatten_realize;
+  m.stmt[IR_S_CALL_EXTERN] = flatten_call_extern;
   return ir_mutate_stmt(&m, s);
 }

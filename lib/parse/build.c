@@ -394,6 +394,48 @@ static bool build_scan(ps_builder *b, const ps_stmt *st, int si, te_expr *const 
   return true;
 }
 
+/* E[i, j] = extern(SYMBOL, A, B, ...): an extern stage (te_extern) whose function is SYMBOL,
+   reading the tensors named, whole. Its dtype and shape are its declaration's (E: f32[M, N]);
+   te_build finds SYMBOL in the process (dlsym). */
+static bool is_extern_stmt(ps_builder *b, const ps_node *body) {
+  ps_sym *s = body->kind == PS_N_CALL ? ps_lookup_global(b, body->name) : NULL;
+  return body->kind == PS_N_CALL && !strcmp(body->name, "extern") && !s;
+}
+
+static bool build_extern(ps_builder *b, const ps_stmt *st, int si) {
+  const ps_node *lhs = st->lhs, *n = st->body;
+  const ps_decl *decl = b->syms[si].decl;
+  if (n->nargs < 1 || n->args[0]->kind != PS_N_NAME)
+    return ps_error(b->p, n->line, n->col, TE_ERR_PARSE,
+                    "extern takes the function's symbol, then the tensors it reads: "
+                    "extern(SYMBOL, A, ...)"),
+           false;
+  if (!decl || !decl->has_dtype || decl->nshape != lhs->nargs)
+    return ps_error(b->p, lhs->line, lhs->col, TE_ERR_SHAPE,
+                    "extern stage '%s' needs its dtype and shape declared with %d extents "
+                    "('%s: f32[...]')",
+                    lhs->name, lhs->nargs, lhs->name),
+           false;
+  te_tensor *in[TE_EXTERN_MAX_INPUTS + 1];
+  int nin = n->nargs - 1;
+  for (int k = 0; k < nin && k <= TE_EXTERN_MAX_INPUTS; k++) {
+    const ps_node *a = n->args[k + 1];
+    ps_sym *s = a->kind == PS_N_NAME ? ps_lookup_global(b, a->name) : NULL;
+    if (!s || s->kind != PS_S_TENSOR || !s->tensor)
+      return ps_error(b->p, a->line, a->col, TE_ERR_PARSE,
+                      "the inputs of extern are names of tensors defined before '%s'", lhs->name),
+             false;
+    s->read = true;
+    in[k] = s->tensor;
+  }
+  te_tensor *t = te_extern(b->ctx, lhs->name, decl->dtype, lhs->nargs, b->syms[si].shape, nin, in,
+                           NULL, n->args[0]->name);
+  if (!t)
+    return mark_fail(b, lhs);
+  b->syms[si].tensor = t;
+  return true;
+}
+
 static bool build_stmt(ps_builder *b, int i) {
   const ps_stmt *st = &b->w->stmts[i];
   const ps_node *lhs = st->lhs;
@@ -409,6 +451,11 @@ static bool build_stmt(ps_builder *b, int i) {
     if (!v || !(v->var = ps_chk(b, lhs->args[d], te_var(b->ctx, v->name))))
       return false;
     vars[d] = v->var;
+  }
+  if (is_extern_stmt(b, st->body)) {
+    bool ok = build_extern(b, st, si);
+    b->nsym = mark;
+    return ok;
   }
   if (is_scan_stmt(b, st->body)) {
     bool ok = build_scan(b, st, si, vars);

@@ -66,6 +66,12 @@ static void op_inputs(ps_wp *w, const sch_op *op, inputs *in) {
   ir_visitor v = {0};
   v.expr[IR_ACCESS] = on_access;
   v.data = in;
+  for (int k = 0; op->ext && k < op->ext->ninputs; k++) { /* an extern's whole inputs */
+    te_tensor *t = op->ext->inputs[k];
+    if (!ps_ptrmap_get(&in->seen, t) &&
+        (!ps_wp_mark(w, &in->seen, t, 1) || !push(w, &in->list, &in->n, &in->cap, t)))
+      return;
+  }
   for (int k = 0; k < op->nbody; k++)
     ir_visit_expr(&v, sch_op_source_body(op, k)); /* lifted reductions printed in place */
 }
@@ -296,6 +302,14 @@ static bool run(ps_wp *w, const char *fn, int nout, te_tensor *const outs[], ir_
              fn, outs[0]->name);
     return false;
   }
+  for (int i = 0; ok && i < w->nstmt; i++)
+    if (w->stmts[i]->ext && !w->stmts[i]->ext->symbol) {
+      ir_error(w->ctx, TE_ERR_UNSUPPORTED,
+               "%s: extern stage '%s' has no symbol: the workload text names an extern's "
+               "function by its symbol (give te_extern one)",
+               fn, w->stmts[i]->name);
+      return false;
+    }
   ok = ok && collect_placeholders(w, nout, outs) && collect_vars(w);
   if (ok && s)
     ok = ps_wp_give_names(w) && ps_wp_layout(w, s, nout, outs);

@@ -114,6 +114,13 @@ static bool print_stmt(ps_wp *w, ir_str *s, const sch_op *op) {
   for (int d = 0; d < op->ndim; d++)
     ir_str_printf(s, "%s%s", d ? ", " : "", ps_names_var(&w->n, op->axes[d]));
   ir_str_puts(s, "] = ");
+  if (op->ext) { /* extern(SYMBOL, inputs...) */
+    ir_str_printf(s, "extern(%s", op->ext->symbol);
+    for (int k = 0; k < op->ext->ninputs; k++)
+      ir_str_printf(s, ", %s", ps_names_tensor(&w->n, op->ext->inputs[k]));
+    ir_str_puts(s, ")");
+    return true;
+  }
   if (op->is_scan) { /* scan(t, init, update[, initial steps]) */
     te_expr *src = op->scan_source;
     ir_str_printf(s, "scan(%s, ", ps_names_var(&w->n, op->axes[op->scan_axis]));
@@ -211,7 +218,10 @@ static bool print_decls(ps_wp *w, ir_str *s) {
   }
   for (int i = 0; i < w->nstmt; i++, sep = ", ") {
     const sch_op *op = w->stmts[i];
-    ir_str_printf(s, "%s%s: [", sep, (const char *)ps_ptrmap_get(&w->n.names, op));
+    ir_str_printf(s, "%s%s: ", sep, (const char *)ps_ptrmap_get(&w->n.names, op));
+    if (op->ext) /* an extern's dtype is declared, not inferred */
+      ir_str_printf(s, "%s", te_dtype_str(op->outputs[0]->dtype, dt, sizeof dt));
+    ir_str_puts(s, "[");
     if (!print_list(w, s, op->ndim, op->shape, false))
       return false;
     ir_str_puts(s, "]");

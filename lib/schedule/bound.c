@@ -222,6 +222,7 @@ static te_status region_at(te_stage *p, ir_analyzer *an) {
   if (!relax_shared_threads(ctx, an, &x, p, c, at))
     return te_last_status(ctx);
   region_walk w = {p->op, 0, 0, NULL, ctx};
+  bool whole = p->op->ext != NULL; /* an extern computes (and reads) whole tensors */
   ir_visitor v = {0};
   v.expr[IR_ACCESS] = collect;
   v.data = &w;
@@ -240,11 +241,12 @@ static te_status region_at(te_stage *p, ir_analyzer *an) {
       for (int j = 0; j < q->nleaf; j++)
         if (!relax_add(ctx, an, &x, q->leaf[j]))
           return te_last_status(ctx);
+    whole = whole || r->op->ext;
     te_status st = collect_reads(r, an, &v);
     if (st != TE_OK)
       return st;
   }
-  if (w.n == 0)
+  if (w.n == 0 && !whole)
     return ir_error(ctx, TE_ERR_SCHEDULE,
                     "te_compute_at: no stage inside loop '%s' of '%s' reads stage '%s'",
                     p->attach_iter->name, c->name, p->name);
@@ -257,12 +259,16 @@ static te_status region_at(te_stage *p, ir_analyzer *an) {
     te_expr *last = ir_sub(p->op->shape[d], ir_i64(ctx, 1));
     if (p->op->is_scan && (d == p->op->scan_axis || p->op->scan_dependent[d]))
       r.min = r.max = NULL; /* every step needs the ones before it: the whole axis */
+    if (whole)
+      r.min = r.max = NULL;
     te_expr *lo = r.min ? ir_max(r.min, ir_i64(ctx, 0)) : ir_i64(ctx, 0);
     te_expr *hi = r.max ? ir_min(r.max, last) : last;
     ir_interval clamped = {ir_simplify(an, lo), ir_simplify(an, hi)};
     p->root[d]->dom_min = clamped.min;
     p->root[d]->dom_extent = ir_interval_extent(an, clamped);
-    p->root[d]->alloc_extent = storage_extent(ctx, an, r, p->root[d]->dom_extent, p->op->shape[d]);
+    p->root[d]->alloc_extent =
+        whole ? p->op->shape[d]
+              : storage_extent(ctx, an, r, p->root[d]->dom_extent, p->op->shape[d]);
     if (!p->root[d]->dom_min || !p->root[d]->alloc_extent)
       return te_last_status(ctx);
   }

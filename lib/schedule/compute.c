@@ -382,9 +382,19 @@ int sch_op_inputs(sch_op *op, te_tensor ***out) {
     *out = NULL;
     return 0;
   }
+  if (op->ext) { /* a copy: callers may keep it */
+    te_tensor **in = ir_alloc(op->ctx, sizeof *in * (size_t)(op->ext->ninputs + 1));
+    if (!in) {
+      *out = NULL;
+      return 0;
+    }
+    memcpy(in, op->ext->inputs, sizeof *in * (size_t)op->ext->ninputs);
+    *out = in;
+    return op->ext->ninputs;
+  }
   return sch_expr_inputs(op->ctx, op->nbody, op->body, out);
 }
 
 bool sch_op_is_injective(const sch_op *op) {
-  return op->kind == SCH_OP_COMPUTE && op->nreduce == 0 && !op->is_scan;
+  return op->kind == SCH_OP_COMPUTE && op->nreduce == 0 && !op->is_scan && !op->ext;
 }

@@ -74,6 +74,24 @@ static te_expr *redirect_expr(te_ctx *ctx, redirect *r, te_expr *e) {
   return ir_mutate_expr(&m, e); /* the default recursion covers a reduction's condition */
 }
 
+/* A copy of extern stage r's operation reading to instead of from. */
+static bool redirect_extern(te_ctx *ctx, te_stage *r, te_tensor *from, te_tensor *to) {
+  sch_op *copy = ir_alloc_persistent(ctx, sizeof *copy);
+  sch_extern *ext = ir_alloc_persistent(ctx, sizeof *ext);
+  int n = r->op->ext->ninputs;
+  te_tensor **in = ir_alloc_persistent(ctx, sizeof *in * (size_t)(n ? n : 1));
+  if (!copy || !ext || !in)
+    return false;
+  *copy = *r->op;
+  *ext = *r->op->ext;
+  for (int k = 0; k < n; k++)
+    in[k] = ext->inputs[k] == from ? to : ext->inputs[k];
+  ext->inputs = in;
+  copy->ext = ext;
+  r->op = copy;
+  return true;
+}
+
 static te_status cache_read_impl(te_schedule *s, te_tensor *t, te_scope scope, int nreaders,
                                  te_stage *const readers[], te_tensor **cache) {
   const char *fn = "te_cache_read";
@@ -125,6 +143,11 @@ static te_status cache_read_impl(te_schedule *s, te_tensor *t, te_scope scope, i
   te_tensor *ct = op->outputs[0];
   for (int i = 0; i < nreaders; i++) {
     te_stage *r = readers[i];
+    if (r->op->ext) { /* an extern stage reads the cache instead: its inputs redirected */
+      if (!redirect_extern(ctx, r, t, ct))
+        return te_last_status(ctx);
+      continue;
+    }
     sch_op *copy = ir_alloc_persistent(ctx, sizeof *copy);
     te_expr **body = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)r->op->nbody);
     if (!copy || !body)
@@ -204,6 +227,9 @@ static te_status cache_write_impl(te_schedule *s, te_tensor *t, te_scope scope, 
     return ir_error(ctx, TE_ERR_UNSUPPORTED,
                     "%s: stage '%s' is a scan; caching a scan is not supported by this version", fn,
                     st->name);
+  te_status ext = sch_extern_refuse(st, fn, "its function writes the tensor itself, not a cache");
+  if (ext != TE_OK)
+    return ext;
   te_stage *inner = sch_attached_at(st);
   if (inner)
     return ir_error(ctx, TE_ERR_SCHEDULE,

@@ -7,6 +7,8 @@
  * A reduction is an init nest (the data loops inside the first reduce loop, storing the
  * identity) placed just before that loop, and an update nest. Non-dividing splits make guards,
  * emitted as `if (likely(cond))` around the innermost body; loop partitioning peels them later.
+ * An extern stage (extern.c) has no loops: its nest is one call_extern statement, realized whole
+ * wherever it is computed (sch_check_externs checks its rules once bounds are known).
  */
 #include <math.h>
 #include <stdint.h>
@@ -196,6 +198,8 @@ static ir_stmt *reduce_init(nest *n, te_stage *st, te_expr *const idx[]) {
 static ir_stmt *stage_nest(nest *n, te_stage *st) {
   te_ctx *ctx = n->ctx;
   sch_op *op = st->op;
+  if (op->ext) /* no loops: one call (extern.c) */
+    return sch_extern_stmt(st);
   ir_map *values = sch_iter_values(st, n->an);
   if (!values)
     return NULL;
@@ -310,6 +314,8 @@ te_status sch_schedule_to_stmt(te_schedule *s, ir_stmt **out) {
   te_status r = sch_check_scans(s);
   if (r == TE_OK)
     r = loops_of(&n, out);
+  if (r == TE_OK && (r = sch_check_externs(s)) != TE_OK) /* after bound inference */
+    *out = NULL;
   sch_unplace_lifted(s);
   return r;
 }

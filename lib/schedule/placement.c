@@ -61,6 +61,15 @@ static te_status compute_inline_impl(te_stage *st) {
     return ir_error(ctx, TE_ERR_SCHEDULE,
                     "%s: stage '%s' is an output of the schedule; outputs cannot be inlined", fn,
                     st->name);
+  te_status ext = sch_extern_refuse(st, fn, "it cannot be inlined into its readers");
+  if (ext != TE_OK)
+    return ext;
+  te_stage *er = sch_extern_reader(st);
+  if (er)
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s' is read by extern stage '%s', whose function is passed whole "
+                    "tensors: its inputs are realized, never inlined",
+                    fn, st->name, er->name);
   if (!sch_op_is_injective(st->op))
     return ir_error(ctx, TE_ERR_SCHEDULE,
                     "%s: stage '%s' is a %s; only injective stages can be inlined", fn, st->name,
@@ -129,6 +138,10 @@ static te_status compute_at_impl(te_stage *producer, te_stage *consumer, te_iter
   if (producer == consumer)
     return ir_error(ctx, TE_ERR_SCHEDULE, "%s: stage '%s' cannot be computed at itself", fn,
                     producer->name);
+  if (consumer->op->ext)
+    return sch_extern_refuse(consumer, fn,
+                             "no stage can be computed at its loops (compute its inputs at root "
+                             "or at a loop of a stage around it)");
   if (producer->is_output)
     return ir_error(ctx, TE_ERR_SCHEDULE,
                     "%s: stage '%s' is an output of the schedule; outputs are computed at root", fn,

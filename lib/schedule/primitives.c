@@ -15,6 +15,8 @@
 static bool check_leaf(const char *fn, te_stage *st, te_iter *it, const char *what) {
   if (!st)
     return false;
+  if (sch_extern_refuse(st, fn, "loop primitives do not apply to it") != TE_OK)
+    return false;
   te_ctx *ctx = st->sch->ctx;
   if (!it) {
     ir_error_null(ctx, "%s: stage '%s': %s is NULL", fn, st->name, what);
@@ -151,6 +153,9 @@ te_status te_fuse(te_stage *st, te_iter *outer, te_iter *inner, te_iter **fused)
 
 static te_status do_reorder(const char *fn, te_stage *st, int n, te_iter *const order[]) {
   te_ctx *ctx = st->sch->ctx;
+  te_status ext = sch_extern_refuse(st, fn, "loop primitives do not apply to it");
+  if (ext != TE_OK)
+    return ext;
   if (n < 1 || !order)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': needs at least one iter (got %d)", fn,
                     st->name, n);

@@ -20,6 +20,9 @@ static te_status check(const char *fn, te_schedule *s, te_tensor *t, te_iter *it
   if (!st)
     return ir_error(ctx, TE_ERR_NOT_FOUND, "%s: tensor '%s' has no stage in this schedule", fn,
                     t->name);
+  te_status ext = sch_extern_refuse(st, fn, "it has no reduction te could factor");
+  if (ext != TE_OK)
+    return ext;
   te_expr *body = st->op->body[0];
   if (body->kind != IR_REDUCE || st->op->nbody != 1 || body->u.reduce->kind == IR_REDUCER_CUSTOM)
     return ir_error(ctx, body->kind == IR_REDUCE ? TE_ERR_UNSUPPORTED : TE_ERR_SCHEDULE,

@@ -1,6 +1,7 @@
 /* sch.h — operations, tensors, stages and the schedule (internal).
  *
- * An operation (sch_op) is a placeholder or a compute. te_compute makes fresh axis variables for
+ * An operation (sch_op) is a placeholder or a compute (an extern stage is a compute without a
+ * body, extern.c). te_compute makes fresh axis variables for
  * each operation and substitutes them for the user's variables (and fresh copies of the reduce
  * axes), so every operation owns its variables: a schedule can refer to them by identity.
  *
@@ -53,7 +54,17 @@ typedef struct sch_op {
   te_tensor *scan_state;
   te_expr *scan_source; /* select(t < ninit, init, update) as written: reads scan_state */
   bool scan_dependent[TE_MAX_DIMS];
+  /* An extern stage (extern.c): a COMPUTE with no body (nbody 0), computed by a user's C
+     function from whole inputs; NULL for every other operation. */
+  struct sch_extern *ext;
 } sch_op;
+
+typedef struct sch_extern {
+  te_extern_fn fn;    /* NULL: resolved from symbol */
+  const char *symbol; /* NULL: JIT builds only */
+  int ninputs;
+  te_tensor **inputs;
+} sch_extern;
 
 /* The most reduce axes the reductions enclosing one point of a body may have in all. */
 #define SCH_MAX_SCOPE_AXES 64
@@ -252,6 +263,17 @@ bool sch_iter_from_root(const te_stage *st, const te_iter *it, int root);
 bool sch_stage_depends_on(te_stage *a, te_stage *b);
 /* The one non-inlined stage that reads st, or NULL when several or none do. */
 te_stage *sch_only_reader(te_stage *st);
+
+/* extern.c. The refusal of a primitive on an extern stage (fn names the primitive, what the
+   rule), TE_OK when st is no extern stage. */
+te_status sch_extern_refuse(te_stage *st, const char *fn, const char *what);
+/* The extern stage reading st (directly), or NULL. */
+te_stage *sch_extern_reader(te_stage *st);
+/* The checks of a schedule's extern stages when it is lowered (after bound inference): their
+   inputs and themselves realized compactly, not inside a vectorized loop. */
+te_status sch_check_externs(te_schedule *);
+/* The statement computing extern stage st: call_extern over its inputs and output. */
+ir_stmt *sch_extern_stmt(te_stage *st);
 
 /* A stage computed at one of st's loops, or NULL. */
 te_stage *sch_attached_at(te_stage *st);

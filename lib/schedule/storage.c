@@ -18,6 +18,9 @@ static te_status reorder_storage_impl(te_stage *st, int n, te_iter *const dims[]
   const sch_op *op = st->op;
   if (!dims)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "%s: stage '%s': dims is NULL", fn, st->name);
+  te_status ext = sch_extern_refuse(st, fn, "its function is passed compact row-major storage");
+  if (ext != TE_OK)
+    return ext;
   if (op->kind == SCH_OP_PLACEHOLDER || st->is_output)
     return ir_error(ctx, TE_ERR_SCHEDULE,
                     "%s: stage '%s' is %s: its layout is the caller's buffer's (only stages te "

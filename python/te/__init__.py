@@ -29,7 +29,7 @@ from .expr import (Expr, Reduction, CommReducer, const, var, size_var, param, se
                    reduce_axis, comm_reducer, bitwise_and, bitwise_or, bitwise_xor, bitwise_not,
                    shift_left, shift_right, shift_right_logical, rounding_shift_right,
                    saturating_cast)
-from .tensor import Tensor, AxisRef, placeholder, compute, scan
+from .tensor import Tensor, AxisRef, placeholder, compute, scan, extern
 from .schedule import Schedule, Stage, Iter, create_schedule, thread_axis
 from .build import (Target, Module, target, lower, build, save_modules, set_num_threads,
                     num_threads)

@@ -40,6 +40,11 @@ class DLTensor(ctypes.Structure):
     ]
 
 
+# te_extern_fn: int fn(int32_t ninputs, const DLTensor *const inputs[], DLTensor *output)
+EXTERN_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.POINTER(ctypes.POINTER(DLTensor)),
+                             ctypes.POINTER(DLTensor))
+
+
 class DLManagedTensor(ctypes.Structure):
     _fields_ = [
         ("dl_tensor", DLTensor),
@@ -166,6 +171,8 @@ _PROTOS = {
     "te_lifted_reduction_count": (INT, [P]),
     "te_lifted_reduction": (P, [P, INT]),
     "te_scan": (P, [P, CS, P, INT, INT, PP, P, P]),
+    "te_extern": (P, [P, CS, DT, INT, PP, INT, PP, P, CS]),
+    "te_extern_symbol": (CS, [P]),
     # schedule.h
     "te_schedule_new": (P, [P, INT, PP]),
     "te_stage_of": (P, [P, P]),

@@ -8,8 +8,10 @@
 after the function's parameters, and passes the expression it returns to te_compute. A function
 that returns a tuple makes a multi-output compute (te_compute_multi): one tensor per value.
 """
+import ctypes
 import inspect
 import re
+import weakref
 
 from . import _lib
 from . import errors
@@ -247,4 +249,73 @@ def scan(state, finit, fupdate, axis=0, ninit=1, name="scan"):
     return Tensor(c, errors.check_ptr(c, p, "te_scan"), "compute", 0)
 
 
-__all__ = ["Tensor", "AxisRef", "placeholder", "compute", "scan", "const"]
+# The ctypes callbacks of extern stages, alive as long as their context (kernels call them).
+_extern_callbacks = weakref.WeakKeyDictionary()
+
+
+def _np_dtype(dt):
+    import numpy as np
+    if dt.code == 1 and dt.bits == 1:
+        return np.dtype(np.bool_)
+    if dt.code == 4:  # bfloat16
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype("%s%d" % ({0: "i", 1: "u", 2: "f"}[dt.code], dt.bits // 8))
+
+
+def _dl_array(dl, writeable):
+    """A numpy view of a DLTensor's memory (no copy), valid during the call only."""
+    import numpy as np
+    nd = dl.ndim
+    shape = tuple(dl.shape[d] for d in range(nd))
+    strides = tuple(dl.strides[d] for d in range(nd))
+    dt = _np_dtype(dl.dtype)
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
+    buf = (ctypes.c_char * max(span * dt.itemsize, 1)).from_address(dl.data + dl.byte_offset)
+    flat = np.frombuffer(buf, dtype=dt, count=span)
+    return np.lib.stride_tricks.as_strided(flat, shape=shape,
+                                           strides=tuple(s * dt.itemsize for s in strides),
+                                           writeable=writeable)
+
+
+def extern(shape, inputs, fcompute=None, dtype="float32", name="extern", symbol=None):
+    """An extern stage (te_extern, TVM's te.extern): the tensor ``name`` of the declared shape
+    and dtype that a function computes from whole input tensors, inside a te kernel::
+
+        E = te.extern((M, N), [P, B], lambda ins, out: np.matmul(ins[0], ins[1], out=out))
+
+    ``fcompute(ins, out)`` is called with numpy views of the inputs (read-only) and of the
+    output (written in place), valid during the call only; it returns a non-zero int to fail
+    the kernel (anything else, None or an array, is success) (te.KernelError naming the stage); an exception it
+    raises is printed and fails the kernel too. ``symbol`` names a C function instead (or as
+    well) for ahead-of-time kernels (te.save_modules) and the workload text; with fcompute None
+    a JIT build finds it in the process by dlsym. The function may be called from several
+    threads at once when the stage is computed inside a parallel loop."""
+    ins = list(inputs)
+    c = pick(None, ins, shape if isinstance(shape, (list, tuple)) else [shape])
+    for t in ins:
+        if not isinstance(t, Tensor):
+            raise errors.InvalidArgError("te.extern: inputs must be te tensors")
+    dims = _shape_exprs(shape, c)
+    cb = None
+    if fcompute is not None:
+        def call(nin, pins, pout):
+            try:
+                arrays = [_dl_array(pins[k].contents, False) for k in range(nin)]
+                rc = fcompute(arrays, _dl_array(pout.contents, True))
+                return rc if isinstance(rc, int) else 0  # None, an array: success
+            except Exception:  # reported here; the kernel fails with te.KernelError
+                import traceback
+                traceback.print_exc()
+                return -1
+        cb = _lib.EXTERN_FN(call)
+        _extern_callbacks.setdefault(c, []).append(cb)
+    p = L.te_extern(c._ptr, _lib.encode(name), _dtype(dtype).c, len(dims),
+                    _lib.ptr_array([d.handle for d in dims]), len(ins),
+                    _lib.ptr_array([t.handle for t in ins]),
+                    ctypes.cast(cb, ctypes.c_void_p) if cb else None,
+                    _lib.encode(symbol) if symbol else None)
+    return Tensor(c, errors.check_ptr(c, p, "te_extern"), "compute", 0)
+
+
+__all__ = ["Tensor", "AxisRef", "placeholder", "compute", "scan", "extern", "const"]

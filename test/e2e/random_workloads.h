@@ -524,6 +524,67 @@ static void scan_workload(workload *w, int64_t T, int64_t N) {
     }
 }
 
+/* The extern stage's function: out = in0 x in1 (compact row-major f32), 1 when a DLTensor is
+   not what te promises (any rank, dtype, device or stride wrong). Thread-safe: a random
+   schedule may compute the stage inside a parallel loop. */
+static int extern_matmul(int32_t nin, const DLTensor *const in[], DLTensor *out) {
+  const DLTensor *t[3] = {in[0], in[1], out};
+  for (int a = 0; a < 3; a++) {
+    if (nin != 2 || t[a]->ndim != 2 || t[a]->dtype.code != kDLFloat || t[a]->dtype.bits != 32 ||
+        t[a]->device.device_type != kDLCPU || t[a]->byte_offset != 0 || !t[a]->strides ||
+        t[a]->strides[1] != 1 || t[a]->strides[0] != t[a]->shape[1])
+      return 1;
+  }
+  int64_t M = in[0]->shape[0], K = in[0]->shape[1], N = in[1]->shape[1];
+  if (in[1]->shape[0] != K || out->shape[0] != M || out->shape[1] != N)
+    return 1;
+  const float *x = in[0]->data, *y = in[1]->data;
+  float *z = out->data;
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++)
+        acc += (double)x[m * K + k] * y[k * N + n];
+      z[m * N + n] = (float)acc;
+    }
+  return 0;
+}
+
+/* An extern stage between te stages: P = 2 A + 1; E = extern_matmul(P, B); Y = max(E, 0) / 2.
+   Loop primitives on E, inlining P or E and a padded P are refused (TE_ERR_SCHEDULE); E and P
+   may be computed at Y's loops (E whole there). */
+static void extern_workload(workload *w, int64_t M, int64_t N, int64_t K) {
+  te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
+  te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
+  te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
+  te_tensor *P = TT_NN(te_compute(tt_ctx, "P", 2, TE_EXPRS(I(M), I(K)), TE_EXPRS(i, j),
+                                  te_add(te_mul(tt_at2(A, i, j), F(2)), F(1))));
+  te_tensor *E = TT_NN(te_extern(tt_ctx, "E", TE_F32, 2, TE_EXPRS(I(M), I(N)), 2, TT_TENSORS(P, B),
+                                 extern_matmul, "extern_matmul"));
+  te_tensor *Y = TT_NN(te_compute(tt_ctx, "Y", 2, TE_EXPRS(I(M), I(N)), TE_EXPRS(i, j),
+                                  te_mul(te_max(tt_at2(E, i, j), F(0)), F(0.5))));
+  *w = (workload){.name = "extern",
+                  .nin = 2,
+                  .nout = 1,
+                  .t = {A, B, Y},
+                  .stages = {P, E, Y},
+                  .nstages = 3,
+                  .cacheable = A,
+                  .reader = P,
+                  .reduce_len = K,
+                  .must = LOOP_PRIMS | BIT(P_COMPUTE_ROOT) | BIT(P_COMPUTE_AT) | BIT(P_CACHE_READ),
+                  .nvariants = 1};
+  alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, K), TT_SHAPE(K, N), TT_SHAPE(M, N)},
+                (const int[]){2, 2, 2});
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++)
+        acc += (G(w->b[0][0], m * K + k) * 2 + 1) * G(w->b[0][1], k * N + n);
+      tt_set(w->ref[0][0], m * N + n, (acc > 0 ? acc : 0) * 0.5);
+    }
+}
+
 /* C[i, j] = alpha * sum_k A[i, k] * B[k, j] + C0[i, j]: the sum is lifted into C_red0. */
 static void lifted_workload(workload *w, int64_t M, int64_t N, int64_t K) {
   te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));

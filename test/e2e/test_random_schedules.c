@@ -9,9 +9,10 @@
  * inputs (a transposed view and a crop, te_placeholder_strided); a gemm whose sum
  * sits inside the expression (alpha * sum + C0, lifted into C_red0, which sometimes keeps its
  * default placement fused into C); a nested reduction lifted into two stages; a scan with a
- * dependent axis (whose order many random schedules break: te_build refuses those). On each, random
- * sequences of primitives are applied with random arguments (split, split_nparts, tile, fuse,
- * reorder, unroll, parallel, vectorize, set_tail, pragma unroll_max_step/prefetch,
+ * dependent axis (whose order many random schedules break: te_build refuses those); an extern
+ * stage (te_extern) between two te stages (its loop primitives and inlining refused). On each,
+ * random sequences of primitives are applied with random arguments (split, split_nparts, tile,
+ * fuse, reorder, unroll, parallel, vectorize, set_tail, pragma unroll_max_step/prefetch,
  * compute_inline/root/at, cache_read, cache_write, rfactor, reorder_storage, and te_specialize
  * on a random condition over the sizes with a random branch schedule) at a random
  * parallel thread count. A primitive may refuse its arguments: the step is then skipped and its
@@ -496,6 +497,12 @@ Test(random_schedules, scan) {
   workload w;
   scan_workload(&w, 13, 9);
   run_workload(&w, 11000);
+}
+
+Test(random_schedules, extern_stage) {
+  workload w;
+  extern_workload(&w, 13, 9, 7);
+  run_workload(&w, 12000);
 }
 
 Test(random_schedules, if_then_else_padding) {

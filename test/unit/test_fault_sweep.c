@@ -448,6 +448,45 @@ static te_status parse(te_ctx *ctx) {
   return TE_OK;
 }
 
+/* An extern stage between two te stages: X -> P = 3 X -> E = plus_one(P) -> Y = 2 E, its
+   workload text printed (the extern's function and symbol are kept through every failure). */
+static int plus_one(int32_t nin, const DLTensor *const in[], DLTensor *out) {
+  const float *x = in[0]->data;
+  float *y = out->data;
+  for (int64_t q = 0; nin == 1 && q < out->shape[0] * out->shape[1]; q++)
+    y[q] = x[q] + 1;
+  return 0;
+}
+
+static te_status extern_stage(te_ctx *ctx) {
+  te_expr *shape[2] = {te_int(ctx, 6), te_int(ctx, 5)};
+  te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j"), *body;
+  te_tensor *X, *P, *E, *Y;
+  TRY_NN(ctx, X, te_placeholder(ctx, "X", TE_F32, 2, shape));
+  TRY_NN(ctx, body, te_mul(te_at(X, 2, (te_expr *[]){i, j}), te_float(ctx, TE_F32, 3)));
+  TRY_NN(ctx, P, te_compute(ctx, "P", 2, shape, (te_expr *[]){i, j}, body));
+  TRY_NN(ctx, E, te_extern(ctx, "E", TE_F32, 2, shape, 1, &P, plus_one, "plus_one"));
+  TRY_NN(ctx, body, te_mul(te_at(E, 2, (te_expr *[]){i, j}), te_float(ctx, TE_F32, 2)));
+  TRY_NN(ctx, Y, te_compute(ctx, "Y", 2, shape, (te_expr *[]){i, j}, body));
+  char *text;
+  TRY_NN(ctx, text, te_workload_text(1, &Y));
+  te_free(text);
+  te_schedule *s;
+  TRY_NN(ctx, s, te_schedule_new(ctx, 1, &Y));
+  te_target *t;
+  TRY_NN(ctx, t, te_target_parse(ctx, "llvm"));
+  te_module *mod;
+  TRY(ctx, te_build(s, "ex", 2, (te_tensor *[]){X, Y}, 0, NULL, t, &mod));
+  float x[30], y[30];
+  fill(x, 30, 7);
+  int64_t sh[2] = {6, 5};
+  DLTensor dx = dl2(x, sh), dy = dl2(y, sh);
+  TRY(ctx, te_module_call(mod, "ex", 2, (DLTensor *[]){&dx, &dy}, 0, NULL));
+  for (int q = 0; q < 30; q++)
+    cr_expect(close_to(y[q], 2.0 * (3.0 * x[q] + 1)), "Y[%d]", q);
+  return TE_OK;
+}
+
 /* A short tune of a small element-wise kernel (random search, two candidates, no confirm pass)
    into a fresh log, then te_apply_best. Swept twice: failing te_tune's context, and failing the
    contexts of its compile threads instead (a candidate that cannot be built is an error record:
@@ -651,6 +690,7 @@ Test(fault_sweep, pipeline, .timeout = 900) { sweep("pipeline", pipeline); }
 Test(fault_sweep, specialize, .timeout = 900) { sweep("specialize", specialize); }
 Test(fault_sweep, save_static_library, .timeout = 900) { sweep("save", save); }
 Test(fault_sweep, parse_and_build, .timeout = 900) { sweep("parse", parse); }
+Test(fault_sweep, extern_stage, .timeout = 900) { sweep("extern", extern_stage); }
 Test(fault_sweep, short_tune, .timeout = 900) { sweep("tune", tune); }
 Test(fault_sweep, short_tune_compile_threads, .timeout = 900) {
   fail_mode = FAIL_NEW_CONTEXTS;

@@ -9,6 +9,8 @@
  *       built for another CPU than the host (x86-64-v2 on x86-64)
  *   lc  kernel kc whose arguments are named int, float and double (C keywords: the header
  *       renames them int_, float_, double_)
+ *   le  kernel ke with an extern stage (te_extern) calling user_add_index, which the program
+ *       defines (the link fails without it); a non-zero return fails ke with its message
  * and a wrong argument is refused with TE_ERR_TYPE and a message. When an aarch64 cross compiler
  * and qemu-user are installed (not by scripts/setup.sh: they are large), an aarch64 library is
  * linked with a cross-compiled runtime and run under qemu; otherwise that test is skipped.
@@ -159,4 +161,93 @@ Test(save_link, aarch64_under_qemu) {
   char *out = sv_read("run.log", NULL);
   cr_expect(strstr(out, "ok: kernel 'k': argument 'X'") != NULL, "%s", out);
   free(out);
+}
+
+/* ---------------------------------------------------------------- extern stages */
+
+/* In this process (the JIT build): out = in + 10 * i. The program defines its own. */
+static int jit_add_index(int32_t nin, const DLTensor *const in[], DLTensor *out) {
+  const float *x = in[0]->data;
+  float *y = out->data;
+  for (int64_t i = 0; i < out->shape[0] && nin == 1; i++)
+    y[i] = x[i] + 10.0f * (float)i;
+  return 0;
+}
+
+static const char extern_main_c[] =
+    "#include \"le.h\"\n#include <stdio.h>\n#include <string.h>\n"
+    "static int fail;\n"
+    "int user_add_index(int32_t nin, const DLTensor *const in[], DLTensor *out) {\n"
+    "  if (fail) return 5;\n"
+    "  if (nin != 1 || in[0]->ndim != 1 || out->strides[0] != 1) return 9;\n"
+    "  const float *x = in[0]->data; float *y = out->data;\n"
+    "  for (int64_t i = 0; i < out->shape[0]; i++) y[i] = x[i] + 10.0f * (float)i;\n"
+    "  return 0;\n}\n"
+    "int main(void) {\n"
+    "  enum { N = 13 }; float x[N], y[N]; int64_t n[1] = {N};\n"
+    "  for (int i = 0; i < N; i++) x[i] = 0.5f * (float)i - 2, y[i] = -1e30f;\n"
+    "  DLTensor tx = {x, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, n, NULL, 0};\n"
+    "  DLTensor ty = {y, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, n, NULL, 0};\n"
+    "  if (ke(&tx, &ty)) { puts(te_rt_last_error()); return 10; }\n"
+    "  for (int i = 0; i < N; i++) if (y[i] != (2 * x[i] + 10.0f * (float)i) + 1) return 11;\n"
+    "  fail = 1;\n"
+    "  int rc = ke(&tx, &ty);\n"
+    "  if (rc != 8 || !strstr(te_rt_last_error(), \"extern stage 'E'\")) return 12;\n"
+    "  printf(\"ok: %s\\n\", te_rt_last_error());\n"
+    "  return 0;\n"
+    "}\n";
+
+Test(save_link, extern_symbol_linked_by_the_program) {
+#ifndef TE_TEST_RUNTIME_A
+  cr_skip_test("TE_TEST_RUNTIME_A not defined by the build");
+#else
+  te_expr *n = te_var(ctx, "n"), *i = te_var(ctx, "i");
+  te_tensor *x = te_placeholder(ctx, "x", TE_F32, 1, TE_EXPRS(n));
+  te_tensor *p = te_compute(ctx, "P", 1, TE_EXPRS(n), TE_EXPRS(i),
+                            te_mul(TE_AT(x, i), te_float(ctx, TE_F32, 2)));
+  te_tensor *e =
+      te_extern(ctx, "E", TE_F32, 1, TE_EXPRS(n), 1, &p, jit_add_index, "user_add_index");
+  te_tensor *y = te_compute(ctx, "y", 1, TE_EXPRS(n), TE_EXPRS(i),
+                            te_add(TE_AT(e, i), te_float(ctx, TE_F32, 1)));
+  cr_assert_not_null(y, "%s", te_last_error(ctx));
+  te_module *m = NULL;
+  cr_assert_eq(te_build(te_schedule_new(ctx, 1, &y), "ke", 2, (te_tensor *const[]){x, y}, 0, NULL,
+                        sv_target("llvm"), &m),
+               TE_OK, "%s", te_last_error(ctx));
+  cr_assert_eq(te_module_save(m, sv_path("le"), TE_SAVE_STATIC_LIB | TE_SAVE_HEADER), TE_OK, "%s",
+               te_last_error(ctx));
+  char *h = sv_read("le.h", NULL);
+  cr_expect(strstr(h, "int user_add_index(int32_t ninputs, const DLTensor *const inputs[], "
+                      "DLTensor *output); /* stage E of ke */") != NULL,
+            "%s", h);
+  free(h);
+  write_file("main.c", extern_main_c);
+  /* without the program's definition the link fails: the library leaves the symbol undefined */
+  write_file("nodef.c", "#include \"le.h\"\nint main(void) { return ke(0, 0); }\n");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && %s -std=c11 -I. -I'%s' nodef.c lible.a '%s' %s -lm -o nodef > nodef.log "
+           "2>&1",
+           tmpdir, TE_TEST_CC, TE_TEST_DLPACK_DIR, TE_TEST_RUNTIME_A, TE_TEST_LINK_FLAGS);
+  cr_expect_neq(sv_system(cmd), 0, "linking without user_add_index succeeded: %s", cmd);
+  char *nodef = sv_read("nodef.log", NULL);
+  cr_expect(strstr(nodef, "user_add_index") != NULL, "%s", nodef);
+  free(nodef);
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && %s -std=c11 -Wall -Wextra -Werror -I. -I'%s' main.c lible.a '%s' %s -lm "
+           "-o prog > build.log 2>&1 && ./prog > run.log 2>&1",
+           tmpdir, TE_TEST_CC, TE_TEST_DLPACK_DIR, TE_TEST_RUNTIME_A, TE_TEST_LINK_FLAGS);
+  int rc = sv_system(cmd);
+  if (rc != 0) {
+    char *log = sv_exists("run.log") ? sv_read("run.log", NULL) : sv_read("build.log", NULL);
+    cr_expect_fail("exit %d: %s\n%s", rc, cmd, log);
+    free(log);
+    return;
+  }
+  char *out = sv_read("run.log", NULL);
+  cr_expect(strstr(out, "ok: kernel 'ke': extern stage 'E' (function 'user_add_index') failed "
+                        "(got 5)") != NULL,
+            "%s", out);
+  free(out);
+#endif
 }
