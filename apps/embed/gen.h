@@ -5,6 +5,9 @@
 
 #include "minilm.h"
 
+#include <stdint.h>
+#include <stdio.h>
+
 #include <te/te.h>
 
 typedef struct gen {
@@ -12,7 +15,32 @@ typedef struct gen {
   te_target *target;
   int lanes; /* f32 lanes of a vector register of the target (16 with AVX-512) */
   int nr;    /* columns of a matmul register tile, and of a packed weight panel: 4 vectors */
+  /* Tuning (gen_tasks.c, docs/tuning-tasks.md). With batch > 0 the kernels are built for that
+     many sentences of seq tokens (constant sizes, as te-tune tunes them) instead of symbolic
+     ones, and not compiled: written to tasks as task lines, or, with log, looked up there. */
+  int64_t batch, seq;
+  FILE *tasks;
+  const char *log;   /* a tuning log: each kernel's best schedule replayed on the symbolic one */
+  char *tuned_trace; /* the schedule of the kernel being made, found in log (malloc'd) */
+  int tuned;         /* kernels built with a schedule from log */
 } gen;
+
+/* The library's kernels, in its header's order: embed_ln, embed_qkv, embed_attention,
+   embed_attn_out, embed_ffn_up, embed_ffn_down, embed_add_ln. gen_kernel makes kernel k (one of
+   the gen_* below, through gen_finish); gen_kernel_name is its name. */
+enum { GEN_NKERNELS = 7 };
+te_status gen_kernel(gen *, int k, te_module **out);
+const char *gen_kernel_name(int k);
+
+/* A size of the batch: the constant value when g->batch > 0 (task export, log look-up), else the
+   symbolic size called name. */
+te_expr *gen_size(gen *, const char *name, int64_t value);
+/* The end of every kernel's generator, its hand schedule s applied: args are the kernel's
+   arguments, its one output last. Builds the kernel into *out, with log's schedule instead of s
+   when one was found (and replays); in task export writes the task and leaves *out NULL; in log
+   look-up finds the log's schedule for the next (symbolic) build and leaves *out NULL. */
+te_status gen_finish(gen *, te_schedule *s, const char *name, int nargs, te_tensor *const args[],
+                     te_module **out);
 
 /* Y[m, N] = act(X[m, K] . W^T + bias), W given packed as Wp[N / nr][K][nr] (model.c packs it);
    act is GELU (erf form) when gelu is set, else none. m is symbolic. */
