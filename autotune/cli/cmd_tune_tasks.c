@@ -42,6 +42,8 @@ static void help(void) {
          "  --confirm N        at the end, measure each task's best N schedules again side by\n"
          "                     side (default 4; 0 never)\n"
          "  --allocation F     also write the allocation table to F (tab-separated)\n"
+         "  --no-hand          do not measure the hand schedules: the log's best is then a\n"
+         "                     searched schedule, even where the hand one is faster\n"
          "  --quiet            only the allocation table\n"
          "\n"
          "exit status: 0 done, 1 a task could not be tuned at all, 2 usage error (bad task file),\n"
@@ -63,7 +65,7 @@ typedef struct run {
   te_tune_options base;
   const char *target, *allocation;
   int trials, batch, confirm;
-  bool quiet;
+  bool quiet, no_hand;
   int ntasks;
   run_task *t;
 } run;
@@ -143,8 +145,9 @@ static void print_round(const run *r, int round, const run_task *t, const te_tun
   double f = 0;
   for (int i = 0; i < r->ntasks; i++)
     f += r->t[i].s.weight * (isfinite(r->t[i].s.best) ? r->t[i].s.best : r->t[i].hand_cost);
-  printf("round %d: %s +%d trials (%d failed), best %.4g ms; model estimate %.4g ms\n", round,
-         t->def->name, sum->measured, sum->errors, t->s.best * 1e3, f * 1e3);
+  printf("round %d: %s +%d trials (%d failed), best %.4g ms; model estimate %.4g ms%s\n", round,
+         t->def->name, sum->measured, sum->errors, t->s.best * 1e3, f * 1e3,
+         isfinite(f) ? "" : " (a task has no latency yet)");
   fflush(stdout);
 }
 
@@ -153,7 +156,7 @@ static int search(run *r) {
   te_tune_summary sum;
   for (int i = 0; i < r->ntasks; i++) {
     run_task *t = &r->t[i];
-    if (!t->def->hand_trace)
+    if (!t->def->hand_trace || r->no_hand)
       continue;
     te_status st = tune_task(r, t, 1, 0, true, &sum);
     if (st == TE_ERR_IO)
@@ -233,25 +236,48 @@ static void find_hand_costs(run *r) {
   at_log_free(&log);
 }
 
+/* A latency in ms, "-" when unknown. */
+static void put_ms(FILE *f, const char *sep, double s) {
+  if (isfinite(s))
+    fprintf(f, "%s%.4g", sep, s * 1e3);
+  else
+    fprintf(f, "%s-", sep);
+}
+
+static void put_ratio(FILE *f, const char *sep, double a, double b) {
+  if (isfinite(a) && isfinite(b) && b > 0)
+    fprintf(f, "%s%.3f", sep, a / b);
+  else
+    fprintf(f, "%s-", sep);
+}
+
+/* Per task: weight, rounds, trials, hand and best latency, hand / best, its share of the model's
+   estimated latency; then the model's row (sum weight x latency; hand "-" when a task has none). */
 static void print_table(FILE *f, const run *r, const char *sep) {
   double hand = 0, best = 0;
   fprintf(f, "task%sweight%srounds%strials%shand_ms%sbest_ms%sspeedup%sshare\n", sep, sep, sep, sep,
           sep, sep, sep);
   for (int i = 0; i < r->ntasks; i++) {
     const run_task *t = &r->t[i];
-    double b = isfinite(t->s.best) ? t->s.best : t->hand_cost;
     hand += t->s.weight * t->hand_cost;
-    best += t->s.weight * b;
+    best += t->s.weight * (isfinite(t->s.best) ? t->s.best : t->hand_cost);
   }
   for (int i = 0; i < r->ntasks; i++) {
     const run_task *t = &r->t[i];
     double b = isfinite(t->s.best) ? t->s.best : t->hand_cost;
-    fprintf(f, "%s%s%g%s%d%s%d%s%.4g%s%.4g%s%.3f%s%.3f\n", t->def->name, sep, t->s.weight, sep,
-            t->s.rounds, sep, t->s.trials, sep, t->hand_cost * 1e3, sep, b * 1e3, sep,
-            t->hand_cost / b, sep, t->s.weight * b / best);
+    fprintf(f, "%s%s%g%s%d%s%d", t->def->name, sep, t->s.weight, sep, t->s.rounds, sep,
+            t->s.trials);
+    put_ms(f, sep, t->hand_cost);
+    put_ms(f, sep, b);
+    put_ratio(f, sep, t->hand_cost, b);
+    put_ratio(f, sep, t->s.weight * b, best);
+    fputc('\n', f);
   }
-  fprintf(f, "model%s%s%s%s%s%s%.4g%s%.4g%s%.3f%s1\n", sep, sep, sep, sep, sep, sep, hand * 1e3, sep,
-          best * 1e3, sep, hand / best, sep);
+  fprintf(f, "model%s%s%s", sep, sep, sep);
+  put_ms(f, sep, hand);
+  put_ms(f, sep, best);
+  put_ratio(f, sep, hand, best);
+  fprintf(f, "%s1\n", sep);
 }
 
 static int report(const run *r) {
@@ -291,6 +317,8 @@ static bool parse_args(int argc, char **argv, run *r, const char **tasks) {
       exit(CLI_OK);
     } else if (cli_flag(argv, i, "--quiet")) {
       r->quiet = true;
+    } else if (cli_flag(argv, i, "--no-hand")) {
+      r->no_hand = true;
     } else if (cli_opt(argc, argv, &i, "--log", &r->base.log_path, &bad) ||
                cli_opt(argc, argv, &i, "--target", &r->target, &bad) ||
                cli_opt(argc, argv, &i, "--allocation", &r->allocation, &bad)) {
