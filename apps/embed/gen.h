@@ -5,6 +5,7 @@
 
 #include "minilm.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -21,8 +22,11 @@ typedef struct gen {
   int64_t batch, seq;
   FILE *tasks;
   const char *log;   /* a tuning log: each kernel's best schedule replayed on the symbolic one */
+  int64_t tune_batch, tune_seq; /* the size log's tasks were tuned at (with log) */
+  bool no_guard;     /* take log's schedule without timing it against the hand one (tests) */
   char *tuned_trace; /* the schedule of the kernel being made, found in log (malloc'd) */
   int tuned;         /* kernels built with a schedule from log */
+  int kept;          /* kernels whose hand schedule beat log's in gen_guard */
 } gen;
 
 /* The library's kernels, in its header's order: embed_ln, embed_qkv, embed_attention,
@@ -31,6 +35,23 @@ typedef struct gen {
 enum { GEN_NKERNELS = 7 };
 te_status gen_kernel(gen *, int k, te_module **out);
 const char *gen_kernel_name(int k);
+
+/* One argument of a kernel call: shape and f32 data (the caller's). */
+enum { GEN_MAX_ARGS = 5 };
+typedef struct gen_arg {
+  int ndim;
+  int64_t shape[4];
+  float *data;
+  size_t n; /* elements */
+} gen_arg;
+/* The shapes of kernel k's arguments (output last) for b sentences of s tokens, data NULL;
+   returns their count (0 for embed_ln); *terms: the length of its sums (for tolerances). */
+int gen_kernel_args(const gen *, int k, int64_t b, int64_t s, gen_arg a[GEN_MAX_ARGS], int *terms);
+/* te_module_call of name with those arguments. */
+te_status gen_call(te_module *, const char *name, gen_arg *a, int nargs);
+/* gen_guard.c: times kernel k's hand and tuned builds side by side at the tuned size, caches
+   flushed before each call; *use_tuned when the tuned one is at least as fast. */
+te_status gen_guard(gen *, int k, te_module *hand, te_module *tuned, bool *use_tuned);
 
 /* A size of the batch: the constant value when g->batch > 0 (task export, log look-up), else the
    symbolic size called name. */

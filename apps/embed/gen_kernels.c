@@ -144,7 +144,8 @@ int main(int argc, char **argv) {
   args a;
   if (!parse_args(argc, argv, &a))
     return 2;
-  gen g = {te_ctx_new(), NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0};
+  gen g = {0};
+  g.ctx = te_ctx_new();
   if (!g.ctx)
     return 1;
   if (!(g.target = te_target_parse(g.ctx, a.target)))
@@ -152,6 +153,7 @@ int main(int argc, char **argv) {
   g.lanes = te_target_vector_bits(g.target) / 32;
   g.nr = 4 * g.lanes;
   g.log = a.log;
+  g.tune_batch = a.batch, g.tune_seq = a.seq;
   if (a.tasks) {
     g.batch = a.batch, g.seq = a.seq;
     int rc = export_tasks(&g, a.tasks);
@@ -171,8 +173,9 @@ int main(int argc, char **argv) {
       return fail(g.ctx, gen_kernel_name(k));
   }
   if (g.log)
-    fprintf(stderr, "gen_kernels: %d of %d kernels from the tuning log %s\n", g.tuned, GEN_NKERNELS,
-            g.log);
+    fprintf(stderr,
+            "gen_kernels: %d of %d kernels from the tuning log %s (%d hand schedules faster)\n",
+            g.tuned, GEN_NKERNELS, g.log, g.kept);
   if (te_modules_save(g.ctx, GEN_NKERNELS, mods, a.prefix,
                       TE_SAVE_STATIC_LIB | TE_SAVE_HEADER | TE_SAVE_ASM) != TE_OK)
     return fail(g.ctx, "saving");

@@ -62,11 +62,15 @@ static void json_string(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-static te_status write_task(gen *g, te_schedule *s, const char *name, te_tensor *out) {
-  int k = -1;
+static int kernel_index(const char *name) {
   for (int i = 0; i < GEN_NKERNELS; i++)
     if (!strcmp(kernels[i].name, name))
-      k = i;
+      return i;
+  return -1;
+}
+
+static te_status write_task(gen *g, te_schedule *s, const char *name, te_tensor *out) {
+  int k = kernel_index(name);
   char *text = te_tune_workload(g->ctx, 1, &out, NULL), *trace = te_schedule_trace(s);
   te_status st = text && trace && k >= 0 ? TE_OK : TE_ERR_INTERNAL;
   if (st == TE_OK) {
@@ -115,21 +119,30 @@ te_status gen_finish(gen *g, te_schedule *s, const char *name, int nargs, te_ten
     *out = NULL;
     return g->tasks ? write_task(g, s, name, y) : look_up(g, name, y);
   }
-  if (g->tuned_trace) {
-    te_schedule *tuned = te_schedule_new(g->ctx, 1, &y);
-    te_status st = tuned ? te_schedule_replay(tuned, g->tuned_trace) : te_last_status(g->ctx);
-    free(g->tuned_trace);
-    g->tuned_trace = NULL;
-    if (st == TE_OK) {
-      fprintf(stderr, "gen_kernels: %s: the tuning log's schedule\n", name);
-      g->tuned++;
-      s = tuned;
-    } else {
-      fprintf(stderr, "gen_kernels: %s: the log's schedule does not fit the symbolic kernel (%s); "
-                      "hand schedule\n",
-              name, te_last_error(g->ctx));
-      te_clear_error(g->ctx);
-    }
+  if (!g->tuned_trace)
+    return te_build(s, name, nargs, args, 0, NULL, g->target, out);
+  te_schedule *tuned = te_schedule_new(g->ctx, 1, &y);
+  te_status st = tuned ? te_schedule_replay(tuned, g->tuned_trace) : te_last_status(g->ctx);
+  free(g->tuned_trace);
+  g->tuned_trace = NULL;
+  if (st != TE_OK) {
+    fprintf(stderr, "gen_kernels: %s: the log's schedule does not fit the symbolic kernel (%s); "
+                    "hand schedule\n",
+            name, te_last_error(g->ctx));
+    te_clear_error(g->ctx);
+    return te_build(s, name, nargs, args, 0, NULL, g->target, out);
   }
-  return te_build(s, name, nargs, args, 0, NULL, g->target, out);
+  te_module *hand = NULL, *mt = NULL;
+  if ((st = te_build(tuned, name, nargs, args, 0, NULL, g->target, &mt)) != TE_OK)
+    return st;
+  bool use = true;
+  if (!g->no_guard && ((st = te_build(s, name, nargs, args, 0, NULL, g->target, &hand)) != TE_OK ||
+                       (st = gen_guard(g, kernel_index(name), hand, mt, &use)) != TE_OK))
+    return st;
+  if (g->no_guard)
+    fprintf(stderr, "gen_kernels: %s: the tuning log's schedule (not timed)\n", name);
+  g->tuned += use;
+  g->kept += !use;
+  *out = use ? mt : hand;
+  return TE_OK;
 }
