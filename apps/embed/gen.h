@@ -21,7 +21,7 @@ typedef struct gen {
      ones, and not compiled: written to tasks as task lines, or, with log, looked up there. */
   int64_t batch, seq;
   FILE *tasks;
-  const char *log;   /* a tuning log: each kernel's best schedule replayed on the symbolic one */
+  const char *log; /* a tuning log: each kernel's best schedule replayed on the symbolic one */
   int64_t tune_batch, tune_seq; /* the size log's tasks were tuned at (with log) */
   bool no_guard;     /* take log's schedule without timing it against the hand one (tests) */
   char *tuned_trace; /* the schedule of the kernel being made, found in log (malloc'd) */

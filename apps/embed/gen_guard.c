@@ -48,7 +48,7 @@ int gen_kernel_args(const gen *g, int k, int64_t b, int64_t s, gen_arg a[GEN_MAX
     return 5;
   }
   if (k <= 0 || k >= GEN_NKERNELS)
-    return 0; /* embed_ln: not a task */
+    return 0;                                /* embed_ln: not a task */
   int64_t n = dense[k][0], kk = dense[k][1]; /* the dense layers: X, Wp (panels), bias, Y */
   set_shape(&a[0], 2, (int64_t[]){m, kk});
   set_shape(&a[1], 3, (int64_t[]){n / g->nr, kk, g->nr});
@@ -62,8 +62,7 @@ te_status gen_call(te_module *mod, const char *name, gen_arg *a, int nargs) {
   DLTensor t[GEN_MAX_ARGS];
   DLTensor *p[GEN_MAX_ARGS];
   for (int i = 0; i < nargs; i++) {
-    t[i] = (DLTensor){a[i].data, {kDLCPU, 0}, a[i].ndim, {kDLFloat, 32, 1}, a[i].shape,
-                      NULL,      0};
+    t[i] = (DLTensor){a[i].data, {kDLCPU, 0}, a[i].ndim, {kDLFloat, 32, 1}, a[i].shape, NULL, 0};
     p[i] = &t[i];
   }
   return te_module_call(mod, name, nargs, p, 0, NULL);
@@ -123,8 +122,9 @@ te_status gen_guard(gen *g, int k, te_module *hand, te_module *tuned, bool *use_
     free(a[i].data);
   *use_tuned = st == TE_OK && med[1] <= med[0];
   if (st == TE_OK)
-    fprintf(stderr, "gen_kernels: %s: %s (%.4g ms against the hand schedule's %.4g ms at %lld x "
-                    "%lld)\n",
+    fprintf(stderr,
+            "gen_kernels: %s: %s (%.4g ms against the hand schedule's %.4g ms at %lld x "
+            "%lld)\n",
             gen_kernel_name(k), *use_tuned ? "the tuning log's schedule" : "hand schedule kept",
             med[1] * 1e3, med[0] * 1e3, (long long)g->tune_batch, (long long)g->tune_seq);
   return st;

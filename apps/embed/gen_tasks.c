@@ -35,13 +35,20 @@ const char *gen_kernel_name(int k) { return kernels[k].name; }
 te_status gen_kernel(gen *g, int k, te_module **out) {
   const int H = MINILM_HIDDEN, F = MINILM_FFN;
   switch (k) {
-  case 0: return gen_embed_layer_norm(g, kernels[k].name, out);
-  case 1: return gen_linear(g, kernels[k].name, 3 * H, H, 0, out);
-  case 2: return gen_attention(g, kernels[k].name, out);
-  case 3: return gen_linear(g, kernels[k].name, H, H, 0, out);
-  case 4: return gen_linear(g, kernels[k].name, F, H, 1, out);
-  case 5: return gen_linear(g, kernels[k].name, H, F, 0, out);
-  default: return gen_add_layer_norm(g, kernels[k].name, out);
+  case 0:
+    return gen_embed_layer_norm(g, kernels[k].name, out);
+  case 1:
+    return gen_linear(g, kernels[k].name, 3 * H, H, 0, out);
+  case 2:
+    return gen_attention(g, kernels[k].name, out);
+  case 3:
+    return gen_linear(g, kernels[k].name, H, H, 0, out);
+  case 4:
+    return gen_linear(g, kernels[k].name, F, H, 1, out);
+  case 5:
+    return gen_linear(g, kernels[k].name, H, F, 0, out);
+  default:
+    return gen_add_layer_norm(g, kernels[k].name, out);
   }
 }
 
@@ -126,8 +133,9 @@ te_status gen_finish(gen *g, te_schedule *s, const char *name, int nargs, te_ten
   free(g->tuned_trace);
   g->tuned_trace = NULL;
   if (st != TE_OK) {
-    fprintf(stderr, "gen_kernels: %s: the log's schedule does not fit the symbolic kernel (%s); "
-                    "hand schedule\n",
+    fprintf(stderr,
+            "gen_kernels: %s: the log's schedule does not fit the symbolic kernel (%s); "
+            "hand schedule\n",
             name, te_last_error(g->ctx));
     te_clear_error(g->ctx);
     return te_build(s, name, nargs, args, 0, NULL, g->target, out);

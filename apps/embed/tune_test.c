@@ -37,8 +37,9 @@ static int kernel_args(const gen *g, int k, gen_arg *a, int *terms) {
   for (int i = 0; i < n; i++) {
     a[i].data = malloc(sizeof(float) * a[i].n);
     for (size_t e = 0; a[i].data && e < a[i].n; e++)
-      a[i].data[e] = i == n - 1 ? NAN : k == 2 && i == 1 ? (e >= a[i].n - 5 ? -1e30f : 0.0f)
-                                                         : uniform();
+      a[i].data[e] = i == n - 1         ? NAN
+                     : k == 2 && i == 1 ? (e >= a[i].n - 5 ? -1e30f : 0.0f)
+                                        : uniform();
   }
   return n;
 }

@@ -48,8 +48,9 @@ static void help(void) {
          "                     searched schedule, even where the hand one is faster\n"
          "  --quiet            only the allocation table\n"
          "\n"
-         "exit status: 0 done, 1 a task could not be tuned at all, 2 usage error (bad task file),\n"
-         "4 the log or the allocation file cannot be written\n");
+         "exit status: 0 done (a task that cannot be tuned is reported and left out), 2 usage\n"
+         "error (a bad task file, a workload that does not parse), 4 the log or the allocation\n"
+         "file cannot be written\n");
 }
 
 /* A task as the run keeps it. */
@@ -83,6 +84,8 @@ static te_status hand_template(te_schedule *s, te_knobs *knobs, void *trace) {
    > 0), resuming from the log. Returns the te_status; sum filled. */
 static te_status tune_task(run *r, run_task *t, int more, int confirm, bool hand,
                            te_tune_summary *sum) {
+  memset(sum, 0, sizeof *sum);
+  sum->best_cost_s = INFINITY;
   te_tune_options o = r->base;
   o.resume = 1;
   o.trials = t->in_log + more;
@@ -91,7 +94,7 @@ static te_status tune_task(run *r, run_task *t, int more, int confirm, bool hand
   o.description = t->def->name;
   o.template_fn = hand ? hand_template : NULL;
   o.template_user = hand ? t->def->hand_trace : NULL;
-  if (o.trials == 0 && confirm <= 0)
+  if (o.trials == 0) /* te_tune's 0 means its default; here, nothing to measure or confirm */
     return TE_OK;
   te_status st = te_tune(t->w.ctx, t->w.wl.nout, t->w.wl.outs, t->target, &o);
   if (st == TE_OK)
@@ -127,8 +130,14 @@ static int prepare(run *r) {
           !strcmp(log.rec[k].target, tstr))
         t->in_log++;
     t->hand_cost = INFINITY;
-    t->s = (at_sched_task){t->def->weight, at_workload_flops(&t->w.wl), -1, false, 0, 0,
-                           at_log_best_cost(&log, t->w.key, tstr), t->curve};
+    t->s = (at_sched_task){t->def->weight,
+                           at_workload_flops(&t->w.wl),
+                           -1,
+                           false,
+                           0,
+                           0,
+                           at_log_best_cost(&log, t->w.key, tstr),
+                           t->curve};
     for (int k = 0; k < i && t->def->group; k++) /* the group: the first task's index */
       if (r->t[k].def->group && !strcmp(r->t[k].def->group, t->def->group)) {
         t->s.group = k;
@@ -169,9 +178,9 @@ static int search(run *r) {
       t->s.best = sum.best_cost_s;
     if (!r->quiet)
       printf("hand schedule of %s: %s\n", t->def->name,
-             st != TE_OK       ? "does not run (see above)"
-             : sum.measured    ? (sum.errors ? "failed (its error is in the log)" : "measured")
-                               : "already in the log");
+             st != TE_OK    ? "does not run (see above)"
+             : sum.measured ? (sum.errors ? "failed (its error is in the log)" : "measured")
+                            : "already in the log");
   }
   int spent = 0, round = 0;
   at_sched_task *s = malloc(sizeof *s * (size_t)r->ntasks);
@@ -332,9 +341,12 @@ static bool parse_args(int argc, char **argv, run *r, const char **tasks) {
       struct {
         const char *name;
         int *p;
-      } ints[] = {{"--trials", &r->trials},       {"--batch", &r->batch},
-                  {"--jobs", &r->base.jobs},      {"--threads", &r->base.threads},
-                  {"--confirm", &r->confirm},     {"--max-repeats", &r->base.max_repeats},
+      } ints[] = {{"--trials", &r->trials},
+                  {"--batch", &r->batch},
+                  {"--jobs", &r->base.jobs},
+                  {"--threads", &r->base.threads},
+                  {"--confirm", &r->confirm},
+                  {"--max-repeats", &r->base.max_repeats},
                   {"--seed", NULL}};
       bool matched = false;
       for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !matched && !bad; k++) {

@@ -53,12 +53,8 @@ int main(int argc, char **argv) {
   static const struct {
     const char *name;
     int (*fn)(int, char **);
-  } cmds[] = {{"tune", cmd_tune},
-              {"best", cmd_best},
-              {"show", cmd_show},
-              {"export", cmd_export},
-              {"plot", cmd_plot},
-              {"tune-tasks", cmd_tune_tasks}};
+  } cmds[] = {{"tune", cmd_tune},     {"best", cmd_best}, {"show", cmd_show},
+              {"export", cmd_export}, {"plot", cmd_plot}, {"tune-tasks", cmd_tune_tasks}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
     if (!strcmp(cmd, cmds[i].name))
       return cmds[i].fn(argc - 1, argv + 1);

@@ -1,8 +1,8 @@
 /* test_task_sched.c — the task scheduler of `te-tune tune-tasks` (autotune/task_sched.c) on
  * synthetic tasks whose best latency after r rounds is a fixed curve: the warm-up gives every
  * task one round in order; then a task with a larger weight x latency gets more rounds, and of two
- * at the same latency the one still improving goes first; a similar task's higher throughput makes a task look more promising; dead
- * tasks get nothing. Deterministic: no measurement, no randomness.
+ * at the same latency the one still improving goes first; a similar task's higher throughput makes
+ * a task look more promising; dead tasks get nothing. Deterministic: no measurement, no randomness.
  */
 #include <criterion/criterion.h>
 #include <math.h>
