@@ -5,11 +5,13 @@
 #                         [TARGET "<te target string>"]      default "llvm" (this machine)
 #                         [KERNELS <kernel>...]               passed to the generator
 #                         [RUNTIME SHARED|STATIC]             which libte_runtime (default SHARED)
-#                         [OUTPUT_DIRECTORY <dir>])           default <binary dir>/te_kernels/<name>
+#                         [OUTPUT_DIRECTORY <dir>]            default <binary dir>/te_kernels/<name>
+#                         [GENERATOR_ARGS <arg>...]           passed after the kernels
+#                         [DEPENDS <file>...])                more inputs (a tuning log, say)
 #
 # builds the generator (a small C program using te's API, linked with libte), runs it at build
 # time as
-#     <generator> <dir>/<name> "<target string>" [<kernel>...]
+#     <generator> <dir>/<name> "<target string>" [<kernel>...] [<generator arg>...]
 # and expects it to write <dir>/lib<name>.a and <dir>/<name>.h, normally with
 #     te_modules_save(ctx, n, modules, argv[1], TE_SAVE_STATIC_LIB | TE_SAVE_HEADER);
 # The result is a linkable target <name> (a static IMPORTED library) whose include directory
@@ -23,7 +25,8 @@
 include_guard(GLOBAL)
 
 function(te_add_kernel_library name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TARGET;RUNTIME;OUTPUT_DIRECTORY" "GENERATOR;KERNELS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TARGET;RUNTIME;OUTPUT_DIRECTORY"
+                        "GENERATOR;KERNELS;GENERATOR_ARGS;DEPENDS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "te_add_kernel_library(${name}): unknown arguments: "
                         "${arg_UNPARSED_ARGUMENTS}")
@@ -73,7 +76,8 @@ function(te_add_kernel_library name)
     OUTPUT "${lib}" "${hdr}"
     COMMAND "${CMAKE_COMMAND}" -E env ASAN_OPTIONS=detect_leaks=0
             "$<TARGET_FILE:${gen}>" "${dir}/${name}" "${arg_TARGET}" ${arg_KERNELS}
-    DEPENDS ${gen}
+            ${arg_GENERATOR_ARGS}
+    DEPENDS ${gen} ${arg_DEPENDS}
     COMMENT "te: generating kernel library ${name} (${arg_TARGET})"
     VERBATIM)
   add_custom_target(${name}_generate DEPENDS "${lib}" "${hdr}")

@@ -97,8 +97,10 @@ te_status gen_attention(gen *g, const char *name, te_module **out) {
   const int H = MINILM_HIDDEN, DH = MINILM_HEAD_DIM;
   /* s = IB x blocks: te-embed pads a batch to a whole number of query blocks (the padding is
      masked like any), so that each block has IB rows exactly: unrolled, register-resident */
-  te_expr *blocks = te_var(ctx, "blocks"), *S = te_mul(blocks, te_int(ctx, IB));
-  te_expr *B = te_var(ctx, "b"), *NH = te_int(ctx, MINILM_HEADS), *D = te_int(ctx, DH);
+  te_expr *blocks = gen_size(g, "blocks", g->seq / IB), *S = te_mul(blocks, te_int(ctx, IB));
+  if (g->batch > 0) /* a constant, not 4*blocks: a tuned workload's extents are numbers */
+    S = te_int(ctx, g->seq);
+  te_expr *B = gen_size(g, "b", g->batch), *NH = te_int(ctx, MINILM_HEADS), *D = te_int(ctx, DH);
   te_tensor *qkv = te_placeholder(ctx, "QKV", TE_F32, 3, TE_EXPRS(B, S, te_int(ctx, 3 * H)));
   /* the mask as [b, blocks, IB]: the argument that gives te the size 'blocks' */
   te_tensor *mb = te_placeholder(ctx, "mask_bias", TE_F32, 3, TE_EXPRS(B, blocks, te_int(ctx, IB)));
@@ -133,5 +135,5 @@ te_status gen_attention(gen *g, const char *name, te_module **out) {
   te_status r = schedule_attention(g, s, &a);
   if (r != TE_OK)
     return r;
-  return te_build(s, name, 3, (te_tensor *const[]){qkv, mb, a.out}, 0, NULL, g->target, out);
+  return gen_finish(g, s, name, 3, (te_tensor *const[]){qkv, mb, a.out}, out);
 }

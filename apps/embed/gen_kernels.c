@@ -1,7 +1,8 @@
 /* gen_kernels.c — the generator of te-embed's kernels (te_add_kernel_library runs it at build
  * time):
  *
- *   gen_kernels <dir/name> "<target string>"
+ *   gen_kernels <dir/name> "<target string>" [--tuning-log LOG [--batch B --seq S]]
+ *   gen_kernels --export-tasks FILE [--target T] [--batch B --seq S]
  *
  * defines and schedules the encoder's kernels (gen.h) for the target and writes them with
  * te_modules_save into dir/libname.a and dir/name.h, plus dir/name_config.h, which tells
@@ -14,11 +15,19 @@
  *   embed_ffn_up        the feed-forward's first matmul, + bias + GELU  [m, 384] -> [m, 1536]
  *   embed_ffn_down      its second                          [m, 1536] -> [m, 384]
  *   embed_add_ln        residual + layer norm               [m, 384] x 2 -> [m, 384]
- * Exit status 0 on success, 1 with te's message on stderr otherwise.
+ * With --tuning-log, each kernel takes the log's best schedule for B sentences of S tokens
+ * (default 32 x 112) when it has one and it replays on the symbolic kernel, else its hand
+ * schedule. --export-tasks writes every kernel but embed_ln (an index gather: te-tune's random
+ * inputs would read out of bounds) at that size as a task file for `te-tune tune-tasks`
+ * (docs/tuning-tasks.md) and compiles nothing.
+ * Exit status 0 on success, 1 with te's message on stderr otherwise, 2 for bad arguments.
  */
 #include "gen.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int fail(te_ctx *ctx, const char *what) {
   fprintf(stderr, "gen_kernels: %s: %s (%s)\n", what, te_last_error(ctx),
@@ -44,39 +53,133 @@ static int write_config(const char *prefix, const gen *g) {
   return fclose(f) == 0;
 }
 
-int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: gen_kernels <dir/name> <target>\n");
-    return 2;
+typedef struct args {
+  const char *prefix, *target, *tasks, *log;
+  long long batch, seq;
+} args;
+
+/* "--batch N" / "--seq N": a count from 1 to 4096. */
+static bool count_arg(const char *opt, const char *v, long long *out) {
+  char *end;
+  long long n = strtoll(v, &end, 10);
+  if (*end || n <= 0 || n > 4096) {
+    fprintf(stderr, "gen_kernels: %s: a count from 1 to 4096, not '%s'\n", opt, v);
+    return false;
   }
-  gen g = {te_ctx_new(), NULL, 0, 0};
+  *out = n;
+  return true;
+}
+
+static bool parse_args(int argc, char **argv, args *a) {
+  *a = (args){NULL, NULL, NULL, NULL, 32, 112};
+  for (int i = 1; i < argc; i++) {
+    const char *opt = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    bool valued = !strcmp(opt, "--export-tasks") || !strcmp(opt, "--tuning-log") ||
+                  !strcmp(opt, "--target") || !strcmp(opt, "--batch") || !strcmp(opt, "--seq");
+    if (valued && !v) {
+      fprintf(stderr, "gen_kernels: %s needs a value\n", opt);
+      return false;
+    }
+    if (valued)
+      i++;
+    if (!strcmp(opt, "--export-tasks"))
+      a->tasks = v;
+    else if (!strcmp(opt, "--tuning-log"))
+      a->log = v;
+    else if (!strcmp(opt, "--target"))
+      a->target = v;
+    else if (!strcmp(opt, "--batch") && !count_arg(opt, v, &a->batch))
+      return false;
+    else if (!strcmp(opt, "--seq") && !count_arg(opt, v, &a->seq))
+      return false;
+    else if (valued)
+      continue;
+    else if (opt[0] == '-' && opt[1] == '-') {
+      fprintf(stderr, "gen_kernels: unknown option '%s'\n", opt);
+      return false;
+    } else if (!a->prefix) {
+      a->prefix = opt;
+    } else if (!a->target) {
+      a->target = opt;
+    } else {
+      fprintf(stderr, "gen_kernels: one output and one target, not '%s' too\n", opt);
+      return false;
+    }
+  }
+  if (a->seq % gen_attention_block()) {
+    fprintf(stderr, "gen_kernels: --seq must be a multiple of %d (got %lld)\n",
+            gen_attention_block(), a->seq);
+    return false;
+  }
+  if (!a->tasks && !a->prefix) {
+    fprintf(stderr, "usage: gen_kernels <dir/name> <target> [--tuning-log LOG] [--batch B] "
+                    "[--seq S]\n       gen_kernels --export-tasks FILE [--target T] [--batch B] "
+                    "[--seq S]\n");
+    return false;
+  }
+  if (!a->target)
+    a->target = "llvm";
+  return true;
+}
+
+static int export_tasks(gen *g, const char *path) {
+  if (!(g->tasks = fopen(path, "w"))) {
+    perror(path);
+    return 1;
+  }
+  te_module *none;
+  for (int k = 1; k < GEN_NKERNELS; k++) /* not embed_ln (k = 0): see the header comment */
+    if (gen_kernel(g, k, &none) != TE_OK) {
+      fclose(g->tasks);
+      return fail(g->ctx, "exporting a task");
+    }
+  if (fclose(g->tasks) != 0) {
+    perror(path);
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  args a;
+  if (!parse_args(argc, argv, &a))
+    return 2;
+  gen g = {0};
+  g.ctx = te_ctx_new();
   if (!g.ctx)
     return 1;
-  if (!(g.target = te_target_parse(g.ctx, argv[2])))
+  if (!(g.target = te_target_parse(g.ctx, a.target)))
     return fail(g.ctx, "parsing the target");
   g.lanes = te_target_vector_bits(g.target) / 32;
   g.nr = 4 * g.lanes;
-  te_module *mods[7];
-  int n = 0;
-  const int H = MINILM_HIDDEN, F = MINILM_FFN;
-  if (gen_embed_layer_norm(&g, "embed_ln", &mods[n++]) != TE_OK)
-    return fail(g.ctx, "embed_ln");
-  if (gen_linear(&g, "embed_qkv", 3 * H, H, 0, &mods[n++]) != TE_OK)
-    return fail(g.ctx, "embed_qkv");
-  if (gen_attention(&g, "embed_attention", &mods[n++]) != TE_OK)
-    return fail(g.ctx, "embed_attention");
-  if (gen_linear(&g, "embed_attn_out", H, H, 0, &mods[n++]) != TE_OK)
-    return fail(g.ctx, "embed_attn_out");
-  if (gen_linear(&g, "embed_ffn_up", F, H, 1, &mods[n++]) != TE_OK)
-    return fail(g.ctx, "embed_ffn_up");
-  if (gen_linear(&g, "embed_ffn_down", H, F, 0, &mods[n++]) != TE_OK)
-    return fail(g.ctx, "embed_ffn_down");
-  if (gen_add_layer_norm(&g, "embed_add_ln", &mods[n++]) != TE_OK)
-    return fail(g.ctx, "embed_add_ln");
-  if (te_modules_save(g.ctx, n, mods, argv[1], TE_SAVE_STATIC_LIB | TE_SAVE_HEADER | TE_SAVE_ASM) !=
-      TE_OK)
+  g.log = a.log;
+  g.tune_batch = a.batch, g.tune_seq = a.seq;
+  if (a.tasks) {
+    g.batch = a.batch, g.seq = a.seq;
+    int rc = export_tasks(&g, a.tasks);
+    te_ctx_free(g.ctx);
+    return rc;
+  }
+  te_module *mods[GEN_NKERNELS];
+  for (int k = 0; k < GEN_NKERNELS; k++) {
+    te_status st = TE_OK;
+    if (g.log) { /* first the constant-size kernel, to find its schedule in the log */
+      g.batch = a.batch, g.seq = a.seq;
+      te_module *none;
+      st = gen_kernel(&g, k, &none);
+      g.batch = g.seq = 0;
+    }
+    if (st != TE_OK || gen_kernel(&g, k, &mods[k]) != TE_OK)
+      return fail(g.ctx, gen_kernel_name(k));
+  }
+  if (g.log)
+    fprintf(stderr,
+            "gen_kernels: %d of %d kernels from the tuning log %s (%d hand schedules faster)\n",
+            g.tuned, GEN_NKERNELS, g.log, g.kept);
+  if (te_modules_save(g.ctx, GEN_NKERNELS, mods, a.prefix,
+                      TE_SAVE_STATIC_LIB | TE_SAVE_HEADER | TE_SAVE_ASM) != TE_OK)
     return fail(g.ctx, "saving");
-  if (!write_config(argv[1], &g))
+  if (!write_config(a.prefix, &g))
     return 1;
   te_ctx_free(g.ctx);
   return 0;

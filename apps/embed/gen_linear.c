@@ -75,7 +75,7 @@ static te_status schedule_linear(te_schedule *s, te_tensor *mm, te_tensor *y, in
 
 te_status gen_linear(gen *g, const char *name, int n, int k, int act_gelu, te_module **out) {
   te_ctx *ctx = g->ctx;
-  te_expr *m = te_var(ctx, "m"), *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
+  te_expr *m = gen_size(g, "m", g->batch * g->seq), *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
   te_expr *N = te_int(ctx, n), *K = te_int(ctx, k), *NR = te_int(ctx, g->nr);
   te_expr *kk = te_reduce_axis(ctx, "k", te_int(ctx, 0), K);
   te_tensor *x = te_placeholder(ctx, "X", TE_F32, 2, TE_EXPRS(m, K));
@@ -94,5 +94,5 @@ te_status gen_linear(gen *g, const char *name, int n, int k, int act_gelu, te_mo
   te_status r = schedule_linear(s, mm, y, g->nr, k);
   if (r != TE_OK)
     return r;
-  return te_build(s, name, 4, (te_tensor *const[]){x, w, bias, y}, 0, NULL, g->target, out);
+  return gen_finish(g, s, name, 4, (te_tensor *const[]){x, w, bias, y}, out);
 }

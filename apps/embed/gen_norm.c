@@ -27,7 +27,9 @@ static te_tensor *row_mean(gen *g, const char *name, te_expr *m, row_fn f, void 
   char pname[32];
   snprintf(pname, sizeof pname, "%s_p", name);
   *partial = te_compute(ctx, pname, 2, TE_EXPRS(m, te_int(ctx, L)), TE_EXPRS(r, l), TE_SUM(v, kk));
-  te_expr *r2 = te_var(ctx, "r"), *l2 = te_reduce_axis(ctx, "l", te_int(ctx, 0), te_int(ctx, L));
+  /* the lanes' reduce axis is not called "l" like the partial's index: the workload text would
+     rename one of them, and the hand schedule's trace (a task's hand_trace) names the index */
+  te_expr *r2 = te_var(ctx, "r"), *l2 = te_reduce_axis(ctx, "lr", te_int(ctx, 0), te_int(ctx, L));
   te_tensor *sum =
       te_compute(ctx, name, 1, TE_EXPRS(m), TE_EXPRS(r2), TE_SUM(TE_AT(*partial, r2, l2), l2));
   return sum;
@@ -102,7 +104,7 @@ static te_status layer_norm(gen *g, const char *name, te_expr *m, row_fn x, void
   args[n++] = gamma;
   args[n++] = beta;
   args[n++] = y;
-  return te_build(s, name, n, args, 0, NULL, g->target, out);
+  return gen_finish(g, s, name, n, args, out);
 }
 
 static te_expr *residual_sum(te_ctx *ctx, te_expr *r, te_expr *c, void *user) {
@@ -113,7 +115,7 @@ static te_expr *residual_sum(te_ctx *ctx, te_expr *r, te_expr *c, void *user) {
 
 te_status gen_add_layer_norm(gen *g, const char *name, te_module **out) {
   te_ctx *ctx = g->ctx;
-  te_expr *m = te_var(ctx, "m"), *H = te_int(ctx, MINILM_HIDDEN);
+  te_expr *m = gen_size(g, "m", g->batch * g->seq), *H = te_int(ctx, MINILM_HIDDEN);
   te_tensor *xr[2] = {te_placeholder(ctx, "X", TE_F32, 2, TE_EXPRS(m, H)),
                       te_placeholder(ctx, "R", TE_F32, 2, TE_EXPRS(m, H))};
   return layer_norm(g, name, m, residual_sum, xr, 2, xr, out);
@@ -129,7 +131,7 @@ static te_expr *embedding_sum(te_ctx *ctx, te_expr *r, te_expr *c, void *user) {
 
 te_status gen_embed_layer_norm(gen *g, const char *name, te_module **out) {
   te_ctx *ctx = g->ctx;
-  te_expr *m = te_var(ctx, "m"), *H = te_int(ctx, MINILM_HIDDEN);
+  te_expr *m = gen_size(g, "m", g->batch * g->seq), *H = te_int(ctx, MINILM_HIDDEN);
   te_tensor *t[5] = {
       te_placeholder(ctx, "ids", TE_I32, 1, TE_EXPRS(m)),
       te_placeholder(ctx, "pos_ids", TE_I32, 1, TE_EXPRS(m)),

@@ -22,6 +22,7 @@ int cmd_best(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_tune_tasks(int argc, char **argv);
 
 /* "--name value" or "--name=value" at argv[*i]: true and *val set (and *i advanced) when it
    matches; a missing value is reported and sets *bad. */
@@ -85,6 +86,18 @@ const char *cli_target_short(const char *target, char *buf, size_t size);
 
 /* The CPU of a target string ("rocketlake"), for short listings. */
 const char *cli_target_cpu(const char *target, char *buf, size_t size);
+
+/* A model's distinct kernel as a task file line gives it (tasks.c, docs/tuning-tasks.md). */
+typedef struct cli_task {
+  char *name;       /* unique in the file */
+  double weight;    /* calls per model pass */
+  char *workload;   /* workload text, constant shapes */
+  char *hand_trace; /* the hand schedule's trace, or NULL */
+  char *group;      /* tasks of one group are similar (the scheduler's optimism), or NULL */
+} cli_task;
+/* Reads every task of a task file; an exit code (the problem printed, naming file and line). */
+int cli_tasks_read(const char *path, cli_task **out, int *n);
+void cli_tasks_free(cli_task *, int n);
 
 /* te-tune tune --mpi (mpi.c): rank 0 searches and owns the log, ranks 1.. measure. */
 bool cli_mpi_available(void); /* te-tune was built with MPI */

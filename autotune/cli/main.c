@@ -5,6 +5,7 @@
  *   te-tune show  [--as-c | --ir]      the best schedule of a workload (trace, C code, loop IR)
  *   te-tune export --out DIR/NAME      the best schedule compiled into libNAME.a + NAME.h
  *   te-tune plot  --out PREFIX         the tuning curve as PREFIX.csv and PREFIX.svg
+ *   te-tune tune-tasks TASKS --trials N  a model's kernels, one budget, one log (task scheduler)
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,8 @@ static void usage(FILE *f) {
       "  show    the best schedule of a workload: its trace, --as-c a C program, --ir loop IR\n"
       "  export  the best schedule compiled into a static library and a header\n"
       "  plot    the tuning curve (best GFLOP/s vs trials and vs seconds): CSV and SVG\n"
+      "  tune-tasks  every kernel of a model (a task file) with one trial budget, given to\n"
+      "          the kernels by expected gain of the model's latency; one log\n"
       "\n"
       "A workload is an operator of ops.h with its parameters (`matmul M=1024 N=1024 K=1024\n"
       "--dtype f32`, see `te-tune tune --help`) or a workload text in one argument\n"
@@ -50,11 +53,8 @@ int main(int argc, char **argv) {
   static const struct {
     const char *name;
     int (*fn)(int, char **);
-  } cmds[] = {{"tune", cmd_tune},
-              {"best", cmd_best},
-              {"show", cmd_show},
-              {"export", cmd_export},
-              {"plot", cmd_plot}};
+  } cmds[] = {{"tune", cmd_tune},     {"best", cmd_best}, {"show", cmd_show},
+              {"export", cmd_export}, {"plot", cmd_plot}, {"tune-tasks", cmd_tune_tasks}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
     if (!strcmp(cmd, cmds[i].name))
       return cmds[i].fn(argc - 1, argv + 1);
