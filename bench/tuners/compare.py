@@ -75,7 +75,9 @@ def parse_args():
 
 # ----------------------------------------------------------------------------- tuning
 def run_timed(cmd, log_path):
-    """Runs cmd with its output in log_path; returns its wall time, or exits on failure."""
+    """Runs cmd with its output in log_path; returns its wall time and the machine's 1-minute
+    load average before and after it, or exits on failure."""
+    load = [os.getloadavg()[0]]
     start = time.perf_counter()
     with open(log_path, "w") as out:
         rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -86,7 +88,8 @@ def run_timed(cmd, log_path):
         sys.exit("compare: %s failed (exit %d) after %.0f s; its output (%s) ends:\n%s"
                  % (os.path.basename(cmd[1] if cmd[0] == sys.executable else cmd[0]), rc, wall,
                     log_path, tail))
-    return wall
+    load.append(os.getloadavg()[0])
+    return wall, load
 
 
 def tune_te(a, w, trials, d):
@@ -97,13 +100,13 @@ def tune_te(a, w, trials, d):
     if os.path.exists(log):
         os.remove(log)           # a fresh search: an old log would warm it and count as done
     # --jobs matches MetaSchedule's LocalBuilder, which compiles with one process per CPU
-    wall = run_timed([a.te_tune, "tune", w.te_text, "--trials", str(trials), "--log", log,
+    wall, load = run_timed([a.te_tune, "tune", w.te_text, "--trials", str(trials), "--log", log,
                       "--seed", str(a.seed), "--threads", str(a.threads), "--jobs",
-                      str(os.cpu_count() or 1), "--target", TE_TARGET, "--quiet"],
-                     os.path.join(d, "te.out"))
+                            str(os.cpu_count() or 1), "--target", TE_TARGET, "--quiet"],
+                           os.path.join(d, "te.out"))
     records = [json.loads(line) for line in open(log) if line.strip()]
     trial_records = [r for r in records if not r.get("tuner", {}).get("confirm")]
-    result = {"tune_s": wall, "trials": len(trial_records),
+    result = {"tune_s": wall, "load": load, "trials": len(trial_records),
               "valid": sum(1 for r in trial_records if r["result"]["error"] == 0),
               "flops": records[0]["flops"] if records else None}
     json.dump(result, open(done, "w"), indent=1)
@@ -117,12 +120,12 @@ def tune_ms(a, w, trials, d):
     work = os.path.join(d, "ms")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    wall = run_timed([sys.executable, os.path.join(HERE, "tune_metaschedule.py"),
-                      "--workload", w.name, "--trials", str(trials), "--work-dir", work,
-                      "--seed", str(a.seed), "--threads", str(a.threads)],
-                     os.path.join(d, "ms.out"))
+    wall, load = run_timed([sys.executable, os.path.join(HERE, "tune_metaschedule.py"),
+                            "--workload", w.name, "--trials", str(trials), "--work-dir", work,
+                            "--seed", str(a.seed), "--threads", str(a.threads)],
+                           os.path.join(d, "ms.out"))
     result = json.load(open(os.path.join(work, "result.json")))
-    result["tune_s"] = wall
+    result["tune_s"], result["load"] = wall, load
     json.dump(result, open(done, "w"), indent=1)
     return result
 
@@ -251,6 +254,17 @@ def print_table(rows, trials, threads, target, blas):
                  fmt(ttime, ".2f")))
     print("te/MS speed > 1: te's kernel is faster; te/MS time < 1: te-tune tuned in less time. "
           "Kernel times are medians of %d-thread calls in this one process." % threads)
+    loads = []
+    for tuner, label in (("te", "te-tune"), ("ms", "MetaSchedule")):
+        seen = [x for r in rows if r.get(tuner) for x in r[tuner].get("load", [])]
+        if seen:
+            loads.append("while %s tuned %.1f-%.1f" % (label, min(seen), max(seen)))
+    seen = [x for r in rows for x in r.get("timing_load", [])]
+    if seen:
+        loads.append("while timing %.1f-%.1f" % (min(seen), max(seen)))
+    if loads:
+        print("The machine's 1-minute load average (%d CPUs): %s." % (os.cpu_count() or 0,
+                                                                       "; ".join(loads)))
 
 
 def main():
@@ -313,7 +327,9 @@ def main():
         kernels["np"] = lambda w=w, inputs=inputs, np_out=np_out: w.numpy_fn(*inputs, out=np_out)
         kernels["np"]()
         check("numpy's %s" % w.name, np_out, ref)
+        row["timing_load"] = [os.getloadavg()[0]]
         secs = time_kernels(kernels, a.min_sample_s, a.rounds)
+        row["timing_load"].append(os.getloadavg()[0])
         for name, s in secs.items():
             row[name + "_s"] = s
             row[name + "_gflops"] = w.flops / s * 1e-9
