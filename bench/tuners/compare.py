@@ -184,10 +184,12 @@ def check(what, got, ref):
     return err
 
 
-def time_kernels(kernels, min_sample_s, rounds, samples=5):
+def time_kernels(kernels, min_sample_s, rounds, samples=5, pause_s=0.1):
     """Median seconds per call of each kernel (a dict name -> callable). Each round times every
     kernel in turn (samples of repeated calls, at least min_sample_s each), so a slow minute of
-    a shared machine falls on all of them."""
+    a shared machine falls on all of them; the order rotates from round to round, and each
+    kernel's turn starts after a pause, so that no runtime always follows the one whose worker
+    threads are still spinning (OpenBLAS's and TVM's wait busily for a while after a call)."""
     number = {}
     for name, fn in kernels.items():
         fn()                                      # warm-up: pages, caches, thread pools
@@ -199,8 +201,11 @@ def time_kernels(kernels, min_sample_s, rounds, samples=5):
                 break
         number[name] = n
     times = {name: [] for name in kernels}
-    for _ in range(rounds):
-        for name, fn in kernels.items():
+    names = list(kernels)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            fn = kernels[name]
+            time.sleep(pause_s)
             fn()
             for _ in range(samples):
                 n = number[name]
@@ -225,6 +230,9 @@ def blas_info():
 
 
 # ----------------------------------------------------------------------------- table
+TABLE_ROW = "%-27s | %8s %6s %8s | %8s %6s %8s | %8s | %7s %7s"
+
+
 def fmt(v, spec, none="-"):
     return none if v is None else format(v, spec)
 
@@ -233,11 +241,9 @@ def print_table(rows, trials, threads, target, blas):
     print()
     print("te-tune vs TVM MetaSchedule 0.27, %d trials, %d threads, %s; numpy on %s"
           % (trials, threads, target, blas))
-    head = ("%-27s | %8s %6s %8s | %8s %6s %8s | %8s | %7s %7s"
-            % ("workload", "te tune", "trials", "GFLOP/s", "MS tune", "trials", "GFLOP/s",
-               "numpy", "te/MS", "te/MS"))
-    sub = ("%-27s | %8s %6s %8s | %8s %6s %8s | %8s | %7s %7s"
-           % ("", "s", "", "kernel", "s", "", "kernel", "GFLOP/s", "speed", "time"))
+    head = TABLE_ROW % ("workload", "te tune", "trials", "GFLOP/s", "MS tune", "trials",
+                        "GFLOP/s", "numpy", "te/MS", "te/MS")
+    sub = TABLE_ROW % ("", "s", "", "kernel", "s", "", "kernel", "GFLOP/s", "speed", "time")
     print(head)
     print(sub)
     print("-" * len(head))
@@ -246,12 +252,11 @@ def print_table(rows, trials, threads, target, blas):
         speed = (r["te_gflops"] / r["ms_gflops"]
                  if r.get("te_gflops") and r.get("ms_gflops") else None)
         ttime = te_r["tune_s"] / ms_r["tune_s"] if te_r and ms_r else None
-        print("%-27s | %8s %6s %8s | %8s %6s %8s | %8s | %7s %7s"
-              % (r["title"], fmt(te_r and te_r["tune_s"], ".1f"), fmt(te_r and te_r["trials"], "d"),
-                 fmt(r.get("te_gflops"), ".1f"), fmt(ms_r and ms_r["tune_s"], ".1f"),
-                 fmt(ms_r and ms_r["trials"], "d"), fmt(r.get("ms_gflops"), ".1f"),
-                 fmt(r.get("np_gflops"), ".1f"), fmt(speed, ".2f"),
-                 fmt(ttime, ".2f")))
+        print(TABLE_ROW % (r["title"], fmt(te_r and te_r["tune_s"], ".1f"),
+                           fmt(te_r and te_r["trials"], "d"), fmt(r.get("te_gflops"), ".1f"),
+                           fmt(ms_r and ms_r["tune_s"], ".1f"), fmt(ms_r and ms_r["trials"], "d"),
+                           fmt(r.get("ms_gflops"), ".1f"), fmt(r.get("np_gflops"), ".1f"),
+                           fmt(speed, ".2f"), fmt(ttime, ".2f")))
     print("te/MS speed > 1: te's kernel is faster; te/MS time < 1: te-tune tuned in less time. "
           "Kernel times are medians of %d-thread calls in this one process." % threads)
     loads = []
