@@ -15,6 +15,9 @@
 #                       Halide 14 and C (BENCH_ARGS="--quick" or "--only sgemm" to narrow it)
 #   make bench-models   te-embed against sentence-transformers on PyTorch, eager and torch.compile
 #                       (bench/models/embed_bench.py; sets up the Python venv with --bench)
+#   make bench-tuners   te-tune against TVM MetaSchedule 0.27 (its own venv, scripts/setup-tvm.sh):
+#                       both tune the same workloads, their kernels timed side by side
+#                       (bench/tuners/run.sh; BENCH_TUNERS_ARGS="--trials 8 --workloads matmul")
 #   make bench-llama    te-llama against a plain C decoder written as llama2.c's run.c, 110M and
 #                       1.1B random checkpoints, f32 and int8 (bench/llama/run.sh; 6.5 GB of files)
 BUILD_DIR  ?= build
@@ -31,12 +34,13 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= parse target replay schedule tune_log
 BENCH_ARGS ?=
 BENCH_MODELS_ARGS ?=
+BENCH_TUNERS_ARGS ?=
 DEMO_ARGS  ?=
 # make check: the tests of these labels, less the tuning runs (a minute of the quick loop)
 CHECK_LABELS  ?= ^(unit|golden|errors)$$
 CHECK_EXCLUDE ?= ^unit[.]tune_(run|show)$$
 
-.PHONY: all setup build models demo check test test-sanitize test-fuzz bench bench-models bench-llama clean
+.PHONY: all setup build models demo check test test-sanitize test-fuzz bench bench-models bench-tuners bench-llama clean
 
 all: build
 
@@ -85,6 +89,9 @@ test-fuzz: setup
 
 # OpenBLAS picks its kernel from OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE when set: unset them for this
 # run only, so it uses the best kernel for this CPU.
+bench-tuners: build
+	bench/tuners/run.sh $(BUILD_DIR) $(BENCH_TUNERS_ARGS)
+
 bench-llama: build
 	bench/llama/run.sh $(BUILD_DIR)
 

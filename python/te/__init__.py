@@ -34,7 +34,8 @@ from .schedule import Schedule, Stage, Iter, create_schedule, thread_axis
 from .build import (Target, Module, target, lower, build, save_modules, set_num_threads,
                     num_threads)
 from . import ops
-from .parse import parse, workload_text, workload_hash, workload_key, HAS_PARSE
+from .parse import (parse, workload_text, workload_inputs, workload_hash, workload_key,
+                    HAS_PARSE)
 
 __version__ = "0.1.0"
 library_path = _lib.path

@@ -22,6 +22,10 @@ _lib.declare({
                                 ctypes.POINTER(ctypes.POINTER(ctypes.c_void_p))]),
     "te_workload_text": (ctypes.c_void_p, [ctypes.c_int, _lib.PP]),
     "te_workload_hash": (ctypes.c_uint64, [ctypes.c_char_p]),
+    "te_workload_inputs": (ctypes.c_int, [ctypes.c_int, _lib.PP, ctypes.POINTER(ctypes.c_int),
+                                          ctypes.POINTER(ctypes.POINTER(ctypes.c_void_p)),
+                                          ctypes.POINTER(ctypes.c_int),
+                                          ctypes.POINTER(ctypes.POINTER(ctypes.c_void_p))]),
 })
 
 HAS_PARSE = _lib.has("te_parse")
@@ -57,6 +61,30 @@ def workload_text(outs):
     return _lib.take_string(p)
 
 
+def workload_inputs(outs):
+    """The placeholders the computation of outs reads, in first-use order (te_workload_inputs):
+    with outs, the argument list of its kernel, ``te.build(s, workload_inputs(outs) + outs)``.
+    Raises te.UnsupportedError for a computation with scalar parameters (not handled here)."""
+    _need("te_workload_inputs")
+    if isinstance(outs, Tensor):
+        outs = [outs]
+    outs = list(outs)
+    if not outs or not all(isinstance(t, Tensor) for t in outs):
+        raise errors.InvalidArgError("te.workload_inputs: expected output te.Tensor(s)")
+    ctx = outs[0].ctx
+    nin, nparams = ctypes.c_int(), ctypes.c_int()
+    ins, params = ctypes.POINTER(ctypes.c_void_p)(), ctypes.POINTER(ctypes.c_void_p)()
+    errors.check(ctx, L.te_workload_inputs(len(outs), _lib.ptr_array([t._p for t in outs]),
+                                           ctypes.byref(nin), ctypes.byref(ins),
+                                           ctypes.byref(nparams), ctypes.byref(params)),
+                 "te_workload_inputs")
+    if nparams.value:
+        raise errors.UnsupportedError("te.workload_inputs: the computation has %d scalar "
+                                      "parameter(s); build it with them listed by hand"
+                                      % nparams.value)
+    return [Tensor(ctx, ins[i], "placeholder") for i in range(nin.value)]
+
+
 def workload_hash(text):
     """te_workload_hash of a canonical text (a 64-bit int)."""
     _need("te_workload_hash")
@@ -68,4 +96,5 @@ def workload_key(text):
     return "%016x" % workload_hash(text)
 
 
-__all__ = ["parse", "workload_text", "workload_hash", "workload_key", "HAS_PARSE"]
+__all__ = ["parse", "workload_text", "workload_inputs", "workload_hash", "workload_key",
+           "HAS_PARSE"]

@@ -164,6 +164,23 @@ def test_parse_and_workload_text(ctx, rng):
         te.parse("C[i, j = A[i]")
 
 
+@pytest.mark.skipif(not te.HAS_PARSE, reason="libte without te_parse")
+def test_workload_inputs_are_the_kernel_arguments(ctx, rng):
+    # first-use order: W is read before X in the text, though declared after it
+    outs = te.parse("Y[i, j] = sum(W[j, k]*X[i, k], k) + b[j] "
+                    "where X: f32[5, 7], W: f32[3, 7], b: f32[3], k: [0, 7)")
+    ins = te.workload_inputs(outs)
+    assert [t.name for t in ins] == ["W", "X", "b"]
+    assert [t.shape for t in ins] == [(3, 7), (5, 7), (3,)]
+    f = te.build(te.create_schedule(outs), ins + outs)
+    w, x, b = (rng.standard_normal(t.shape).astype(np.float32) for t in ins)
+    y = np.full((5, 3), np.nan, np.float32)
+    f(w, x, b, y)
+    np.testing.assert_allclose(y, x @ w.T + b, rtol=1e-5, atol=1e-5)
+    with pytest.raises(te.UnsupportedError, match="scalar parameter"):
+        te.workload_inputs(te.parse("C[i] = A[i]*alpha where A: f32[4], alpha: f32"))
+
+
 @pytest.mark.skipif(te.HAS_PARSE, reason="libte has te_parse")
 def test_parse_absent_is_unsupported(ctx):
     with pytest.raises(te.UnsupportedError):
