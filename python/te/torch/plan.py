@@ -82,13 +82,15 @@ class KernelStep:
             if not t.is_contiguous():
                 t = t.contiguous()
             tens.append(t)
+        shape = self.shape or tuple(f(env) for f in self.out_shape)
         if self.memo:
-            key = tuple((t.data_ptr(), t._version) for t in tens)
+            # the same inputs, unchanged, and (symbolic plans) the same extents: a weight
+            # broadcast to a symbolic batch is made again for another batch size
+            key = tuple((t.data_ptr(), t._version) for t in tens) + (shape,)
             if key == self.last_key:
                 slots[self.out] = self.last_out
                 return
         if self.symbolic:
-            shape = self.shape or tuple(f(env) for f in self.out_shape)
             for k, t in enumerate(tens):
                 arr = self._keep[k]
                 for d, ext in enumerate(t.shape):
@@ -98,8 +100,6 @@ class KernelStep:
             arr = self._keep[-1]
             for d, ext in enumerate(shape):
                 arr[d] = ext
-        else:
-            shape = self.shape
         out = torch.empty(shape, dtype=torch.float32)
         if _POISON:
             out.fill_(float("nan"))
