@@ -2,8 +2,6 @@
 listing, the plan cache, and DLPack with torch tensors. Skipped without torch."""
 import logging
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -232,21 +230,38 @@ def test_tuning_log_is_applied(tmp_path):
     mm = [k for k in tt.kernels() if k.kind == "matmul"]
     assert len(mm) == 1 and tt.stats()["tuned_kernels"] == 0
     log = tmp_path / "tune.jsonl"
-    # Tuned in a process of its own, as te-tune would: te_tune measures in forked children,
-    # which hang in a process whose PyTorch has started its OpenMP threads.
-    (tmp_path / "workload.txt").write_text(te.workload_text([mm[0].root]))
-    script = ("import sys, te; outs = te.parse(open(sys.argv[1]).read()); "
-              "r = te.tune(outs, target='llvm -mcpu=native', log_path=sys.argv[2], trials=3, "
-              "confirm=-1); sys.exit(0 if r.measured > r.errors else 1)")
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(te.__file__)))
-    subprocess.run([sys.executable, "-c", script, str(tmp_path / "workload.txt"), str(log)],
-                   env=env, check=True, timeout=300)
+    # te.tune here, in a process whose PyTorch has started its threads (the compiled model
+    # ran): it tunes in a fresh process, where te_tune's forked measurements cannot hang
+    r = te.tune([mm[0].root], target="llvm -mcpu=native", log_path=str(log), trials=3,
+                confirm=-1)
+    assert r.measured > r.errors and log.is_file()
     tt.reset()
     torch._dynamo.reset()
     with torch.no_grad():
         got = torch.compile(lin, backend="te", options={"tuning_log": str(log)})(x)
     torch.testing.assert_close(got, lin(x), rtol=RTOL, atol=ATOL)
     assert tt.stats()["tuned_kernels"] == 1      # the matmul; the weight packing has no record
+
+
+def test_tune_with_callbacks_under_torch_is_refused(tmp_path):
+    if not te.HAS_TUNE:
+        pytest.skip("this libte has no tuner")
+    A = te.placeholder((8, 8), name="A")
+    B = te.compute((8, 8), lambda i, j: A[i, j] * 2.0, name="B")
+    with pytest.raises(te.UnsupportedError, match="PyTorch is loaded.*progress callback"):
+        te.tune(B, log_path=str(tmp_path / "t.jsonl"), trials=2, progress=lambda p: None)
+    assert not (tmp_path / "t.jsonl").exists()
+
+
+def test_inputs_on_another_device_are_listed(caplog):
+    # CUDA tensors run the graph in PyTorch, said once; a "meta" tensor stands in for one here
+    gm = torch.fx.symbolic_trace(lambda x: x * 2.0)
+    cg = tt.CompiledGraph(gm, {})
+    x = torch.empty(3, 4, device="meta")
+    with caplog.at_level(logging.WARNING, logger="te.torch"):
+        assert cg(x).device.type == "meta" and cg(x).shape == (3, 4)
+    assert tt.fallbacks() == [("graph", tt.fallbacks()[0][1])], tt.fallbacks()
+    assert "inputs on meta" in tt.fallbacks()[0][1] and "CPU kernels only" in caplog.text
 
 
 def test_missing_tuning_log_is_an_error(tmp_path):

@@ -91,6 +91,7 @@ class CompiledGraph:
         self.threads = None
         self.symbolic = is_symbolic_graph(gm)   # None once te failed to make the symbolic plan
         self.symbolic_plan = None
+        self._said_device = False       # the fallback of inputs on another device listed
 
     @staticmethod
     def signature(args):
@@ -117,6 +118,17 @@ class CompiledGraph:
             self.plans[key] = plan
             self._record(plan)
         return plan
+
+    def _not_on_cpu(self, devices):
+        """Says once per graph that its inputs on another device run it in PyTorch."""
+        if self._said_device:
+            return
+        self._said_device = True
+        reason = ("inputs on %s: te's backend makes CPU kernels only (the bindings make no "
+                  "device arrays yet), so this graph runs in PyTorch" % ", ".join(sorted(devices)))
+        with _lock:
+            _fallbacks.append(("graph", reason))
+        log.warning("te: %s", reason)
 
     def _symbolic(self, args):
         """The graph's symbolic plan, or None (recorded as a fallback) when te cannot make
@@ -150,7 +162,9 @@ class CompiledGraph:
                         "; ".join("%s (%s)" % f for f in plan.fallbacks))
 
     def __call__(self, *args):
-        if any(isinstance(a, torch.Tensor) and a.device.type != "cpu" for a in args):
+        devices = {a.device.type for a in args if isinstance(a, torch.Tensor)} - {"cpu"}
+        if devices:
+            self._not_on_cpu(devices)
             return self.gm(*args)          # te's kernels here are CPU kernels
         n = torch.get_num_threads()
         if n != self.threads:
