@@ -153,6 +153,19 @@ def test_dynamic_encoder_block_symbolic_sequence(train):
     assert not tt.fallbacks(), tt.fallbacks()
 
 
+def test_automatic_dynamic_then_one_symbolic_plan():
+    # torch.compile's default (dynamic=None): static first; after a size change Dynamo
+    # recompiles with the size symbolic, and that graph's one plan serves the sizes after it
+    mlp = nn.Sequential(nn.Linear(20, 24), nn.ReLU(), nn.Linear(24, 9)).eval()
+    f = torch.compile(mlp, backend="te")
+    with torch.no_grad():
+        for n in (6, 11, 29, 3, 50):
+            x = torch.randn(n, 20)
+            torch.testing.assert_close(f(x), mlp(x), rtol=RTOL, atol=ATOL)
+    st = tt.stats()
+    assert st["graphs"] == 2 and st["plans"] == 2 and st["symbolic_plans"] == 1, st
+
+
 def test_dynamic_falls_back_to_plans_per_shape(monkeypatch, caplog):
     # a handler that cannot go symbolic: the graph keeps one plan per shape, and says why
     from te.torch import aten_ops
