@@ -68,6 +68,60 @@ def test_transformer_encoder_layer(train):
     assert not tt.fallbacks(), tt.fallbacks()
 
 
+class NormsAndReductions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln = nn.LayerNorm(24)
+        self.emb = nn.Embedding(50, 24)
+
+    def forward(self, idx, x):
+        h = self.ln(x + self.emb(idx))
+        s = torch.softmax(h * 0.5, dim=-1)
+        return s.sum(dim=1) + h.mean(dim=(1, 2), keepdim=False).unsqueeze(-1) + \
+            h.amax(dim=1) + torch.cat([s[:, :2], h[:, 1:3]], dim=1).mean(dim=1)
+
+
+def test_dynamic_norms_reductions_cat_slices():
+    # symbolic batch and length through embedding, layer norm, softmax, reductions over a
+    # symbolic dimension (mean's 1 / count a symbolic reciprocal), cat and slices
+    m = NormsAndReductions().eval()
+    f = torch.compile(m, backend="te", dynamic=True)
+    with torch.no_grad():
+        for b, t in ((4, 9), (3, 5), (6, 17), (2, 4)):
+            args = (torch.randint(0, 50, (b, t)), torch.randn(b, t, 24))
+            torch.testing.assert_close(f(*args), m(*args), rtol=RTOL, atol=ATOL)
+    _symbolic_once()
+    assert not tt.fallbacks(), tt.fallbacks()
+
+
+def test_dynamic_cnn_batch():
+    m = CNN().eval()
+    f = torch.compile(m, backend="te", dynamic=True)
+    with torch.no_grad():
+        for b in (2, 5, 3):
+            x = torch.randn(b, 3, 14, 14)
+            torch.testing.assert_close(f(x), m(x), rtol=RTOL, atol=ATOL)
+    st = tt.stats()
+    assert st["plans"] == st["symbolic_plans"] == st["graphs"], st
+    assert not tt.fallbacks(), tt.fallbacks()
+
+
+def test_symbolic_size_expressions():
+    import sympy
+    from torch.utils._sympy.functions import FloorDiv, PythonMod
+    from te.torch import symbolic
+    s0, s1 = sympy.Symbol("s0", positive=True, integer=True), sympy.Symbol("s1", positive=True,
+                                                                        integer=True)
+    e = FloorDiv(s0 + 3, 4) * s1 + PythonMod(s0, 5) + 2 * s1
+    f = symbolic.evaluator(e)
+    for a, b in ((1, 1), (7, 3), (100, 9)):
+        assert f({s0: a, s1: b}) == (a + 3) // 4 * b + a % 5 + 2 * b
+    assert symbolic.evaluator(7)({}) == 7
+    assert symbolic.same(s0 * s1 * 4, 4 * s1 * s0) and not symbolic.same(s0, 4)
+    with pytest.raises(symbolic.SymbolicUnsupported, match="does not express"):
+        symbolic.evaluator(sympy.sqrt(s0))
+
+
 def test_softmax_layernorm_reductions():
     class M(nn.Module):
         def __init__(self):

@@ -342,7 +342,7 @@ class Lowerer:
                 if isinstance(src, _TeTuple):
                     self.env[node] = self._after(node, src.vals[node.args[1]])
                     continue
-            if not self._has_tensor(node):
+            if not self._has_tensor(node) or node.target in _SIZE_QUERIES:
                 # size arithmetic (sym_size, operator.mul on ints): known for this plan, or
                 # (symbolic plans) a sympy expression of the symbols
                 self.env[node] = self.meta[node]
@@ -414,6 +414,11 @@ class Lowerer:
         m = self.meta[node]
         self.env[node] = _TorchRef(slot, m)
 
+
+# Operators that read a size of a tensor: their value is known for the plan (an int, or a sympy
+# expression of the symbols in a symbolic plan), nothing to run.
+_SIZE_QUERIES = {torch.ops.aten.sym_size.int, torch.ops.aten.sym_numel.default,
+                 torch.ops.aten.sym_stride.int}
 
 # Kernels already built, by target, tuning log and canonical workload (_canonical): the six
 # layers of a transformer stack, or two graphs with the same block, build each kernel once.
