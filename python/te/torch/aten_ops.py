@@ -155,6 +155,12 @@ def _view(lw, node, x, size):
     out = lw.shape_of(node)
     if out == x.shape:
         return x
+    if x.kind == "input" and x.slot is not None:
+        # a tensor in memory (compact when a kernel reads it): the same data in the new shape,
+        # a placeholder of its own, instead of div / mod index arithmetic in the kernel
+        v = Val.placeholder(out, x.extra, lw.name("t%dv" % x.slot), x.slot)
+        v.is_view = True
+        return v
     index = reshape_index(x.shape, out)
     xl = x.load
     return Val(out, lambda idx: xl(index(idx)), cost=x.cost, srcs=[x])
@@ -206,7 +212,10 @@ def _t(lw, node, x):
 def _expand(lw, node, x, size, implicit=False):
     x = lw.plain(x)
     out = lw.shape_of(node)
-    return Val(out, broadcast_load(x, out), cost=x.cost, srcs=[x])
+    v = Val(out, broadcast_load(x, out), cost=x.cost, srcs=[x])
+    if x.ndim == 2 and len(out) == 3 and tuple(out[1:]) == x.shape:
+        v.batch_of = x
+    return v
 
 
 @_reg(aten.select.int)
@@ -300,15 +309,18 @@ def _mm_anchor(lw, node, a, b, batched):
     out = lw.shape_of(node)
     nr = lw.matmul_nr(out[-1])
     bl = None
-    if not batched and lw.reads_inputs_only(b) and not is_sym(out[-1]) and out[-1] > nr:
+    shared = b.batch_of if batched else b      # bmm by a weight broadcast along the batch
+    if shared is not None and lw.reads_inputs_only(shared) and not is_sym(out[-1]) and \
+            out[-1] > nr:
         # A weight (B made of graph inputs only): packed once into panels of nr columns,
         # Bp[j // nr][k][j % nr], so that a tile's k loop reads B contiguously instead of
         # rows N floats apart, which alias in L1 when N is a multiple of 1024. The packing
         # kernel is memoized (plan.KernelStep): it runs again only when the weight changes.
         n = out[-1]
-        bsrc = b.load
+        bsrc = shared.load
         panels = Val(((n + nr - 1) // nr, kdim, nr),
-                     lambda idx: bsrc((idx[1], te.min(idx[0] * nr + idx[2], n - 1))), srcs=[b])
+                     lambda idx: bsrc((idx[1], te.min(idx[0] * nr + idx[2], n - 1))),
+                     srcs=[shared])
         bp = lw.materialize(panels, memo=True)
         b = bp
         bl = (lambda k, j: bp.load((j // nr, k, j % nr)))
@@ -316,12 +328,13 @@ def _mm_anchor(lw, node, a, b, batched):
         b = lw.contiguous_rows(b)     # B read along its rows, never a transposed view
     k = te.reduce_axis((0, tex(kdim)), name="k")
     if batched:
-        c = te.compute(tex_shape(out), lambda q, i, j: te.sum(a.load((q, i, k)) * b.load((q, k, j)),
-                                                    axis=k), name=lw.name("bmm"))
+        load_b = (lambda q, kk, j: bl(kk, j)) if bl else (lambda q, kk, j: b.load((q, kk, j)))
+        c = te.compute(tex_shape(out), lambda q, i, j: te.sum(
+            a.load((q, i, k)) * load_b(q, k, j), axis=k), name=lw.name("bmm"))
     else:
         load_b = bl or (lambda kk, j: b.load((kk, j)))
-        c = te.compute(tex_shape(out), lambda i, j: te.sum(a.load((i, k)) * load_b(k, j), axis=k),
-                       name=lw.name("mm"))
+        c = te.compute(tex_shape(out), lambda i, j: te.sum(a.load((i, k)) * load_b(k, j),
+                                                           axis=k), name=lw.name("mm"))
     v = Val.of_anchor(c, out, "matmul", [a, b])
     v.extra = (kdim, nr)
     return v

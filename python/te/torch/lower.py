@@ -179,7 +179,9 @@ class Lowerer:
                                           [p.shape for p in inputs], [p.extra for p in inputs],
                                           memo, tuned,
                                           v.anchor.kind if v.anchor is not None else "inline",
-                                          root, carriers))
+                                          root, carriers,
+                                          [[evaluator(d) for d in p.shape] if p.is_view else None
+                                           for p in inputs]))
         p = Val.placeholder(v.shape, "float32", "t%d" % slot, slot)
         self.mat[id(v)] = (v, p)    # v itself kept alive, so that its id stays its own
         return p

@@ -40,8 +40,10 @@ class KernelStep:
     when one of its inputs changed (another tensor, or the same one written in place)."""
 
     def __init__(self, mod, ins, out, out_shape, in_shapes, in_dtypes, memo, tuned, kind, root,
-                 carriers=()):
+                 carriers=(), views=None):
         self.mod, self.ins, self.out = mod, ins, out
+        # per input: None, or the shape (functions of env) its tensor is viewed in (a reshape)
+        self.views = list(views or [None] * len(ins))
         self.out_shape = list(out_shape)
         # the output's shape when it is the same for every call, else None (symbolic)
         self.shape = None if self._needs_env(out_shape) else tuple(f({}) for f in out_shape)
@@ -81,6 +83,9 @@ class KernelStep:
             t = slots[i]
             if not t.is_contiguous():
                 t = t.contiguous()
+            view = self.views[k]
+            if view is not None:
+                t = t.view(tuple(f(env) for f in view))
             tens.append(t)
         shape = self.shape or tuple(f(env) for f in self.out_shape)
         if self.memo:

@@ -30,10 +30,14 @@ class Val:
     kind    "input", "inline" or the anchor's kind ("matmul", "conv", "rows", "pool")
     slot    the runtime slot that holds it once materialized or given (None before)
     syms    the size symbols its load and shape use (a kernel binds each from its arrays)
+    is_view a placeholder reading its slot's (compact) tensor reshaped to its own shape: a
+            reshape of a value in memory costs no index arithmetic (plan.KernelStep views it)
+    batch_of  for an expand of a 2-D value to (batch, rows, cols): that value (a bmm by a
+            weight so broadcast is a matrix product by the weight, packed once)
     """
 
     __slots__ = ("shape", "load", "anchor", "cost", "tensor", "kind", "slot", "extra", "reads",
-                 "strided", "syms")
+                 "strided", "syms", "batch_of", "is_view")
 
     def __init__(self, shape, load, kind="inline", anchor=None, cost=0, tensor=None, srcs=()):
         self.shape = tuple(norm(d) for d in shape)
@@ -47,6 +51,8 @@ class Val:
         # operand that is strided this way is copied first, so that B is read along rows
         self.strided = any(v.strided for v in srcs)
         self.syms = free(*self.shape)
+        self.batch_of = None    # a 2-D Val this one repeats along a leading batch dimension
+        self.is_view = False    # a placeholder of a slot's tensor seen in another shape
         for v in srcs:
             self.syms |= v.syms
 
