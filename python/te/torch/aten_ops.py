@@ -11,7 +11,7 @@ import math
 import torch
 
 import te
-from .symbolic import Unsupported, free, is_sym, reciprocal, tex, tex_shape
+from .symbolic import SymbolicUnsupported, Unsupported, free, is_sym, reciprocal, tex, tex_shape
 from .values import Val, broadcast_load, broadcast_shape, reshape_index
 
 aten = torch.ops.aten
@@ -369,6 +369,7 @@ def _convolution(lw, node, x, w, bias, stride, padding, dilation, transposed, ou
     o_, cg, kh, kw = w.shape
     if is_sym(c_) or is_sym(o_) or is_sym(kh) or is_sym(kw):
         raise Unsupported("a convolution with symbolic channels or kernel size")
+    _concrete_spatial(x, "convolution")
     h_, w_ = tex(h_), tex(w_)
     groups = int(groups)
     depthwise = groups == c_ and cg == 1 and o_ == c_
@@ -399,6 +400,14 @@ def _convolution(lw, node, x, w, bias, stride, padding, dilation, transposed, ou
     bias = lw.plain(bias)
     bl = bias.load
     return _ew(lambda cv, bv: cv + bv, v, Val((o_, 1, 1), lambda idx: bl((idx[0],)), srcs=[bias]))
+
+
+def _concrete_spatial(x, what):
+    """Convolutions and pooling over a symbolic height or width cost 20-40x their per-shape
+    kernels: the padding guards stay in the vector loop (te's loop partition needs constant
+    bounds to peel them). Such a graph gets plans per shape; a symbolic batch is fine."""
+    if any(is_sym(d) for d in x.shape[2:]):
+        raise SymbolicUnsupported("%s over a symbolic height or width" % what)
 
 
 def _rows(x):
@@ -537,6 +546,7 @@ def _pool(lw, node, x, kernel, stride, padding, kind):
     x = lw.uncostly(lw.plain(x))
     if x.ndim != 4:
         raise Unsupported("pooling of a rank-%d tensor" % x.ndim)
+    _concrete_spatial(x, "pooling")
     kh, kw = (kernel * 2)[:2] if len(kernel) == 1 else kernel
     stride = stride or kernel
     sh, sw = (stride * 2)[:2] if len(stride) == 1 else stride
