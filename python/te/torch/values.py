@@ -1,8 +1,8 @@
 """Values of a graph being lowered to te: tensors known by how to load an element.
 
 A ``Val`` is a tensor of the FX graph seen from te: its shape (ints, or in a symbolic plan
-sympy expressions of Dynamo's size symbols: symbolic.py) and ``load(idx)``, the te expression of its element at the index expressions
-idx. Element-wise and layout operators (add, relu, view, permute, ...) make new Vals whose
+sympy expressions of Dynamo's size symbols: symbolic.py) and ``load(idx)``, the te expression
+of its element at the index expressions idx. Element-wise and layout operators (add, relu, view, permute, ...) make new Vals whose
 ``load`` composes their inputs' loads, so a chain of them is inlined into whatever finally
 computes it: no stage, no memory. Three things end a chain:
 
@@ -15,7 +15,7 @@ computes it: no stage, no memory. Three things end a chain:
     consumers read it through a placeholder.
 """
 import te
-from .symbolic import SymbolicUnsupported, est, free, hint, norm, same, tex, tex_shape
+from .symbolic import SymbolicUnsupported, free, hint, norm, same, tex, tex_shape
 
 
 class Val:
