@@ -172,9 +172,9 @@ Test(symbolic, unrolled_rows_of_a_symbolic_tile) {
   te_ctx *c = tt_ctx;
   te_expr *n = te_var(c, "n"), *i = te_var(c, "i"), *j = te_var(c, "j");
   te_tensor *A = TT_NN(te_placeholder(c, "A", TE_F32, 2, TE_EXPRS(n, te_int(c, 16))));
-  te_tensor *P = TT_NN(te_compute(
-      c, "P", 2, TE_EXPRS(n, te_int(c, 16)), TE_EXPRS(i, j),
-      te_add(te_mul(tt_at2(A, i, j), te_float(c, TE_F32, 2)), te_float(c, TE_F32, 1))));
+  te_tensor *P = TT_NN(
+      te_compute(c, "P", 2, TE_EXPRS(n, te_int(c, 16)), TE_EXPRS(i, j),
+                 te_add(te_mul(tt_at2(A, i, j), te_float(c, TE_F32, 2)), te_float(c, TE_F32, 1))));
   te_tensor *C = TT_NN(te_compute(c, "C", 2, TE_EXPRS(n, te_int(c, 16)), TE_EXPRS(i, j),
                                   te_mul(tt_at2(P, i, j), te_float(c, TE_F32, 3))));
   te_schedule *s = tt_schedule1(C);
