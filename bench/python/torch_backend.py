@@ -3,6 +3,7 @@ and torch.compile(backend="te"), at 1 and 2 threads; prints medians and te's rat
 
     scripts/setup-python.sh --bench     # torch (bench-only dependency of this script)
     ~/.cache/te/venv/bin/python bench/python/torch_backend.py [--quick] [--json out.json]
+        [--dynamic]     # also backend="te" with dynamic=True: one symbolic plan for all sizes
 
 Uses the te of this source tree (TE_LIBRARY or build/ as python/te/_lib.py finds it) unless
 te is installed. Each model is compiled per thread count; times are medians of repeats after
@@ -98,6 +99,8 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--only", default="", help="run the models whose name contains this")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="also time backend te with dynamic=True (te's symbolic sizes)")
     a = ap.parse_args()
     te.torch.register()
     warm, reps = (3, 10) if a.quick else (10, 50)
@@ -113,16 +116,17 @@ def main():
                 ref = model(*args)
             res = {"model": name, "threads": threads}
             fns = []
-            for backend in ("eager", "inductor", "te"):
-                fn = model if backend == "eager" else torch.compile(model, backend=backend,
-                                                                    dynamic=False)
+            backends = ("eager", "inductor", "te") + (("te_dyn",) if a.dynamic else ())
+            for backend in backends:
+                fn = model if backend == "eager" else torch.compile(
+                    model, backend=backend.replace("_dyn", ""), dynamic=backend == "te_dyn")
                 t0 = time.perf_counter()
                 with torch.no_grad():
                     out = fn(*args)
                 res[backend + "_first_s"] = time.perf_counter() - t0
                 res[backend + "_maxerr"] = (out - ref).abs().max().item()
                 fns.append(fn)
-            for backend, t in zip(("eager", "inductor", "te"), timeit(fns, args, warm, reps)):
+            for backend, t in zip(backends, timeit(fns, args, warm, reps)):
                 res[backend + "_ms"] = 1e3 * t
             res["te_vs_eager"] = res["eager_ms"] / res["te_ms"]
             res["te_vs_inductor"] = res["inductor_ms"] / res["te_ms"]
@@ -132,6 +136,12 @@ def main():
                   % (name, threads, res["eager_ms"], res["inductor_ms"], res["te_ms"],
                      res["te_vs_eager"], res["te_vs_inductor"], res["te_first_s"],
                      res["te_maxerr"]), flush=True)
+            if a.dynamic:
+                print("%-32s %d thr  te dynamic=True %8.3f ms (%.2fx te static; first call "
+                      "%.1f s, err %.1e)" % (name, threads, res["te_dyn_ms"],
+                                             res["te_ms"] / res["te_dyn_ms"],
+                                             res["te_dyn_first_s"], res["te_dyn_maxerr"]),
+                      flush=True)
     print("te fallbacks:", sorted(set(op for op, _ in te.torch.fallbacks())) or "none")
     if a.json:
         with open(a.json, "w") as f:

@@ -80,7 +80,9 @@ static ir_stmt *make_for(nest *n, te_iter *it, ir_stmt *body) {
   if (!body)
     return NULL;
   te_expr *ext = ir_simplify(n->an, it->dom_extent);
-  if (it->kind == IR_FOR_UNROLLED && ir_const_bound_of(n->an, ext).max == INT64_MAX) {
+  /* the bound unroll.c unrolls to: with clamps relaxed, so that a tile's rows computed at a
+     tile of a symbolic extent, min(n - 1, i*4 + 3) - i*4 + 1, are bounded by 4 */
+  if (it->kind == IR_FOR_UNROLLED && ir_const_upper_bound(n->an, ext) == INT64_MAX) {
     char *e = ir_expr_to_string(ext);
     ir_error(n->ctx, TE_ERR_SCHEDULE,
              "te_unroll: stage '%s': loop '%s' has no constant extent (extent %s, with no constant "

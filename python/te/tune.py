@@ -15,6 +15,7 @@ import ctypes
 from collections import namedtuple
 
 from . import _lib
+from . import _tune_spawn
 from . import errors
 from . import knobs as _knobs
 from .build import Target, _target_in
@@ -109,7 +110,10 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, te
     progress, when given, is called with a TuneProgress after every measured trial. template, when given, is a schedule template
     template(schedule, knobs) (te.Knobs; see te/knobs.py) whose knobs are searched instead of
     the generated candidates (sketch "user" in the log); when its first run fails, tune raises
-    te's error, chained to the exception the template raised. Returns a TuneSummary."""
+    te's error, chained to the exception the template raised. Returns a TuneSummary.
+    In a process where PyTorch is loaded the tuning runs in a fresh Python process (te_tune's
+    forked measurement children would hang on PyTorch's threads; te/_tune_spawn.py), where
+    progress and template cannot go: they are refused there (te.UnsupportedError)."""
     outs = _outs(outs)
     ctx = outs[0].ctx
     if log_path is None:
@@ -125,6 +129,15 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, te
         raise errors.UnsupportedError("te.tune: this libte (%s) has no schedule templates "
                                       "(te_knob_*)" % _lib.path)
     tgt = _target_in(ctx, target)
+    if _tune_spawn.needed():
+        # PyTorch's threads would hang te_tune's forked children: tune in a fresh process
+        if progress is not None or template is not None:
+            _tune_spawn.refuse_callbacks(progress, template)
+        from .parse import workload_text
+        r = _tune_spawn.tune(workload_text(outs), str(tgt), log_path, description,
+                             {k: (int(v) if isinstance(v, bool) else v)
+                              for k, v in options.items()})
+        return TuneSummary(*r)
     opts = te_tune_options()
     for k, v in options.items():
         setattr(opts, k, int(v) if isinstance(v, bool) else v)

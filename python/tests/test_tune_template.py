@@ -13,6 +13,13 @@ import pytest
 import te
 from _util import assert_close, rand
 
+
+@pytest.fixture(autouse=True)
+def _tune_in_process(monkeypatch):
+    # This process may have imported torch (test_strided.py's views) without starting its
+    # threads; a template can only run in-process (te/_tune_spawn.py), so say it is safe.
+    monkeypatch.setenv("TE_TUNE_IN_PROCESS", "1")
+
 pytestmark = pytest.mark.skipif(not getattr(te, "HAS_TEMPLATES", False),
                                 reason="libte without schedule templates")
 

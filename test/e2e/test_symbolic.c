@@ -1,6 +1,7 @@
 /* test_symbolic.c — symbolic shapes: one kernel built once and run at several sizes, the sizes
  * bound from the DLTensors. 1-D (n = 1, 7, 64, 100), 2-D (M x N), a reduction over a symbolic
- * extent, a size used in the body, a tensor of extent 2n, and a symbolic matmul with tiles.
+ * extent, a size used in the body, a tensor of extent 2n, a symbolic matmul with tiles, and a
+ * producer computed at a tile of a symbolic extent with its rows unrolled.
  */
 #include "../common/te_test.h"
 
@@ -160,5 +161,38 @@ Test(symbolic, matmul_all_symbolic) {
       }
     tt_call(m, "smm", 3, TT_BUFS(a, b, got), 0, NULL);
     tt_assert_close(got, ref, d);
+  }
+}
+
+/* P = A * 2 + 1 computed at each 4-row tile of C = P * 3 (n x 16, n symbolic), P's rows
+   unrolled: the last tile's rows, min(n - 1, i.o*4 + 3) - i.o*4 + 1, have no constant extent
+   but are at most 4, so te_unroll accepts them (the matmul register tiles of te.torch's
+   symbolic plans) and the short tile computes only its rows. */
+Test(symbolic, unrolled_rows_of_a_symbolic_tile) {
+  te_ctx *c = tt_ctx;
+  te_expr *n = te_var(c, "n"), *i = te_var(c, "i"), *j = te_var(c, "j");
+  te_tensor *A = TT_NN(te_placeholder(c, "A", TE_F32, 2, TE_EXPRS(n, te_int(c, 16))));
+  te_tensor *P = TT_NN(
+      te_compute(c, "P", 2, TE_EXPRS(n, te_int(c, 16)), TE_EXPRS(i, j),
+                 te_add(te_mul(tt_at2(A, i, j), te_float(c, TE_F32, 2)), te_float(c, TE_F32, 1))));
+  te_tensor *C = TT_NN(te_compute(c, "C", 2, TE_EXPRS(n, te_int(c, 16)), TE_EXPRS(i, j),
+                                  te_mul(tt_at2(P, i, j), te_float(c, TE_F32, 3))));
+  te_schedule *s = tt_schedule1(C);
+  te_stage *cs = tt_stage(s, C), *ps = tt_stage(s, P);
+  te_iter *io, *ii;
+  TT_OK(te_split(cs, te_axis(cs, 0), 4, &io, &ii));
+  TT_OK(te_compute_at(ps, cs, io));
+  TT_OK(te_unroll(ps, te_axis(ps, 0)));
+  te_module *m = tt_build(s, "tile", 2, TT_TENSORS(A, C), 0, NULL);
+  for (size_t t = 0; t < 4; t++) {
+    int64_t len = sizes1[t];
+    tt_note("n = %lld", (long long)len);
+    tt_buf *a = TT_ALLOC(TE_F32, len, 16), *got = TT_ALLOC(TE_F32, len, 16);
+    tt_buf *ref = TT_ALLOC(TE_F32, len, 16);
+    tt_fill(a, (uint64_t)len);
+    for (int64_t p = 0; p < len * 16; p++)
+      tt_set(ref, p, (tt_get(a, p) * 2 + 1) * 3);
+    tt_call(m, "tile", 2, TT_BUFS(a, got), 0, NULL);
+    tt_assert_close(got, ref, 1);
   }
 }

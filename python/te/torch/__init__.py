@@ -6,9 +6,12 @@ turns that into an aten graph (with the decompositions of ``DECOMPOSITIONS``), a
 forward graph becomes a te program: lower.py partitions it into te kernels (aten_ops.OPS, with
 element-wise chains fused into their producers) and PyTorch calls for the rest, and
 schedules.py gives each kernel te's default CPU schedule, or the best record of a te-tune log
-(``options={"tuning_log": path}``). A compiled graph keeps one plan per shape signature (the
-inputs' shapes and dtypes, and the values of Dynamo's symbolic sizes), so a dynamic-shape graph
-is compiled once per size it meets. Backward graphs run in PyTorch.
+(``options={"tuning_log": path}``). A graph with Dynamo's symbolic sizes (``dynamic=True``, or a
+dimension marked dynamic) gets one symbolic plan that serves every size (symbolic.py): its
+kernels are built once, with te size variables for the symbols. A graph without them, or one
+whose symbolic plan te cannot make (listed as a ("shapes", reason) fallback), keeps one plan
+per shape signature (the inputs' shapes and dtypes, and the values of the symbolic sizes).
+Backward graphs run in PyTorch.
 
     compiled = torch.compile(model, backend="te", options={"tuning_log": "mm.jsonl"})
     te.torch.fallbacks()   # [("aten.foo.default", "why"), ...] of the graphs compiled so far
@@ -37,7 +40,7 @@ _DECOMPOSE = [aten._scaled_dot_product_flash_attention_for_cpu.default,
 _lock = threading.Lock()
 _fallbacks = []
 _kernels = []
-_stats = {"graphs": 0, "plans": 0, "kernels": 0, "tuned_kernels": 0}
+_stats = {"graphs": 0, "plans": 0, "symbolic_plans": 0, "kernels": 0, "tuned_kernels": 0}
 
 
 def fallbacks():
@@ -54,7 +57,8 @@ def kernels():
 
 
 def stats():
-    """Counts of compiled graphs, plans (shape signatures), kernels and tuned kernels."""
+    """Counts of compiled graphs; plans made (each one te compile: a symbolic plan, or one per
+    shape signature), of which symbolic; kernels in them, and tuned kernels."""
     with _lock:
         return dict(_stats)
 
@@ -77,12 +81,17 @@ def _decompositions():
 
 
 class CompiledGraph:
-    """An aten forward graph with its plans, one per shape signature."""
+    """An aten forward graph with its plans: one symbolic plan for a graph with symbolic sizes
+    (when te can make it), else one per shape signature."""
 
     def __init__(self, gm, options):
+        from .lower import is_symbolic_graph
         self.gm, self.options = gm, dict(options or {})
         self.plans = {}
         self.threads = None
+        self.symbolic = is_symbolic_graph(gm)   # None once te failed to make the symbolic plan
+        self.symbolic_plan = None
+        self._said_device = False       # the fallback of inputs on another device listed
 
     @staticmethod
     def signature(args):
@@ -90,6 +99,13 @@ class CompiledGraph:
                      else (type(a).__name__, a) for a in args)
 
     def plan_for(self, args):
+        if self.symbolic_plan is not None:
+            return self.symbolic_plan
+        if self.symbolic:
+            plan = self._symbolic(args)
+            if plan is not None:
+                self.symbolic_plan = plan
+                return plan
         key = self.signature(args)
         plan = self.plans.get(key)
         if plan is None:
@@ -100,20 +116,55 @@ class CompiledGraph:
                 # a kernel te could not build: this graph runs in PyTorch, and says so
                 plan = _EagerPlan(self.gm, "te could not compile this graph: %s" % e)
             self.plans[key] = plan
-            with _lock:
-                _stats["plans"] += 1
-                _stats["kernels"] += len(plan.kernels)
-                _stats["tuned_kernels"] += sum(1 for k in plan.kernels if k.tuned)
-                _fallbacks.extend(plan.fallbacks)
-                _kernels.extend(plan.kernels)
-            if plan.fallbacks:
-                log.warning("te: %d operator(s) of this graph run in PyTorch: %s",
-                            len(plan.fallbacks),
-                            "; ".join("%s (%s)" % f for f in plan.fallbacks))
+            self._record(plan)
         return plan
 
+    def _not_on_cpu(self, devices):
+        """Says once per graph that its inputs on another device run it in PyTorch."""
+        if self._said_device:
+            return
+        self._said_device = True
+        reason = ("inputs on %s: te's backend makes CPU kernels only (the bindings make no "
+                  "device arrays yet), so this graph runs in PyTorch" % ", ".join(sorted(devices)))
+        with _lock:
+            _fallbacks.append(("graph", reason))
+        log.warning("te: %s", reason)
+
+    def _symbolic(self, args):
+        """The graph's symbolic plan, or None (recorded as a fallback) when te cannot make
+        it: a handler that needs concrete sizes, or a kernel te refuses with symbolic ones."""
+        from .lower import Lowerer
+        from .symbolic import SymbolicUnsupported
+        try:
+            plan = Lowerer(self.gm, args, self.options, symbolic=True).lower()
+        except (SymbolicUnsupported, te.Error) as e:
+            self.symbolic = None
+            reason = "symbolic sizes: %s; one plan per shape instead" % e
+            with _lock:
+                _fallbacks.append(("shapes", reason))
+            log.warning("te: %s", reason)
+            return None
+        with _lock:
+            _stats["symbolic_plans"] += 1
+        self._record(plan)
+        return plan
+
+    def _record(self, plan):
+        with _lock:
+            _stats["plans"] += 1
+            _stats["kernels"] += len(plan.kernels)
+            _stats["tuned_kernels"] += sum(1 for k in plan.kernels if k.tuned)
+            _fallbacks.extend(plan.fallbacks)
+            _kernels.extend(plan.kernels)
+        if plan.fallbacks:
+            log.warning("te: %d operator(s) of this graph run in PyTorch: %s",
+                        len(plan.fallbacks),
+                        "; ".join("%s (%s)" % f for f in plan.fallbacks))
+
     def __call__(self, *args):
-        if any(isinstance(a, torch.Tensor) and a.device.type != "cpu" for a in args):
+        devices = {a.device.type for a in args if isinstance(a, torch.Tensor)} - {"cpu"}
+        if devices:
+            self._not_on_cpu(devices)
             return self.gm(*args)          # te's kernels here are CPU kernels
         n = torch.get_num_threads()
         if n != self.threads:

@@ -11,13 +11,10 @@ import math
 import torch
 
 import te
+from .symbolic import SymbolicUnsupported, Unsupported, free, is_sym, reciprocal, tex, tex_shape
 from .values import Val, broadcast_load, broadcast_shape, reshape_index
 
 aten = torch.ops.aten
-
-
-class Unsupported(Exception):
-    """This node, with these arguments, is not one te computes (the reason says why)."""
 
 
 OPS = {}
@@ -158,6 +155,12 @@ def _view(lw, node, x, size):
     out = lw.shape_of(node)
     if out == x.shape:
         return x
+    if x.kind == "input" and x.slot is not None:
+        # a tensor in memory (compact when a kernel reads it): the same data in the new shape,
+        # a placeholder of its own, instead of div / mod index arithmetic in the kernel
+        v = Val.placeholder(out, x.extra, lw.name("t%dv" % x.slot), x.slot)
+        v.is_view = True
+        return v
     index = reshape_index(x.shape, out)
     xl = x.load
     return Val(out, lambda idx: xl(index(idx)), cost=x.cost, srcs=[x])
@@ -209,17 +212,25 @@ def _t(lw, node, x):
 def _expand(lw, node, x, size, implicit=False):
     x = lw.plain(x)
     out = lw.shape_of(node)
-    return Val(out, broadcast_load(x, out), cost=x.cost, srcs=[x])
+    v = Val(out, broadcast_load(x, out), cost=x.cost, srcs=[x])
+    if x.ndim == 2 and len(out) == 3 and tuple(out[1:]) == x.shape:
+        v.batch_of = x
+    return v
 
 
 @_reg(aten.select.int)
 def _select(lw, node, x, dim, index):
     x = lw.plain(x)
     d = _dim(dim, x.ndim)
-    i = int(index) + (x.shape[d] if int(index) < 0 else 0)
+    i = index if is_sym(index) else int(index)
+    if not is_sym(i) and i < 0:
+        i = x.shape[d] + i
+    ti = tex(i)
     xl = x.load
-    return Val(lw.shape_of(node), lambda idx: xl(tuple(idx[:d]) + (i,) + tuple(idx[d:])),
-               cost=x.cost, srcs=[x])
+    v = Val(lw.shape_of(node), lambda idx: xl(tuple(idx[:d]) + (ti,) + tuple(idx[d:])),
+            cost=x.cost, srcs=[x])
+    v.syms |= free(i)
+    return v
 
 
 @_reg(aten.slice.Tensor)
@@ -227,21 +238,27 @@ def _slice(lw, node, x, dim=0, start=None, end=None, step=1):
     x = lw.plain(x)
     d = _dim(dim, x.ndim)
     n = x.shape[d]
-    s = 0 if start is None else int(start)
-    s = max(0, min(n, s + n if s < 0 else s))
+    s = 0 if start is None else (start if is_sym(start) else int(start))
+    if not is_sym(s) and not is_sym(n):
+        s = max(0, min(n, s + n if s < 0 else s))
+    elif not is_sym(s) and s < 0:
+        s = n + s           # from the end of a symbolic extent (Dynamo guarded it in range)
     step = int(step)
+    ts = tex(s)
     xl = x.load
 
     def load(idx):
         i = list(idx)
-        i[d] = s + (i[d] * step if step != 1 else i[d])
+        i[d] = ts + (i[d] * step if step != 1 else i[d])
         return xl(tuple(i))
-    return Val(lw.shape_of(node), load, cost=x.cost, srcs=[x])
+    v = Val(lw.shape_of(node), load, cost=x.cost, srcs=[x])
+    v.syms |= free(s)
+    return v
 
 
 @_reg(aten.cat.default)
 def _cat(lw, node, tensors, dim=0):
-    vals = [lw.plain(v) for v in tensors if v.numel > 0]
+    vals = [lw.plain(v) for v in tensors if v.numel != 0]
     if not vals:
         raise Unsupported("cat of empty tensors")
     d = _dim(dim, vals[0].ndim)
@@ -250,11 +267,13 @@ def _cat(lw, node, tensors, dim=0):
         starts.append(off)
         off += v.shape[d]
     loads = [v.load for v in vals]
+    starts = [tex(o) for o in starts]
 
     def load(idx):
         def part(k):
             i = list(idx)
-            i[d] = idx[d] - starts[k] if starts[k] else idx[d]
+            i[d] = idx[d] - starts[k] if not (isinstance(starts[k], int) and starts[k] == 0) \
+                else idx[d]
             e = loads[k](tuple(i))
             if k + 1 == len(vals):
                 return e
@@ -270,7 +289,7 @@ def _embedding(lw, node, weight, indices, padding_idx=-1, scale_grad=False, spar
     if weight.ndim != 2 or indices.extra != "int64":
         raise Unsupported("embedding needs a 2-D weight and int64 indices")
     n = indices.ndim
-    rows = weight.shape[0]
+    rows = tex(weight.shape[0])
     il, wl = indices.load, weight.load
 
     def load(idx):
@@ -290,28 +309,32 @@ def _mm_anchor(lw, node, a, b, batched):
     out = lw.shape_of(node)
     nr = lw.matmul_nr(out[-1])
     bl = None
-    if not batched and lw.reads_inputs_only(b) and out[-1] > nr:
+    shared = b.batch_of if batched else b      # bmm by a weight broadcast along the batch
+    if shared is not None and lw.reads_inputs_only(shared) and not is_sym(out[-1]) and \
+            out[-1] > nr:
         # A weight (B made of graph inputs only): packed once into panels of nr columns,
         # Bp[j // nr][k][j % nr], so that a tile's k loop reads B contiguously instead of
         # rows N floats apart, which alias in L1 when N is a multiple of 1024. The packing
         # kernel is memoized (plan.KernelStep): it runs again only when the weight changes.
         n = out[-1]
-        bsrc = b.load
+        bsrc = shared.load
         panels = Val(((n + nr - 1) // nr, kdim, nr),
-                     lambda idx: bsrc((idx[1], te.min(idx[0] * nr + idx[2], n - 1))), srcs=[b])
+                     lambda idx: bsrc((idx[1], te.min(idx[0] * nr + idx[2], n - 1))),
+                     srcs=[shared])
         bp = lw.materialize(panels, memo=True)
         b = bp
         bl = (lambda k, j: bp.load((j // nr, k, j % nr)))
     else:
         b = lw.contiguous_rows(b)     # B read along its rows, never a transposed view
-    k = te.reduce_axis((0, kdim), name="k")
+    k = te.reduce_axis((0, tex(kdim)), name="k")
     if batched:
-        c = te.compute(out, lambda q, i, j: te.sum(a.load((q, i, k)) * b.load((q, k, j)),
-                                                    axis=k), name=lw.name("bmm"))
+        load_b = (lambda q, kk, j: bl(kk, j)) if bl else (lambda q, kk, j: b.load((q, kk, j)))
+        c = te.compute(tex_shape(out), lambda q, i, j: te.sum(
+            a.load((q, i, k)) * load_b(q, k, j), axis=k), name=lw.name("bmm"))
     else:
         load_b = bl or (lambda kk, j: b.load((kk, j)))
-        c = te.compute(out, lambda i, j: te.sum(a.load((i, k)) * load_b(k, j), axis=k),
-                       name=lw.name("mm"))
+        c = te.compute(tex_shape(out), lambda i, j: te.sum(a.load((i, k)) * load_b(k, j),
+                                                           axis=k), name=lw.name("mm"))
     v = Val.of_anchor(c, out, "matmul", [a, b])
     v.extra = (kdim, nr)
     return v
@@ -344,6 +367,10 @@ def _convolution(lw, node, x, w, bias, stride, padding, dilation, transposed, ou
     out = lw.shape_of(node)
     n_, c_, h_, w_ = x.shape
     o_, cg, kh, kw = w.shape
+    if is_sym(c_) or is_sym(o_) or is_sym(kh) or is_sym(kw):
+        raise Unsupported("a convolution with symbolic channels or kernel size")
+    _concrete_spatial(x, "convolution")
+    h_, w_ = tex(h_), tex(w_)
     groups = int(groups)
     depthwise = groups == c_ and cg == 1 and o_ == c_
     if groups != 1 and not depthwise:
@@ -360,11 +387,11 @@ def _convolution(lw, node, x, w, bias, stride, padding, dilation, transposed, ou
 
     if groups == 1:
         rc = te.reduce_axis((0, c_), name="rc")
-        c = te.compute(out, lambda ni, oi, yi, xi: te.sum(
+        c = te.compute(tex_shape(out), lambda ni, oi, yi, xi: te.sum(
             pad(ni, rc, yi * sh + ry * dh - ph, xi * sw + rx * dw - pw) * w.load((oi, rc, ry, rx)),
             axis=[rc, ry, rx]), name=lw.name("conv"))
     else:
-        c = te.compute(out, lambda ni, oi, yi, xi: te.sum(
+        c = te.compute(tex_shape(out), lambda ni, oi, yi, xi: te.sum(
             pad(ni, oi, yi * sh + ry * dh - ph, xi * sw + rx * dw - pw) * w.load((oi, 0, ry, rx)),
             axis=[ry, rx]), name=lw.name("dwconv"))
     v = Val.of_anchor(c, out, "conv", [x, w])
@@ -373,6 +400,14 @@ def _convolution(lw, node, x, w, bias, stride, padding, dilation, transposed, ou
     bias = lw.plain(bias)
     bl = bias.load
     return _ew(lambda cv, bv: cv + bv, v, Val((o_, 1, 1), lambda idx: bl((idx[0],)), srcs=[bias]))
+
+
+def _concrete_spatial(x, what):
+    """Convolutions and pooling over a symbolic height or width cost 20-40x their per-shape
+    kernels: the padding guards stay in the vector loop (te's loop partition needs constant
+    bounds to peel them). Such a graph gets plans per shape; a symbolic batch is fine."""
+    if any(is_sym(d) for d in x.shape[2:]):
+        raise SymbolicUnsupported("%s over a symbolic height or width" % what)
 
 
 def _rows(x):
@@ -393,21 +428,22 @@ def _softmax(lw, node, x, dim, half_to_float=False):
     x = _row_anchor(lw, x, dim, "softmax")
     rows, d = _rows(x)
     nm = lw.name("logsoftmax" if log else "softmax")
-    k = te.reduce_axis((0, d), name="k")
-    mx = te.compute(rows, lambda *r: te.max(x.load(r + (k,)), axis=k), name=nm + "_max")
+    k = te.reduce_axis((0, tex(d)), name="k")
+    trows, tshape = tex_shape(rows), tex_shape(x.shape)
+    mx = te.compute(trows, lambda *r: te.max(x.load(r + (k,)), axis=k), name=nm + "_max")
     if log:
-        k2 = te.reduce_axis((0, d), name="k2")
-        sm = te.compute(rows, lambda *r: te.sum(te.exp(x.load(r + (k2,)) - mx[r]), axis=k2),
+        k2 = te.reduce_axis((0, tex(d)), name="k2")
+        sm = te.compute(trows, lambda *r: te.sum(te.exp(x.load(r + (k2,)) - mx[r]), axis=k2),
                         name=nm + "_sum")
-        out = te.compute(x.shape, lambda *i: x.load(i) - mx[i[:-1]] - te.log(sm[i[:-1]]), name=nm)
+        out = te.compute(tshape, lambda *i: x.load(i) - mx[i[:-1]] - te.log(sm[i[:-1]]), name=nm)
         stages = [mx, sm]
     else:
-        e = te.compute(x.shape, lambda *i: te.exp(x.load(i) - mx[i[:-1]]), name=nm + "_exp")
-        k2 = te.reduce_axis((0, d), name="k2")
-        sm = te.compute(rows, lambda *r: te.sum(e[r + (k2,)], axis=k2), name=nm + "_sum")
+        e = te.compute(tshape, lambda *i: te.exp(x.load(i) - mx[i[:-1]]), name=nm + "_exp")
+        k2 = te.reduce_axis((0, tex(d)), name="k2")
+        sm = te.compute(trows, lambda *r: te.sum(e[r + (k2,)], axis=k2), name=nm + "_sum")
         safe = node.target is aten._safe_softmax.default
         # _safe_softmax: a row that is all -inf gives zeros, not NaN
-        out = te.compute(x.shape, lambda *i: te.select(
+        out = te.compute(tshape, lambda *i: te.select(
             mx[i[:-1]] == -math.inf, 0.0, e[i] / sm[i[:-1]]) if safe else e[i] / sm[i[:-1]],
             name=nm)
         stages = [mx, e, sm]
@@ -423,16 +459,17 @@ def _layer_norm(lw, node, x, normalized_shape, weight, bias, eps):
         raise Unsupported("layer_norm over more than the last dimension")
     rows, d = _rows(x)
     nm = lw.name("layernorm")
-    k = te.reduce_axis((0, d), name="k")
+    k = te.reduce_axis((0, tex(d)), name="k")
+    trows = tex_shape(rows)
     # a reduction is the whole body of its stage: sums here, divided by d where they are read
-    total = te.compute(rows, lambda *r: te.sum(x.load(r + (k,)), axis=k), name=nm + "_sum")
-    k2 = te.reduce_axis((0, d), name="k2")
-    inv = 1.0 / d
+    total = te.compute(trows, lambda *r: te.sum(x.load(r + (k,)), axis=k), name=nm + "_sum")
+    k2 = te.reduce_axis((0, tex(d)), name="k2")
+    inv = reciprocal(d)
 
     def sq(r):
         c = x.load(r + (k2,)) - total[r] * inv
         return c * c
-    sqs = te.compute(rows, lambda *r: te.sum(sq(r), axis=k2), name=nm + "_sqsum")
+    sqs = te.compute(trows, lambda *r: te.sum(sq(r), axis=k2), name=nm + "_sqsum")
     w = lw.plain(weight) if weight is not None else None
     b = lw.plain(bias) if bias is not None else None
 
@@ -444,7 +481,7 @@ def _layer_norm(lw, node, x, normalized_shape, weight, bias, eps):
         if b is not None:
             y = y + b.load((i[-1],))
         return y
-    out = te.compute(x.shape, body, name=nm)
+    out = te.compute(tex_shape(x.shape), body, name=nm)
     v = Val.of_anchor(out, x.shape, "rows", [x] + [t for t in (w, b) if t is not None])
     v.extra = [total, sqs]
     return lw.tuple_result(node, [v])   # (out, mean, rstd): te gives out only
@@ -455,7 +492,7 @@ def _reduce(lw, node, x, dims, keepdim, kind):
     n = x.ndim
     dims = sorted({_dim(d, n) for d in (dims if dims else range(n))})
     kept = [d for d in range(n) if d not in dims]
-    axes = [te.reduce_axis((0, x.shape[d]), name="r%d" % d) for d in dims]
+    axes = [te.reduce_axis((0, tex(x.shape[d])), name="r%d" % d) for d in dims]
     count = 1
     for d in dims:
         count *= x.shape[d]
@@ -469,11 +506,12 @@ def _reduce(lw, node, x, dims, keepdim, kind):
         return te.max(e, axis=axes) if kind == "amax" else te.sum(e, axis=axes)
     if not core:
         raise Unsupported("a reduction to a scalar")
-    t = te.compute(core, body, name=lw.name(kind))
+    t = te.compute(tex_shape(core), body, name=lw.name(kind))
     stages = []
     if kind == "mean":       # a reduction is the whole body of its stage: the sum, then / count
         stages, total = [t], t
-        t = te.compute(core, lambda *o: total[o] * (1.0 / count), name=lw.name("mean"))
+        inv = reciprocal(count)
+        t = te.compute(tex_shape(core), lambda *o: total[o] * inv, name=lw.name("mean"))
     v = Val.of_anchor(t, core, "reduce", [x])
     v.extra = stages
     out = lw.shape_of(node)
@@ -508,13 +546,14 @@ def _pool(lw, node, x, kernel, stride, padding, kind):
     x = lw.uncostly(lw.plain(x))
     if x.ndim != 4:
         raise Unsupported("pooling of a rank-%d tensor" % x.ndim)
+    _concrete_spatial(x, "pooling")
     kh, kw = (kernel * 2)[:2] if len(kernel) == 1 else kernel
     stride = stride or kernel
     sh, sw = (stride * 2)[:2] if len(stride) == 1 else stride
     padding = padding or [0]
     ph, pw = (padding * 2)[:2] if len(padding) == 1 else padding
     out = lw.shape_of(node)
-    h_, w_ = x.shape[2], x.shape[3]
+    h_, w_ = tex(x.shape[2]), tex(x.shape[3])
     ry = te.reduce_axis((0, kh), name="ry")
     rx = te.reduce_axis((0, kw), name="rx")
 
@@ -525,10 +564,10 @@ def _pool(lw, node, x, kernel, stride, padding, kind):
         return te.if_then_else(te.all(yy >= 0, yy < h_, xx >= 0, xx < w_),
                                x.load((ni, ci, yy, xx)), fill)
     if kind == "max":
-        t = te.compute(out, lambda ni, ci, yi, xi: te.max(win(ni, ci, yi, xi, -math.inf),
+        t = te.compute(tex_shape(out), lambda ni, ci, yi, xi: te.max(win(ni, ci, yi, xi, -math.inf),
                                                           axis=[ry, rx]), name=lw.name("maxpool"))
     else:
-        t = te.compute(out, lambda ni, ci, yi, xi: te.sum(win(ni, ci, yi, xi, 0.0),
+        t = te.compute(tex_shape(out), lambda ni, ci, yi, xi: te.sum(win(ni, ci, yi, xi, 0.0),
                                                           axis=[ry, rx]) * (1.0 / (kh * kw)),
                        name=lw.name("avgpool"))
     return Val.of_anchor(t, out, "pool", [x])

@@ -1,8 +1,13 @@
-"""Lowering an aten FX graph, for one shape signature, to a Plan of te kernels and PyTorch calls.
+"""Lowering an aten FX graph to a Plan of te kernels and PyTorch calls.
 
-The graph is first run once eagerly on the real inputs (``_record``), which gives every node's
-shape and dtype and the value of every symbolic size; the plan is then made for those sizes, and
-the backend (``__init__.py``) keeps one plan per shape signature.
+A plan is made either for one shape signature or, when the graph has Dynamo's symbolic sizes,
+for all sizes at once (``symbolic=True``, symbolic.py). For one signature, the graph is first
+run once eagerly on the real inputs (``_record``), which gives every node's shape and dtype and
+the value of every symbolic size, and the plan is made for those sizes. A symbolic plan takes
+the shapes from the graph's own metadata (``node.meta["val"]``: fake tensors whose sizes are
+sympy expressions of the symbols, and SymInts), keeps them symbolic in every kernel, and reads
+the symbols' values from the inputs at each call. The backend (``__init__.py``) keeps the
+symbolic plan, or failing that one plan per shape signature.
 
 Nodes are visited in order. A node te computes (aten_ops.OPS, float32) becomes a Val; a Val is
 materialized — made the output of a kernel of its own — when something needs it in memory: a
@@ -25,6 +30,7 @@ from . import aten_ops
 from .aten_ops import OPS, Unsupported
 from .plan import Plan, KernelStep, TorchStep
 from .schedules import schedule_kernel
+from .symbolic import Symbols, SymbolicUnsupported, evaluator, free, is_sym, norm, tex_shape
 from .values import Val
 
 _TE_DTYPES = {torch.float32: "float32", torch.int64: "int64"}
@@ -34,7 +40,7 @@ class _Meta:
     __slots__ = ("shape", "dtype")
 
     def __init__(self, t):
-        self.shape, self.dtype = tuple(t.shape), t.dtype
+        self.shape, self.dtype = tuple(norm(d) for d in t.shape), t.dtype
 
 
 def _summary(x):
@@ -59,6 +65,44 @@ def _record(gm, args):
     return meta
 
 
+def _symbolic_meta(gm):
+    """{node: shape/dtype summary or sympy size} from the graph's own metadata (fake tensors
+    and SymInts with sympy sizes), for a symbolic plan."""
+    meta = {}
+    for n in gm.graph.nodes:
+        if n.op == "output":
+            continue
+        if "val" not in n.meta:
+            raise SymbolicUnsupported("node %s has no shape metadata" % n.name)
+        meta[n] = _sym_summary(n.meta["val"])
+    return meta
+
+
+def _sym_summary(x):
+    if isinstance(x, torch.Tensor):
+        return _Meta(x)
+    if isinstance(x, torch.SymInt):
+        return norm(x)
+    if isinstance(x, (torch.SymFloat, torch.SymBool)):
+        raise SymbolicUnsupported("a symbolic %s" % type(x).__name__)
+    if isinstance(x, (tuple, list)):
+        return type(x)(_sym_summary(y) for y in x)
+    return x
+
+
+def is_symbolic_graph(gm):
+    """Whether the graph has Dynamo's symbolic sizes (a SymInt input, or a symbolic extent)."""
+    for n in gm.graph.nodes:
+        if n.op != "placeholder":
+            continue
+        v = n.meta.get("val")
+        if isinstance(v, torch.SymInt):
+            return True
+        if isinstance(v, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in v.shape):
+            return True
+    return False
+
+
 class _TeTuple:
     """The tuple result of a node te computes only the first element of (native_layer_norm,
     max_pool2d_with_indices): getitem 0 gives the Val."""
@@ -70,8 +114,9 @@ class _TeTuple:
 class Lowerer:
     """Builds the Plan for gm and one list of inputs (see the module's documentation)."""
 
-    def __init__(self, gm, args, options):
+    def __init__(self, gm, args, options, symbolic=False):
         self.gm, self.args, self.options = gm, list(args), options
+        self.symbolic = symbolic
         self.target = options.get("target", "llvm -mcpu=native")
         self.tuning_log = options.get("tuning_log")
         self.ctx = te.Context()
@@ -84,6 +129,7 @@ class Lowerer:
         self.torch_vals = {}     # slot -> Val placeholder of a PyTorch-made tensor
         self.mat = {}            # id(Val) -> (Val, its materialized placeholder)
         self.node = None
+        self.syms = Symbols(self.ctx)
 
     # ------------------------------------------------------------- helpers for aten_ops
     def name(self, base):
@@ -106,10 +152,20 @@ class Lowerer:
         if id(v) in self.mat:
             return self.mat[id(v)][1]
         slot = self.plan.new_slot()
-        root = v.tensor if (v.anchor is v) else te.compute(v.shape, lambda *i: v.load(i),
+        root = v.tensor if (v.anchor is v) else te.compute(tex_shape(v.shape),
+                                                           lambda *i: v.load(i),
                                                            name=self.name("out"))
         inputs = list(v.reads.values())
-        args = [p.tensor for p in inputs] + [root]
+        # a symbol te must bind that is no argument's extent (say s1 of an output of extent
+        # s0*s1): an unread argument of extent (s1,) carries it (plan.KernelStep)
+        bare = {d for p in inputs for d in p.shape if is_sym(d)} | \
+            {d for d in v.shape if is_sym(d)}
+        needed = set(v.syms)
+        for p in inputs:
+            needed |= free(*p.shape)
+        carriers = sorted((x for x in needed if x not in bare), key=str)
+        carrier_ts = [te.placeholder(tex_shape((x,)), name="size_%s" % x) for x in carriers]
+        args = [p.tensor for p in inputs] + carrier_ts + [root]
         key = (str(self.tgt), self.tuning_log) + _canonical(root, args)
         with _modules_lock:
             mod, tuned = _modules.get(key, (None, False))
@@ -118,11 +174,14 @@ class Lowerer:
             with _modules_lock:
                 _modules[key] = (mod, tuned)
         memo = memo and self.reads_inputs_only(v)
-        self.plan.steps.append(KernelStep(mod, [p.slot for p in inputs], slot, v.shape,
+        self.plan.steps.append(KernelStep(mod, [p.slot for p in inputs], slot,
+                                          [evaluator(d) for d in v.shape],
                                           [p.shape for p in inputs], [p.extra for p in inputs],
                                           memo, tuned,
                                           v.anchor.kind if v.anchor is not None else "inline",
-                                          root))
+                                          root, carriers,
+                                          [[evaluator(d) for d in p.shape] if p.is_view else None
+                                           for p in inputs]))
         p = Val.placeholder(v.shape, "float32", "t%d" % slot, slot)
         self.mat[id(v)] = (v, p)    # v itself kept alive, so that its id stays its own
         return p
@@ -149,7 +208,10 @@ class Lowerer:
         return self.materialize(v) if v.cost > 0 or v.anchor is not None else v
 
     def matmul_nr(self, n):
-        """The columns of a matmul's register tile (schedules.matmul uses the same)."""
+        """The columns of a matmul's register tile (schedules.matmul uses the same); a
+        symbolic n is taken as large."""
+        if is_sym(n):
+            return 2 * self.lanes
         return 2 * self.lanes if n >= 2 * self.lanes else min(n, self.lanes)
 
     def reads_inputs_only(self, v):
@@ -201,6 +263,8 @@ class Lowerer:
             return _SlotArg(x.slot)
         if isinstance(x, _TeTuple):
             raise RuntimeError("internal: a te tuple reaches PyTorch")
+        if is_sym(x):
+            return _SymArg(evaluator(x))
         if isinstance(x, (list, tuple)):
             return type(x)(self._for_torch(y) for y in x)
         return x
@@ -239,11 +303,15 @@ class Lowerer:
         return v
 
     def lower(self):
-        with self.ctx:
+        with self.ctx, self.syms:
             return self._lower()
 
     def _lower(self):
-        self.meta = _record(self.gm, self.args)
+        if self.symbolic:
+            self.meta = _symbolic_meta(self.gm)
+            self._bind_symbols()
+        else:
+            self.meta = _record(self.gm, self.args)
         plan = self.plan
         n_in = 0
         for node in self.gm.graph.nodes:
@@ -257,7 +325,8 @@ class Lowerer:
                 elif isinstance(m, _Meta):
                     self.env[node] = _TorchRef(slot, m)
                 else:
-                    self.env[node] = m         # a symbolic size: its value for this plan
+                    # a symbolic size: its value (a plan per shape) or its sympy expression
+                    self.env[node] = m
         plan.n_inputs = n_in
         for node in self.gm.graph.nodes:
             self.node = node
@@ -275,12 +344,15 @@ class Lowerer:
                 if isinstance(src, _TeTuple):
                     self.env[node] = self._after(node, src.vals[node.args[1]])
                     continue
-            if not self._has_tensor(node):
-                # size arithmetic (sym_size, operator.mul on ints): known for this plan
+            if not self._has_tensor(node) or node.target in _SIZE_QUERIES:
+                # size arithmetic (sym_size, operator.mul on ints): known for this plan, or
+                # (symbolic plans) a sympy expression of the symbols
                 self.env[node] = self.meta[node]
                 continue
             try:
                 v = self._te_node(node)
+            except SymbolicUnsupported:
+                raise
             except Unsupported as e:
                 self._fallback(node, str(e))
                 continue
@@ -290,6 +362,31 @@ class Lowerer:
             self.env[node] = self._after(node, v)
         self.node = None
         return plan
+
+    def _bind_symbols(self):
+        """Where the plan reads each symbol at run time (an extent or a SymInt of its
+        inputs), and each one's first value (the args given), for the schedules' choices."""
+        sources = {}
+        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        for i, node in enumerate(placeholders):
+            m = self.meta[node]
+            if isinstance(m, _Meta):
+                for d, ext in enumerate(m.shape):
+                    if is_sym(ext) and ext.is_Symbol and ext not in sources:
+                        sources[ext] = (i, d)
+                        self.syms.hints[ext] = int(self.args[i].shape[d])
+            elif is_sym(m) and m.is_Symbol and m not in sources:
+                sources[m] = (i, None)
+                self.syms.hints[m] = int(self.args[i])
+        used = set()
+        for m in self.meta.values():
+            for x in (m if isinstance(m, (tuple, list)) else [m]):
+                used |= free(*(x.shape if isinstance(x, _Meta) else [x]))
+        missing = sorted(str(x) for x in used if x not in sources)
+        if missing:
+            raise SymbolicUnsupported("size symbol(s) %s are no input's extent"
+                                      % ", ".join(missing))
+        self.plan.sym_sources = [(sym, i, d) for sym, (i, d) in sources.items()]
 
     def _has_tensor(self, node):
         found = []
@@ -305,6 +402,8 @@ class Lowerer:
             return _SlotArg(self.materialize(x).slot)
         if isinstance(x, _TorchRef):
             return _SlotArg(x.slot)
+        if is_sym(x):
+            return _SymArg(evaluator(x))
         return x
 
     def _fallback(self, node, reason):
@@ -317,6 +416,11 @@ class Lowerer:
         m = self.meta[node]
         self.env[node] = _TorchRef(slot, m)
 
+
+# Operators that read a size of a tensor: their value is known for the plan (an int, or a sympy
+# expression of the symbols in a symbolic plan), nothing to run.
+_SIZE_QUERIES = {torch.ops.aten.sym_size.int, torch.ops.aten.sym_numel.default,
+                 torch.ops.aten.sym_stride.int}
 
 # Kernels already built, by target, tuning log and canonical workload (_canonical): the six
 # layers of a transformer stack, or two graphs with the same block, build each kernel once.
@@ -360,3 +464,11 @@ class _SlotArg:
 
     def __init__(self, slot):
         self.slot = slot
+
+
+class _SymArg:
+    """In a step's arguments or the outputs (symbolic plans): a size, fn(symbol values)."""
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn

@@ -16,7 +16,14 @@ One function per kind of kernel, chosen by the anchor the kernel computes (value
   inline  (element-wise and layout chains): the leading dimensions fused and in parallel, the
           last one vectorized.
 Small kernels stay on one thread: a parallel region costs microseconds, more than they run.
+
+In a symbolic plan (symbolic.py) the extents may be symbolic: every choice reads them through
+``est`` (their first value, at least symbolic.EST_MIN: one plan serves all sizes, so a symbolic
+extent is taken as large), a split of a symbolic loop gets te's guarded tail (masked vector code
+for a vectorized one), and a row reduction over a symbolic extent is not rfactored (its vector
+of partial sums needs the extent to be a multiple of the vector width).
 """
+from .symbolic import est, is_sym
 
 PARALLEL_MIN = 1 << 14      # elements (or multiply-adds / 16) below which one thread is faster
 
@@ -24,11 +31,12 @@ PARALLEL_MIN = 1 << 14      # elements (or multiply-adds / 16) below which one t
 def _numel(shape):
     n = 1
     for d in shape:
-        n *= d
+        n *= est(d)
     return n
 
 
 def _vectorize_last(st, it, extent, lanes):
+    extent = est(extent)
     if extent >= lanes:
         o, i = st.split(it, factor=lanes)
         st.vectorize(i)
@@ -62,13 +70,13 @@ def matmul(s, root, anchor, lanes):
     st = s[root]
     ax = st.axis
     m, n = shape[-2], shape[-1]
-    mr = min(4, m)
+    mr = min(4, est(m))
     nr = anchor.extra[1]         # as aten_ops._mm_anchor packed B for
     io, jo, ii, ji = st.tile(ax[-2], ax[-1], mr, nr)
     if nr > 1:
         st.vectorize(ji)
     outer = st.fuse(ax[0], io) if len(ax) == 3 else io
-    flops = _numel(shape) * anchor.extra[0]      # multiply-adds (extra: K, nr)
+    flops = _numel(shape) * est(anchor.extra[0])      # multiply-adds (extra: K, nr)
     if flops >= PARALLEL_MIN * 16 and _numel(shape) >= 4 * mr * nr:
         st.parallel(outer)
     prod.compute_at(st, jo)
@@ -88,8 +96,8 @@ def conv(s, root, anchor, lanes):
         prod = s[anchor.tensor]
     st = s[root]
     n_, o_, y_, x_ = st.axis
-    ob = min(4, shape[1])
-    xv = min(lanes, shape[3])
+    ob = min(4, est(shape[1]))
+    xv = min(lanes, est(shape[3]))
     oo, oi = st.split(o_, factor=ob)
     xo, xi = st.split(x_, factor=xv)
     st.reorder(n_, oo, y_, xo, oi, xi)
@@ -117,7 +125,7 @@ def rows(s, root, anchor, lanes):
     for t in reversed(anchor.extra):
         at_row.append(t)
         ts = s[t]
-        if ts.reduce_axis and d % lanes == 0:
+        if ts.reduce_axis and not is_sym(d) and d % lanes == 0:
             # a row's sum (or max) as `lanes` partial sums in one vector (rfactor), added up
             # at the end: one vector add per `lanes` elements, not a chain of scalar adds
             ko, ki = ts.split(ts.reduce_axis[0], factor=lanes)
@@ -150,7 +158,7 @@ def pool(s, root, anchor, lanes):
     n_, c_, y_, x_ = st.axis
     red = st.reduce_axis
     par = st.fuse(n_, c_)
-    if shape[3] >= lanes:
+    if est(shape[3]) >= lanes:
         xo, xi = st.split(x_, factor=lanes)
         st.reorder(*([par, y_, xo] + list(red) + [xi]))
         st.vectorize(xi)

@@ -1,8 +1,8 @@
 """Values of a graph being lowered to te: tensors known by how to load an element.
 
-A ``Val`` is a tensor of the FX graph seen from te: its shape (ints: a plan is built for one
-shape signature) and ``load(idx)``, the te expression of its element at the index expressions
-idx. Element-wise and layout operators (add, relu, view, permute, ...) make new Vals whose
+A ``Val`` is a tensor of the FX graph seen from te: its shape (ints, or in a symbolic plan
+sympy expressions of Dynamo's size symbols: symbolic.py) and ``load(idx)``, the te expression
+of its element at the index expressions idx. Element-wise and layout operators (add, relu, view, permute, ...) make new Vals whose
 ``load`` composes their inputs' loads, so a chain of them is inlined into whatever finally
 computes it: no stage, no memory. Three things end a chain:
 
@@ -15,12 +15,13 @@ computes it: no stage, no memory. Three things end a chain:
     consumers read it through a placeholder.
 """
 import te
+from .symbolic import SymbolicUnsupported, free, hint, norm, same, tex, tex_shape
 
 
 class Val:
     """A tensor of the lowered graph (see the module's documentation).
 
-    shape   tuple of ints
+    shape   tuple of ints and (symbolic plans) sympy expressions
     load    function(tuple of index exprs) -> te expression of one element
     anchor  the anchor Val this value's load reads (itself for an anchor), or None
     cost    transcendental calls per element its load inlines (exp, tanh, erf, ...): a value
@@ -28,13 +29,18 @@ class Val:
     tensor  the te tensor for a placeholder or an anchor (None for an inlined chain)
     kind    "input", "inline" or the anchor's kind ("matmul", "conv", "rows", "pool")
     slot    the runtime slot that holds it once materialized or given (None before)
+    syms    the size symbols its load and shape use (a kernel binds each from its arrays)
+    is_view a placeholder reading its slot's (compact) tensor reshaped to its own shape: a
+            reshape of a value in memory costs no index arithmetic (plan.KernelStep views it)
+    batch_of  for an expand of a 2-D value to (batch, rows, cols): that value (a bmm by a
+            weight so broadcast is a matrix product by the weight, packed once)
     """
 
     __slots__ = ("shape", "load", "anchor", "cost", "tensor", "kind", "slot", "extra", "reads",
-                 "strided")
+                 "strided", "syms", "batch_of", "is_view")
 
     def __init__(self, shape, load, kind="inline", anchor=None, cost=0, tensor=None, srcs=()):
-        self.shape = tuple(int(d) for d in shape)
+        self.shape = tuple(norm(d) for d in shape)
         self.load, self.kind, self.anchor, self.cost = load, kind, anchor, cost
         self.tensor, self.slot, self.extra = tensor, None, None
         # the placeholders this value's load reaches ({id: Val}): a kernel's inputs
@@ -44,6 +50,11 @@ class Val:
         # its last dimension is not the last of what it reads (a transpose): a matmul's B
         # operand that is strided this way is copied first, so that B is read along rows
         self.strided = any(v.strided for v in srcs)
+        self.syms = free(*self.shape)
+        self.batch_of = None    # a 2-D Val this one repeats along a leading batch dimension
+        self.is_view = False    # a placeholder of a slot's tensor seen in another shape
+        for v in srcs:
+            self.syms |= v.syms
 
     @property
     def ndim(self):
@@ -62,7 +73,7 @@ class Val:
 
     @staticmethod
     def placeholder(shape, dtype, name, slot):
-        t = te.placeholder(tuple(shape), dtype=dtype, name=name)
+        t = te.placeholder(tex_shape(shape), dtype=dtype, name=name)
         v = Val(shape, lambda idx: t[tuple(idx)], kind="input", tensor=t)
         v.slot, v.extra = slot, str(dtype)
         v.reads = {id(v): v}
@@ -106,11 +117,19 @@ def reshape_index(in_shape, out_shape):
     oo = [d for d in range(len(out_shape)) if out_shape[d] != 1]
     groups, a, b = [], 0, 0
     while a < len(ii):
+        if b >= len(oo):
+            raise SymbolicUnsupported("a reshape %s -> %s te cannot match" % (in_shape, out_shape))
         gi, gj = [ii[a]], [oo[b]]
         pi, pj = in_shape[ii[a]], out_shape[oo[b]]
         a, b = a + 1, b + 1
-        while pi != pj:       # the products are equal overall, so this ends
-            if pi < pj:
+        # the products are equal overall, so this ends; with symbolic sizes the smaller side
+        # is the one smaller at the plan's first sizes, and the groups must be equal for all
+        while not same(pi, pj):
+            hi, hj = hint(pi), hint(pj)
+            if hi == hj or (hi < hj and a >= len(ii)) or (hi > hj and b >= len(oo)):
+                raise SymbolicUnsupported("a reshape %s -> %s whose dimensions te cannot "
+                                          "match for every size" % (in_shape, out_shape))
+            if hi < hj:
                 gi.append(ii[a])
                 pi *= in_shape[ii[a]]
                 a += 1
@@ -129,11 +148,11 @@ def reshape_index(in_shape, out_shape):
                 continue
             lin = None
             for d in dims_o:
-                lin = out_idx[d] if lin is None else lin * out_shape[d] + out_idx[d]
+                lin = out_idx[d] if lin is None else lin * tex(out_shape[d]) + out_idx[d]
             stride = 1
             for d in reversed(dims_i):
-                x = lin if stride == 1 else lin // stride
-                res[d] = x if d == dims_i[0] else x % in_shape[d]
+                x = lin if same(stride, 1) else lin // tex(stride)
+                res[d] = x if d == dims_i[0] else x % tex(in_shape[d])
                 stride *= in_shape[d]
         return tuple(res)
     return index
