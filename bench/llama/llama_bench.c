@@ -3,7 +3,10 @@
  * `#pragma omp parallel for`), on one checkpoint:
  *
  *   te-llama-bench CHECKPOINT [--threads N] [--prompt 128] [--gen 64] [--skip-plain-prompt]
+ *                  [--plain CHECKPOINT2] [--only te|plain]
  *
+ * --plain: the plain C runs CHECKPOINT2 instead (the same model in another format: te-llama on
+ *   bf16 or Q8_0 weights against the plain C on f32, say);
  * prompt tok/s: a prompt of --prompt tokens at position 0 (te: one batch through the
  *   matrix-matrix kernels; plain C: one token at a time, as run.c does);
  * gen tok/s: --gen tokens one at a time after it, best of 3 rounds that alternate between
@@ -57,11 +60,17 @@ static double read_bandwidth(int threads) {
   return best;
 }
 
+static const char *weights_name(const tl_checkpoint *ck) {
+  return ck->weights == TL_WEIGHTS_F32 ? "f32" : ck->weights == TL_WEIGHTS_BF16 ? "bf16" : "int8 Q8_0";
+}
+
 static double weight_bytes(const tl_checkpoint *ck) {
   const tl_config *c = &ck->c;
   double d = c->dim, kv = tl_kv_dim(c), h = c->hidden_dim, L = c->n_layers, V = c->vocab_size;
   double params = L * (d * d * 2 + kv * d * 2 + h * d * 3) + V * d;
-  double per = ck->weights == TL_WEIGHTS_F32 ? 4.0 : 1.0 + 4.0 / ck->group_size;
+  double per = ck->weights == TL_WEIGHTS_F32    ? 4.0
+               : ck->weights == TL_WEIGHTS_BF16 ? 2.0
+                                                : 1.0 + 4.0 / ck->group_size;
   return params * per + (2 * L + 1) * d * 4;
 }
 
@@ -113,7 +122,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   int threads = 1, prompt = 128, gen = 64, plain_prompt = 1;
-  const char *only = NULL;
+  const char *only = NULL, *plain_path = NULL;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc)
       threads = atoi(argv[++i]);
@@ -125,11 +134,20 @@ int main(int argc, char **argv) {
       plain_prompt = 0;
     else if (!strcmp(argv[i], "--only") && i + 1 < argc)
       only = argv[++i];
+    else if (!strcmp(argv[i], "--plain") && i + 1 < argc)
+      plain_path = argv[++i];
   }
   char err[1024];
-  tl_checkpoint ck;
-  if (tl_checkpoint_open(argv[1], &ck, err, sizeof err)) {
+  tl_checkpoint ck, ck_plain;
+  if (tl_checkpoint_open(argv[1], &ck, err, sizeof err) ||
+      (plain_path && tl_checkpoint_open(plain_path, &ck_plain, err, sizeof err))) {
     fprintf(stderr, "te-llama-bench: %s\n", err);
+    return 1;
+  }
+  const tl_checkpoint *pck = plain_path ? &ck_plain : &ck;
+  if (memcmp(&pck->c, &ck.c, sizeof ck.c)) {
+    fprintf(stderr, "te-llama-bench: %s and %s are models of different shapes\n", argv[1],
+            plain_path);
     return 1;
   }
   if (prompt + gen > ck.c.seq_len)
@@ -139,8 +157,10 @@ int main(int argc, char **argv) {
   double gbs = read_bandwidth(threads), bytes = weight_bytes(&ck);
   double limit = gbs * 1e9 / bytes;
   printf("checkpoint %s: dim %d, %d layers, %d/%d heads, %s; %.0f MB of weights a token\n", argv[1],
-         ck.c.dim, ck.c.n_layers, ck.c.n_heads, ck.c.n_kv_heads,
-         ck.weights == TL_WEIGHTS_F32 ? "f32" : "int8 Q8_0", bytes / 1e6);
+         ck.c.dim, ck.c.n_layers, ck.c.n_heads, ck.c.n_kv_heads, weights_name(&ck), bytes / 1e6);
+  if (plain_path)
+    printf("plain C on %s: %s; %.0f MB of weights a token\n", plain_path, weights_name(pck),
+           weight_bytes(pck) / 1e6);
   printf("threads %d: read bandwidth %.2f GB/s -> generation limit %.2f tok/s\n", threads, gbs,
          limit);
   /* Both engines hold the same checkpoint; the generation rounds alternate between them so
@@ -152,7 +172,7 @@ int main(int argc, char **argv) {
     gen = (ck.c.seq_len - prompt) / ROUNDS;
   int *toks = bench_tokens(prompt + ROUNDS * gen);
   tl_model *te = use_te ? tl_te_model_new(&ck, err, sizeof err) : NULL;
-  tl_model *pl = use_plain ? tl_ref_model_new(&ck, err, sizeof err) : NULL;
+  tl_model *pl = use_plain ? tl_ref_model_new(pck, err, sizeof err) : NULL;
   if ((use_te && !te) || (use_plain && !pl)) {
     fprintf(stderr, "te-llama-bench: %s\n", err);
     return 1;
@@ -173,8 +193,9 @@ int main(int argc, char **argv) {
     printf("te-llama  prompt %8.2f tok/s   gen %8.2f tok/s   %.2f of the limit\n", rt.prompt_tps,
            rt.gen_tps, rt.gen_tps / limit);
   if (pl)
-    printf("plain C   prompt %8.2f tok/s   gen %8.2f tok/s   %.2f of the limit\n", rp.prompt_tps,
-           rp.gen_tps, rp.gen_tps / limit);
+    printf("plain C   prompt %8.2f tok/s   gen %8.2f tok/s   %.2f of the limit (%s)\n",
+           rp.prompt_tps, rp.gen_tps, rp.gen_tps / (gbs * 1e9 / weight_bytes(pck)),
+           weights_name(pck));
   tl_model_free(te);
   tl_model_free(pl);
   free(toks);
@@ -182,5 +203,7 @@ int main(int argc, char **argv) {
     printf("ratio te / plain: prompt %.2fx, gen %.2fx\n",
            rp.prompt_tps > 0 ? rt.prompt_tps / rp.prompt_tps : 0, rt.gen_tps / rp.gen_tps);
   tl_checkpoint_close(&ck);
+  if (plain_path)
+    tl_checkpoint_close(&ck_plain);
   return 0;
 }
