@@ -15,8 +15,9 @@
 #                       Halide 14 and C (BENCH_ARGS="--quick" or "--only sgemm" to narrow it)
 #   make bench-models   te-embed against sentence-transformers on PyTorch, eager and torch.compile
 #                       (bench/models/embed_bench.py; sets up the Python venv with --bench)
-#   make bench-llama    te-llama against a plain C decoder written as llama2.c's run.c, 110M and
-#                       1.1B random checkpoints, f32 and int8 (bench/llama/run.sh; 6.5 GB of files)
+#   make bench-llama    te-llama against a plain C decoder written as llama2.c's run.c and PyTorch,
+#                       110M and 1.1B random checkpoints, f32, bf16 and int8 (bench/llama/run.sh;
+#                       8.7 GB of files)
 BUILD_DIR  ?= build
 ASAN_DIR   ?= build-asan
 BUILD_TYPE ?= RelWithDebInfo
