@@ -13,7 +13,8 @@
  *   the two engines (the machine may be shared: its other load falls on both alike);
  * the bandwidth limit of generation: the bytes of weights one token reads (every matrix and
  *   the norms; the embedding row is negligible) over this machine's read bandwidth, measured
- *   with the same thread count by summing a buffer as large as the weights (best of 5).
+ *   with the same thread count by summing a buffer as large as the weights, up to 1 GiB (best
+ *   of 5).
  * Prints one line per engine and "fraction of the limit" = achieved gen tok/s / limit tok/s.
  *
  * Each rate is given twice: per second of wall-clock time, and per second of CPU time divided
@@ -57,11 +58,14 @@ static void keep_best(rate *best, double work, double t0, double c0) {
     best->cpu = c;
 }
 
-/* GB/s of reading a buffer of `bytes` (the model's weights: a smaller one could be served from
-   a cache the weights do not fit in) on `threads` threads, best of 5; the page-aligned buffer
-   is read as 64 independent partial sums, so that the adds keep up with memory. */
+/* GB/s of reading a buffer of `bytes` (the model's weights, at most 1 GiB: a smaller one could
+   be served from a cache the weights do not fit in, a larger one costs memory) on `threads`
+   threads, best of 5; the page-aligned buffer is read as 64 independent partial sums, so that
+   the adds keep up with memory. */
 static rate read_bandwidth(int threads, double bytes) {
   enum { PARTS = 64 };
+  if (bytes > (double)(1 << 30))
+    bytes = (double)(1 << 30);
   size_t n = (size_t)(bytes / sizeof(float)) / PARTS * PARTS;
   float *buf = aligned_alloc(4096, n * sizeof(float));
   rate best = {0, 0};

@@ -58,7 +58,7 @@ for c in $configs; do
   if [ "$torch" = 1 ] && "$python" -c "import torch" 2>/dev/null; then
     for t in $threads; do
       echo "== $c PyTorch f32, $t thread(s)" | tee -a "$out"
-      "$python" "$here/torch_llama.py" "$f32" --threads "$t" --prompt 128 --gen "$gen" | tee -a "$out"
+      OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} "$python" "$here/torch_llama.py" "$f32" --threads "$t" --prompt 128 --gen "$gen" | tee -a "$out"
     done
   fi
 done

@@ -22,7 +22,7 @@
 
 #include <stddef.h>
 
-enum { LANES = 16, ROWS = 4, MV_ROWS = 1, TOKENS = 4, ROW_BLOCK = 16 };
+enum { LANES = 16, BF16_MV_LANES = 64, F32_MV_LANES = 32, ROWS = 4, MV_ROWS = 1, TOKENS = 4, ROW_BLOCK = 16 };
 typedef enum { EPI_NONE, EPI_ADD, EPI_SWIGLU } epilogue;
 
 #define TRY(x)                                                                                     \
@@ -54,11 +54,11 @@ static te_tensor *product(dense_def *d, const char *name, te_tensor *w) {
   return te_compute(d->ctx, name, 1, TE_EXPRS(d->n), TE_EXPRS(d->i), body);
 }
 
-/* Splits the product's reduction by LANES and factors it: returns the partial sums' stage. */
-static te_status factor(te_schedule *s, te_tensor *p, te_tensor **rf) {
+/* Splits the product's reduction by `lanes` and factors it: returns the partial sums' stage. */
+static te_status factor(te_schedule *s, te_tensor *p, int64_t lanes, te_tensor **rf) {
   te_stage *st = te_stage_of(s, p);
   te_iter *ko, *ki;
-  TRY(te_split(st, te_reduce_iter(st, 0), LANES, &ko, &ki));
+  TRY(te_split(st, te_reduce_iter(st, 0), lanes, &ko, &ki));
   return te_rfactor(s, p, ki, te_tensor_ndim(p), rf);
 }
 
@@ -122,10 +122,13 @@ static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batche
     return te_last_status(ctx);
 
   te_schedule *s = te_schedule_new(ctx, 1, &y);
+  /* bf16 matrix-vector products: 4 vectors of partial sums (four independent FMA chains); with
+     one, a 4-cycle FMA per 32 bytes of bf16 weights is slower than memory */
+  int64_t lanes = batched ? LANES : !te_dtype_eq(wtype, TE_F32) ? BF16_MV_LANES : F32_MV_LANES;
   te_tensor *rf1, *rf3 = NULL;
-  TRY(factor(s, p1, &rf1));
+  TRY(factor(s, p1, lanes, &rf1));
   if (p3)
-    TRY(factor(s, p3, &rf3));
+    TRY(factor(s, p3, lanes, &rf3));
   te_stage *ys = te_stage_of(s, y);
   te_iter *at, *io, *ii;
   if (batched) { /* rows of W in blocks of 16, tokens by 4, then rows by 4 */
