@@ -170,9 +170,8 @@ static int read_header(const char *path, tl_checkpoint *ck, size_t *offset, char
                 ck->map_size, HEADER_BYTES);
   ck->version = read_i32(p + 4);
   if (ck->version < 1 || ck->version > 3)
-    return fail(err, n,
-                "%s: version %d is not supported (0 legacy, 1 f32, 2 int8 Q8_0, 3 bf16)", path,
-                ck->version);
+    return fail(err, n, "%s: version %d is not supported (0 legacy, 1 f32, 2 int8 Q8_0, 3 bf16)",
+                path, ck->version);
   for (int i = 0; i < 7; i++)
     *dst[i] = read_i32(p + 8 + 4 * i);
   ck->shared_classifier = p[36] != 0;

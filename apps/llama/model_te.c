@@ -44,9 +44,9 @@ struct dense_kernels {
   dense3_fn matvec, matmul;
   dense4_fn matvec_add, matmul_add, matvec_swiglu, matmul_swiglu;
 };
-static const struct dense_kernels f32_kernels = {
-    {kDLFloat, 32, 1}, tl_matvec,        tl_matmul,       tl_matvec_add,
-    tl_matmul_add,     tl_matvec_swiglu, tl_matmul_swiglu};
+static const struct dense_kernels f32_kernels = {{kDLFloat, 32, 1}, tl_matvec,     tl_matmul,
+                                                 tl_matvec_add,     tl_matmul_add, tl_matvec_swiglu,
+                                                 tl_matmul_swiglu};
 static const struct dense_kernels bf16_kernels = {
     {kDLBfloat, 16, 1}, tl_bf16_matvec,        tl_bf16_matmul,       tl_bf16_matvec_add,
     tl_bf16_matmul_add, tl_bf16_matvec_swiglu, tl_bf16_matmul_swiglu};

@@ -97,7 +97,9 @@ static rate read_bandwidth(int threads, double bytes) {
 }
 
 static const char *weights_name(const tl_checkpoint *ck) {
-  return ck->weights == TL_WEIGHTS_F32 ? "f32" : ck->weights == TL_WEIGHTS_BF16 ? "bf16" : "int8 Q8_0";
+  return ck->weights == TL_WEIGHTS_F32    ? "f32"
+         : ck->weights == TL_WEIGHTS_BF16 ? "bf16"
+                                          : "int8 Q8_0";
 }
 
 static double weight_bytes(const tl_checkpoint *ck) {

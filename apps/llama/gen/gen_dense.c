@@ -4,8 +4,10 @@
  * of each row with the activations. The dot product is vectorized along k: k is split by 16
  * (the f32 lanes of a 512-bit register) and te_rfactor makes the 16 partial sums a data axis,
  * accumulated with vector FMAs and summed once at the end. Register blocks:
- *   matvec (generation, one token): 4 rows of W at a time share each load of X; the kernel
- *       streams W once, which makes it memory-bound, as it should be;
+ *   matvec (generation, one token): one row at a time (one stream of W), its reduction split
+ *       by 32 (f32) or 64 (bf16) instead of 16: 2 or 4 vectors of partial sums, independent
+ *       FMA chains, so that the row is read as fast as memory delivers it (one chain of 4-cycle
+ *       FMAs is slower than memory for bf16); the kernel streams W once: memory-bound;
  *   matmul (the prompt, T tokens at once): 4 tokens x 4 rows, 16 accumulators, inside blocks of
  *       16 rows of W that stay in cache while every token passes over them, so W is read from
  *       memory once per prompt instead of once per token.
@@ -22,7 +24,15 @@
 
 #include <stddef.h>
 
-enum { LANES = 16, BF16_MV_LANES = 64, F32_MV_LANES = 32, ROWS = 4, MV_ROWS = 1, TOKENS = 4, ROW_BLOCK = 16 };
+enum {
+  LANES = 16,
+  BF16_MV_LANES = 64,
+  F32_MV_LANES = 32,
+  ROWS = 4,
+  MV_ROWS = 1,
+  TOKENS = 4,
+  ROW_BLOCK = 16
+};
 typedef enum { EPI_NONE, EPI_ADD, EPI_SWIGLU } epilogue;
 
 #define TRY(x)                                                                                     \

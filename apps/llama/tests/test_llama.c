@@ -312,8 +312,8 @@ int main(int argc, char **argv) {
   compare("q8_g8", "--config tiny --format q8 --group-size 8", 1e-4);
   /* bf16: te against the reference on the same weights, then against the f32 model */
   compare("bf16_gqa", "--config tiny --format bf16", 1e-4);
-  compare("bf16_mha_unshared", "--config tiny --heads 4 --kv-heads 4 --dim 40 --format bf16 --unshared",
-          1e-4);
+  compare("bf16_mha_unshared",
+          "--config tiny --heads 4 --kv-heads 4 --dim 40 --format bf16 --unshared", 1e-4);
   compare_bf16_to_f32("gqa", "--config tiny --seed 3");
   compare_bf16_to_f32("mha_unshared", "--config tiny --heads 4 --kv-heads 4 --dim 40 --unshared");
   damaged_files();
