@@ -18,8 +18,9 @@
 #   make bench-tuners   te-tune against TVM MetaSchedule 0.27 (its own venv, scripts/setup-tvm.sh):
 #                       both tune the same workloads, their kernels timed side by side
 #                       (bench/tuners/run.sh; BENCH_TUNERS_ARGS="--trials 8 --workloads matmul")
-#   make bench-llama    te-llama against a plain C decoder written as llama2.c's run.c, 110M and
-#                       1.1B random checkpoints, f32 and int8 (bench/llama/run.sh; 6.5 GB of files)
+#   make bench-llama    te-llama against a plain C decoder written as llama2.c's run.c and PyTorch,
+#                       110M and 1.1B random checkpoints, f32, bf16 and int8 (bench/llama/run.sh;
+#                       8.7 GB of files)
 BUILD_DIR  ?= build
 ASAN_DIR   ?= build-asan
 BUILD_TYPE ?= RelWithDebInfo

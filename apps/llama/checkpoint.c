@@ -77,6 +77,8 @@ static const void *take(cursor *cur, size_t bytes) {
 
 static void take_f32(cursor *cur, tl_matrix *m, size_t elems) { m->f = take(cur, elems * 4); }
 
+static void take_bf16(cursor *cur, tl_matrix *m, size_t elems) { m->b = take(cur, elems * 2); }
+
 static void take_q8(cursor *cur, tl_matrix *m, size_t elems, int gs) {
   m->q = take(cur, elems);
   m->s = take(cur, elems / (size_t)gs * 4);
@@ -87,18 +89,23 @@ typedef struct {
 } layer_arrays;
 
 /* The seven per-layer matrices in the file's order: all wq, then all wk, ... */
-static void take_layers(cursor *cur, tl_checkpoint *ck, int q8) {
+static void take_matrix(cursor *cur, tl_checkpoint *ck, tl_matrix *m, size_t elems) {
+  if (ck->weights == TL_WEIGHTS_Q8)
+    take_q8(cur, m, elems, ck->group_size);
+  else if (ck->weights == TL_WEIGHTS_BF16)
+    take_bf16(cur, m, elems);
+  else
+    take_f32(cur, m, elems);
+}
+
+static void take_layers(cursor *cur, tl_checkpoint *ck) {
   const tl_config *c = &ck->c;
   size_t d = (size_t)c->dim, kv = (size_t)tl_kv_dim(c), h = (size_t)c->hidden_dim;
   tl_matrix *sets[7] = {ck->wq, ck->wk, ck->wv, ck->wo, ck->w1, ck->w2, ck->w3};
   size_t elems[7] = {d * d, kv * d, kv * d, d * d, h * d, d * h, h * d};
   for (int s = 0; s < 7; s++)
-    for (int l = 0; l < c->n_layers; l++) {
-      if (q8)
-        take_q8(cur, &sets[s][l], elems[s], ck->group_size);
-      else
-        take_f32(cur, &sets[s][l], elems[s]);
-    }
+    for (int l = 0; l < c->n_layers; l++)
+      take_matrix(cur, ck, &sets[s][l], elems[s]);
 }
 
 /* Legacy files keep each weight kind's layers in one block; the matrices are views into it. */
@@ -162,15 +169,17 @@ static int read_header(const char *path, tl_checkpoint *ck, size_t *offset, char
     return fail(err, n, "%s: truncated: %zu bytes, shorter than a version header (%d bytes)", path,
                 ck->map_size, HEADER_BYTES);
   ck->version = read_i32(p + 4);
-  if (ck->version != 1 && ck->version != 2)
-    return fail(err, n, "%s: version %d is not supported (0 legacy, 1 f32, 2 int8 Q8_0)", path,
-                ck->version);
+  if (ck->version < 1 || ck->version > 3)
+    return fail(err, n, "%s: version %d is not supported (0 legacy, 1 f32, 2 int8 Q8_0, 3 bf16)",
+                path, ck->version);
   for (int i = 0; i < 7; i++)
     *dst[i] = read_i32(p + 8 + 4 * i);
   ck->shared_classifier = p[36] != 0;
   *offset = HEADER_BYTES;
   if (check_config(path, &ck->c, err, n))
     return -1;
+  if (ck->version == 3)
+    ck->weights = TL_WEIGHTS_BF16;
   if (ck->version == 2) {
     ck->weights = TL_WEIGHTS_Q8;
     ck->group_size = read_i32(p + 37);
@@ -184,9 +193,10 @@ static int read_header(const char *path, tl_checkpoint *ck, size_t *offset, char
   return 0;
 }
 
-static void dequantize(float *out, const tl_matrix *m, size_t elems, int gs) {
+/* The f32 values of a Q8_0 or bf16 matrix (the embedding table, looked up a row at a time). */
+static void widen(float *out, const tl_matrix *m, size_t elems, int gs) {
   for (size_t i = 0; i < elems; i++)
-    out[i] = (float)m->q[i] * m->s[i / (size_t)gs];
+    out[i] = m->b ? tl_bf16_to_f32(m->b[i]) : (float)m->q[i] * m->s[i / (size_t)gs];
 }
 
 static int map_tensors(const char *path, tl_checkpoint *ck, size_t offset, char *err, size_t n) {
@@ -206,29 +216,23 @@ static int map_tensors(const char *path, tl_checkpoint *ck, size_t offset, char 
     ck->rms_att = take(&cur, L * d * 4);
     ck->rms_ffn = take(&cur, L * d * 4);
     ck->rms_final = take(&cur, d * 4);
-    if (ck->version == 1)
-      take_f32(&cur, &emb, V * d);
-    else
-      take_q8(&cur, &emb, V * d, ck->group_size);
-    take_layers(&cur, ck, ck->version == 2);
+    take_matrix(&cur, ck, &emb, V * d);
+    take_layers(&cur, ck);
   }
-  if (ck->shared_classifier) {
-    ck->wcls = ck->version == 2 ? emb : (tl_matrix){ck->version == 0 ? ck->embedding : emb.f, 0, 0};
-  } else if (ck->version == 2) {
-    take_q8(&cur, &ck->wcls, V * d, ck->group_size);
-  } else {
-    take_f32(&cur, &ck->wcls, V * d);
-  }
+  if (ck->shared_classifier)
+    ck->wcls = ck->version == 0 ? (tl_matrix){ck->embedding, 0, 0, 0} : emb;
+  else
+    take_matrix(&cur, ck, &ck->wcls, V * d);
   if (cur.short_by)
     return fail(err, n, "%s: truncated: %zu bytes, the header's model needs %zu", path,
                 ck->map_size, cur.need);
   if (ck->version == 1)
     ck->embedding = emb.f;
-  if (ck->version == 2) { /* runq.c looks tokens up in a dequantized copy of the table */
+  if (ck->version >= 2) { /* runq.c looks tokens up in a dequantized copy of the table */
     ck->embedding_owned = malloc(V * d * sizeof(float));
     if (!ck->embedding_owned)
       return fail(err, n, "%s: out of memory for the embedding table", path);
-    dequantize(ck->embedding_owned, &emb, V * d, ck->group_size);
+    widen(ck->embedding_owned, &emb, V * d, ck->group_size);
     ck->embedding = ck->embedding_owned;
   }
   return 0;

@@ -14,6 +14,11 @@
  *                    int8 values followed by one f32 scale per group of group_size values:
  *                    embedding, wq[l] for each layer, wk[l], wv[l], wo[l], w1[l], w2[l],
  *                    w3[l], [classifier].
+ *   version 3 (te-llama's bf16; llama2.c has no bf16 file): the version-1 header with version 3
+ *                    and the version-1 tensor order; the norms in f32 (rms_att, rms_ffn,
+ *                    rms_final), every matrix in bf16 (2 bytes a value: the upper half of the
+ *                    f32, rounded to nearest even): embedding, wq, wk, wv, wo, w1, w2, w3,
+ *                    [classifier]. te-llama-make-checkpoint --format bf16 writes it.
  * Every size is checked against the file before any weight is touched: a file too short for
  * its header or its tensors, non-positive or inconsistent sizes (dim not a multiple of
  * n_heads, n_heads not of n_kv_heads, an odd head size, a group size that does not divide the
@@ -28,22 +33,33 @@ typedef struct {
   int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
 } tl_config;
 
-typedef enum { TL_WEIGHTS_F32, TL_WEIGHTS_Q8 } tl_weights;
+typedef enum { TL_WEIGHTS_F32, TL_WEIGHTS_Q8, TL_WEIGHTS_BF16 } tl_weights;
 
-/* A matrix of rows x cols: f32 values, or int8 values with one scale per group (Q8_0). */
+/* A matrix of rows x cols: f32 values (f), int8 values with one scale per group (Q8_0: q, s),
+   or bf16 values (b: the upper 16 bits of each f32). */
 typedef struct {
   const float *f;
   const int8_t *q;
   const float *s;
+  const uint16_t *b;
 } tl_matrix;
+
+/* A bf16 value widened to f32 (exact). */
+static inline float tl_bf16_to_f32(uint16_t v) {
+  union {
+    uint32_t u;
+    float f;
+  } w = {(uint32_t)v << 16};
+  return w.f;
+}
 
 typedef struct {
   tl_config c;
-  int version; /* 0 legacy, 1, 2 */
+  int version; /* 0 legacy, 1, 2, 3 (bf16) */
   tl_weights weights;
   int group_size; /* Q8_0 only */
   int shared_classifier;
-  const float *embedding; /* vocab_size x dim, f32 (dequantized for Q8_0: owned) */
+  const float *embedding; /* vocab_size x dim, f32 (widened for Q8_0 and bf16: owned) */
   const float *rms_att;   /* n_layers x dim */
   const float *rms_ffn;   /* n_layers x dim */
   const float *rms_final; /* dim */

@@ -3,7 +3,7 @@
  * trained weights).
  *
  *   te-llama-make-checkpoint [--config tiny|15M|110M|1.1B] [--dim D] [--hidden H] [--layers L]
- *       [--heads NH] [--kv-heads NKV] [--vocab V] [--seq S] [--format legacy|v1|q8]
+ *       [--heads NH] [--kv-heads NKV] [--vocab V] [--seq S] [--format legacy|v1|q8|bf16]
  *       [--group-size G] [--unshared] [--seed N] [--out FILE] [--tokenizer FILE]
  *
  * The configs: 15M and 110M are llama2.c's TinyStories models (dim 288 / 768, 6 / 12 layers),
@@ -12,7 +12,8 @@
  * vector and block sizes (the tests' default). Options after --config override its sizes.
  * Weights are uniform in [-1, 1] / sqrt(fan-in) (norm weights 1 +- 0.1), drawn from the seed per
  * tensor, so the three formats of one seed hold the same model (Q8_0 rounded, as export.py's
- * version2_export does, with its group size backed off until it divides dim).
+ * version2_export does, with its group size backed off until it divides dim; bf16 rounded to
+ * nearest even, in te-llama's version 3 layout, checkpoint.h).
  * --tokenizer writes a tokenizer.bin of the vocabulary size: <unk>, <s>, </s>, the 256 byte
  * tokens, printable ASCII, then made-up merges of lowercase pieces, scored by rank.
  * Exit status 0, or 1 with a message.
@@ -69,18 +70,32 @@ static void fill(float *v, size_t n, uint64_t seed, uint64_t id, float center, f
 typedef struct {
   shape s;
   uint64_t seed;
-  int format; /* 0 legacy, 1 v1, 2 q8 */
+  int format; /* 0 legacy, 1 v1, 2 q8, 3 bf16 */
   int group;
   int unshared;
   float *buf;
   int8_t *qbuf;
   float *sbuf;
+  uint16_t *hbuf;
 } gen;
 
-/* Writes tensor `id` (rows x cols) in f32, or Q8_0 (values, then scales). */
+/* f32 to bf16, rounded to nearest even (the values here are finite). */
+static uint16_t to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* Writes tensor `id` (rows x cols) in f32, bf16 or Q8_0 (values, then scales). */
 static void tensor(gen *g, out_file *o, uint64_t id, size_t rows, size_t cols, int norm) {
   size_t n = rows * cols;
   fill(g->buf, n, g->seed, id, norm ? 1.0f : 0.0f, norm ? 0.1f : 1.0f / sqrtf((float)cols));
+  if (g->format == 3 && !norm) {
+    for (size_t i = 0; i < n; i++)
+      g->hbuf[i] = to_bf16(g->buf[i]);
+    put(o, g->hbuf, n * 2);
+    return;
+  }
   if (g->format != 2 || norm) {
     put(o, g->buf, n * 4);
     return;
@@ -112,7 +127,7 @@ static void header(gen *g, out_file *o) {
     return;
   }
   unsigned char h[256] = {0};
-  int32_t v[9] = {0x616b3432,  g->format == 1 ? 1 : 2,
+  int32_t v[9] = {0x616b3432,  g->format == 3 ? 3 : g->format == 1 ? 1 : 2,
                   s->dim,      s->hidden,
                   s->layers,   s->heads,
                   s->kv_heads, s->vocab,
@@ -246,7 +261,7 @@ static int bad(const char *what, const char *v) {
 }
 
 int main(int argc, char **argv) {
-  gen g = {configs[0].s, 1, 0, 64, 0, NULL, NULL, NULL};
+  gen g = {configs[0].s, 1, 0, 64, 0, NULL, NULL, NULL, NULL};
   const char *out = NULL, *tok = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -280,9 +295,13 @@ int main(int argc, char **argv) {
       if (!found)
         return bad("unknown config (tiny, 15M, 110M, 1.1B)", v);
     } else if (!strcmp(a, "--format")) {
-      g.format = !strcmp(v, "legacy") ? 0 : !strcmp(v, "v1") ? 1 : !strcmp(v, "q8") ? 2 : -1;
+      g.format = !strcmp(v, "legacy") ? 0
+                 : !strcmp(v, "v1")   ? 1
+                 : !strcmp(v, "q8")   ? 2
+                 : !strcmp(v, "bf16") ? 3
+                                      : -1;
       if (g.format < 0)
-        return bad("unknown format (legacy, v1, q8)", v);
+        return bad("unknown format (legacy, v1, q8, bf16)", v);
     } else if (!strcmp(a, "--seed")) {
       g.seed = strtoull(v, NULL, 10);
     } else if (!strcmp(a, "--out")) {
@@ -310,8 +329,9 @@ int main(int argc, char **argv) {
   if ((size_t)g.s.seq * d > biggest)
     biggest = (size_t)g.s.seq * d;
   g.buf = malloc(biggest * 4), g.qbuf = malloc(biggest), g.sbuf = malloc(biggest * 4);
+  g.hbuf = malloc(biggest * 2);
   out_file o = {fopen(out, "wb"), out, 0};
-  if (!g.buf || !g.qbuf || !g.sbuf || !o.f) {
+  if (!g.buf || !g.qbuf || !g.sbuf || !g.hbuf || !o.f) {
     fprintf(stderr, "te-llama-make-checkpoint: cannot write %s (or out of memory)\n", out);
     return 1;
   }
@@ -320,6 +340,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "te-llama-make-checkpoint: writing %s failed\n", out);
     return 1;
   }
-  free(g.buf), free(g.qbuf), free(g.sbuf);
+  free(g.buf), free(g.qbuf), free(g.sbuf), free(g.hbuf);
   return 0;
 }

@@ -11,6 +11,8 @@
  *   xb = rmsnorm(x) ; h = silu(W1 xb) * (W3 xb)   (one kernel: both products and SwiGLU)
  *   x = x + W2 h                         (one kernel)
  * then rmsnorm and the classifier for the last token only.
+ * f32 and bf16 weights take the same path through kernels of the same computation (tl_* and
+ * tl_bf16_*, which read W as bf16 and widen it in registers); Q8_0 follows runq.c (layer_q8).
  */
 #include "model.h"
 #include "tl_kernels.h"
@@ -31,7 +33,23 @@ typedef struct {
   int8_t *xq; /* Q8_0: quantized activations, their scales, the second SwiGLU product */
   float *xs, *hb2;
   const struct q8_kernels *q8;
+  const struct dense_kernels *dense;
 } te_model;
+
+/* The weight products of one weight type (gen/gen_dense.c). */
+typedef int32_t (*dense3_fn)(DLTensor *, DLTensor *, DLTensor *);
+typedef int32_t (*dense4_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *);
+struct dense_kernels {
+  DLDataType wtype;
+  dense3_fn matvec, matmul;
+  dense4_fn matvec_add, matmul_add, matvec_swiglu, matmul_swiglu;
+};
+static const struct dense_kernels f32_kernels = {{kDLFloat, 32, 1}, tl_matvec,     tl_matmul,
+                                                 tl_matvec_add,     tl_matmul_add, tl_matvec_swiglu,
+                                                 tl_matmul_swiglu};
+static const struct dense_kernels bf16_kernels = {
+    {kDLBfloat, 16, 1}, tl_bf16_matvec,        tl_bf16_matmul,       tl_bf16_matvec_add,
+    tl_bf16_matmul_add, tl_bf16_matvec_swiglu, tl_bf16_matmul_swiglu};
 
 /* The Q8_0 kernels of one group size (gen/gen_q8.c). */
 typedef int32_t (*quantize_fn)(DLTensor *, DLTensor *, DLTensor *);
@@ -80,41 +98,49 @@ static int kernel_failed(te_model *m, const char *kernel, int rc) {
       return kernel_failed(m, #k, call_rc_);                                                       \
   } while (0)
 
+/* The weights of w as a rows x cols DLTensor of the model's weight type. */
+static DLTensor *weights(view *v, const te_model *m, const tl_matrix *w, int64_t rows,
+                         int64_t cols) {
+  const void *data = m->dense == &bf16_kernels ? (const void *)w->b : (const void *)w->f;
+  return tensor(v, data, m->dense->wtype, 2, rows, cols, 0, 0);
+}
+
+static int dense_failed(te_model *m, const char *kernel, int n, int rc) {
+  char name[64];
+  snprintf(name, sizeof name, "%s%s%s", m->dense == &bf16_kernels ? "tl_bf16_" : "tl_",
+           n == 1 ? "matvec" : "matmul", kernel);
+  return kernel_failed(m, name, rc);
+}
+
 /* Y = W X for n tokens: the matrix-vector kernel for one token, the matrix-matrix one else. */
 static int product(te_model *m, const float *x, const tl_matrix *w, int64_t rows, int64_t cols,
                    float *y, int n) {
   view vx, vw, vy;
-  if (n == 1)
-    CALL(m, tl_matvec, V1(&vx, x, cols), V2(&vw, w->f, rows, cols), V1(&vy, y, rows));
-  else
-    CALL(m, tl_matmul, V2(&vx, x, n, cols), V2(&vw, w->f, rows, cols), V2(&vy, y, n, rows));
-  return 0;
+  DLTensor *wt = weights(&vw, m, w, rows, cols);
+  int rc = n == 1 ? m->dense->matvec(V1(&vx, x, cols), wt, V1(&vy, y, rows))
+                  : m->dense->matmul(V2(&vx, x, n, cols), wt, V2(&vy, y, n, rows));
+  return rc ? dense_failed(m, "", n, rc) : 0;
 }
 
 /* Y = R + W X */
 static int product_add(te_model *m, const float *x, const tl_matrix *w, int64_t rows, int64_t cols,
                        const float *r, float *y, int n) {
   view vx, vw, vr, vy;
-  if (n == 1)
-    CALL(m, tl_matvec_add, V1(&vx, x, cols), V2(&vw, w->f, rows, cols), V1(&vr, r, rows),
-         V1(&vy, y, rows));
-  else
-    CALL(m, tl_matmul_add, V2(&vx, x, n, cols), V2(&vw, w->f, rows, cols), V2(&vr, r, n, rows),
-         V2(&vy, y, n, rows));
-  return 0;
+  DLTensor *wt = weights(&vw, m, w, rows, cols);
+  int rc = n == 1 ? m->dense->matvec_add(V1(&vx, x, cols), wt, V1(&vr, r, rows), V1(&vy, y, rows))
+                  : m->dense->matmul_add(V2(&vx, x, n, cols), wt, V2(&vr, r, n, rows),
+                                         V2(&vy, y, n, rows));
+  return rc ? dense_failed(m, "_add", n, rc) : 0;
 }
 
 /* Y = silu(W1 X) * (W3 X) */
 static int product_swiglu(te_model *m, const float *x, const tl_matrix *w1, const tl_matrix *w3,
                           int64_t rows, int64_t cols, float *y, int n) {
   view vx, vw, vw3, vy;
-  if (n == 1)
-    CALL(m, tl_matvec_swiglu, V1(&vx, x, cols), V2(&vw, w1->f, rows, cols),
-         V2(&vw3, w3->f, rows, cols), V1(&vy, y, rows));
-  else
-    CALL(m, tl_matmul_swiglu, V2(&vx, x, n, cols), V2(&vw, w1->f, rows, cols),
-         V2(&vw3, w3->f, rows, cols), V2(&vy, y, n, rows));
-  return 0;
+  DLTensor *w1t = weights(&vw, m, w1, rows, cols), *w3t = weights(&vw3, m, w3, rows, cols);
+  int rc = n == 1 ? m->dense->matvec_swiglu(V1(&vx, x, cols), w1t, w3t, V1(&vy, y, rows))
+                  : m->dense->matmul_swiglu(V2(&vx, x, n, cols), w1t, w3t, V2(&vy, y, n, rows));
+  return rc ? dense_failed(m, "_swiglu", n, rc) : 0;
 }
 
 static int rmsnorm(te_model *m, const float *x, const float *w, float *y, int n, int64_t d) {
@@ -289,6 +315,7 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
   m->base.destroy = destroy;
   m->ck = ck;
   m->q8 = q8;
+  m->dense = ck->weights == TL_WEIGHTS_BF16 ? &bf16_kernels : &f32_kernels;
   m->batch = c->seq_len < MAX_BATCH ? c->seq_len : MAX_BATCH;
   m->base.max_batch = m->batch;
   size_t B = (size_t)m->batch, d = (size_t)c->dim, kv = (size_t)tl_kv_dim(c);

@@ -2,7 +2,8 @@
  * token at a time, naive matrix-vector loops with `#pragma omp parallel for` (in effect when
  * built with -fopenmp, as the benchmark builds it; the tests build it without). For Q8_0
  * checkpoints it follows runq.c: activations quantized to int8 in groups before each product,
- * int32 dot products per group, scaled by both groups' scales.
+ * int32 dot products per group, scaled by both groups' scales; for bf16 checkpoints each weight
+ * is widened to f32 as it is read (the same loop as f32, half the bytes).
  * It is te-llama's reference in the tests and its opponent in the benchmark. */
 #include "model.h"
 
@@ -57,6 +58,18 @@ static void matmul_f32(float *out, const float *x, const float *w, int n, int d)
   }
 }
 
+/* out (d) = W (d x n, bf16) x (n) */
+static void matmul_bf16(float *out, const float *x, const uint16_t *w, int n, int d) {
+  int i;
+#pragma omp parallel for private(i)
+  for (i = 0; i < d; i++) {
+    float v = 0.0f;
+    for (int j = 0; j < n; j++)
+      v += tl_bf16_to_f32(w[(size_t)i * (size_t)n + (size_t)j]) * x[j];
+    out[i] = v;
+  }
+}
+
 /* runq.c's quantize: per group, scale = max |x| / 127, q = round(x / scale) */
 static void quantize(int8_t *q, float *s, const float *x, int n, int gs) {
   for (int g = 0; g < n / gs; g++) {
@@ -93,6 +106,8 @@ static void matmul_q8(float *out, const int8_t *xq, const float *xs, const tl_ma
 static void product(ref_model *m, float *out, const float *x, const tl_matrix *w, int n, int d) {
   if (m->ck->weights == TL_WEIGHTS_F32) {
     matmul_f32(out, x, w->f, n, d);
+  } else if (m->ck->weights == TL_WEIGHTS_BF16) {
+    matmul_bf16(out, x, w->b, n, d);
   } else {
     quantize(m->xq, m->xs, x, n, m->ck->group_size);
     matmul_q8(out, m->xq, m->xs, w, n, d, m->ck->group_size);

@@ -17,6 +17,13 @@ te_status tl_gen_matvec_swiglu(te_ctx *, te_target *, te_module **);
 te_status tl_gen_matmul(te_ctx *, te_target *, te_module **); /* Y[t, n] = X[t, :] . W  */
 te_status tl_gen_matmul_add(te_ctx *, te_target *, te_module **);
 te_status tl_gen_matmul_swiglu(te_ctx *, te_target *, te_module **);
+/* the same six with bf16 weights (W, W3 bf16; X, R, Y f32; f32 arithmetic) */
+te_status tl_gen_bf16_matvec(te_ctx *, te_target *, te_module **);
+te_status tl_gen_bf16_matvec_add(te_ctx *, te_target *, te_module **);
+te_status tl_gen_bf16_matvec_swiglu(te_ctx *, te_target *, te_module **);
+te_status tl_gen_bf16_matmul(te_ctx *, te_target *, te_module **);
+te_status tl_gen_bf16_matmul_add(te_ctx *, te_target *, te_module **);
+te_status tl_gen_bf16_matmul_swiglu(te_ctx *, te_target *, te_module **);
 
 /* gen_layer.c: the rest of a decoder layer */
 te_status tl_gen_rmsnorm(te_ctx *, te_target *, te_module **);

@@ -4,8 +4,10 @@
  * of each row with the activations. The dot product is vectorized along k: k is split by 16
  * (the f32 lanes of a 512-bit register) and te_rfactor makes the 16 partial sums a data axis,
  * accumulated with vector FMAs and summed once at the end. Register blocks:
- *   matvec (generation, one token): 4 rows of W at a time share each load of X; the kernel
- *       streams W once, which makes it memory-bound, as it should be;
+ *   matvec (generation, one token): one row at a time (one stream of W), its reduction split
+ *       by 32 (f32) or 64 (bf16) instead of 16: 2 or 4 vectors of partial sums, independent
+ *       FMA chains, so that the row is read as fast as memory delivers it (one chain of 4-cycle
+ *       FMAs is slower than memory for bf16); the kernel streams W once: memory-bound;
  *   matmul (the prompt, T tokens at once): 4 tokens x 4 rows, 16 accumulators, inside blocks of
  *       16 rows of W that stay in cache while every token passes over them, so W is read from
  *       memory once per prompt instead of once per token.
@@ -13,12 +15,24 @@
  * Epilogues fused into the same loop nest: "add" (Y = R + W X, the residual of the attention
  * output and of the feed-forward output) and "swiglu" (Y = silu(W1 X) * (W3 X), both products
  * in one pass over X).
+ * The same kernels exist with bf16 weights (tl_bf16_*): W is read as bf16 (half the bytes of the
+ * memory-bound matrix-vector products) and widened to f32 in registers (te_cast: a shift of
+ * each 16-bit value into the upper half of an f32 lane), so the arithmetic and its order are the
+ * f32 kernels'.
  */
 #include "gen.h"
 
 #include <stddef.h>
 
-enum { LANES = 16, ROWS = 4, MV_ROWS = 1, TOKENS = 4, ROW_BLOCK = 16 };
+enum {
+  LANES = 16,
+  BF16_MV_LANES = 64,
+  F32_MV_LANES = 32,
+  ROWS = 4,
+  MV_ROWS = 1,
+  TOKENS = 4,
+  ROW_BLOCK = 16
+};
 typedef enum { EPI_NONE, EPI_ADD, EPI_SWIGLU } epilogue;
 
 #define TRY(x)                                                                                     \
@@ -34,23 +48,27 @@ typedef struct {
   te_expr *t, *i; /* the output's index variables (t unused when not batched) */
   te_expr *T, *n, *k;
   te_tensor *x;
+  te_dtype wtype; /* TE_F32 or TE_BF16 */
 } dense_def;
 
 /* P[t, i] = sum_kk X[t, kk] * W[i, kk] (P[i] when not batched). */
 static te_tensor *product(dense_def *d, const char *name, te_tensor *w) {
   te_expr *kk = te_reduce_axis(d->ctx, "kk", te_int(d->ctx, 0), d->k);
   te_expr *xv = d->batched ? TE_AT(d->x, d->t, kk) : TE_AT(d->x, kk);
-  te_expr *body = TE_SUM(te_mul(xv, TE_AT(w, d->i, kk)), kk);
+  te_expr *wv = TE_AT(w, d->i, kk);
+  if (!te_dtype_eq(d->wtype, TE_F32))
+    wv = te_cast(TE_F32, wv);
+  te_expr *body = TE_SUM(te_mul(xv, wv), kk);
   if (d->batched)
     return te_compute(d->ctx, name, 2, TE_EXPRS(d->T, d->n), TE_EXPRS(d->t, d->i), body);
   return te_compute(d->ctx, name, 1, TE_EXPRS(d->n), TE_EXPRS(d->i), body);
 }
 
-/* Splits the product's reduction by LANES and factors it: returns the partial sums' stage. */
-static te_status factor(te_schedule *s, te_tensor *p, te_tensor **rf) {
+/* Splits the product's reduction by `lanes` and factors it: returns the partial sums' stage. */
+static te_status factor(te_schedule *s, te_tensor *p, int64_t lanes, te_tensor **rf) {
   te_stage *st = te_stage_of(s, p);
   te_iter *ko, *ki;
-  TRY(te_split(st, te_reduce_iter(st, 0), LANES, &ko, &ki));
+  TRY(te_split(st, te_reduce_iter(st, 0), lanes, &ko, &ki));
   return te_rfactor(s, p, ki, te_tensor_ndim(p), rf);
 }
 
@@ -78,7 +96,7 @@ static te_status place(te_schedule *s, te_stage *out, te_iter *at, te_tensor *p,
 }
 
 static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batched, epilogue epi,
-                       te_module **out) {
+                       te_dtype wtype, te_module **out) {
   dense_def d = {ctx,
                  batched,
                  te_var(ctx, "t"),
@@ -86,12 +104,13 @@ static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batche
                  te_var(ctx, "T"),
                  te_var(ctx, "n"),
                  te_var(ctx, "k"),
-                 NULL};
+                 NULL,
+                 wtype};
   d.x = batched ? te_placeholder(ctx, "X", TE_F32, 2, TE_EXPRS(d.T, d.k))
                 : te_placeholder(ctx, "X", TE_F32, 1, TE_EXPRS(d.k));
-  te_tensor *w = te_placeholder(ctx, "W", TE_F32, 2, TE_EXPRS(d.n, d.k));
+  te_tensor *w = te_placeholder(ctx, "W", wtype, 2, TE_EXPRS(d.n, d.k));
   te_tensor *w3 =
-      epi == EPI_SWIGLU ? te_placeholder(ctx, "W3", TE_F32, 2, TE_EXPRS(d.n, d.k)) : NULL;
+      epi == EPI_SWIGLU ? te_placeholder(ctx, "W3", wtype, 2, TE_EXPRS(d.n, d.k)) : NULL;
   te_tensor *r = NULL;
   if (epi == EPI_ADD)
     r = batched ? te_placeholder(ctx, "R", TE_F32, 2, TE_EXPRS(d.T, d.n))
@@ -113,10 +132,13 @@ static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batche
     return te_last_status(ctx);
 
   te_schedule *s = te_schedule_new(ctx, 1, &y);
+  /* bf16 matrix-vector products: 4 vectors of partial sums (four independent FMA chains); with
+     one, a 4-cycle FMA per 32 bytes of bf16 weights is slower than memory */
+  int64_t lanes = batched ? LANES : !te_dtype_eq(wtype, TE_F32) ? BF16_MV_LANES : F32_MV_LANES;
   te_tensor *rf1, *rf3 = NULL;
-  TRY(factor(s, p1, &rf1));
+  TRY(factor(s, p1, lanes, &rf1));
   if (p3)
-    TRY(factor(s, p3, &rf3));
+    TRY(factor(s, p3, lanes, &rf3));
   te_stage *ys = te_stage_of(s, y);
   te_iter *at, *io, *ii;
   if (batched) { /* rows of W in blocks of 16, tokens by 4, then rows by 4 */
@@ -150,20 +172,38 @@ static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batche
 }
 
 te_status tl_gen_matvec(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_matvec", 0, EPI_NONE, o);
+  return dense(c, t, "tl_matvec", 0, EPI_NONE, TE_F32, o);
 }
 te_status tl_gen_matvec_add(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_matvec_add", 0, EPI_ADD, o);
+  return dense(c, t, "tl_matvec_add", 0, EPI_ADD, TE_F32, o);
 }
 te_status tl_gen_matvec_swiglu(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_matvec_swiglu", 0, EPI_SWIGLU, o);
+  return dense(c, t, "tl_matvec_swiglu", 0, EPI_SWIGLU, TE_F32, o);
 }
 te_status tl_gen_matmul(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_matmul", 1, EPI_NONE, o);
+  return dense(c, t, "tl_matmul", 1, EPI_NONE, TE_F32, o);
 }
 te_status tl_gen_matmul_add(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_matmul_add", 1, EPI_ADD, o);
+  return dense(c, t, "tl_matmul_add", 1, EPI_ADD, TE_F32, o);
 }
 te_status tl_gen_matmul_swiglu(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_matmul_swiglu", 1, EPI_SWIGLU, o);
+  return dense(c, t, "tl_matmul_swiglu", 1, EPI_SWIGLU, TE_F32, o);
+}
+te_status tl_gen_bf16_matvec(te_ctx *c, te_target *t, te_module **o) {
+  return dense(c, t, "tl_bf16_matvec", 0, EPI_NONE, TE_BF16, o);
+}
+te_status tl_gen_bf16_matvec_add(te_ctx *c, te_target *t, te_module **o) {
+  return dense(c, t, "tl_bf16_matvec_add", 0, EPI_ADD, TE_BF16, o);
+}
+te_status tl_gen_bf16_matvec_swiglu(te_ctx *c, te_target *t, te_module **o) {
+  return dense(c, t, "tl_bf16_matvec_swiglu", 0, EPI_SWIGLU, TE_BF16, o);
+}
+te_status tl_gen_bf16_matmul(te_ctx *c, te_target *t, te_module **o) {
+  return dense(c, t, "tl_bf16_matmul", 1, EPI_NONE, TE_BF16, o);
+}
+te_status tl_gen_bf16_matmul_add(te_ctx *c, te_target *t, te_module **o) {
+  return dense(c, t, "tl_bf16_matmul_add", 1, EPI_ADD, TE_BF16, o);
+}
+te_status tl_gen_bf16_matmul_swiglu(te_ctx *c, te_target *t, te_module **o) {
+  return dense(c, t, "tl_bf16_matmul_swiglu", 1, EPI_SWIGLU, TE_BF16, o);
 }

@@ -119,13 +119,20 @@ te_status tl_gen_attention(te_ctx *ctx, te_target *tgt, te_module **out) {
   te_iter *tg;
   TRY(te_fuse(os, te_axis(os, 0), te_axis(os, 1), &tg));
   TRY(te_parallel(os, tg));
-  te_tensor *inner[] = {ov, z, e, mx, sc}; /* readers before what they read */
-  for (int i = 0; i < 5; i++)
-    TRY(te_compute_at(te_stage_of(s, inner[i]), os, tg));
-  /* scores: the head's dimension outside the positions, so consecutive FMAs are independent
-     (a dot product along c is a chain of dependent adds) */
+  /* scores: each a dot product along the head's dimension, split by 16 and factored
+     (te_rfactor), so K is read a row at a time in vectors and 16 partial sums accumulate with
+     vector FMAs, added up once per position */
   te_stage *ss = te_stage_of(s, sc);
-  TRY(te_reorder(ss, 2, (te_iter *const[]){te_reduce_iter(ss, 0), te_axis(ss, 3)}));
+  te_iter *cco, *cci;
+  te_tensor *srf;
+  TRY(te_split(ss, te_reduce_iter(ss, 0), 16, &cco, &cci));
+  TRY(te_rfactor(s, sc, cci, 4, &srf));
+  te_tensor *inner[] = {ov, z, e, mx, sc, srf}; /* readers before what they read */
+  for (int i = 0; i < 6; i++)
+    TRY(te_compute_at(te_stage_of(s, inner[i]), os, tg));
+  te_stage *rs = te_stage_of(s, srf);
+  TRY(te_reorder(rs, 2, (te_iter *const[]){te_reduce_iter(rs, 0), te_axis(rs, 4)}));
+  TRY(te_vectorize(rs, te_axis(rs, 4)));
   /* the exponentials, 16 positions at a time */
   te_stage *es = te_stage_of(s, e);
   te_iter *po, *pi;

@@ -2,18 +2,21 @@
 # checkpoint, and its refusals of bad input.
 #   cmake -DTL=<te-llama> -DREF=<te-llama-ref> -DGEN=<te-llama-make-checkpoint> -DDIR=<scratch>
 #         -P cli.cmake
-# Checks: -t 0 generation prints the same text (legacy and Q8_0 files, a prompt and none);
+# Checks: -t 0 generation prints the same text (legacy, Q8_0 and bf16 files, a prompt and none);
 # -t 0.8 -p 0.9 -s 42 sampling too (same seed, same draws); chat mode with -i and -y; stderr has
 # "achieved tok/s:"; bad flags, a missing checkpoint or tokenizer and a truncated checkpoint
 # exit 1 with a message naming the problem.
 set(ckpt "${DIR}/cli.bin")
 set(q8 "${DIR}/cli_q8.bin")
+set(bf16 "${DIR}/cli_bf16.bin")
 set(tok "${DIR}/cli_tok.bin")
 execute_process(COMMAND "${GEN}" --config tiny --seq 64 --seed 4 --unshared --out "${ckpt}" --tokenizer "${tok}"
                 RESULT_VARIABLE rc)
 execute_process(COMMAND "${GEN}" --config tiny --seq 64 --seed 4 --unshared --format q8 --group-size 8 --out "${q8}"
                 RESULT_VARIABLE rc2)
-if(rc OR rc2)
+execute_process(COMMAND "${GEN}" --config tiny --seq 64 --seed 4 --unshared --format bf16 --out "${bf16}"
+                RESULT_VARIABLE rc3)
+if(rc OR rc2 OR rc3)
   message(FATAL_ERROR "te-llama-make-checkpoint failed")
 endif()
 
@@ -42,6 +45,7 @@ same("sampling -t 0.8 -p 0.9 -s 42" "${ckpt}" -z "${tok}" -t 0.8 -p 0.9 -s 42 -n
 same("sampling -t 1 -p 1 -s 7" "${ckpt}" -z "${tok}" -t 1 -p 1 -s 7 -n 40 -i "the dog")
 same("steps shorter than the prompt" "${ckpt}" -z "${tok}" -t 0 -n 3 -i "once upon a time")
 same("Q8_0 greedy" "${q8}" -z "${tok}" -t 0 -n 60 -i "once upon a time")
+same("bf16 greedy" "${bf16}" -z "${tok}" -t 0 -n 60 -i "once upon a time")
 same("chat" "${ckpt}" -z "${tok}" -t 0 -n 50 -m chat -i "hello" -y "be brief")
 
 function(refused label expect)

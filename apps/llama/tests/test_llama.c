@@ -11,6 +11,9 @@
  *   - the prompt as one batch (and as two batches, the second attending to the first's cache)
  *     gives the logits of one token at a time, and generation continues from its cache;
  *   - greedy decoding (-t 0) gives the reference's tokens;
+ *   - bf16 weights: te's bf16 kernels against the reference on the same (bf16) weights, as
+ *     above, and against the f32 reference of the same model (the f32 file of the same seed)
+ *     within bf16's rounding (BF16_TOL);
  *   - damaged checkpoints (truncated at several points, a bad version, impossible sizes) are
  *     refused with a message naming the rule.
  * Prints one line per check; exit status 0 when all pass.
@@ -172,6 +175,58 @@ done:
   tl_checkpoint_close(&ck);
 }
 
+/* bf16 weights are the f32 ones rounded to 8 significant bits (relative error <= 2^-9 each);
+   through the layers of the random test models that moves the logits by up to ~1% of the
+   largest (measured 0.5% and 0.9%), so 2% is bf16's tolerance here; a kernel reading
+   the wrong row or half of a value is off by far more. */
+static const double BF16_TOL = 2e-2;
+
+/* te on the bf16 file against the reference on the f32 file of the same model. */
+static void compare_bf16_to_f32(const char *name, const char *args) {
+  char p16[1024], p32[1024], a16[1024], a32[1024], err[1024], what[1600];
+  snprintf(a16, sizeof a16, "%s --format bf16", args);
+  snprintf(a32, sizeof a32, "%s --format v1", args);
+  snprintf(what, sizeof what, "%s_bf16", name);
+  if (make(what, a16, p16, sizeof p16))
+    return;
+  snprintf(what, sizeof what, "%s_f32", name);
+  if (make(what, a32, p32, sizeof p32))
+    return;
+  tl_checkpoint c16, c32;
+  if (tl_checkpoint_open(p16, &c16, err, sizeof err)) {
+    check(0, "%s: open: %g", err, 0);
+    return;
+  }
+  if (tl_checkpoint_open(p32, &c32, err, sizeof err)) {
+    check(0, "%s: open: %g", err, 0);
+    tl_checkpoint_close(&c16);
+    return;
+  }
+  int V = c16.c.vocab_size;
+  tl_model *te = tl_te_model_new(&c16, err, sizeof err);
+  tl_model *ref = tl_ref_model_new(&c32, err, sizeof err);
+  int toks[STEPS];
+  tokens_of(toks, STEPS, V, 11);
+  double worst = 0;
+  float *lt, *lr;
+  /* the prompt as one batch (the matrix-matrix kernels), then one token at a time */
+  int ok = te && ref && te->forward(te, toks, PROMPT, 0, &lt) == 0;
+  for (int p = 0; ok && p < PROMPT; p++)
+    ok = ref->forward(ref, &toks[p], 1, p, &lr) == 0;
+  if (ok)
+    worst = rel_err(lt, lr, V);
+  for (int p = PROMPT; ok && p < STEPS; p++) {
+    ok = te->forward(te, &toks[p], 1, p, &lt) == 0 && ref->forward(ref, &toks[p], 1, p, &lr) == 0;
+    double e = ok ? rel_err(lt, lr, V) : INFINITY;
+    worst = e > worst || isnan(e) ? e : worst;
+  }
+  snprintf(what, sizeof what, "%s: te bf16 vs reference f32 logits (bf16 tolerance %g)", name,
+           BF16_TOL);
+  check(ok && worst <= BF16_TOL, "%s: max relative error %.3g", what, worst);
+  tl_model_free(te), tl_model_free(ref);
+  tl_checkpoint_close(&c16), tl_checkpoint_close(&c32);
+}
+
 /* A copy of src cut to `keep` bytes, with `patch` (4 bytes) written at `at` when at >= 0. */
 static int damaged(const char *src, const char *dst, long keep, long at, int32_t patch) {
   FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
@@ -203,9 +258,10 @@ static void refused(const char *src, const char *label, long keep, long at, int3
 }
 
 static void damaged_files(void) {
-  char legacy[1024], v2[1024];
+  char legacy[1024], v2[1024], v3[1024];
   if (make("legacy_small", "--config tiny --layers 1", legacy, sizeof legacy) ||
-      make("q8_small", "--config tiny --layers 1 --format q8 --group-size 8", v2, sizeof v2))
+      make("q8_small", "--config tiny --layers 1 --format q8 --group-size 8", v2, sizeof v2) ||
+      make("bf16_small", "--config tiny --layers 1 --format bf16", v3, sizeof v3))
     return;
   FILE *f = fopen(legacy, "rb");
   fseek(f, 0, SEEK_END);
@@ -228,6 +284,13 @@ static void damaged_files(void) {
   refused(v2, "Q8_0 one byte short", size2 - 1, -1, 0, "truncated");
   refused(v2, "group size 0", size2, 37, 0, "group size 0");
   refused(v2, "group size 7", size2, 37, 7, "group size 7");
+  f = fopen(v3, "rb");
+  fseek(f, 0, SEEK_END);
+  long size3 = ftell(f);
+  fclose(f);
+  refused(v3, "bf16 one byte short", size3 - 1, -1, 0, "truncated");
+  refused(v3, "bf16 half a checkpoint", size3 / 2, -1, 0, "truncated");
+  refused(v3, "version 4", size3, 4, 4, "version 4 is not supported");
 }
 
 int main(int argc, char **argv) {
@@ -247,6 +310,12 @@ int main(int argc, char **argv) {
   compare("q8_g16", "--config tiny --dim 48 --hidden 112 --heads 4 --format q8 --group-size 16",
           1e-4);
   compare("q8_g8", "--config tiny --format q8 --group-size 8", 1e-4);
+  /* bf16: te against the reference on the same weights, then against the f32 model */
+  compare("bf16_gqa", "--config tiny --format bf16", 1e-4);
+  compare("bf16_mha_unshared",
+          "--config tiny --heads 4 --kv-heads 4 --dim 40 --format bf16 --unshared", 1e-4);
+  compare_bf16_to_f32("gqa", "--config tiny --seed 3");
+  compare_bf16_to_f32("mha_unshared", "--config tiny --heads 4 --kv-heads 4 --dim 40 --unshared");
   damaged_files();
   printf("%s\n", failures ? "test_llama: FAILED" : "test_llama: all checks pass");
   return failures ? 1 : 0;
