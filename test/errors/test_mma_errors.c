@@ -17,7 +17,7 @@ static te_status build_for(gpu_case *c, const char *target) {
 
 Test(mma_errors, k_tile_of_8_is_not_k16) {
   gpu_case c;
-  cr_assert(gpu_case_mma_gemm(tt_ctx, &c, TE_F16, 64, 64, 64, 8), "%s", te_last_error(tt_ctx));
+  cr_assert(gpu_case_mma_gemm(tt_ctx, &c, TE_F16, 64, 64, 64, 8, 1), "%s", te_last_error(tt_ctx));
   cr_assert_eq(build_for(&c, "cuda"), TE_ERR_SCHEDULE);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "stage 'C'", "te_tensorize(i.i, 'mma_m16n8k16')",
                 "m16 n8 k16", "loop 'k.i' (k) has 8");
@@ -25,7 +25,7 @@ Test(mma_errors, k_tile_of_8_is_not_k16) {
 
 Test(mma_errors, sizes_that_leave_tails_are_refused) {
   gpu_case c; /* M = 40: the 16-row tile has a guarded tail */
-  cr_assert(gpu_case_mma_gemm(tt_ctx, &c, TE_F16, 40, 64, 64, 16), "%s", te_last_error(tt_ctx));
+  cr_assert(gpu_case_mma_gemm(tt_ctx, &c, TE_F16, 40, 64, 64, 16, 1), "%s", te_last_error(tt_ctx));
   cr_assert_eq(build_for(&c, "cuda"), TE_ERR_SCHEDULE);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_tensorize(i.i, 'mma_m16n8k16')");
 }
@@ -51,7 +51,7 @@ Test(mma_errors, vulkan_and_cpu_have_no_mma) {
 
 Test(mma_errors, f32_inputs_do_not_match) {
   gpu_case c;
-  cr_assert(gpu_case_mma_gemm(tt_ctx, &c, TE_F32, 64, 64, 64, 16));
+  cr_assert(gpu_case_mma_gemm(tt_ctx, &c, TE_F32, 64, 64, 64, 16, 1));
   cr_assert_eq(build_for(&c, "cuda"), TE_ERR_SCHEDULE);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_tensorize(i.i, 'mma_m16n8k16')",
                 "f16 or bf16 elements widened to f32");

@@ -226,10 +226,10 @@ static lw_gpu_kernel *lower_mma(te_ctx *ctx, gpu_case *c, const char *target) {
   return &f->gpu->kernels[0];
 }
 
-static void check_numerics(te_dtype in_t, int64_t M, int64_t N, int64_t K) {
+static void check_numerics(te_dtype in_t, int64_t M, int64_t N, int64_t K, int64_t tiles) {
   te_ctx *ctx = te_ctx_new();
   gpu_case c;
-  cr_assert(gpu_case_mma_gemm(ctx, &c, in_t, M, N, K, 16), "%s", te_last_error(ctx));
+  cr_assert(gpu_case_mma_gemm(ctx, &c, in_t, M, N, K, 16, tiles), "%s", te_last_error(ctx));
   ir_scratch_begin(ctx);
   lw_gpu_kernel *k = lower_mma(ctx, &c, "cuda");
   cr_assert_not_null(k->lane, "the kernel is not a warp kernel");
@@ -289,8 +289,10 @@ static void check_numerics(te_dtype in_t, int64_t M, int64_t N, int64_t K) {
   te_ctx_free(ctx);
 }
 
-Test(mma_emulated, gemm_f16_64) { check_numerics(TE_F16, 64, 64, 64); }
-Test(mma_emulated, gemm_bf16_rectangular) { check_numerics(TE_BF16, 32, 96, 48); }
+Test(mma_emulated, gemm_f16_64) { check_numerics(TE_F16, 64, 64, 64, 1); }
+Test(mma_emulated, gemm_bf16_rectangular) { check_numerics(TE_BF16, 32, 96, 48, 1); }
+/* bench_gpu.c's schedule: 4 tiles a warp */
+Test(mma_emulated, gemm_f16_bench_schedule) { check_numerics(TE_F16, 32, 256, 64, 4); }
 
 /* ---- the PTX ---- */
 
