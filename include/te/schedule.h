@@ -212,7 +212,7 @@ TE_API te_status te_pragma(te_stage *, te_iter *, const char *key, int64_t value
                  [K/4][N][4], a broadcast of 4 consecutive bytes), else gathered lane by lane.
    Without te_tensorize te makes ordinary vector code for the same nest (correct on every CPU).
    Errors now: TE_ERR_INVALID_ARG for a NULL iterator, TE_ERR_SCHEDULE for an iterator that is
-   not a leaf reduce loop of the stage or a second tensorized loop, TE_ERR_UNSUPPORTED for an
+   not a leaf (for vpdpbusd: a leaf reduce loop) of the stage or a second tensorized loop, TE_ERR_UNSUPPORTED for an
    unknown instruction name. */
 TE_API te_status te_tensorize(te_stage *, te_iter *, const char *intrinsic);
 
