@@ -14,6 +14,8 @@
  */
 #include <string.h>
 
+#include <llvm-c/Core.h>
+
 #include "ptx.h"
 #include "ptx_mma.h"
 
@@ -69,9 +71,12 @@ static LLVMValueRef coord(cg_llvm *cg, const lane_coords *lc, void (*pos)(int, i
       per_t2 = (want_col ? c1 - c0 : r1 - r0) / 2;
   LLVMValueRef v = LLVMConstInt(cg->t_i64, (unsigned long long)base, 0);
   if (per_g)
-    v = LLVMBuildAdd(cg->b, v, LLVMBuildMul(cg->b, lc->g, LLVMConstInt(cg->t_i64, (unsigned)per_g, 0), ""), "");
+    v = LLVMBuildAdd(
+        cg->b, v, LLVMBuildMul(cg->b, lc->g, LLVMConstInt(cg->t_i64, (unsigned)per_g, 0), ""), "");
   if (per_t2)
-    v = LLVMBuildAdd(cg->b, v, LLVMBuildMul(cg->b, lc->t2, LLVMConstInt(cg->t_i64, (unsigned)per_t2, 0), ""), "");
+    v = LLVMBuildAdd(cg->b, v,
+                     LLVMBuildMul(cg->b, lc->t2, LLVMConstInt(cg->t_i64, (unsigned)per_t2, 0), ""),
+                     "");
   return v;
 }
 
@@ -81,8 +86,8 @@ static LLVMValueRef pair_reg(cg_llvm *cg, const lane_coords *lc, const mma_opera
   LLVMValueRef half[2];
   for (int h = 0; h < 2; h++) {
     int i = 2 * r + h;
-    LLVMValueRef p = elem_ptr(cg, o, cg->t_i16, coord(cg, lc, pos, i, false),
-                              coord(cg, lc, pos, i, true));
+    LLVMValueRef p =
+        elem_ptr(cg, o, cg->t_i16, coord(cg, lc, pos, i, false), coord(cg, lc, pos, i, true));
     LLVMValueRef ld = LLVMBuildLoad2(cg->b, cg->t_i16, p, "");
     LLVMSetAlignment(ld, 2);
     half[h] = LLVMBuildZExt(cg->b, ld, cg->t_i32, "");
@@ -91,16 +96,18 @@ static LLVMValueRef pair_reg(cg_llvm *cg, const lane_coords *lc, const mma_opera
                      LLVMBuildShl(cg->b, half[1], LLVMConstInt(cg->t_i32, 16, 0), ""), "");
 }
 
+/* bar.warp.sync -1 as inline assembly that clobbers memory: LLVM's llvm.nvvm.bar.warp.sync
+   is not a memory barrier to LLVM's optimizers (they forwarded a store across it), and the
+   point of this one is that the loads after it see other lanes' stores before it. */
 static bool warp_sync(cg_llvm *cg) {
-  const char *name = "llvm.nvvm.bar.warp.sync";
-  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-  if (!id) {
-    ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: LLVM has no intrinsic '%s'", name);
-    return false;
-  }
-  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, NULL, 0);
-  LLVMValueRef all = LLVMConstInt(cg->t_i32, 0xffffffffu, 0);
-  LLVMBuildCall2(cg->b, LLVMIntrinsicGetType(cg->lctx, id, NULL, 0), fn, &all, 1, "");
+  static const char text[] = "bar.warp.sync -1;", clobbers[] = "~{memory}";
+  LLVMTypeRef fty = LLVMFunctionType(cg->t_void, NULL, 0, 0);
+  LLVMValueRef a = LLVMGetInlineAsm(fty, (char *)text, sizeof text - 1, (char *)clobbers,
+                                    sizeof clobbers - 1, 1, 0, LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef call = LLVMBuildCall2(cg->b, fty, a, NULL, 0, "");
+  unsigned kind = LLVMGetEnumAttributeKindForName("convergent", 10); /* never made divergent */
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                           LLVMCreateEnumAttribute(cg->lctx, kind, 0));
   return true;
 }
 
@@ -111,8 +118,7 @@ bool cg_ptx_mma_store(cg_llvm *cg, ir_stmt *s) {
       bf16 ? "llvm.nvvm.mma.m16n8k16.row.col.bf16" : "llvm.nvvm.mma.m16n8k16.row.col.f32.f32";
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   if (!id || !cg->warp_lane) {
-    ir_error(cg->ctx, TE_ERR_INTERNAL,
-             "internal: codegen: kernel '%s': %s", cg->kernel,
+    ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': %s", cg->kernel,
              id ? "an mma outside a warp kernel" : "LLVM has no mma.m16n8k16 intrinsic");
     return false;
   }
@@ -122,7 +128,8 @@ bool cg_ptx_mma_store(cg_llvm *cg, ir_stmt *s) {
     return false;
   LLVMValueRef lane = LLVMBuildZExt(cg->b, cg->warp_lane, cg->t_i64, "");
   lane_coords lc = {LLVMBuildLShr(cg->b, lane, LLVMConstInt(cg->t_i64, 2, 0), "g"),
-                    LLVMBuildShl(cg->b, LLVMBuildAnd(cg->b, lane, LLVMConstInt(cg->t_i64, 3, 0), ""),
+                    LLVMBuildShl(cg->b,
+                                 LLVMBuildAnd(cg->b, lane, LLVMConstInt(cg->t_i64, 3, 0), ""),
                                  LLVMConstInt(cg->t_i64, 1, 0), "t2")};
   if (!warp_sync(cg))
     return false;
@@ -133,7 +140,8 @@ bool cg_ptx_mma_store(cg_llvm *cg, ir_stmt *s) {
   for (int r = 0; r < 4; r++)
     args[r] = LLVMBuildBitCast(cg->b, pair_reg(cg, &lc, &a, ptx_mma_a_pos, r), params[r], "");
   for (int r = 0; r < 2; r++)
-    args[4 + r] = LLVMBuildBitCast(cg->b, pair_reg(cg, &lc, &b, ptx_mma_b_pos, r), params[4 + r], "");
+    args[4 + r] =
+        LLVMBuildBitCast(cg->b, pair_reg(cg, &lc, &b, ptx_mma_b_pos, r), params[4 + r], "");
   LLVMValueRef cptr[4];
   for (int i = 0; i < 4; i++) {
     cptr[i] = elem_ptr(cg, &c, cg->t_f32, coord(cg, &lc, ptx_mma_c_pos, i, false),
@@ -144,6 +152,7 @@ bool cg_ptx_mma_store(cg_llvm *cg, ir_stmt *s) {
   LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, NULL, 0);
   LLVMValueRef d = LLVMBuildCall2(cg->b, fty, fn, args, 10, "mma");
   for (int i = 0; i < 4; i++)
-    LLVMSetAlignment(LLVMBuildStore(cg->b, LLVMBuildExtractValue(cg->b, d, (unsigned)i, ""), cptr[i]), 4);
+    LLVMSetAlignment(
+        LLVMBuildStore(cg->b, LLVMBuildExtractValue(cg->b, d, (unsigned)i, ""), cptr[i]), 4);
   return warp_sync(cg);
 }

@@ -40,8 +40,8 @@ typedef struct mz {
   lw_pass_ctx *p;
   ir_analyzer *an;
   te_iter *it;
-  ir_stmt *loops[3];  /* nesting order */
-  int role_of[3];     /* loops[i] plays role_of[i] */
+  ir_stmt *loops[3]; /* nesting order */
+  int role_of[3];    /* loops[i] plays role_of[i] */
   ir_stmt *by_role[3];
 } mz;
 
@@ -243,7 +243,7 @@ ir_stmt *lw_tensorize_mma(lw_pass_ctx *p, ir_analyzer *an, te_iter *it, ir_stmt 
   te_expr *c0, *a0, *b0, *cs[2], *as[2], *bs[2];
   static const int c_roles[2] = {MMA_M, MMA_N}, a_roles[2] = {MMA_M, MMA_K},
                    b_roles[2] = {MMA_K, MMA_N};
-  const char *bad = !affine(&z, cidx, c_roles, &c0, cs)       ? "C"
+  const char *bad = !affine(&z, cidx, c_roles, &c0, cs)          ? "C"
                     : !affine(&z, la->args[0], a_roles, &a0, as) ? "A"
                     : !affine(&z, lb->args[0], b_roles, &b0, bs) ? "B"
                                                                  : NULL;
@@ -261,9 +261,15 @@ ir_stmt *lw_tensorize_mma(lw_pass_ctx *p, ir_analyzer *an, te_iter *it, ir_stmt 
                      buf);
   }
   te_dtype elt = la->dtype;
-  te_expr *args[9] = {ir_load(body->u.buffer, value->dtype, c0), cs[0], cs[1],
-                      ir_load(la->u.buffer, elt, a0),           as[0], as[1],
-                      ir_load(lb->u.buffer, elt, b0),           bs[0], bs[1]};
+  te_expr *args[9] = {ir_load(body->u.buffer, value->dtype, c0),
+                      cs[0],
+                      cs[1],
+                      ir_load(la->u.buffer, elt, a0),
+                      as[0],
+                      as[1],
+                      ir_load(lb->u.buffer, elt, b0),
+                      bs[0],
+                      bs[1]};
   te_expr *call = ir_call(p->ctx, IR_INTRIN_MMA_M16N8K16, value->dtype, 9, args);
   return call ? ir_store(body->u.buffer, call, c0) : NULL;
 }

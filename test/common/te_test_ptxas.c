@@ -76,4 +76,3 @@ void tt_ptxas_assemble(const char *what, const char *ptx, const char *arch) {
     printf("ptxas -arch=%s %s: ok\n", arch, what);
   unlink(src), unlink(out), unlink(log), rmdir(dir);
 }
-

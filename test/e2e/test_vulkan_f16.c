@@ -73,7 +73,8 @@ Test(vulkan_f16, row_sum_f16_into_f32) {
   enum { R = 40, K = 300 };
   te_expr *i = te_var(tt_ctx, "i");
   te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, K));
-  te_tensor *a = TT_NN(te_placeholder(tt_ctx, "A", TE_F16, 2, TE_EXPRS(te_int(tt_ctx, R), te_int(tt_ctx, K))));
+  te_tensor *a =
+      TT_NN(te_placeholder(tt_ctx, "A", TE_F16, 2, TE_EXPRS(te_int(tt_ctx, R), te_int(tt_ctx, K))));
   te_tensor *s = TT_NN(te_compute(tt_ctx, "S", 1, TE_EXPRS(te_int(tt_ctx, R)), TE_EXPRS(i),
                                   te_sum(te_cast(TE_F32, TE_AT(a, i, k)), 1, TE_EXPRS(k))));
   te_module *m = vk_build1(s, 2, TT_TENSORS(a, s), 16);

@@ -102,8 +102,8 @@ typedef struct interp {
 } interp;
 
 static ir_eval_env env_of(interp *in) {
-  return (ir_eval_env){.n = in->n, .vars = in->vars, .vals = in->vals, .load = mem_load,
-                       .user = in->m};
+  return (ir_eval_env){
+      .n = in->n, .vars = in->vars, .vals = in->vals, .load = mem_load, .user = in->m};
 }
 
 static int64_t eval_i(interp *in, te_expr *e) {
@@ -127,17 +127,21 @@ static void emulate_mma(interp *in, ir_stmt *s) {
   te_expr *const *a = s->exprs[0]->args;
   int64_t c0 = eval_i(in, a[0]->args[0]), a0 = eval_i(in, a[3]->args[0]),
           b0 = eval_i(in, a[6]->args[0]);
-  int64_t cs[2] = {eval_i(in, a[1]), eval_i(in, a[2])}, as[2] = {eval_i(in, a[4]), eval_i(in, a[5])},
+  int64_t cs[2] = {eval_i(in, a[1]), eval_i(in, a[2])},
+          as[2] = {eval_i(in, a[4]), eval_i(in, a[5])},
           bs[2] = {eval_i(in, a[7]), eval_i(in, a[8])};
   float fa[32][8], fb[32][4], fc[32][4];
   for (int lane = 0; lane < 32; lane++) {
     int r, c;
     for (int i = 0; i < 8; i++)
-      ptx_mma_a_pos(lane, i, &r, &c), fa[lane][i] = (float)*mem_of(in->m, a[3]->u.buffer, a0 + r * as[0] + c * as[1]);
+      ptx_mma_a_pos(lane, i, &r, &c),
+          fa[lane][i] = (float)*mem_of(in->m, a[3]->u.buffer, a0 + r * as[0] + c * as[1]);
     for (int i = 0; i < 4; i++)
-      ptx_mma_b_pos(lane, i, &r, &c), fb[lane][i] = (float)*mem_of(in->m, a[6]->u.buffer, b0 + r * bs[0] + c * bs[1]);
+      ptx_mma_b_pos(lane, i, &r, &c),
+          fb[lane][i] = (float)*mem_of(in->m, a[6]->u.buffer, b0 + r * bs[0] + c * bs[1]);
     for (int i = 0; i < 4; i++)
-      ptx_mma_c_pos(lane, i, &r, &c), fc[lane][i] = (float)*mem_of(in->m, a[0]->u.buffer, c0 + r * cs[0] + c * cs[1]);
+      ptx_mma_c_pos(lane, i, &r, &c),
+          fc[lane][i] = (float)*mem_of(in->m, a[0]->u.buffer, c0 + r * cs[0] + c * cs[1]);
   }
   float A[16][16], B[16][8], C[16][8];
   for (int lane = 0; lane < 32; lane++) {
@@ -240,7 +244,8 @@ static void check_numerics(te_dtype in_t, int64_t M, int64_t N, int64_t K, int64
   cr_expect_eq(block[0], 4 * 32, "a block is 4 warps: %lld threads", (long long)block[0]);
   srand(17);
   mem m = {0};
-  double *A = malloc(sizeof(double) * (size_t)(M * K)), *B = malloc(sizeof(double) * (size_t)(K * N)),
+  double *A = malloc(sizeof(double) * (size_t)(M * K)),
+         *B = malloc(sizeof(double) * (size_t)(K * N)),
          *C = malloc(sizeof(double) * (size_t)(M * N));
   for (int64_t i = 0; i < M * K; i++) /* values of the 16-bit type, non-zero */
     A[i] = tt_half_decode(in_t, tt_half_encode(in_t, (rand() % 2000 - 1000) / 250.0 + 0.001));
@@ -329,8 +334,8 @@ Test(ptx_mma, lowered_text_shows_the_warp_kernel) {
   te_ctx *ctx = te_ctx_new();
   gpu_case c;
   cr_assert(gpu_case_mma_f16(ctx, &c), "%s", te_last_error(ctx));
-  char *text = te_lower_text_for(c.sch, te_target_parse(ctx, "cuda"), c.ntensors, c.tensors, 0,
-                                 NULL);
+  char *text =
+      te_lower_text_for(c.sch, te_target_parse(ctx, "cuda"), c.ntensors, c.tensors, 0, NULL);
   cr_assert_not_null(text, "%s", te_last_error(ctx));
   cr_expect(strstr(text, "mma_m16n8k16(C["), "no mma call in\n%s", text);
   cr_expect(strstr(text, "laneid == 0"), "the other stores are not in lane 0:\n%s", text);
