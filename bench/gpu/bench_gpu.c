@@ -223,8 +223,8 @@ static void bench_mma(te_dtype in, const char *label) {
   te_iter *io, *jo, *ii, *ji, *ko, *ki, *jb, *jw, *jwo, *jt;
   te_status st[] = {
       te_tile(sc, te_axis(sc, 0), te_axis(sc, 1), 16, 8, &io, &jo, &ii, &ji),
-      te_split(sc, jo, 16, &jb, &jw),  /* 16 tiles of 8 columns a block */
-      te_split(sc, jw, 4, &jwo, &jt),  /* 4 warps, 4 tiles each */
+      te_split(sc, jo, 16, &jb, &jw), /* 16 tiles of 8 columns a block */
+      te_split(sc, jw, 4, &jwo, &jt), /* 4 warps, 4 tiles each */
       te_split(sc, te_reduce_iter(sc, 0), 16, &ko, &ki),
       te_reorder(sc, 8, (te_iter *const[]){io, jb, jwo, ko, jt, ii, ji, ki}),
       te_bind(sc, io, TE_BLOCK_Y),

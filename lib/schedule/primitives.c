@@ -414,8 +414,8 @@ static te_status tensorize_impl(te_stage *st, te_iter *it, const char *intrinsic
   ir_tensor_intrin id = ir_tensor_intrin_lookup(intrinsic);
   if (id == IR_TENSOR_INTRIN_NONE)
     return ir_error(ctx, TE_ERR_UNSUPPORTED,
-                    "%s: stage '%s': unknown instruction '%s' (known: vpdpbusd, mma_m16n8k16)", fn, st->name,
-                    intrinsic ? intrinsic : "(null)");
+                    "%s: stage '%s': unknown instruction '%s' (known: vpdpbusd, mma_m16n8k16)", fn,
+                    st->name, intrinsic ? intrinsic : "(null)");
   /* mma_m16n8k16 marks the outermost of its three tile loops, which may be a data loop */
   if (id == IR_TENSOR_INTRIN_VPDPBUSD && it->type != SCH_ITER_REDUCE)
     return ir_error(ctx, TE_ERR_SCHEDULE,
