@@ -51,7 +51,11 @@ static bool ptx_bind_params(cg_llvm *cg, const lw_gpu_kernel *k, LLVMValueRef fn
     const char *name = p->kind == LW_GPU_PARAM_BUFFER ? p->buffer->name : p->var->u.var.name;
     LLVMSetValueName2(v, name, strlen(name));
     if (p->kind == LW_GPU_PARAM_BUFFER) {
-      cg_add_enum_attr(cg, fn, (unsigned)i + 1, "noalias");
+      /* not in a warp kernel: LLVM assumes a noalias buffer that never escapes is untouched by
+         the memory-clobbering bar.warp.sync (ptx_mma.c), and would move a lane's loads of
+         another lane's stores across it */
+      if (!k->lane)
+        cg_add_enum_attr(cg, fn, (unsigned)i + 1, "noalias");
       if (!p->written)
         cg_add_enum_attr(cg, fn, (unsigned)i + 1, "readonly");
       ir_map_put(cg->bufs, p->buffer, LLVMBuildAddrSpaceCast(cg->b, v, cg->t_ptr, name));

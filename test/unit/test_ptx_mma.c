@@ -315,6 +315,12 @@ static void check_ptx(gpu_case_builder b, const char *insn) {
     cr_assert_not_null(ptx);
     cr_expect(strstr(ptx, insn), "no '%s' in\n%s", insn, ptx);
     cr_expect(strstr(ptx, "bar.warp.sync"), "no bar.warp.sync in\n%s", ptx);
+    /* each mma's D goes to memory before the warp's sync (other lanes read it after), never
+       kept in registers across it (LLVM did that while the buffers were noalias) */
+    for (const char *at = strstr(ptx, "mma.sync"); at; at = strstr(at + 1, "mma.sync")) {
+      const char *sync = strstr(at, "bar.warp.sync"), *st = strstr(at, "st.global");
+      cr_expect(sync && st && st < sync, "an mma's results are not stored before the next sync");
+    }
     cr_expect(strstr(ptx, ".entry gpu_mma_kernel0("), "no kernel entry");
     char what[120];
     snprintf(what, sizeof what, "%s (%s)", insn, archs[a][1]);
