@@ -4,6 +4,12 @@
  *
  *   sgemm      C = A x B, 4096^3 f32: 32 x 32 tiles of C a block, 16 x 16 threads, each thread
  *              2 x 2 elements, A and B tiles cached in shared memory at k.o (cooperative loads)
+ *   mma        C = A x B, 4096^3, A and B bf16 (and f16), C f32, on the tensor cores:
+ *              te_tensorize(C, i.inner, "mma_m16n8k16") (16 x 8 x 16 tiles, mma.sync); a block of
+ *              4 warps, each warp 4 tiles side by side (16 x 32 of C), A and B read from global
+ *              memory (through L1/L2: no shared-memory staging in this version); as a fraction
+ *              of the dense tensor-core peak (990 TFLOP/s bf16 on an H200;
+ *              TE_GPU_PEAK_TC_TFLOPS for another device)
  *   softmax    te_op_softmax over 8192 x 8192 f32: a row a block, 256 threads
  *   layernorm  te_op_layer_norm over 8192 x 8192 f32: a row a block, 256 threads
  *
@@ -11,11 +17,12 @@
  * computation (a wrong kernel prints FAIL and the program exits 1). Times are medians of 10
  * runs after a warm-up. Without a CUDA device it prints a SKIP line and exits 0 (77 with
  * --require-gpu), so it can be built and run everywhere (scripts/gpu-check.sh runs it);
- * --build-only builds the three kernels and stops (CTest apps.bench_gpu_build).
+ * --build-only builds the kernels and stops (CTest apps.bench_gpu_build).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +113,7 @@ static void check(const char *what, double got, double want, double scale) {
   }
 }
 
-static double peak_tflops, peak_gbps;
+static double peak_tflops, peak_gbps, peak_tc_tflops;
 static bool build_only; /* --build-only: the kernels are built (PTX), nothing runs */
 
 static void bench_sgemm(void) {
@@ -172,6 +179,101 @@ static void bench_sgemm(void) {
   printf("sgemm 4096 f32     %8.3f ms  %7.2f TFLOP/s  %.3f of peak (%.0f TFLOP/s)\n", t * 1e3,
          tflops, tflops / peak_tflops, peak_tflops);
   free(ha), free(hb), free(hc);
+  for (int q = 0; q < 3; q++)
+    te_device_free(gpu, ts[q]->data);
+  te_ctx_free(ctx);
+}
+
+/* f to the 16-bit type's bits, rounded to nearest even (bf16: the top half of the f32 bits). */
+static uint16_t to_half(te_dtype t, float f) {
+  if (t.code == kDLFloat) {
+    _Float16 h = (_Float16)f;
+    uint16_t u;
+    memcpy(&u, &h, 2);
+    return u;
+  }
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+static float from_half(te_dtype t, uint16_t u) {
+  if (t.code == kDLFloat) {
+    _Float16 h;
+    memcpy(&h, &u, 2);
+    return (float)h;
+  }
+  uint32_t w = (uint32_t)u << 16;
+  float f;
+  memcpy(&f, &w, 4);
+  return f;
+}
+
+static void bench_mma(te_dtype in, const char *label) {
+  enum { N = 4096 };
+  te_ctx *ctx = te_ctx_new();
+  te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j"), *n = te_int(ctx, N);
+  te_expr *k = te_reduce_axis(ctx, "k", te_int(ctx, 0), n);
+  te_tensor *a = te_placeholder(ctx, "A", in, 2, E(n, n));
+  te_tensor *b = te_placeholder(ctx, "B", in, 2, E(n, n));
+  te_expr *prod = te_mul(te_cast(TE_F32, TE_AT(a, i, k)), te_cast(TE_F32, TE_AT(b, k, j)));
+  te_tensor *c = te_compute(ctx, "C", 2, E(n, n), E(i, j), TE_SUM(prod, k));
+  te_schedule *s = te_schedule_new(ctx, 1, T(c));
+  te_stage *sc = te_stage_of(s, c);
+  te_iter *io, *jo, *ii, *ji, *ko, *ki, *jb, *jw, *jwo, *jt;
+  te_status st[] = {
+      te_tile(sc, te_axis(sc, 0), te_axis(sc, 1), 16, 8, &io, &jo, &ii, &ji),
+      te_split(sc, jo, 16, &jb, &jw), /* 16 tiles of 8 columns a block */
+      te_split(sc, jw, 4, &jwo, &jt), /* 4 warps, 4 tiles each */
+      te_split(sc, te_reduce_iter(sc, 0), 16, &ko, &ki),
+      te_reorder(sc, 8, (te_iter *const[]){io, jb, jwo, ko, jt, ii, ji, ki}),
+      te_bind(sc, io, TE_BLOCK_Y),
+      te_bind(sc, jb, TE_BLOCK_X),
+      te_bind(sc, jwo, TE_THREAD_X),
+      te_tensorize(sc, ii, "mma_m16n8k16"),
+  };
+  for (size_t q = 0; q < sizeof st / sizeof st[0]; q++)
+    if (st[q] != TE_OK)
+      bad(ctx, "mma schedule");
+  te_module *m = NULL;
+  if (te_build(s, "mma", 3, T(a, b, c), 0, NULL, te_target_parse(ctx, "cuda -arch=sm_90"), &m))
+    bad(ctx, "mma build");
+  if (build_only) {
+    printf("mma %s: built (%zu bytes of PTX)\n", label, strlen(te_module_source(m, "ptx")));
+    te_ctx_free(ctx);
+    return;
+  }
+  size_t nn = (size_t)N * N;
+  float *fa = random_host(nn, 3), *fb = random_host(nn, 4);
+  uint16_t *ha = malloc(nn * 2), *hb = malloc(nn * 2);
+  if (!ha || !hb)
+    bad(NULL, "out of memory");
+  for (size_t q = 0; q < nn; q++) { /* the reference sees the rounded inputs */
+    ha[q] = to_half(in, fa[q]), fa[q] = from_half(in, ha[q]);
+    hb[q] = to_half(in, fb[q]), fb[q] = from_half(in, hb[q]);
+  }
+  dbuf da, db, dc;
+  dbuf_new(&da, 2, N, N / 2, NULL), dbuf_new(&db, 2, N, N / 2, NULL); /* N*N*2 bytes */
+  if (te_device_copy(da.dl.data, gpu, ha, (DLDevice){kDLCPU, 0}, nn * 2) != TE_OK ||
+      te_device_copy(db.dl.data, gpu, hb, (DLDevice){kDLCPU, 0}, nn * 2) != TE_OK)
+    bad(NULL, "te_device_copy");
+  da.shape[1] = db.shape[1] = N;
+  da.dl.dtype = db.dl.dtype = (DLDataType){(uint8_t)in.code, 16, 1};
+  dbuf_new(&dc, 2, N, N, NULL);
+  DLTensor *ts[3] = {&da.dl, &db.dl, &dc.dl};
+  double t = time_calls(ctx, m, "mma", 3, ts);
+  float *hc = download(&dc);
+  for (int q = 0; q < 64; q++) {
+    int r = (q * 977) % N, col = (q * 1531 + 7) % N;
+    double want = 0;
+    for (int kk = 0; kk < N; kk++)
+      want += (double)fa[(size_t)r * N + kk] * fb[(size_t)kk * N + col];
+    check("mma", hc[(size_t)r * N + col], want, sqrt((double)N) * 0.5);
+  }
+  double tflops = 2.0 * N * N * (double)N / t / 1e12;
+  printf("mma 4096 %-5s     %8.3f ms  %7.2f TFLOP/s  %.3f of tensor-core peak (%.0f TFLOP/s)\n",
+         label, t * 1e3, tflops, tflops / peak_tc_tflops, peak_tc_tflops);
+  free(fa), free(fb), free(ha), free(hb), free(hc);
   for (int q = 0; q < 3; q++)
     te_device_free(gpu, ts[q]->data);
   te_ctx_free(ctx);
@@ -271,7 +373,10 @@ int main(int argc, char **argv) {
   }
   peak_tflops = env_or("TE_GPU_PEAK_TFLOPS", 67.0);
   peak_gbps = env_or("TE_GPU_PEAK_GBPS", 4800.0);
+  peak_tc_tflops = env_or("TE_GPU_PEAK_TC_TFLOPS", 990.0);
   bench_sgemm();
+  bench_mma(TE_BF16, "bf16");
+  bench_mma(TE_F16, "f16");
   bench_rows(false);
   bench_rows(true);
   return 0;

@@ -197,23 +197,31 @@ TE_API te_status te_set_tail(te_stage *, te_iter *, te_tail);
    unknown key. */
 TE_API te_status te_pragma(te_stage *, te_iter *, const char *key, int64_t value);
 
-/* Maps the loop, a leaf reduce loop of the stage, and the loops inside it onto one hardware
-   instruction (TVM's tensorize; docs/low-precision.md). The request is checked when the schedule
-   is lowered, after vectorization; it is never dropped silently: a loop nest that does not have
-   the instruction's shape is TE_ERR_SCHEDULE naming the stage, the loop and what did not match,
-   and a target without the instruction is TE_ERR_TARGET. Instructions:
+/* Maps the loop and the loops inside it onto one hardware instruction (TVM's tensorize;
+   docs/low-precision.md). The request is checked when the schedule is lowered, after
+   vectorization; it is never dropped silently: a loop nest that does not have the instruction's
+   shape is TE_ERR_SCHEDULE naming the stage, the loop and what did not match, and a target
+   without the instruction is TE_ERR_TARGET. Instructions:
      "vpdpbusd"  x86 AVX512-VNNI (16 lanes, zmm) or AVX512-VNNI+VL / AVX-VNNI (8 or 4 lanes):
                  for each of N i32 lanes, 4 u8 x s8 products summed into the accumulator.
-                 The loop must be serial, of constant extent 4, and contain exactly one
-                 vectorized update C[v] = C[v] + i32(a) * i32(b) (the vector loop of N = 16, 8 or
-                 4 lanes inside it, C of dtype i32, one of a, b u8 and the other i8; the index of
-                 C must not depend on the loop). Each side's 4 x N bytes are read as one
-                 contiguous vector when they are contiguous (b in a "VNNI" layout
+                 The loop must be a leaf reduce loop, serial, of constant extent 4, and contain
+                 exactly one vectorized update C[v] = C[v] + i32(a) * i32(b) (the vector loop of
+                 N = 16, 8 or 4 lanes inside it, C of dtype i32, one of a, b u8 and the other i8;
+                 the index of C must not depend on the loop). Each side's 4 x N bytes are read as
+                 one contiguous vector when they are contiguous (b in a "VNNI" layout
                  [K/4][N][4], a broadcast of 4 consecutive bytes), else gathered lane by lane.
-   Without te_tensorize te makes ordinary vector code for the same nest (correct on every CPU).
+     "mma_m16n8k16"  cuda sm_80 and newer: PTX mma.sync.aligned.m16n8k16 (f16 or bf16 inputs,
+                 f32 accumulation). The loop (it may be a data loop) is the outermost of three
+                 perfectly nested serial loops of constant extents playing m (16: used by the
+                 indices of C and A), n (8: C and B) and k (16: A and B), in any order, around
+                 one update C[c] = C[c] + f32(A[a]) * f32(B[b]) with C f32 and A, B both f16 or
+                 both bf16, each index affine in the loops (any strides), no operand in local
+                 memory. The kernel holding it runs a warp of 32 hardware threads for each thread
+                 of the schedule (so at most 32 threads a block; docs/gpu.md).
+   Without te_tensorize te makes ordinary code for the same nest (correct on every target).
    Errors now: TE_ERR_INVALID_ARG for a NULL iterator, TE_ERR_SCHEDULE for an iterator that is
-   not a leaf reduce loop of the stage or a second tensorized loop, TE_ERR_UNSUPPORTED for an
-   unknown instruction name. */
+   not a leaf of the stage (for vpdpbusd: a leaf reduce loop) or a second tensorized loop,
+   TE_ERR_UNSUPPORTED for an unknown instruction name. */
 TE_API te_status te_tensorize(te_stage *, te_iter *, const char *intrinsic);
 
 /* Specialization (Halide's specialize): the kernel tests cond once per call, before any loop,

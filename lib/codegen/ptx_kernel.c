@@ -51,7 +51,11 @@ static bool ptx_bind_params(cg_llvm *cg, const lw_gpu_kernel *k, LLVMValueRef fn
     const char *name = p->kind == LW_GPU_PARAM_BUFFER ? p->buffer->name : p->var->u.var.name;
     LLVMSetValueName2(v, name, strlen(name));
     if (p->kind == LW_GPU_PARAM_BUFFER) {
-      cg_add_enum_attr(cg, fn, (unsigned)i + 1, "noalias");
+      /* not in a warp kernel: LLVM assumes a noalias buffer that never escapes is untouched by
+         the memory-clobbering bar.warp.sync (ptx_mma.c), and would move a lane's loads of
+         another lane's stores across it */
+      if (!k->lane)
+        cg_add_enum_attr(cg, fn, (unsigned)i + 1, "noalias");
       if (!p->written)
         cg_add_enum_attr(cg, fn, (unsigned)i + 1, "readonly");
       ir_map_put(cg->bufs, p->buffer, LLVMBuildAddrSpaceCast(cg->b, v, cg->t_ptr, name));
@@ -69,8 +73,20 @@ static bool ptx_bind_indices(cg_llvm *cg, const lw_gpu_kernel *k) {
       "llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
       "llvm.nvvm.read.ptx.sreg.ctaid.z", "llvm.nvvm.read.ptx.sreg.tid.x",
       "llvm.nvvm.read.ptx.sreg.tid.y",   "llvm.nvvm.read.ptx.sreg.tid.z"};
+  cg->warp_lane = NULL;
+  if (k->lane) { /* a warp per thread (gpu_warp.c): hardware tid.x = 32 * threadIdx.x + lane */
+    LLVMValueRef tid = ptx_intrinsic_call(cg, sreg[TE_THREAD_X], 0, NULL);
+    if (!tid)
+      return false;
+    cg->warp_lane = LLVMBuildAnd(cg->b, tid, LLVMConstInt(cg->t_i32, 31, 0), "laneid");
+    cg_bind(cg, k->lane, LLVMBuildZExt(cg->b, cg->warp_lane, cg->t_i64, "laneid"));
+    if (k->idx[TE_THREAD_X])
+      cg_bind(cg, k->idx[TE_THREAD_X],
+              LLVMBuildZExt(cg->b, LLVMBuildLShr(cg->b, tid, LLVMConstInt(cg->t_i32, 5, 0), ""),
+                            cg->t_i64, "threadIdx.x"));
+  }
   for (int t = 0; t < LW_GPU_NIDX; t++) {
-    if (!k->idx[t])
+    if (!k->idx[t] || (k->lane && t == TE_THREAD_X))
       continue;
     LLVMValueRef v = ptx_intrinsic_call(cg, sreg[t], 0, NULL);
     if (!v)
@@ -127,6 +143,7 @@ bool cg_ptx_kernel(cg_llvm *cg, const lw_gpu_kernel *k) {
     return false;
   cg->barrier = ptx_barrier;
   cg->math = cg_libdevice_path() ? cg_ptx_libdevice_math : NULL;
+  cg->tensor_store = cg_ptx_mma_store;
   cg_fn_begin(cg, fn);
   if (!ptx_bind_params(cg, k, fn) || !ptx_bind_indices(cg, k) || !ptx_bind_buffers(cg, k))
     return false;

@@ -55,7 +55,8 @@ enum {
   CG_SPV_INT16 = 1 << 2,
   CG_SPV_INT8 = 1 << 3,
   CG_SPV_STORAGE8 = 1 << 4,
-  CG_SPV_STORAGE16 = 1 << 5
+  CG_SPV_STORAGE16 = 1 << 5,
+  CG_SPV_FLOAT16 = 1 << 6 /* an f16 type: the Float16 capability, the device's shaderFloat16 */
 };
 
 /* An emitted value: its id and, for i64 dtypes, whether it is held in 32 bits (see above). */

@@ -396,11 +396,11 @@ cg_spv_val cg_spv_expr(cg_spv *s, te_expr *e) {
     return spv_fail();
   if (e->dtype.lanes != 1)
     return spv_unsupported(s, e, "vector expressions (a vectorized loop)");
-  if (ir_is_half(e->dtype)) { /* no Float16 capability in this version's modules */
+  if (e->dtype.code == kDLBfloat) { /* no bf16 type in Vulkan 1.1's SPIR-V */
     char buf[24];
     ir_error(s->ctx, TE_ERR_UNSUPPORTED,
              "te_build: kernel '%s': dtype %s is not supported by the SPIR-V back end (vulkan "
-             "target): compute in f32 for this target",
+             "target; Vulkan has no bf16 type): compute in f16 or f32 for this target",
              s->kernel, ir_dtype_name(e->dtype, buf, sizeof buf));
     return spv_fail();
   }

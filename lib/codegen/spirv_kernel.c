@@ -56,12 +56,17 @@ static te_status kernel_unsupported_dtype(cg_spv *s, const char *what, const cha
   char buf[32];
   return ir_error(s->ctx, TE_ERR_UNSUPPORTED,
                   "te_build: kernel '%s': %s '%s' has dtype %s, which the SPIR-V back end (vulkan "
-                  "target) does not support",
-                  s->kernel, what, name, ir_dtype_name(t, buf, sizeof buf));
+                  "target) does not support%s",
+                  s->kernel, what, name, ir_dtype_name(t, buf, sizeof buf),
+                  t.code == kDLBfloat ? " (Vulkan has no bf16 type: use f16 or f32)"
+                  : ir_is_half(t)     ? " as a push-constant scalar (pass it as f32)"
+                                      : "");
 }
 
+/* f16 is a SPIR-V type (Float16, and 16-bit storage for buffers); bf16 has none in Vulkan 1.1
+   (SPV_KHR_bfloat16 is not assumed). */
 static bool dtype_ok(te_dtype t) {
-  return ir_dtype_supported(t) && t.lanes == 1 && !(ir_is_float(t) && t.bits < 32);
+  return ir_dtype_supported(t) && t.lanes == 1 && t.code != kDLBfloat;
 }
 
 /* A buffer parameter: binding, Block struct, variable. */
@@ -111,9 +116,9 @@ static te_status kernel_push(cg_spv *s, const lw_gpu_kernel *k, const cg_spv_pus
     if (n == 64)
       return ir_error(s->ctx, TE_ERR_UNSUPPORTED,
                       "te_build: kernel '%s': more than 64 scalar parameters and sizes", s->kernel);
-    if (k->params[i].kind == LW_GPU_PARAM_SCALAR && !dtype_ok(k->params[i].var->dtype))
-      return kernel_unsupported_dtype(s, "scalar", k->params[i].var->u.var.name,
-                                      k->params[i].var->dtype);
+    te_dtype st = k->params[i].var->dtype;
+    if (k->params[i].kind == LW_GPU_PARAM_SCALAR && (!dtype_ok(st) || ir_is_half(st)))
+      return kernel_unsupported_dtype(s, "scalar", k->params[i].var->u.var.name, st);
     mem_idx[n] = (uint32_t)i;
     members[n++] = cg_spv_t_dtype(s, pl->mtype[i]);
   }

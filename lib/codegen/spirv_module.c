@@ -232,6 +232,8 @@ uint32_t cg_spv_t_int(cg_spv *s, int bits, bool is_signed) {
 uint32_t cg_spv_t_float(cg_spv *s, int bits) {
   if (bits == 64)
     s->features |= CG_SPV_FLOAT64;
+  else if (bits == 16)
+    s->features |= CG_SPV_FLOAT16;
   return cg_spv_type(s, SpvOpTypeFloat, 1, (uint32_t[]){(uint32_t)bits});
 }
 
@@ -288,6 +290,10 @@ uint32_t cg_spv_const_float(cg_spv *s, te_dtype t, double v) {
     memcpy(&u, &v, 8);
     return cg_spv_const(s, type, 2, (uint32_t[]){(uint32_t)u, (uint32_t)(u >> 32)});
   }
+  if (t.bits == 16) { /* the f16 bits in the low half of the word, the rest 0 (SPIR-V 2.2.1) */
+    uint32_t h = ir_half_bits(TE_F16, v);
+    return cg_spv_const(s, type, 1, &h);
+  }
   float f = (float)v;
   uint32_t u;
   memcpy(&u, &f, 4);
@@ -322,6 +328,8 @@ uint32_t *cg_spv_finish(cg_spv *s, size_t *nwords) {
     add_capability(s, SpvCapabilityFloat64);
   if (f & CG_SPV_INT16)
     add_capability(s, SpvCapabilityInt16);
+  if (f & CG_SPV_FLOAT16)
+    add_capability(s, SpvCapabilityFloat16);
   if (f & CG_SPV_INT8)
     add_capability(s, SpvCapabilityInt8);
   if (f & CG_SPV_STORAGE16)

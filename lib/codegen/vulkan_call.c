@@ -70,6 +70,8 @@ static const char *vk_missing_feature(unsigned need, const te_rt_vk_info *in) {
     return "8-bit storage buffers";
   if ((need & CG_SPV_STORAGE16) && !in->storage16)
     return "16-bit storage buffers";
+  if ((need & CG_SPV_FLOAT16) && !in->float16)
+    return "shaderFloat16 (f16 values)";
   return NULL;
 }
 

@@ -54,5 +54,6 @@ ir_stmt *lw_gpu_tree_reductions(lw_pass_ctx *, lw_gpu_kernel *k, ir_stmt *body);
 /* The passes (registered in pipeline.c). */
 ir_stmt *lw_gpu_split(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_gpu_barriers(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_gpu_warp(lw_pass_ctx *, ir_stmt *); /* gpu_warp.c: a warp per thread for mma */
 
 #endif

@@ -175,6 +175,9 @@ ir_stmt *lw_simplify(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_loop_partition(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_vectorize(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_tensorize(lw_pass_ctx *, ir_stmt *);
+/* tensorize_mma.c: the nest of a loop marked "mma_m16n8k16" as one mma store; NULL with the
+   error recorded when it does not match. */
+ir_stmt *lw_tensorize_mma(lw_pass_ctx *, ir_analyzer *, te_iter *, ir_stmt *loop);
 ir_stmt *lw_unroll(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_prefetch(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_remove_likely(lw_pass_ctx *, ir_stmt *);

@@ -37,6 +37,7 @@ const lw_pass lw_pipeline[] = {
     {"widen_half", lw_widen_half, 0},     /* f16/bf16 arithmetic in f32: widen_half.c */
     {"gpu_split", lw_gpu_split, 0},       /* GPU targets only (no-op otherwise): gpu_split.c */
     {"gpu_barriers", lw_gpu_barriers, 0}, /* GPU targets only: gpu_barrier.c */
+    {"gpu_warp", lw_gpu_warp, 0},         /* cuda kernels with an mma: gpu_warp.c */
     {"simplify_final", lw_simplify, 0},
     /* the calling convention: what te_build compiles; te_lower_text stops before these */
     {"make_closures", lw_make_closures, LW_PASS_ABI}, /* parallel loops' closures */

@@ -46,6 +46,7 @@ typedef struct te_rt_vk_info {
   uint32_t max_push_bytes;        /* maxPushConstantsSize (at least 128) */
   bool int64, float64, int16;     /* shaderInt64, shaderFloat64, shaderInt16 (enabled if present) */
   bool int8, storage8, storage16; /* shaderInt8, 8- and 16-bit storage buffer access */
+  bool float16;                   /* shaderFloat16 (VK_KHR_shader_float16_int8) */
 } te_rt_vk_info;
 
 typedef struct te_rt_vk_buffer te_rt_vk_buffer;

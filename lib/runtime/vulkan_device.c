@@ -248,8 +248,10 @@ static void rt_query(rt_vk *v, VkPhysicalDeviceFeatures2 *f2,
   if (ext8) {
     *s8 = (VkPhysicalDevice8BitStorageFeatures){
         .sType = s8->sType, .pNext = s16, .storageBuffer8BitAccess = s8->storageBuffer8BitAccess};
-    *i8 = (VkPhysicalDeviceShaderFloat16Int8Features){
-        .sType = i8->sType, .pNext = s8, .shaderInt8 = i8->shaderInt8};
+    *i8 = (VkPhysicalDeviceShaderFloat16Int8Features){.sType = i8->sType,
+                                                      .pNext = s8,
+                                                      .shaderFloat16 = i8->shaderFloat16,
+                                                      .shaderInt8 = i8->shaderInt8};
   }
   in->int64 = all.shaderInt64;
   in->float64 = all.shaderFloat64;
@@ -257,6 +259,33 @@ static void rt_query(rt_vk *v, VkPhysicalDeviceFeatures2 *f2,
   in->storage16 = s16->storageBuffer16BitAccess;
   in->storage8 = ext8 && s8->storageBuffer8BitAccess;
   in->int8 = ext8 && i8->shaderInt8;
+  in->float16 = ext8 && i8->shaderFloat16;
+}
+
+/* TE_VULKAN_HIDE_FEATURES=float16,int8,... makes the device look as if it lacked those
+   features (names as te_rt_vk_info's fields): the tests of the refusals run on any device. */
+static bool rt_hidden(const char *feature) {
+  const char *list = getenv("TE_VULKAN_HIDE_FEATURES");
+  size_t n = strlen(feature);
+  for (const char *p = list; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && !strncmp(p, feature, n))
+      return true;
+    p = end ? end + 1 : p + len;
+  }
+  return false;
+}
+
+static void rt_hide_features(te_rt_vk_info *in, VkPhysicalDeviceShaderFloat16Int8Features *i8) {
+  if (rt_hidden("float16"))
+    in->float16 = false, i8->shaderFloat16 = VK_FALSE;
+  if (rt_hidden("int8"))
+    in->int8 = false, i8->shaderInt8 = VK_FALSE;
+  if (rt_hidden("int64"))
+    in->int64 = false;
+  if (rt_hidden("float64"))
+    in->float64 = false;
 }
 
 static bool rt_create_device(rt_vk *v) {
@@ -267,6 +296,7 @@ static bool rt_create_device(rt_vk *v) {
   VkPhysicalDevice8BitStorageFeatures s8;
   VkPhysicalDeviceShaderFloat16Int8Features i8;
   rt_query(v, &f2, &s16, &s8, &i8, ext8);
+  rt_hide_features(&v->info, &i8);
   const char *exts[] = {"VK_KHR_8bit_storage", "VK_KHR_shader_float16_int8"};
   float prio = 1.0f;
   VkDeviceQueueCreateInfo q = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,

@@ -97,6 +97,46 @@ bool gpu_case_matmul(te_ctx *ctx, gpu_case *c) {
   return finish(c, "gpu_matmul", s, 3, (te_tensor *const[]){a, b, out});
 }
 
+bool gpu_case_mma_gemm(te_ctx *ctx, gpu_case *c, te_dtype in, int64_t m, int64_t n, int64_t kk,
+                       int64_t k_split, int64_t tiles_per_warp) {
+  te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
+  te_expr *M = te_int(ctx, m), *N = te_int(ctx, n), *K = te_int(ctx, kk);
+  te_expr *k = te_reduce_axis(ctx, "k", te_int(ctx, 0), K);
+  te_tensor *a = te_placeholder(ctx, "A", in, 2, E(M, K));
+  te_tensor *b = te_placeholder(ctx, "B", in, 2, E(K, N));
+  te_expr *prod = te_mul(te_cast(TE_F32, TE_AT(a, i, k)), te_cast(TE_F32, TE_AT(b, k, j)));
+  te_tensor *out = te_compute(ctx, "C", 2, E(M, N), E(i, j), TE_SUM(prod, k));
+  te_schedule *s = out ? te_schedule_new(ctx, 1, (te_tensor *const[]){out}) : NULL;
+  te_stage *sc = s ? te_stage_of(s, out) : NULL;
+  te_iter *io = NULL, *jo = NULL, *ii = NULL, *ji = NULL, *ko = NULL, *ki = NULL, *jb = NULL,
+          *jw = NULL, *jwo = NULL, *jt = NULL;
+  te_status r[5] = {te_tile(sc, te_axis(sc, 0), te_axis(sc, 1), 16, 8, &io, &jo, &ii, &ji),
+                    te_split(sc, te_reduce_iter(sc, 0), k_split, &ko, &ki),
+                    te_split(sc, jo, 4 * tiles_per_warp, &jb, &jw), TE_OK, TE_OK};
+  if (!ok_all(r, 3))
+    return false;
+  if (tiles_per_warp > 1) { /* each warp tiles_per_warp tiles side by side, a loop inside k.o */
+    r[3] = te_split(sc, jw, tiles_per_warp, &jwo, &jt);
+    r[4] = te_reorder(sc, 8, (te_iter *const[]){io, jb, jwo, ko, jt, ii, ji, ki});
+  } else {
+    jwo = jw;
+    r[4] = te_reorder(sc, 7, (te_iter *const[]){io, jb, jwo, ko, ii, ji, ki});
+  }
+  te_status r2[4] = {te_bind(sc, io, TE_BLOCK_Y), te_bind(sc, jb, TE_BLOCK_X),
+                     te_bind(sc, jwo, TE_THREAD_X), te_tensorize(sc, ii, "mma_m16n8k16")};
+  if (!ok_all(r, 5) || !ok_all(r2, 4))
+    return false;
+  return finish(c, "gpu_mma", s, 3, (te_tensor *const[]){a, b, out});
+}
+
+bool gpu_case_mma_f16(te_ctx *ctx, gpu_case *c) {
+  return gpu_case_mma_gemm(ctx, c, TE_F16, 64, 64, 64, 16, 1);
+}
+
+bool gpu_case_mma_bf16(te_ctx *ctx, gpu_case *c) {
+  return gpu_case_mma_gemm(ctx, c, TE_BF16, 64, 64, 64, 16, 2);
+}
+
 bool gpu_case_softmax(te_ctx *ctx, gpu_case *c) {
   te_tensor *x = te_placeholder(ctx, "x", TE_F32, 2, E(te_int(ctx, 32), te_int(ctx, 256)));
   te_tensor *sm = te_op_softmax(ctx, x, "softmax");

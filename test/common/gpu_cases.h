@@ -12,6 +12,9 @@
  *                16 x 16 threads), barriers around the use
  *   softmax      te_op_softmax over x[32, 256]: a row a block; max and sum by one thread, exp
  *                and the division by 256 threads (threadIdx.x), intermediates in shared memory
+ *   mma_f16, mma_bf16  (not in gpu_cases[]: CUDA only) C = A x B, 64 x 64 x 64, A and B f16 or
+ *                bf16, C f32: 16 x 8 tiles, te_tensorize(C, i.inner, "mma_m16n8k16"); a block
+ *                of 4 warps (threadIdx.x), one tile each (f16) or 2 side by side (bf16)
  *
  * Each builder fills a gpu_case and returns false when a call failed (the message is on the
  * context).
@@ -20,6 +23,7 @@
 #define TE_GPU_CASES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <te/te.h>
 
@@ -38,6 +42,14 @@ bool gpu_case_elementwise(te_ctx *, gpu_case *);
 bool gpu_case_reduce(te_ctx *, gpu_case *);
 bool gpu_case_matmul(te_ctx *, gpu_case *);
 bool gpu_case_softmax(te_ctx *, gpu_case *);
+bool gpu_case_mma_f16(te_ctx *, gpu_case *);
+bool gpu_case_mma_bf16(te_ctx *, gpu_case *);
+/* The tensor-core GEMM of any size and input dtype; k is split by k_split (16 matches the
+   instruction; anything else is a schedule the tensorize refuses); each of the 4 warps of a
+   block computes tiles_per_warp tiles side by side (a serial loop inside k.o; bench_gpu.c's
+   schedule with 4). */
+bool gpu_case_mma_gemm(te_ctx *, gpu_case *, te_dtype in, int64_t m, int64_t n, int64_t k,
+                       int64_t k_split, int64_t tiles_per_warp);
 
 /* All of them, by name. */
 typedef struct gpu_case_entry {

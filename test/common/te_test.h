@@ -135,6 +135,11 @@ void tt_skip(const char *feature, const char *fmt, ...) __attribute__((format(pr
 __attribute__((noreturn));
 void tt_skip_part(const char *feature, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* te_test_ptxas.c: assembles ptx with NVIDIA's ptxas -arch=arch (PATH, $PTXAS or
+   /usr/local/cuda/bin) and expects success, printing "ptxas -arch=ARCH WHAT: ok"; without
+   ptxas a tt_skip_part("ptxas", ...) line (a failure under TE_REQUIRE=ptxas). */
+void tt_ptxas_assemble(const char *what, const char *ptx, const char *arch);
+
 /* ---------------------------------------------------------------- schedules and map kernels */
 
 /* A line of context (e.g. the schedule being tried) printed with every failure of the helpers

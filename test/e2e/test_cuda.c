@@ -195,6 +195,41 @@ Test(cuda, softmax) {
   check_case(gpu_case_softmax, (const int64_t *const[]){s, s}, (const int[]){2, 2}, 256);
 }
 
+/* A tensor-core GEMM (te_tensorize "mma_m16n8k16", a warp per thread: 128 hardware threads a
+   block, which the fake driver checks against the launch): f16 or bf16 inputs, f32 output,
+   against a plain sum of the same rounded inputs. */
+static void check_mma(gpu_case_builder b, te_dtype in) {
+  use_cuda();
+  gpu_case c;
+  cr_assert(b(tt_ctx, &c), "%s", te_last_error(tt_ctx));
+  te_module *m = NULL;
+  TT_OK(te_build(c.sch, c.name, c.ntensors, c.tensors, 0, NULL,
+                 TT_NN(te_target_parse(tt_ctx, "cuda")), &m));
+  static const int64_t s[] = {64, 64};
+  tt_buf *a = tt_alloc(in, 2, s), *bb = tt_alloc(in, 2, s), *out = tt_alloc(TE_F32, 2, s),
+         *ref = tt_alloc(TE_F32, 2, s);
+  tt_fill(a, 31);
+  tt_fill(bb, 32);
+  for (int64_t i = 0; i < 64; i++)
+    for (int64_t j = 0; j < 64; j++) {
+      double sum = 0;
+      for (int64_t k = 0; k < 64; k++)
+        sum += tt_get(a, i * 64 + k) * tt_get(bb, k * 64 + j);
+      tt_set(ref, i * 64 + j, sum);
+    }
+  tt_poison(out);
+  run_and_check(m, c.name, 3, (tt_buf *const[]){a, bb, out}, ref, 64);
+  if (!real_gpu) {
+    fake_cuda_launch_fn launch_at;
+    *(void **)&launch_at = fake_sym("fake_cuda_launch_at");
+    const fake_cuda_launch *l = launch_at(fake_nlaunches() - 1);
+    cr_expect_eq(l->block[0], 128, "a block of 4 warps: %u threads", l->block[0]);
+  }
+}
+
+Test(cuda, mma_f16) { check_mma(gpu_case_mma_f16, TE_F16); }
+Test(cuda, mma_bf16) { check_mma(gpu_case_mma_bf16, TE_BF16); }
+
 /* ---------------------------------------------------------------- math through libdevice */
 
 typedef double (*math_ref)(double);

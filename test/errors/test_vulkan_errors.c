@@ -140,10 +140,11 @@ Test(err_vulkan, source_kinds) {
   cr_assert_null(te_module_entry(m, "add1")); /* a vulkan kernel has no host entry point */
 }
 
-/* f16 and bf16 have no SPIR-V code in this version (the Float16 and 16-bit storage capabilities
-   are not emitted): a buffer, or a conversion inside an f32 kernel, is refused at te_build with
-   the dtype and the back end named, never miscompiled. */
-static te_status build_half(te_dtype buf_dtype, te_dtype mid_dtype) {
+/* bf16 has no SPIR-V type in Vulkan 1.1: a buffer, or a conversion inside an f32 kernel, is
+   refused at te_build with the dtype and the back end named, never miscompiled. f16 builds (the
+   Float16 capability and 16-bit storage) and is refused when called on a device without
+   shaderFloat16. */
+static te_status build_half(te_dtype buf_dtype, te_dtype mid_dtype, te_module **m) {
   te_expr *i = te_var(tt_ctx, "i"), *n = te_int(tt_ctx, 64);
   te_tensor *A = TT_NN(te_placeholder(tt_ctx, "A", buf_dtype, 1, TE_EXPRS(n)));
   te_tensor *C = TT_NN(te_compute(
@@ -155,26 +156,39 @@ static te_status build_half(te_dtype buf_dtype, te_dtype mid_dtype) {
   TT_OK(te_split(st, te_axis(st, 0), 32, &bx, &tx));
   TT_OK(te_bind(st, bx, TE_BLOCK_X));
   TT_OK(te_bind(st, tx, TE_THREAD_X));
-  te_module *m = NULL;
   return te_build(s, "half", 2, TT_TENSORS(A, C), 0, NULL, TT_NN(te_target_parse(tt_ctx, "vulkan")),
-                  &m);
-}
-
-Test(err_vulkan, f16_buffer_unsupported) {
-  cr_assert_eq(build_half(TE_F16, TE_F16), TE_ERR_UNSUPPORTED);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_build", "'A'", "f16", "SPIR-V");
+                  m);
 }
 
 Test(err_vulkan, bf16_buffer_unsupported) {
-  cr_assert_eq(build_half(TE_BF16, TE_BF16), TE_ERR_UNSUPPORTED);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_build", "'A'", "bf16", "SPIR-V");
+  te_module *m = NULL;
+  cr_assert_eq(build_half(TE_BF16, TE_BF16, &m), TE_ERR_UNSUPPORTED);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_build", "'A'", "bf16", "SPIR-V",
+                "Vulkan has no bf16 type");
 }
 
-Test(err_vulkan, half_conversion_in_f32_kernel_unsupported) {
-  te_status st = build_half(TE_F32, TE_BF16);
+Test(err_vulkan, bf16_conversion_in_f32_kernel_unsupported) {
+  te_module *m = NULL;
+  te_status st = build_half(TE_F32, TE_BF16, &m);
   cr_assert_eq(st, TE_ERR_UNSUPPORTED, "%s: %s", te_status_str(st), te_last_error(tt_ctx));
   TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_build", "bf16", "SPIR-V");
-  te_clear_error(tt_ctx);
-  cr_assert_eq(build_half(TE_F32, TE_F16), TE_ERR_UNSUPPORTED);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_build", "f16", "SPIR-V");
+}
+
+/* A device without shaderFloat16 (made so with TE_VULKAN_HIDE_FEATURES, set before te first
+   opens the device: Criterion runs each test in a process of its own). */
+Test(err_vulkan, f16_refused_on_a_device_without_shader_float16) {
+  setenv("TE_VULKAN_HIDE_FEATURES", "float16", 1);
+  te_module *m = NULL;
+  TT_OK(build_half(TE_F16, TE_F16, &m));
+  const char *dis = te_module_source(m, "spirv-dis");
+  cr_expect(dis && strstr(dis, "OpCapability Float16"), "%s", dis ? dis : "(none)");
+  tt_buf *a = TT_ALLOC(TE_F16, 64), *c = TT_ALLOC(TE_F32, 64);
+  tt_fill(a, 5);
+  DLTensor *dl[2];
+  tt_dl(2, TT_BUFS(a, c), dl);
+  te_status st = te_module_call(m, "half", 2, dl, 0, NULL);
+  if (st == TE_ERR_RUNTIME && strstr(te_last_error(tt_ctx), "no Vulkan driver"))
+    tt_skip("vulkan", "%s", te_last_error(tt_ctx));
+  cr_assert_eq(st, TE_ERR_UNSUPPORTED, "%s: %s", te_status_str(st), te_last_error(tt_ctx));
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "half_kernel0", "shaderFloat16", "lacks");
 }

@@ -15,71 +15,6 @@
 #include "te/te.h"
 #include "te_test.h"
 
-static const char *ptxas_path(void) {
-  static char found[700];
-  static int done;
-  if (done)
-    return found[0] ? found : NULL;
-  done = 1;
-  const char *env = getenv("PTXAS");
-  if (env && access(env, X_OK) == 0) {
-    snprintf(found, sizeof found, "%s", env);
-    return found;
-  }
-  const char *path = getenv("PATH");
-  char *copy = strdup(path ? path : "");
-  for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir;
-       dir = strtok_r(NULL, ":", &save)) {
-    char cand[600];
-    snprintf(cand, sizeof cand, "%s/ptxas", dir);
-    if (access(cand, X_OK) == 0) {
-      snprintf(found, sizeof found, "%s", cand);
-      break;
-    }
-  }
-  free(copy);
-  if (!found[0] && access("/usr/local/cuda/bin/ptxas", X_OK) == 0)
-    snprintf(found, sizeof found, "/usr/local/cuda/bin/ptxas");
-  return found[0] ? found : NULL;
-}
-
-/* Assembles ptx for arch with ptxas (when installed); the log on failure. */
-static void assemble(const char *what, const char *ptx, const char *arch) {
-  const char *ptxas = ptxas_path();
-  if (!ptxas) {
-    tt_skip_part("ptxas",
-                 "ptxas not found on PATH, in $PTXAS or in /usr/local/cuda/bin: %s not "
-                 "assembled (textual checks only)",
-                 what);
-    return;
-  }
-  char dir[] = "/tmp/te_ptx_XXXXXX";
-  cr_assert_not_null(mkdtemp(dir));
-  char src[600], out[600], log[600], cmd[2400];
-  snprintf(src, sizeof src, "%s/k.ptx", dir);
-  snprintf(out, sizeof out, "%s/k.cubin", dir);
-  snprintf(log, sizeof log, "%s/log", dir);
-  FILE *f = fopen(src, "w");
-  cr_assert_not_null(f);
-  fputs(ptx, f);
-  fclose(f);
-  snprintf(cmd, sizeof cmd, "'%s' -arch=%s '%s' -o '%s' > '%s' 2>&1", ptxas, arch, src, out, log);
-  int rc = system(cmd);
-  FILE *lf = fopen(log, "r");
-  char text[2000] = "";
-  if (lf) {
-    size_t n = fread(text, 1, sizeof text - 1, lf);
-    text[n] = '\0';
-    fclose(lf);
-  }
-  struct stat sb;
-  cr_expect(rc == 0 && stat(out, &sb) == 0 && sb.st_size > 0,
-            "ptxas -arch=%s failed on %s:\n%s\n%s", arch, what, text, ptx);
-  if (rc == 0)
-    printf("ptxas -arch=%s %s: ok\n", arch, what);
-  unlink(src), unlink(out), unlink(log), rmdir(dir);
-}
-
 static te_module *build_case(te_ctx *ctx, gpu_case_builder b, const char *target, gpu_case *c) {
   cr_assert(b(ctx, c), "%s", te_last_error(ctx));
   te_target *t = te_target_parse(ctx, target);
@@ -112,7 +47,7 @@ static void check_case(const char *name, gpu_case_builder b, bool barrier) {
               name);
     char what[100];
     snprintf(what, sizeof what, "%s (%s)", name, archs[a][1]);
-    assemble(what, ptx, archs[a][1]);
+    tt_ptxas_assemble(what, ptx, archs[a][1]);
     te_ctx_free(ctx);
   }
 }
@@ -183,7 +118,7 @@ Test(ptx, every_math_function) {
       cr_expect_leq(defs, 3, "%s: %d functions defined, not only the used ones", fns[k], defs);
       char what[64];
       snprintf(what, sizeof what, "%s %s", fns[k], d ? "f64" : "f32");
-      assemble(what, ptx, "sm_90");
+      tt_ptxas_assemble(what, ptx, "sm_90");
       te_ctx_free(ctx);
     }
 }
@@ -200,7 +135,7 @@ Test(ptx, libdevice_sm80) {
       cr_assert_not_null(m, "%s: %s", fns[k], te_last_error(ctx));
       char what[64];
       snprintf(what, sizeof what, "%s %s", fns[k], d ? "f64" : "f32");
-      assemble(what, te_module_source(m, "ptx"), "sm_80");
+      tt_ptxas_assemble(what, te_module_source(m, "ptx"), "sm_80");
       te_ctx_free(ctx);
     }
 }
@@ -298,7 +233,7 @@ Test(ptx, f16_bf16_kernels) {
     cr_expect(strstr(ptx, "call") == NULL, "%s: a call in the PTX:\n%s", archs[a][1], ptx);
     char what[64];
     snprintf(what, sizeof what, "f16/bf16 kernels (%s)", archs[a][1]);
-    assemble(what, ptx, archs[a][1]);
+    tt_ptxas_assemble(what, ptx, archs[a][1]);
     te_ctx_free(ctx);
   }
 }

@@ -1,0 +1,41 @@
+/* ptx_mma.h — where mma.sync.m16n8k16 keeps each element of its tiles (f16/bf16 inputs, f32
+ * accumulators), per the PTX ISA's "Matrix Fragments for mma.m16n8k16 with floating point type".
+ *
+ * A warp computes D (16x8) = A (16x16) * B (16x8) + C. Lane l (0..31) holds, with g = l / 4 and
+ * t = l % 4:
+ *   A: 8 elements a0..a7 in four 32-bit registers (a0,a1), (a2,a3), (a4,a5), (a6,a7), the lower
+ *      index in the low half: row g (a0, a1, a4, a5) or g + 8 (a2, a3, a6, a7), column
+ *      2t + (i & 1), plus 8 for a4..a7;
+ *   B: 4 elements b0..b3 in two registers (b0,b1), (b2,b3): row (k) 2t + (i & 1), plus 8 for
+ *      b2, b3; column (n) g;
+ *   C and D: 4 f32 c0..c3: row g (c0, c1) or g + 8 (c2, c3), column 2t + (i & 1).
+ * The back end (ptx_mma.c) and the layout test (test/unit/test_mma_layout.c) both use these
+ * functions, so that the test's emulation of the warp checks what the code does.
+ */
+#ifndef TE_PTX_MMA_H
+#define TE_PTX_MMA_H
+
+enum { PTX_MMA_A_ELEMS = 8, PTX_MMA_B_ELEMS = 4, PTX_MMA_C_ELEMS = 4, PTX_MMA_LANES = 32 };
+
+/* Row (m) and column (k) of element i of lane's A fragment. */
+static inline void ptx_mma_a_pos(int lane, int i, int *row, int *col) {
+  int g = lane >> 2, t = lane & 3;
+  *row = g + ((i & 2) ? 8 : 0);
+  *col = 2 * t + (i & 1) + ((i & 4) ? 8 : 0);
+}
+
+/* Row (k) and column (n) of element i of lane's B fragment. */
+static inline void ptx_mma_b_pos(int lane, int i, int *row, int *col) {
+  int g = lane >> 2, t = lane & 3;
+  *row = 2 * t + (i & 1) + ((i & 2) ? 8 : 0);
+  *col = g;
+}
+
+/* Row (m) and column (n) of element i of lane's C (and D) fragment. */
+static inline void ptx_mma_c_pos(int lane, int i, int *row, int *col) {
+  int g = lane >> 2, t = lane & 3;
+  *row = g + ((i & 2) ? 8 : 0);
+  *col = 2 * t + (i & 1);
+}
+
+#endif
