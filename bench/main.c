@@ -3,7 +3,7 @@
  *   te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir] [--asm] [--tuned LOG]
  *            [--rounds N]
  *
- * Measures the machine first (FMA and vpdpbusd peaks, memory bandwidth, 1 and N threads), then
+ * Measures the machine first (FMA, vpdpbusd and vdpbf16ps peaks, memory bandwidth, 1 and N threads), then
  * runs the
  * workloads (sgemm, conv2d, blur, softmax, layernorm; --only picks one, or "peak" for the machine
  * only) and prints one table with every result, its fraction of the machine's peak and te's ratio
@@ -136,7 +136,11 @@ static void machine(const bench_cfg *cfg, bench_machine *m) {
     m->vnni_gops[t] = peak_vnni_gops(t, cfg->quick);
     if (m->vnni_gops[t] > 0)
       bench_add_peak("machine", "vpdpbusd", t, m->vnni_gops[t], "GOP/s",
-                     "16 chains of _mm512_dpbusd_epi32, 128 int ops each: int8 rows' peak");
+                     "16 chains of vpdpbusd (assembly), 128 int ops each: int8 rows' peak");
+    m->bf16_gflops[t] = peak_bf16_gflops(t, cfg->quick);
+    if (m->bf16_gflops[t] > 0)
+      bench_add_peak("machine", "vdpbf16ps", t, m->bf16_gflops[t], "GFLOP/s",
+                     "16 chains of vdpbf16ps (assembly), 64 flops each: bf16 rows' peak");
     bench_add_peak("machine", "copy", t, m->copy_gbs[t], "GB/s", "a[i] = b[i], 8 B/element");
     bench_add_peak("machine", "triad", t, m->triad_gbs[t], "GB/s",
                    "a[i] = b[i] + s*c[i], 12 B/element");

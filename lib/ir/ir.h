@@ -81,7 +81,8 @@ int ir_intrin_lookup(const char *name);
    The schedule marks the loop with `attr tensorize` (value: the id; node: the te_iter). */
 typedef enum ir_tensor_intrin {
   IR_TENSOR_INTRIN_NONE,
-  IR_TENSOR_INTRIN_VPDPBUSD, /* x86 AVX512-VNNI / AVX-VNNI: 4 u8 x s8 products into each s32 */
+  IR_TENSOR_INTRIN_VPDPBUSD,  /* x86 AVX512-VNNI / AVX-VNNI: 4 u8 x s8 products into each s32 */
+  IR_TENSOR_INTRIN_VDPBF16PS, /* x86 AVX512-BF16: 2 bf16 x bf16 products into each f32 */
   IR_TENSOR_INTRIN_COUNT
 } ir_tensor_intrin;
 extern const char *const ir_tensor_intrin_name[IR_TENSOR_INTRIN_COUNT];
