@@ -3,12 +3,11 @@
  *   te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir] [--asm] [--tuned LOG]
  *            [--rounds N]
  *
- * Measures the machine first (FMA, vpdpbusd and vdpbf16ps peaks, memory bandwidth, 1 and N threads), then
- * runs the
- * workloads (sgemm, conv2d, blur, softmax, layernorm; --only picks one, or "peak" for the machine
- * only) and prints one table with every result, its fraction of the machine's peak and te's ratio
- * to each anchor, including compile times (each the median of three builds from scratch, te's
- * and Halide's alike). The same rows go to PATH as JSON (default:
+ * Measures the machine first (FMA, vpdpbusd and vdpbf16ps peaks, memory bandwidth, 1 and N
+ * threads), then runs the workloads (sgemm, conv2d, blur, softmax, layernorm; --only picks one, or
+ * "peak" for the machine only) and prints one table with every result, its fraction of the
+ * machine's peak and te's ratio to each anchor, including compile times (each the median of three
+ * builds from scratch, te's and Halide's alike). The same rows go to PATH as JSON (default:
  * bench/results.json in the source tree). Exit status: 0 when every variant computed the right
  * result, 1 when any mismatched, 2 on bad usage.
  * Run it with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (`make bench` does), or OpenBLAS may
@@ -38,9 +37,9 @@ typedef struct workload {
 } workload;
 
 static const workload workloads[] = {
-    {"sgemm", wl_sgemm},         {"int8gemm", wl_int8gemm}, {"int8conv", wl_int8conv},
-    {"conv2d", wl_conv2d},       {"blur", wl_blur},         {"softmax", wl_softmax},
-    {"layernorm", wl_layernorm},
+    {"sgemm", wl_sgemm},       {"int8gemm", wl_int8gemm},   {"bf16gemm", wl_bf16gemm},
+    {"int8conv", wl_int8conv}, {"conv2d", wl_conv2d},       {"blur", wl_blur},
+    {"softmax", wl_softmax},   {"layernorm", wl_layernorm},
 };
 enum { NWORKLOADS = sizeof workloads / sizeof workloads[0] };
 
@@ -185,7 +184,7 @@ int main(int argc, char **argv) {
   te_warm_up();
   hl_warm_up();
   describe_anchors();
-  bench_machine m = {{0}, {0}, {0}, {0}};
+  bench_machine m = {{0}, {0}, {0}, {0}, {0}};
   machine(&cfg, &m);
   for (int i = 0; i < NWORKLOADS; i++)
     if (bench_selected(&cfg, workloads[i].name))
