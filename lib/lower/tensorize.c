@@ -73,6 +73,12 @@ static ir_stmt *tz_refuse(tz *t, te_status st, te_iter *it, const char *fmt, con
   return NULL;
 }
 
+/* tz_refuse for the checks that answer true or false. */
+static bool tz_fail(tz *t, te_status st, te_iter *it, const char *fmt, const char *what) {
+  tz_refuse(t, st, it, fmt, what);
+  return false;
+}
+
 /* Whether a narrow factor's element dtype is one the instruction multiplies. */
 static bool narrow_dtype(const tz_insn *in, te_dtype d) {
   if (in->acc.code == kDLFloat)
@@ -155,7 +161,9 @@ static bool target_has(tz *t, int lanes) {
          (tg_has_feature(tg, f512) && tg_has_feature(tg, "avx512vl"));
 }
 
-static ir_stmt *tz_match(tz *t, te_iter *it, ir_stmt *loop) {
+/* The marked loop's body when the loop has the instruction's group extent, is serial and holds
+   one store; NULL (refused) otherwise. */
+static ir_stmt *tz_loop_body(tz *t, te_iter *it, ir_stmt *loop) {
   const tz_insn *in = t->insn;
   char buf[32], msg[200];
   int64_t ext = 0;
@@ -184,58 +192,86 @@ static ir_stmt *tz_match(tz *t, te_iter *it, ir_stmt *loop) {
                          : msg,
                      body && body->kind != IR_S_FOR ? ir_stmt_kind_name[body->kind] : NULL);
   }
+  return body;
+}
+
+/* The store body as C[v] = C[v] + prod with C of the accumulator dtype in 16, 8 or 4 lanes and
+   v independent of the loop: *acc is the load of C[v], *prod the product. */
+static bool tz_update(tz *t, te_iter *it, ir_stmt *loop, ir_stmt *body, te_expr **acc,
+                      te_expr **prod) {
+  const tz_insn *in = t->insn;
+  char buf[32], msg[200], accs[24];
   te_expr *value = body->exprs[0], *index = body->exprs[1];
   te_dtype vt = value->dtype;
-  int lanes = vt.lanes;
-  char accs[24];
   te_dtype_str(in->acc, accs, sizeof accs);
   if (vt.code != in->acc.code || vt.bits != in->acc.bits) {
     snprintf(msg, sizeof msg, "the accumulator must be %s, it is ", accs);
-    return tz_refuse(t, TE_ERR_SCHEDULE, it, msg, te_dtype_str(vt, buf, sizeof buf));
+    return tz_fail(t, TE_ERR_SCHEDULE, it, msg, te_dtype_str(vt, buf, sizeof buf));
   }
-  if (lanes != 16 && lanes != 8 && lanes != 4) {
+  if (vt.lanes != 16 && vt.lanes != 8 && vt.lanes != 4) {
     snprintf(msg, sizeof msg,
              "the update must be a vector of 16, 8 or 4 %s lanes (vectorize the data loop "
              "inside); it is ",
              accs);
-    return tz_refuse(t, TE_ERR_SCHEDULE, it, msg, te_dtype_str(vt, buf, sizeof buf));
+    return tz_fail(t, TE_ERR_SCHEDULE, it, msg, te_dtype_str(vt, buf, sizeof buf));
   }
   if (ir_expr_uses(index, IR_FOR_VAR(loop)))
-    return tz_refuse(t, TE_ERR_SCHEDULE, it,
-                     "the accumulator's index depends on the loop: it must sum into the same "
-                     "elements",
-                     NULL);
-  te_expr *acc = NULL, *prod = NULL;
+    return tz_fail(t, TE_ERR_SCHEDULE, it,
+                   "the accumulator's index depends on the loop: it must sum into the same "
+                   "elements",
+                   NULL);
+  *acc = *prod = NULL;
   if (value->kind == IR_ADD)
-    for (int s = 0; s < 2 && !acc; s++) {
+    for (int s = 0; s < 2 && !*acc; s++) {
       te_expr *x = value->args[s];
       if (x->kind == IR_LOAD && x->u.buffer == body->u.buffer && x->args[0] == index)
-        acc = x, prod = value->args[1 - s];
+        *acc = x, *prod = value->args[1 - s];
     }
-  if (!acc || prod->kind != IR_MUL)
-    return tz_refuse(t, TE_ERR_SCHEDULE, it,
-                     "the update is not C[v] = C[v] + a * b (a sum of products into its own "
-                     "elements)",
-                     NULL);
+  if (!*acc || (*prod)->kind != IR_MUL)
+    return tz_fail(t, TE_ERR_SCHEDULE, it,
+                   "the update is not C[v] = C[v] + a * b (a sum of products into its own "
+                   "elements)",
+                   NULL);
+  return true;
+}
+
+/* The product's two narrow factors in the instruction's operand order (vpdpbusd: the u8 side
+   first; vdpbf16ps: both bf16, as written). */
+static bool tz_factors(tz *t, te_iter *it, te_expr *prod, int lanes, te_expr **u, te_expr **s) {
+  const tz_insn *in = t->insn;
+  char msg[200];
   te_expr *f0 = narrow_of(in, prod->args[0], lanes), *f1 = narrow_of(in, prod->args[1], lanes);
   if (!f0 || !f1) {
     snprintf(msg, sizeof msg, "the factors must be %s", in->factors);
-    return tz_refuse(t, TE_ERR_SCHEDULE, it, msg, NULL);
+    return tz_fail(t, TE_ERR_SCHEDULE, it, msg, NULL);
   }
-  /* vpdpbusd: the u8 side first; vdpbf16ps: both bf16, as written */
-  te_expr *u = f0, *s = f1;
-  if (in->call == IR_INTRIN_DOT4_U8S8) {
-    u = ir_is_uint(f0->dtype) ? f0 : f1, s = u == f0 ? f1 : f0;
-    if (!ir_is_uint(u->dtype) || !ir_is_int(s->dtype)) {
-      char a[24], b[24], m[80];
-      snprintf(m, sizeof m, "%s and %s", te_dtype_str(ir_elem(f0->dtype), a, sizeof a),
-               te_dtype_str(ir_elem(f1->dtype), b, sizeof b));
-      return tz_refuse(t, TE_ERR_SCHEDULE, it,
-                       "the instruction multiplies u8 by i8; the factors are ", m);
-    }
+  *u = f0, *s = f1;
+  if (in->call != IR_INTRIN_DOT4_U8S8)
+    return true;
+  *u = ir_is_uint(f0->dtype) ? f0 : f1, *s = *u == f0 ? f1 : f0;
+  if (!ir_is_uint((*u)->dtype) || !ir_is_int((*s)->dtype)) {
+    char a[24], b[24], m[80];
+    snprintf(m, sizeof m, "%s and %s", te_dtype_str(ir_elem(f0->dtype), a, sizeof a),
+             te_dtype_str(ir_elem(f1->dtype), b, sizeof b));
+    return tz_fail(t, TE_ERR_SCHEDULE, it, "the instruction multiplies u8 by i8; the factors are ",
+                   m);
   }
+  return true;
+}
+
+static ir_stmt *tz_match(tz *t, te_iter *it, ir_stmt *loop) {
+  const tz_insn *in = t->insn;
+  te_expr *acc, *prod, *u, *s;
+  ir_stmt *body = tz_loop_body(t, it, loop);
+  if (!body || !tz_update(t, it, loop, body, &acc, &prod))
+    return NULL;
+  te_dtype vt = body->exprs[0]->dtype;
+  int lanes = vt.lanes;
+  if (!tz_factors(t, it, prod, lanes, &u, &s))
+    return NULL;
   if (!target_has(t, lanes)) {
     const te_target *tg = t->p->target;
+    char buf[32], msg[200];
     snprintf(buf, sizeof buf, "%s", tg && tg->cpu ? tg->cpu : tg_is_gpu(tg) ? "a GPU" : "?");
     snprintf(msg, sizeof msg, "%s, which the target lacks (%d lanes): CPU ", in->needs, lanes);
     return tz_refuse(t, TE_ERR_TARGET, it, msg, buf);
@@ -247,7 +283,7 @@ static ir_stmt *tz_match(tz *t, te_iter *it, ir_stmt *loop) {
   if (!args[1] || !args[2])
     return NULL;
   te_expr *dot = ir_call(t->p->ctx, in->call, vt, 3, args);
-  return dot ? ir_store(body->u.buffer, dot, index) : NULL;
+  return dot ? ir_store(body->u.buffer, dot, body->exprs[1]) : NULL;
 }
 
 static ir_stmt *tz_attr(ir_mutator *m, ir_stmt *s) {
