@@ -7,11 +7,11 @@
  * threads), then runs the workloads (sgemm, int8gemm, bf16gemm, int8conv, conv2d, blur, softmax,
  * layernorm; --only picks one, or "peak" for the machine only) and prints one table with every
  * result, its fraction of the machine's peak and te's ratio to each anchor, including compile
- * times (each the median of three builds from scratch, te's and Halide's alike). The same rows go to PATH as JSON (default:
- * bench/results.json in the source tree). Exit status: 0 when every variant computed the right
- * result, 1 when any mismatched, 2 on bad usage.
- * Run it with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (`make bench` does), or OpenBLAS may
- * pick a slower kernel than this CPU deserves.
+ * times (each the median of three builds from scratch, te's and Halide's alike). The same rows
+ * go to PATH as JSON (default: bench/results.json in the source tree). Exit status: 0 when every
+ * variant computed the right result, 1 when any mismatched, 2 on bad usage. Run it with
+ * OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (`make bench` does), or OpenBLAS may pick a slower
+ * kernel than this CPU deserves.
  */
 #define _POSIX_C_SOURCE 200809L
 
