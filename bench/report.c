@@ -314,7 +314,8 @@ int bench_report(const bench_machine *m, const char *json_path, const char *cmdl
   printf("\nte/x: on timed rows te's speed over that row's (above 1: te faster); on compile rows "
          "te's compile time over that row's (below 1: te faster).\n%%peak: of the measured FMA "
          "peak for that many threads (GFLOP/s rows; int8 rows: of the measured vpdpbusd peak, "
-         "their rate being integer operations; bf16 rows: of the measured vdpbf16ps peak) or of the measured triad bandwidth (GB/s rows). "
+         "their rate being integer operations; bf16 rows: of the measured vdpbf16ps peak) or of "
+         "the measured triad bandwidth (GB/s rows). "
          "Total run time %.1f s.\n",
          total_s);
   if (json_path) {

@@ -46,8 +46,7 @@ int ir_intrin_lookup(const char *name) {
   return -1;
 }
 
-const char *const ir_tensor_intrin_name[IR_TENSOR_INTRIN_COUNT] = {"", "vpdpbusd",
-                                                                       "vdpbf16ps"};
+const char *const ir_tensor_intrin_name[IR_TENSOR_INTRIN_COUNT] = {"", "vpdpbusd", "vdpbf16ps"};
 
 ir_tensor_intrin ir_tensor_intrin_lookup(const char *name) {
   for (int i = 1; name && i < IR_TENSOR_INTRIN_COUNT; i++)

@@ -414,14 +414,15 @@ static te_status tensorize_impl(te_stage *st, te_iter *it, const char *intrinsic
   ir_tensor_intrin id = ir_tensor_intrin_lookup(intrinsic);
   if (id == IR_TENSOR_INTRIN_NONE)
     return ir_error(ctx, TE_ERR_UNSUPPORTED,
-                    "%s: stage '%s': unknown instruction '%s' (known: vpdpbusd, vdpbf16ps)", fn, st->name,
-                    intrinsic ? intrinsic : "(null)");
+                    "%s: stage '%s': unknown instruction '%s' (known: vpdpbusd, vdpbf16ps)", fn,
+                    st->name, intrinsic ? intrinsic : "(null)");
   if (it->type != SCH_ITER_REDUCE)
-    return ir_error(ctx, TE_ERR_SCHEDULE,
-                    "%s: stage '%s': loop '%s' is a data-parallel loop; %s sums over a reduce "
-                    "loop (give the inner loop of a split of a reduce axis, extent 4 for vpdpbusd, 2 for "
-                    "vdpbf16ps)",
-                    fn, st->name, it->name, intrinsic);
+    return ir_error(
+        ctx, TE_ERR_SCHEDULE,
+        "%s: stage '%s': loop '%s' is a data-parallel loop; %s sums over a reduce "
+        "loop (give the inner loop of a split of a reduce axis, extent 4 for vpdpbusd, 2 for "
+        "vdpbf16ps)",
+        fn, st->name, it->name, intrinsic);
   for (int i = 0; i < st->nleaf; i++)
     if (st->leaf[i]->tensorize && st->leaf[i] != it)
       return ir_error(ctx, TE_ERR_SCHEDULE,
