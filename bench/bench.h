@@ -28,6 +28,16 @@ dnnl_i8mm *dnnl_i8mm_new(int n, const uint8_t *a, const int8_t *b, int32_t *c, c
 int dnnl_i8mm_run(void *mm); /* the timed part */
 void dnnl_i8mm_free(dnnl_i8mm *);
 
+void wl_bf16gemm(const bench_cfg *);
+/* The oneDNN anchor of wl_bf16gemm (bf16gemm_dnnl.c): C = A x B, n x n, bf16 x bf16 -> f32
+   (a and b: bf16 bit patterns), row-major user buffers (the weights reordered into oneDNN's
+   format once, outside the timed call). NULL with a message in err on failure. */
+typedef struct dnnl_bf16mm dnnl_bf16mm;
+dnnl_bf16mm *dnnl_bf16mm_new(int n, const uint16_t *a, const uint16_t *b, float *c, char *err,
+                             int err_size);
+int dnnl_bf16mm_run(void *mm); /* the timed part */
+void dnnl_bf16mm_free(dnnl_bf16mm *);
+
 void wl_int8conv(const bench_cfg *);
 /* The oneDNN anchor of wl_int8conv (int8conv_dnnl.c): 3x3, stride 1, pad 1, u8 x s8 -> s32,
    src and dst NHWC, weights given HWIO (reordered into oneDNN's format once, outside the timed

@@ -1,5 +1,6 @@
-/* dnnl_i8.h — what the oneDNN int8 anchors (int8gemm_dnnl.c, int8conv_dnnl.c) share: one
- * primitive with u8 src, s8 weights and s32 dst over the caller's buffers, the weights reordered
+/* dnnl_i8.h — what the oneDNN low-precision anchors (int8gemm_dnnl.c, int8conv_dnnl.c,
+ * bf16gemm_dnnl.c) share: one primitive (u8 src, s8 weights, s32 dst; or bf16, bf16, f32) over
+ * the caller's buffers, the weights reordered
  * once from the user's layout into the primitive's own (dnnl_format_tag_any), outside the timed
  * call, as an inference engine stores them.
  */

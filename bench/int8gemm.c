@@ -3,7 +3,7 @@
  * values as floats), at 1 and 2 threads, in one run: the "te-f32" row's ratio is te's int8 speed
  * over its f32 speed (the instructions' throughput ratio is 4: vpdpbusd does 64 multiply-adds
  * where vfmadd231ps does 16). Rates are integer operations (2 n^3) per second, printed in the
- * GFLOP/s column; their fraction is of the machine's measured vpdpbusd peak (peak_vnni.c).
+ * GFLOP/s column; their fraction is of the machine's measured vpdpbusd peak (peak_dot.c).
  *
  * te's schedule: B packed inside the kernel into VNNI panels Bp[j / 64][k / 4][j % 64][k % 4]
  * (an extra stage, parallel), so 4 consecutive k of one column are one 32-bit lane and a panel

@@ -3,16 +3,15 @@
  *   te-bench [--quick] [--only WORKLOAD] [--out PATH] [--threads N] [--ir] [--asm] [--tuned LOG]
  *            [--rounds N]
  *
- * Measures the machine first (FMA and vpdpbusd peaks, memory bandwidth, 1 and N threads), then
- * runs the
- * workloads (sgemm, conv2d, blur, softmax, layernorm; --only picks one, or "peak" for the machine
- * only) and prints one table with every result, its fraction of the machine's peak and te's ratio
- * to each anchor, including compile times (each the median of three builds from scratch, te's
- * and Halide's alike). The same rows go to PATH as JSON (default:
- * bench/results.json in the source tree). Exit status: 0 when every variant computed the right
- * result, 1 when any mismatched, 2 on bad usage.
- * Run it with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (`make bench` does), or OpenBLAS may
- * pick a slower kernel than this CPU deserves.
+ * Measures the machine first (FMA, vpdpbusd and vdpbf16ps peaks, memory bandwidth, 1 and N
+ * threads), then runs the workloads (sgemm, int8gemm, bf16gemm, int8conv, conv2d, blur, softmax,
+ * layernorm; --only picks one, or "peak" for the machine only) and prints one table with every
+ * result, its fraction of the machine's peak and te's ratio to each anchor, including compile
+ * times (each the median of three builds from scratch, te's and Halide's alike). The same rows
+ * go to PATH as JSON (default: bench/results.json in the source tree). Exit status: 0 when every
+ * variant computed the right result, 1 when any mismatched, 2 on bad usage. Run it with
+ * OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (`make bench` does), or OpenBLAS may pick a slower
+ * kernel than this CPU deserves.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -38,9 +37,9 @@ typedef struct workload {
 } workload;
 
 static const workload workloads[] = {
-    {"sgemm", wl_sgemm},         {"int8gemm", wl_int8gemm}, {"int8conv", wl_int8conv},
-    {"conv2d", wl_conv2d},       {"blur", wl_blur},         {"softmax", wl_softmax},
-    {"layernorm", wl_layernorm},
+    {"sgemm", wl_sgemm},       {"int8gemm", wl_int8gemm},   {"bf16gemm", wl_bf16gemm},
+    {"int8conv", wl_int8conv}, {"conv2d", wl_conv2d},       {"blur", wl_blur},
+    {"softmax", wl_softmax},   {"layernorm", wl_layernorm},
 };
 enum { NWORKLOADS = sizeof workloads / sizeof workloads[0] };
 
@@ -136,7 +135,11 @@ static void machine(const bench_cfg *cfg, bench_machine *m) {
     m->vnni_gops[t] = peak_vnni_gops(t, cfg->quick);
     if (m->vnni_gops[t] > 0)
       bench_add_peak("machine", "vpdpbusd", t, m->vnni_gops[t], "GOP/s",
-                     "16 chains of _mm512_dpbusd_epi32, 128 int ops each: int8 rows' peak");
+                     "16 chains of vpdpbusd (assembly), 128 int ops each: int8 rows' peak");
+    m->bf16_gflops[t] = peak_bf16_gflops(t, cfg->quick);
+    if (m->bf16_gflops[t] > 0)
+      bench_add_peak("machine", "vdpbf16ps", t, m->bf16_gflops[t], "GFLOP/s",
+                     "16 chains of vdpbf16ps (assembly), 64 flops each: bf16 rows' peak");
     bench_add_peak("machine", "copy", t, m->copy_gbs[t], "GB/s", "a[i] = b[i], 8 B/element");
     bench_add_peak("machine", "triad", t, m->triad_gbs[t], "GB/s",
                    "a[i] = b[i] + s*c[i], 12 B/element");
@@ -181,7 +184,7 @@ int main(int argc, char **argv) {
   te_warm_up();
   hl_warm_up();
   describe_anchors();
-  bench_machine m = {{0}, {0}, {0}, {0}};
+  bench_machine m = {{0}, {0}, {0}, {0}, {0}};
   machine(&cfg, &m);
   for (int i = 0; i < NWORKLOADS; i++)
     if (bench_selected(&cfg, workloads[i].name))

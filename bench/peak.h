@@ -10,6 +10,9 @@ double peak_fma_gflops(int threads, int quick);
 /* Integer GOP/s of vpdpbusd on zmm registers (16 chains; 128 operations per instruction: 64
    u8 x s8 multiplies and 64 adds) with the given number of threads. 0 without AVX512-VNNI. */
 double peak_vnni_gops(int threads, int quick);
+/* GFLOP/s of vdpbf16ps on zmm registers (16 chains; 64 operations per instruction: 32 bf16
+   products and 32 adds into f32) with the given number of threads. 0 without AVX512-BF16. */
+double peak_bf16_gflops(int threads, int quick);
 /* Memory bandwidth in GB/s over arrays far larger than the caches, with the given number of
    threads: copy (a = b, 8 bytes per element) and triad (a = b + s*c, 12 bytes per element),
    counted as STREAM does (no write-allocate traffic). Best of a few repetitions. */

@@ -165,6 +165,8 @@ static void derive(const bench_machine *m) {
       continue;
     if (r->kind == ROW_FLOPS && t && !strncmp(r->workload, "int8", 4))
       r->frac = m->vnni_gops[t] > 0 ? r->rate / m->vnni_gops[t] : -1;
+    else if (r->kind == ROW_FLOPS && t && !strncmp(r->workload, "bf16", 4))
+      r->frac = m->bf16_gflops[t] > 0 ? r->rate / m->bf16_gflops[t] : -1;
     else if (r->kind == ROW_FLOPS && t && m->fma_gflops[t] > 0)
       r->frac = r->rate / m->fma_gflops[t];
     else if (r->kind == ROW_BYTES && t && m->triad_gbs[t] > 0)
@@ -276,6 +278,8 @@ static int write_json(const bench_machine *m, const char *path, const char *cmdl
   json_num(f, "fma_gflops_2t", m->fma_gflops[2], 0);
   json_num(f, "vpdpbusd_gops_1t", m->vnni_gops[1], 0);
   json_num(f, "vpdpbusd_gops_2t", m->vnni_gops[2], 0);
+  json_num(f, "vdpbf16ps_gflops_1t", m->bf16_gflops[1], 0);
+  json_num(f, "vdpbf16ps_gflops_2t", m->bf16_gflops[2], 0);
   json_num(f, "triad_gbs_1t", m->triad_gbs[1], 0);
   json_num(f, "triad_gbs_2t", m->triad_gbs[2], 0);
   json_num(f, "copy_gbs_1t", m->copy_gbs[1], 0);
@@ -310,7 +314,8 @@ int bench_report(const bench_machine *m, const char *json_path, const char *cmdl
   printf("\nte/x: on timed rows te's speed over that row's (above 1: te faster); on compile rows "
          "te's compile time over that row's (below 1: te faster).\n%%peak: of the measured FMA "
          "peak for that many threads (GFLOP/s rows; int8 rows: of the measured vpdpbusd peak, "
-         "their rate being integer operations) or of the measured triad bandwidth (GB/s rows). "
+         "their rate being integer operations; bf16 rows: of the measured vdpbf16ps peak) or of "
+         "the measured triad bandwidth (GB/s rows). "
          "Total run time %.1f s.\n",
          total_s);
   if (json_path) {

@@ -45,7 +45,8 @@ typedef struct bench_machine {
   double fma_gflops[3];
   double triad_gbs[3];
   double copy_gbs[3];
-  double vnni_gops[3]; /* vpdpbusd's peak: the fraction of rows whose workload starts "int8" */
+  double vnni_gops[3];   /* vpdpbusd's peak: the fraction of rows whose workload starts "int8" */
+  double bf16_gflops[3]; /* vdpbf16ps's peak: the fraction of rows whose workload starts "bf16" */
 } bench_machine;
 
 /* Adds a row (copied). Returns a pointer valid until the next bench_add. */

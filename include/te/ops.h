@@ -17,6 +17,13 @@
  *   - Operators that multiply or combine two tensors (matmul, conv2d, pooling's padding) require
  *     inputs of one dtype (TE_ERR_TYPE otherwise); the output has that dtype. Reductions
  *     accumulate in the output dtype.
+ *   - The _acc forms (matmul, batch_matmul, the convolutions) take an accumulator dtype acc: each
+ *     product is acc(a) * acc(b), summed in acc, and the output has dtype acc; the inputs may
+ *     differ (u8 x i8). bf16 or f16 inputs with acc TE_F32 are the mixed-precision GEMM (the
+ *     products of 16-bit values are exact in f32). A float input needs a float acc that holds
+ *     its values (its own dtype or wider: f32 for f16/bf16, f64 for any; TE_ERR_TYPE otherwise,
+ *     e.g. f32 inputs summed in bf16); an integer acc must hold every product and, for a
+ *     constant number of terms, every sum (TE_ERR_TYPE "accumulator i16 can overflow ...").
  *   - On failure the result is NULL with TE_ERR_INVALID_ARG (NULL argument, bad name, bad
  *     parameter), TE_ERR_SHAPE (rank or extent mismatch) or TE_ERR_TYPE (dtype), and a message
  *     that names the operator and the rule, e.g.

@@ -210,6 +210,12 @@ TE_API te_status te_pragma(te_stage *, te_iter *, const char *key, int64_t value
                  the index of C must not depend on the loop). Each side's 4 x N bytes are read as
                  one contiguous vector when they are contiguous (b in a "VNNI" layout
                  [K/4][N][4], a broadcast of 4 consecutive bytes), else gathered lane by lane.
+     "vdpbf16ps" x86 AVX512-BF16 (16 lanes; 8 or 4 lanes need AVX512-BF16+VL): for each of N
+                 f32 lanes, 2 bf16 x bf16 products added to the accumulator. The same shape with
+                 groups of 2: the loop of constant extent 2 holding one vectorized update
+                 C[v] = C[v] + f32(a) * f32(b), C of dtype f32, a and b bf16 (B's pair layout
+                 [K/2][N][2] is one contiguous load). The result is the loop's sum up to the
+                 instruction's order within a pair and its flushing of subnormals to zero.
      "mma_m16n8k16"  cuda sm_80 and newer: PTX mma.sync.aligned.m16n8k16 (f16 or bf16 inputs,
                  f32 accumulation). The loop (it may be a data loop) is the outermost of three
                  perfectly nested serial loops of constant extents playing m (16: used by the
@@ -220,7 +226,7 @@ TE_API te_status te_pragma(te_stage *, te_iter *, const char *key, int64_t value
                  of the schedule (so at most 32 threads a block; docs/gpu.md).
    Without te_tensorize te makes ordinary code for the same nest (correct on every target).
    Errors now: TE_ERR_INVALID_ARG for a NULL iterator, TE_ERR_SCHEDULE for an iterator that is
-   not a leaf of the stage (for vpdpbusd: a leaf reduce loop) or a second tensorized loop,
+   not a leaf of the stage (for vpdpbusd and vdpbf16ps: a leaf reduce loop) or a second tensorized loop,
    TE_ERR_UNSUPPORTED for an unknown instruction name. */
 TE_API te_status te_tensorize(te_stage *, te_iter *, const char *intrinsic);
 

@@ -111,8 +111,8 @@ LLVMValueRef cg_call(cg_llvm *cg, te_expr *e) {
   ir_intrin id = e->u.call;
   int n = e->nargs;
   LLVMValueRef args[3];
-  if (id == IR_INTRIN_DOT4_U8S8)
-    return cg_dot4(cg, e);
+  if (id == IR_INTRIN_DOT4_U8S8 || id == IR_INTRIN_DOT2_BF16)
+    return cg_dot(cg, e);
   if (n > 3 || (int)id < 0 || id >= IR_INTRIN_COUNT) {
     ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': malformed call",
              cg->kernel);

@@ -109,8 +109,8 @@ LLVMValueRef cg_half_cast(cg_llvm *, LLVMValueRef v, te_dtype from, te_dtype to)
 LLVMValueRef cg_call(cg_llvm *, te_expr *);
 /* The integer operators of intrinsics.def (llvm_bits.c); NULL for any other call. */
 LLVMValueRef cg_int_op(cg_llvm *, ir_intrin, te_dtype, LLVMValueRef *args);
-/* te_tensorize's dot4_u8s8 call (llvm_dot.c). */
-LLVMValueRef cg_dot4(cg_llvm *, te_expr *);
+/* te_tensorize's dot4_u8s8 and dot2_bf16 calls (llvm_dot.c). */
+LLVMValueRef cg_dot(cg_llvm *, te_expr *);
 
 /* llvm_vmath.c: exp, log, tanh and sigmoid of f32/f64 scalars and vectors as inline polynomial
    code (no libm call, so vectors stay vectors). t is the dtype of x (lanes included). */

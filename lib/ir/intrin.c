@@ -46,7 +46,8 @@ int ir_intrin_lookup(const char *name) {
   return -1;
 }
 
-const char *const ir_tensor_intrin_name[IR_TENSOR_INTRIN_COUNT] = {"", "vpdpbusd", "mma_m16n8k16"};
+const char *const ir_tensor_intrin_name[IR_TENSOR_INTRIN_COUNT] = {"", "vpdpbusd", "vdpbf16ps",
+                                                                      "mma_m16n8k16"};
 
 ir_tensor_intrin ir_tensor_intrin_lookup(const char *name) {
   for (int i = 1; name && i < IR_TENSOR_INTRIN_COUNT; i++)

@@ -82,6 +82,7 @@ int ir_intrin_lookup(const char *name);
 typedef enum ir_tensor_intrin {
   IR_TENSOR_INTRIN_NONE,
   IR_TENSOR_INTRIN_VPDPBUSD,     /* x86 AVX512-VNNI / AVX-VNNI: 4 u8 x s8 products into each s32 */
+  IR_TENSOR_INTRIN_VDPBF16PS,    /* x86 AVX512-BF16: 2 bf16 x bf16 products into each f32 */
   IR_TENSOR_INTRIN_MMA_M16N8K16, /* PTX mma.sync m16n8k16: f16/bf16 16x16 x 16x8 into f32 */
   IR_TENSOR_INTRIN_COUNT
 } ir_tensor_intrin;

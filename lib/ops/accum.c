@@ -6,13 +6,23 @@
  * operators), each product is cast(acc, a) * cast(acc, b), the sum and the output have dtype acc,
  * and the inputs may differ (u8 x i8, as quantized kernels have). An integer accumulator must hold
  * every product and, when the number of summed terms is a constant, every sum: otherwise it could
- * overflow, and the request is refused rather than wrapped.
+ * overflow, and the request is refused rather than wrapped. A float accumulator must hold every
+ * value of the float inputs (bf16 or f16 into f32, the mixed-precision GEMM; an f32 matmul
+ * summed in bf16 is refused: it would round each input and each partial sum to 8 bits).
  */
 #include <math.h>
 
 #include "ops_internal.h"
 
 static const char *dt(te_dtype t, char *buf) { return te_dtype_str(t, buf, 24); }
+
+/* Whether the float dtype acc holds every value of the float dtype in exactly: itself, or a
+   wider IEEE format (f32 holds f16 and bf16; f16 and bf16 hold neither the other nor f32). */
+static bool float_holds(te_dtype acc, te_dtype in) {
+  if (acc.code == in.code && acc.bits == in.bits)
+    return true;
+  return acc.code == kDLFloat && acc.bits > in.bits && acc.bits >= 32;
+}
 
 bool op_check_inputs(te_ctx *ctx, const char *fn, const te_tensor *a, const te_tensor *b,
                      const te_dtype *acc) {
@@ -42,6 +52,15 @@ bool op_check_inputs(te_ctx *ctx, const char *fn, const te_tensor *a, const te_t
              fn, f->name, dt(f->dtype, x), dt(*acc, y));
     return false;
   }
+  const te_tensor *in[2] = {a, b};
+  for (int s = 0; s < 2; s++)
+    if (ir_is_float(in[s]->dtype) && !float_holds(*acc, in[s]->dtype)) {
+      ir_error(ctx, TE_ERR_TYPE,
+               "%s: accumulator %s cannot hold the values of '%s' (%s): a float accumulator must "
+               "be the inputs' dtype or wider (f32 for f16 and bf16 inputs, f64 for any)",
+               fn, dt(*acc, x), in[s]->name, dt(in[s]->dtype, y));
+      return false;
+    }
   return true;
 }
 

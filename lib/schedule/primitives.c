@@ -414,14 +414,17 @@ static te_status tensorize_impl(te_stage *st, te_iter *it, const char *intrinsic
   ir_tensor_intrin id = ir_tensor_intrin_lookup(intrinsic);
   if (id == IR_TENSOR_INTRIN_NONE)
     return ir_error(ctx, TE_ERR_UNSUPPORTED,
-                    "%s: stage '%s': unknown instruction '%s' (known: vpdpbusd, mma_m16n8k16)", fn,
-                    st->name, intrinsic ? intrinsic : "(null)");
+                    "%s: stage '%s': unknown instruction '%s' (known: vpdpbusd, vdpbf16ps, "
+                    "mma_m16n8k16)",
+                    fn, st->name, intrinsic ? intrinsic : "(null)");
   /* mma_m16n8k16 marks the outermost of its three tile loops, which may be a data loop */
-  if (id == IR_TENSOR_INTRIN_VPDPBUSD && it->type != SCH_ITER_REDUCE)
-    return ir_error(ctx, TE_ERR_SCHEDULE,
-                    "%s: stage '%s': loop '%s' is a data-parallel loop; %s sums over a reduce "
-                    "loop (give the inner loop of a split of a reduce axis, extent 4)",
-                    fn, st->name, it->name, intrinsic);
+  if (id != IR_TENSOR_INTRIN_MMA_M16N8K16 && it->type != SCH_ITER_REDUCE)
+    return ir_error(
+        ctx, TE_ERR_SCHEDULE,
+        "%s: stage '%s': loop '%s' is a data-parallel loop; %s sums over a reduce "
+        "loop (give the inner loop of a split of a reduce axis, extent 4 for vpdpbusd, 2 for "
+        "vdpbf16ps)",
+        fn, st->name, it->name, intrinsic);
   for (int i = 0; i < st->nleaf; i++)
     if (st->leaf[i]->tensorize && st->leaf[i] != it)
       return ir_error(ctx, TE_ERR_SCHEDULE,

@@ -447,6 +447,10 @@ static const char *const tg_avxvnni_cpus[] = {
     "clearwaterforest", "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d",
     "diamondrapids",    "znver5"};
 
+static const char *const tg_bf16_512_cpus[] = {"cooperlake",    "sapphirerapids",  "emeraldrapids",
+                                               "graniterapids", "graniterapids-d", "diamondrapids",
+                                               "znver4",        "znver5"};
+
 /* +1 / -1 when the features list feat explicitly, 0 when they do not. */
 static int tg_feature_setting(const char *features, const char *feat) {
   int r = 0;
@@ -478,6 +482,8 @@ bool tg_has_feature(const te_target *t, const char *feat) {
     return set > 0;
   if (!strcmp(feat, "avx512vnni"))
     return tg_cpu_in(t->cpu, tg_vnni512_cpus, sizeof tg_vnni512_cpus / sizeof *tg_vnni512_cpus);
+  if (!strcmp(feat, "avx512bf16"))
+    return tg_cpu_in(t->cpu, tg_bf16_512_cpus, sizeof tg_bf16_512_cpus / sizeof *tg_bf16_512_cpus);
   if (!strcmp(feat, "avxvnni"))
     return tg_cpu_in(t->cpu, tg_avxvnni_cpus, sizeof tg_avxvnni_cpus / sizeof *tg_avxvnni_cpus);
   if (!strcmp(feat, "avx512vl")) /* every AVX-512 CPU LLVM knows has VL, but Knights */

@@ -211,8 +211,8 @@ class Stage:
                                 int(value)), "te_pragma")
 
     def tensorize(self, var, intrinsic):
-        """Maps reduce loop ``var`` (extent 4) and the vector update inside it onto one
-        instruction (te_tensorize), e.g. "vpdpbusd"; a loop that does not match raises
+        """Maps reduce loop ``var`` (extent 4, or 2) and the vector update inside it onto one
+        instruction (te_tensorize), "vpdpbusd" or "vdpbf16ps"; a loop that does not match raises
         ScheduleError when the schedule is built."""
         self._check(L.te_tensorize(self._p, self._iter(var, "te_tensorize"),
                                    _lib.encode(intrinsic)), "te_tensorize")

@@ -1,7 +1,8 @@
 """Low precision: the dtype strings ("float16", "bfloat16", "int8", "uint8"), expr.astype,
 numpy float16 arrays and bfloat16 arrays through ml_dtypes, in kernels checked against numpy
 in float64 within the dtype's tolerance; an f16 scalar parameter; a bf16 matmul accumulated in
-f32. The bfloat16 tests need ml_dtypes (in scripts/python/requirements-test.txt, so in the
+f32, through te.ops.matmul(out_dtype="float32") and through Stage.tensorize("vdpbf16ps") (run
+where the CPU has AVX512-BF16). The bfloat16 tests need ml_dtypes (in scripts/python/requirements-test.txt, so in the
 reused venv); under an interpreter without it they are skipped with that reason."""
 import numpy as np
 import pytest
@@ -77,6 +78,51 @@ def test_bfloat16_matmul_f32_accumulator(ctx, rng):
     got = f(a, b)
     assert got.dtype == np.float32
     assert_close(got, a.astype(np.float64) @ b.astype(np.float64))
+
+
+def test_bfloat16_ops_matmul_out_dtype_float32(ctx, rng):
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="bfloat16 arrays need ml_dtypes")
+    M, N, K = 7, 9, 300
+    A = te.placeholder((M, K), "bfloat16", name="A")
+    B = te.placeholder((K, N), "bfloat16", name="B")
+    C = te.ops.matmul(A, B, out_dtype="float32")
+    assert C.dtype == "float32"
+    f = te.build(te.create_schedule(C), [A, B, C])
+    a = rand(rng, (M, K), "float32").astype(ml_dtypes.bfloat16)
+    b = rand(rng, (K, N), "float32").astype(ml_dtypes.bfloat16)
+    assert_close(f(a, b), a.astype(np.float64) @ b.astype(np.float64))
+
+
+def _has_avx512_bf16():
+    try:
+        return "avx512_bf16" in open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+
+
+def test_tensorize_vdpbf16ps(ctx, rng):
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="bfloat16 arrays need ml_dtypes")
+    M, N, K = 6, 32, 64
+    A = te.placeholder((M, K), "bfloat16", name="A")
+    Bp = te.placeholder((K // 2, N, 2), "bfloat16", name="Bp")
+    k = te.reduce_axis((0, K), name="k")
+    C = te.compute((M, N), lambda i, j: te.sum(
+        A[i, k].astype("float32") * Bp[k // 2, j, k % 2].astype("float32"), axis=k), name="C")
+    s = te.create_schedule(C)
+    i, j = C.op.axis
+    jo, ji = s[C].split(j, 16)
+    ko, ki = s[C].split(C.op.reduce_axis[0], 2)
+    s[C].reorder(i, jo, ko, ki, ji)
+    s[C].vectorize(ji)
+    s[C].tensorize(ki, "vdpbf16ps")
+    assert "dot2_bf16" in te.lower(s, [A, Bp, C])
+    if not _has_avx512_bf16():
+        pytest.skip("this CPU has no AVX512-BF16")
+    a = rand(rng, (M, K), "float32").astype(ml_dtypes.bfloat16)
+    b = rand(rng, (K // 2, N, 2), "float32").astype(ml_dtypes.bfloat16)
+    got = te.build(s, [A, Bp, C])(a, b)
+    want = a.astype(np.float64) @ b.astype(np.float64).transpose(0, 2, 1).reshape(K, N)
+    assert_close(got, want)
 
 
 def test_bfloat16_output_array(ctx, rng):
