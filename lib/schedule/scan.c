@@ -259,6 +259,65 @@ static int last_scan_leaf(const te_stage *st) {
   return last;
 }
 
+/* Where it lies in the split tree of root `root`: from the root down, '0' for the outer loop of
+   a split and '1' for its inner loop (through a fuse, the part made from the root; both made
+   from it: the outer part). Loops of the root run in the root's order exactly when their paths
+   increase in loop order. false when the tree is too deep to compare (never in practice). */
+static bool split_path(const te_stage *st, const te_iter *it, int root, char path[static 256]) {
+  char up[256];
+  int n = 0;
+  while (it && it != st->root[root]) {
+    const sch_rel *r = made_by(st, it);
+    if (!r || n >= 255)
+      return false;
+    if (r->kind == SCH_REL_FUSE) {
+      it = sch_iter_from_root(st, r->fuse_outer, root) ? r->fuse_outer : r->fuse_inner;
+      continue;
+    }
+    up[n++] = r->outer == it ? '0' : '1';
+    it = r->parent;
+  }
+  for (int i = 0; i < n; i++)
+    path[i] = up[n - 1 - i];
+  path[n] = '\0';
+  return it != NULL;
+}
+
+/* The scan axis's loops run its steps in order: each split's outer loop outside its inner one,
+   a fuse of two of them with the earlier one outer. */
+static te_status check_scan_order(te_stage *st) {
+  int axis = st->op->scan_axis;
+  char prev[256] = "", cur[256], a[256], b[256];
+  const te_iter *prev_leaf = NULL;
+  for (int i = 0; i < st->nrel; i++) {
+    const sch_rel *r = &st->rels[i];
+    if (r->kind == SCH_REL_FUSE && sch_iter_from_root(st, r->fuse_outer, axis) &&
+        sch_iter_from_root(st, r->fuse_inner, axis) && split_path(st, r->fuse_outer, axis, a) &&
+        split_path(st, r->fuse_inner, axis, b) && strcmp(a, b) > 0)
+      return ir_error(st->sch->ctx, TE_ERR_SCHEDULE,
+                      "te_build: stage '%s': loop '%s' fuses '%s' outside '%s', which runs the "
+                      "steps of scan axis '%s' out of order: each step must run after the steps "
+                      "it reads",
+                      st->name, r->fused->name, r->fuse_outer->name, r->fuse_inner->name,
+                      st->root[axis]->name);
+  }
+  for (int j = 0; j < st->nleaf; j++) {
+    te_iter *l = st->leaf[j];
+    if (!sch_iter_from_root(st, l, axis) || !split_path(st, l, axis, cur))
+      continue;
+    if (prev_leaf && strcmp(prev, cur) > 0)
+      return ir_error(st->sch->ctx, TE_ERR_SCHEDULE,
+                      "te_build: stage '%s': loop '%s' runs outside loop '%s', which runs the "
+                      "steps of scan axis '%s' out of order: keep the loops of '%s' in the order "
+                      "its splits made them (each step must run after the steps it reads)",
+                      st->name, prev_leaf->name, l->name, st->root[axis]->name,
+                      st->root[axis]->name);
+    strcpy(prev, cur);
+    prev_leaf = l;
+  }
+  return TE_OK;
+}
+
 /* Loops: scan-axis loops in order, dependent axes inside them and never fused with them. */
 static te_status check_loops(te_stage *st) {
   const sch_op *op = st->op;
@@ -269,6 +328,9 @@ static te_status check_loops(te_stage *st) {
     if (r != TE_OK)
       return r;
   }
+  te_status order = check_scan_order(st);
+  if (order != TE_OK)
+    return order;
   int last = last_scan_leaf(st);
   for (int d = 0; d < op->ndim; d++) {
     if (!op->scan_dependent[d])

@@ -172,8 +172,8 @@ static void lowp_workload(workload *w, int64_t M, int64_t N) {
   te_tensor *C =
       TT_NN(te_compute(tt_ctx, "C", 1, TE_EXPRS(I(M)), TE_EXPRS(i), te_cast(TE_F16, tt_at1(S, i))));
   *w = (workload){
-      "lowp", 2,     1,     {A, v, C}, 0, {0}, {P, S, C}, 3, S, v, S, N, LOOP_PRIMS | PLACE_PRIMS,
-      1,      {{0}}, {{0}}, {0}};
+      "lowp", 2,     1,   {A, v, C}, 0, {0}, {P, S, C}, 3, S, v, S, N, LOOP_PRIMS | PLACE_PRIMS, 1,
+      {{0}},  {{0}}, {0}, false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(M, N), TT_SHAPE(N), TT_SHAPE(M)},
                 (const int[]){2, 1, 1});
   for (int64_t a = 0; a < M; a++) {
@@ -465,7 +465,8 @@ static void strided_matmul_workload(workload *w, int64_t M, int64_t N, int64_t K
                   1,
                   {{0}},
                   {{0}},
-                  {0}};
+                  {0},
+                  false};
   alloc_variant(w, 0, (const int64_t *[]){TT_SHAPE(K, M), TT_SHAPE(K, N + 3), TT_SHAPE(M, N)},
                 (const int[]){2, 2, 2});
   tt_buf *a = w->b[0][0], *b = w->b[0][1];

@@ -2,8 +2,9 @@
  * state that is no placeholder, init reading the state, update reading the current or a later
  * step (or too far back), a dtype mismatch, a bad axis or initial count; parallel, vectorized or
  * bound loops of the scan axis; a dependent axis moved outside the scan axis or fused with it;
- * a lifted reduction of the recurrence computed outside the scan's time loop; inlining, caching
- * a scan. Messages name the call, the tensor or stage, the loop and the rule.
+ * split pieces of the scan axis out of order; a lifted reduction of the recurrence computed outside
+ * the scan's time loop; inlining, caching a scan. Messages name the call, the tensor or stage, the
+ * loop and the rule.
  */
 #include "../common/te_test.h"
 
@@ -120,6 +121,29 @@ Test(err_scan, dependent_axis_outside) {
   /* te_lower_text says the same */
   cr_assert_null(te_lower_text(s, 2, TT_TENSORS(X, C), 0, NULL));
   TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "runs outside loop 't'");
+}
+
+/* The pieces of a split scan axis out of order: t.i outside t.o would run step 4 before step 1
+   (a schedule the property test found accepted, with wrong values). In order it builds. */
+Test(err_scan, scan_axis_pieces_out_of_order) {
+  te_tensor *C = dependent_scan();
+  te_schedule *s = tt_schedule1(C);
+  te_stage *c = tt_stage(s, C);
+  te_iter *o, *in;
+  TT_OK(te_split_nparts(c, te_axis(c, 0), 4, &o, &in));
+  TT_OK(te_reorder(c, 3, (te_iter *const[]){in, o, te_axis(c, 1)}));
+  expect_build_error(s, C, "stage 'C': loop 't.i' runs outside loop 't.o'",
+                     "steps of scan axis 't' out of order");
+  te_iter *f;
+  TT_OK(te_fuse(c, in, o, &f));
+  expect_build_error(s, C, "loop 't.i.t.o.f' fuses 't.i' outside 't.o'",
+                     "steps of scan axis 't' out of order");
+  te_schedule *ok = tt_schedule1(C);
+  te_stage *k = tt_stage(ok, C);
+  TT_OK(te_split(k, te_axis(k, 0), 3, &o, &in));
+  TT_OK(te_fuse(k, o, in, &f));
+  te_module *m = NULL;
+  TT_OK(te_build(ok, "k", 2, TT_TENSORS(X, C), 0, NULL, tt_target(), &m));
 }
 
 Test(err_scan, placement) {
