@@ -226,8 +226,8 @@ TE_API te_status te_pragma(te_stage *, te_iter *, const char *key, int64_t value
                  of the schedule (so at most 32 threads a block; docs/gpu.md).
    Without te_tensorize te makes ordinary code for the same nest (correct on every target).
    Errors now: TE_ERR_INVALID_ARG for a NULL iterator, TE_ERR_SCHEDULE for an iterator that is
-   not a leaf of the stage (for vpdpbusd and vdpbf16ps: a leaf reduce loop) or a second tensorized loop,
-   TE_ERR_UNSUPPORTED for an unknown instruction name. */
+   not a leaf of the stage (for vpdpbusd and vdpbf16ps: a leaf reduce loop) or a second tensorized
+   loop, TE_ERR_UNSUPPORTED for an unknown instruction name. */
 TE_API te_status te_tensorize(te_stage *, te_iter *, const char *intrinsic);
 
 /* Specialization (Halide's specialize): the kernel tests cond once per call, before any loop,
