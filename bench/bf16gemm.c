@@ -5,11 +5,11 @@
  * ratio is 2: vdpbf16ps does 32 multiply-adds where vfmadd231ps does 16). Rates are 2 n^3
  * flops a second; their fraction is of the machine's measured vdpbf16ps peak (peak_dot.c).
  *
- * te's schedule is int8gemm.c's with pairs instead of quads: B packed inside the kernel into
- * panels Bp[j / 64][k / 2][j % 64][k % 2] (an extra stage, parallel), so 2 consecutive k of one
- * column are one 32-bit lane and a panel is read contiguously; C tiled (96 rows x 64 columns,
- * rows parallel) into a local block CL computed at the tile, with loops k.c (KC = 256), i.m, k2,
- * i.i (6, unrolled), j.v (4, unrolled), k.i (2, te_tensorize "vdpbf16ps") and j (16,
+ * te's schedule is dot_gemm.c's (int8gemm.c's) with pairs instead of quads: B packed inside the
+ * kernel into panels Bp[j / 64][k / 2][j % 64][k % 2] (an extra stage, parallel), so 2 consecutive
+ * k of one column are one 32-bit lane and a panel is read contiguously; C tiled (96 rows x 64
+ * columns, rows parallel) into a local block CL computed at the tile, with loops k.c (KC = 256),
+ * i.m, k2, i.i (6, unrolled), j.v (4, unrolled), k.i (2, te_tensorize "vdpbf16ps") and j (16,
  * vectorized): a 6 x 64 register tile of 24 zmm accumulators, each step 6 broadcasts of a bf16
  * pair of A and 4 loads of Bp feeding 24 vdpbf16ps. The ladder falls back to the same nest
  * without te_tensorize (LLVM's own vector code), then to te's default schedule.
@@ -17,8 +17,8 @@
  * products' magnitudes (f32 accumulation of n terms; all three variants sum in f32).
  */
 #include "bench.h"
+#include "dot_gemm.h"
 #include "report.h"
-#include "sgemm_schedule.h"
 #include "te_util.h"
 
 #include <math.h>
@@ -28,66 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { CHECK_ROWS = 9, BF_MR = 6, BF_NR = 64, BF_KC = 256, BF_MC = 96 };
-
-static void bf_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
-  int n = *(const int *)params;
-  te_expr *N = te_int(ctx, n), *nr = te_int(ctx, BF_NR), *two = te_int(ctx, 2);
-  te_tensor *A = te_placeholder(ctx, "A", TE_BF16, 2, TE_EXPRS(N, N));
-  te_tensor *B = te_placeholder(ctx, "B", TE_BF16, 2, TE_EXPRS(N, N));
-  te_expr *pj = te_var(ctx, "pj"), *pk = te_var(ctx, "pk"), *pl = te_var(ctx, "pl"),
-          *pq = te_var(ctx, "pq");
-  te_tensor *Bp = te_compute(
-      ctx, "Bp", 4, TE_EXPRS(te_int(ctx, n / BF_NR), te_int(ctx, n / 2), nr, two),
-      TE_EXPRS(pj, pk, pl, pq), TE_AT(B, te_add(te_mul(pk, two), pq), te_add(te_mul(pj, nr), pl)));
-  te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
-  te_expr *k = te_reduce_axis(ctx, "k", te_int(ctx, 0), N);
-  te_expr *b =
-      TE_AT(Bp, te_floordiv(j, nr), te_floordiv(k, two), te_floormod(j, nr), te_floormod(k, two));
-  te_expr *prod = te_mul(te_cast(TE_F32, TE_AT(A, i, k)), te_cast(TE_F32, b));
-  te_tensor *C = te_compute(ctx, "C", 2, TE_EXPRS(N, N), TE_EXPRS(i, j), TE_SUM(prod, k));
-  out->ntensors = 3;
-  out->tensors[0] = A, out->tensors[1] = B, out->tensors[2] = C;
-  te_schedule *s = out->s = te_schedule_new(ctx, 1, &C);
-  if (!s || !(flags & TB_TILE))
-    return;
-  te_tensor *CL = NULL;
-  te_cache_write(s, C, TE_SCOPE_LOCAL, &CL);
-  if (!CL)
-    return;
-  te_stage *cs = te_stage_of(s, C), *ls = te_stage_of(s, CL), *ps = te_stage_of(s, Bp);
-  te_iter *io, *jo, *ii, *ji, *lm, *li, *ljv, *lj, *kc, *kr, *k2, *ki;
-  te_tile(cs, te_axis(cs, 0), te_axis(cs, 1), BF_MC, BF_NR, &io, &jo, &ii, &ji);
-  te_compute_at(ls, cs, jo);
-  te_split(ls, te_axis(ls, 0), BF_MR, &lm, &li);
-  te_split(ls, te_axis(ls, 1), 16, &ljv, &lj);
-  te_split(ls, te_reduce_iter(ls, 0), BF_KC, &kc, &kr);
-  te_split(ls, kr, 2, &k2, &ki);
-  te_reorder(ls, 7, (te_iter *const[]){kc, lm, k2, li, ljv, ki, lj});
-  if (flags & TB_VEC) {
-    te_vectorize(ls, lj);
-    te_vectorize(cs, ji);
-  }
-  if (flags & TB_UNROLL) {
-    te_unroll(ls, li);
-    te_unroll(ls, ljv);
-  }
-  if (flags & TB_EXTRA)
-    te_tensorize(ls, ki, "vdpbf16ps");
-  if (flags & TB_PAR) {
-    te_parallel(cs, io);
-    te_parallel(ps, te_axis(ps, 0));
-  }
-}
-
-/* te's f32 SGEMM (sgemm_schedule.c, every step) on the same values. */
-static void f32_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
-  (void)flags;
-  int n = *(const int *)params;
-  sgemm_params p = sgemm_tiles(n, sysconf(_SC_LEVEL2_CACHE_SIZE));
-  out->ntensors = 3;
-  out->s = sgemm_define(ctx, &p, SGEMM_ALL_STEPS, out->tensors);
-}
+enum { CHECK_ROWS = 9 };
 
 static float bf16_value(uint16_t h) {
   uint32_t u = (uint32_t)h << 16;
@@ -98,6 +39,7 @@ static float bf16_value(uint16_t h) {
 
 static void bf16gemm_size(const bench_cfg *cfg, int n) {
   char wl[48];
+  const dot_gemm kind = {n, TE_BF16, TE_BF16, TE_F32, 2, "vdpbf16ps"};
   snprintf(wl, sizeof wl, "bf16 gemm %d", n);
   size_t nn = (size_t)n * n, npts = (size_t)CHECK_ROWS * n;
   uint16_t *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b);
@@ -137,10 +79,10 @@ static void bf16gemm_size(const bench_cfg *cfg, int n) {
 
   unsigned ladder[TB_MAX_LADDER];
   int nl = tb_ladder(TB_EXTRA, ladder);
-  have = tb_build(wl, "bf16gemm", bf_define, &n, ladder, nl,
+  have = tb_build(wl, "bf16gemm", dot_gemm_define, &kind, ladder, nl,
                   (const char *const[2]){"vdpbf16ps", "-"}, &k);
   unsigned all = TB_TILE;
-  have_f = tb_build(wl, "sgemm_f32", f32_define, &n, &all, 1, NULL, &kf);
+  have_f = tb_build(wl, "sgemm_f32", dot_gemm_f32_define, &n, &all, 1, NULL, &kf);
   if (have) {
     char note[160], cwl[48];
     snprintf(note, sizeof note, "lower %.1f + llvm %.1f + jit %.1f ms", k.times.lower_s * 1e3,
