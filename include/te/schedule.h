@@ -181,7 +181,9 @@ TE_API te_status te_rfactor(te_schedule *, te_tensor *, te_iter *, int factor_ax
    full and needs no condition; overlapping points are computed twice (where that would be
    wrong, as in a reduction with a data loop inside a reduce loop, the guard is kept).
    TE_TAIL_ROUND_UP: every tile is computed whole into storage padded to whole tiles, with the
-   stage's reads clamped into its inputs' shapes. Errors: TE_ERR_INVALID_ARG for a NULL or
+   stage's reads clamped into its inputs' shapes (rounding up an inner loop of a split runs into
+   the next tile's points: where computing them twice would be wrong, as for shift_inwards, the
+   guard is kept). Errors: TE_ERR_INVALID_ARG for a NULL or
    unknown argument; TE_ERR_SCHEDULE for an iterator of another stage, shift_inwards or
    round_up of a reduce axis, or round_up of an output stage (its buffer is the caller's). */
 TE_API te_status te_set_tail(te_stage *, te_iter *, te_tail);

@@ -104,15 +104,10 @@ te_status sch_propagate_domains(te_stage *st, ir_analyzer *an) {
 
 /* ---------------------------------------------------------------- values and guards */
 
-/* True when a split shifts its last tile inwards: asked for with te_set_tail, and the
-   parent is at least one tile long (else the guard stays). */
-bool sch_split_shifts(const sch_rel *r, ir_analyzer *an) {
-  if (r->kind != SCH_REL_SPLIT || r->parent->tail != TE_TAIL_SHIFT_INWARDS)
-    return false;
-  /* Recomputing a point is harmless only when the whole computation of the point is redone:
-     in a reduction, every data loop must enclose all the reduce loops (init and update are then
-     both repeated). Otherwise the guard stays. */
-  te_stage *st = r->parent->stage;
+/* Recomputing a point is harmless only when the whole computation of the point is redone: in
+   a reduction, every data loop must enclose all the reduce loops (init and update are then both
+   repeated). */
+static bool recomputing_is_harmless(const te_stage *st) {
   bool seen_reduce = false;
   for (int j = 0; j < st->nleaf && st->op->nreduce > 0; j++) {
     if (st->leaf[j]->type == SCH_ITER_REDUCE)
@@ -120,7 +115,47 @@ bool sch_split_shifts(const sch_rel *r, ir_analyzer *an) {
     else if (seen_reduce)
       return false;
   }
+  return true;
+}
+
+/* True when a split shifts its last tile inwards: asked for with te_set_tail, and the
+   parent is at least one tile long (else the guard stays). */
+bool sch_split_shifts(const sch_rel *r, ir_analyzer *an) {
+  if (r->kind != SCH_REL_SPLIT || r->parent->tail != TE_TAIL_SHIFT_INWARDS)
+    return false;
+  if (!recomputing_is_harmless(r->parent->stage))
+    return false;
   return ir_can_prove(an, ir_binary(IR_GE, r->parent->dom_extent, r->inner->dom_extent));
+}
+
+/* True when the points past the end of it are past the end of its root axis too: it is the
+   root or reached from it through outer loops of splits only. Rounding up the inner loop of a
+   split (or a piece of a fuse) instead runs into points of the next outer iteration. */
+static bool padding_lies_past_the_end(const te_stage *st, const te_iter *it) {
+  for (int depth = 0; depth < 10000; depth++) {
+    const sch_rel *made = NULL;
+    for (int i = 0; i < st->nrel && !made; i++) {
+      const sch_rel *r = &st->rels[i];
+      if (r->kind == SCH_REL_SPLIT ? r->outer == it || r->inner == it : r->fused == it)
+        made = r;
+    }
+    if (!made)
+      return true; /* a root */
+    if (made->kind != SCH_REL_SPLIT || made->inner == it)
+      return false;
+    it = made->parent;
+  }
+  return false;
+}
+
+/* True when a split rounds its last tile up unguarded (te_set_tail TE_TAIL_ROUND_UP): the
+   points past the parent's end are padding, or points computed again where that is harmless
+   (else the guard stays). */
+static bool split_rounds_up(const sch_rel *r) {
+  if (r->kind != SCH_REL_SPLIT || r->parent->tail != TE_TAIL_ROUND_UP)
+    return false;
+  const te_stage *st = r->parent->stage;
+  return padding_lies_past_the_end(st, r->parent) || recomputing_is_harmless(st);
 }
 
 /* Fills map iter -> value (an expression of the leaf variables) for every iterator. */
@@ -166,7 +201,7 @@ int sch_split_guards(te_stage *st, ir_analyzer *an, ir_map *values, bool reduce,
     sch_rel *r = &st->rels[i];
     if (r->kind != SCH_REL_SPLIT || (r->parent->type == SCH_ITER_REDUCE) != reduce)
       continue;
-    if (sch_split_shifts(r, an) || r->parent->tail == TE_TAIL_ROUND_UP)
+    if (sch_split_shifts(r, an) || split_rounds_up(r))
       continue;
     te_expr *covered = ir_mul(r->outer->dom_extent, r->inner->dom_extent);
     if (ir_can_prove(an, ir_binary(IR_EQ, covered, r->parent->dom_extent)))

@@ -493,6 +493,17 @@ Test(random_schedules, nested_lifted_masked_zero_divisor) {
   random_case(&w, 34032994612664ULL);
 }
 
+/* Found by run seed 818127778: a rounded-up inner loop of a split (split D_red1 k 3, set_tail
+   k.i round_up, split k.i 2) ran into the next outer iteration's points, and with the reduce
+   loop l outside those data loops each such point summed its terms twice. The guard now stays
+   where the padding is not past the end and recomputing is not harmless
+   (lib/schedule/stage_values.c). */
+Test(random_schedules, nested_lifted_round_up_inner_split) {
+  workload w;
+  nested_lifted_workload(&w, 7, 9, 6);
+  random_case(&w, 848716758801642ULL);
+}
+
 Test(random_schedules, scan) {
   workload w;
   scan_workload(&w, 13, 9);
