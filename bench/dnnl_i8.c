@@ -1,4 +1,5 @@
-/* dnnl_i8.c — the oneDNN int8 primitive shared by the int8 GEMM and conv2d anchors (dnnl_i8.h). */
+/* dnnl_i8.c — the oneDNN low-precision primitive shared by the int8 and bf16 GEMM and the int8
+ * conv2d anchors (dnnl_i8.h). */
 #include "dnnl_i8.h"
 
 #include <stddef.h>
@@ -52,6 +53,24 @@ dnnl_status_t dnnl_i8_bind(dnnl_i8_prim *p, const dnnl_memory_desc_t *src_md, co
                          p->engine, DNNL_MEMORY_ALLOCATE),
       "weights memory");
   return reorder_weights(p, user_wei_md, what);
+}
+
+dnnl_status_t dnnl_i8_matmul(dnnl_i8_prim *p, int n, dnnl_data_type_t src_t, dnnl_data_type_t wei_t,
+                             dnnl_data_type_t dst_t, const void *a, const void *b, void *c,
+                             const char **what) {
+  dnnl_dims_t dims = {n, n};
+  dnnl_memory_desc_t src_md, wei_md, uwei_md, dst_md;
+  dnnl_status_t st = dnnl_i8_open(p, what);
+  if (st != dnnl_success)
+    return st;
+  TRY(dnnl_memory_desc_init_by_tag(&src_md, 2, dims, src_t, dnnl_ab), "src desc");
+  TRY(dnnl_memory_desc_init_by_tag(&uwei_md, 2, dims, wei_t, dnnl_ab), "weights desc");
+  TRY(dnnl_memory_desc_init_by_tag(&wei_md, 2, dims, wei_t, dnnl_format_tag_any), "any");
+  TRY(dnnl_memory_desc_init_by_tag(&dst_md, 2, dims, dst_t, dnnl_ab), "dst desc");
+  dnnl_matmul_desc_t md;
+  TRY(dnnl_matmul_desc_init(&md, &src_md, &wei_md, NULL, &dst_md), "dnnl_matmul_desc_init");
+  TRY(dnnl_primitive_desc_create(&p->pd, &md, NULL, p->engine, NULL), "primitive desc");
+  return dnnl_i8_bind(p, &src_md, a, &dst_md, c, &uwei_md, b, what);
 }
 
 int dnnl_i8_run(dnnl_i8_prim *p) {

@@ -36,6 +36,11 @@ dnnl_status_t dnnl_i8_bind(dnnl_i8_prim *, const dnnl_memory_desc_t *src_md, con
                            const dnnl_memory_desc_t *dst_md, void *dst,
                            const dnnl_memory_desc_t *user_wei_md, const void *wei,
                            const char **what);
+/* The whole of a GEMM anchor's primitive: open, an n x n matmul with row-major src (src_t) and
+   dst (dst_t) and weights (wei_t) in the primitive's own format, bound to the user's a, b, c. */
+dnnl_status_t dnnl_i8_matmul(dnnl_i8_prim *, int n, dnnl_data_type_t src_t, dnnl_data_type_t wei_t,
+                             dnnl_data_type_t dst_t, const void *a, const void *b, void *c,
+                             const char **what);
 /* The timed part: 0 on success. */
 int dnnl_i8_run(dnnl_i8_prim *);
 /* Releases what was made (any prefix of it). */

@@ -20,21 +20,8 @@ dnnl_i8mm *dnnl_i8mm_new(int n, const uint8_t *a, const int8_t *b, int32_t *c, c
     snprintf(err, (size_t)err_size, "out of memory");
     return NULL;
   }
-  dnnl_dims_t dims = {n, n};
-  dnnl_memory_desc_t src_md, wei_md, uwei_md, dst_md;
   const char *what = "";
-  DNNL_I8_CHECK(dnnl_i8_open(&m->p, &what), what);
-  DNNL_I8_CHECK(dnnl_memory_desc_init_by_tag(&src_md, 2, dims, dnnl_u8, dnnl_ab), "src desc");
-  DNNL_I8_CHECK(dnnl_memory_desc_init_by_tag(&uwei_md, 2, dims, dnnl_s8, dnnl_ab), "weights desc");
-  DNNL_I8_CHECK(dnnl_memory_desc_init_by_tag(&wei_md, 2, dims, dnnl_s8, dnnl_format_tag_any),
-                "any");
-  DNNL_I8_CHECK(dnnl_memory_desc_init_by_tag(&dst_md, 2, dims, dnnl_s32, dnnl_ab), "dst desc");
-  dnnl_matmul_desc_t md;
-  DNNL_I8_CHECK(dnnl_matmul_desc_init(&md, &src_md, &wei_md, NULL, &dst_md),
-                "dnnl_matmul_desc_init");
-  DNNL_I8_CHECK(dnnl_primitive_desc_create(&m->p.pd, &md, NULL, m->p.engine, NULL),
-                "primitive desc");
-  DNNL_I8_CHECK(dnnl_i8_bind(&m->p, &src_md, a, &dst_md, c, &uwei_md, b, &what), what);
+  DNNL_I8_CHECK(dnnl_i8_matmul(&m->p, n, dnnl_u8, dnnl_s8, dnnl_s32, a, b, c, &what), what);
   return m;
 fail:
   dnnl_i8mm_free(m);
