@@ -154,8 +154,8 @@ Test(lowp_acc_errors, f16_dot_product_instruction_is_unknown) {
   te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, 32));
   te_tensor *a = tt_placeholder("A", TE_F16, 2, TT_SHAPE(16, 32));
   te_expr *body = te_mul(te_cast(TE_F32, TE_AT(a, i, k)), te_cast(TE_F32, TE_AT(a, i, k)));
-  te_tensor *c = TT_NN(te_compute(tt_ctx, "C", 1, TE_EXPRS(te_int(tt_ctx, 16)), TE_EXPRS(i),
-                                  TE_SUM(body, k)));
+  te_tensor *c =
+      TT_NN(te_compute(tt_ctx, "C", 1, TE_EXPRS(te_int(tt_ctx, 16)), TE_EXPRS(i), TE_SUM(body, k)));
   te_schedule *s = tt_schedule1(c);
   te_stage *st = tt_stage(s, c);
   te_iter *ko, *ki;
