@@ -7,9 +7,11 @@
  * weights' pair packing Kp[ry][rx][c / 2][o][c % 2] are dot_conv.c's, shared with int8conv.c.
  * Checks: every result of 3 output rows against an f64 reference, relative to the sum of the
  * products' magnitudes (1e-4: f32 accumulation of 576 exact products; both sides sum in f32).
+ * TE_BENCH_CPU=R also times te and oneDNN by CPU time (dot_time.h).
  */
 #include "bench.h"
 #include "dot_conv.h"
+#include "dot_time.h"
 #include "report.h"
 #include "te_util.h"
 
@@ -88,6 +90,12 @@ void wl_bf16conv(const bench_cfg *cfg) {
     dnnl_bf16conv_free(dn);
     if (!(dn = dnnl_bf16conv_new(DC_N, DC_C, DC_H, DC_W, DC_K, in, w, out, err, sizeof err)))
       fprintf(stderr, "  %s: oneDNN failed: %s\n", wl, err);
+    if (have && dn) {
+      char label[64];
+      snprintf(label, sizeof label, "%s %d thr", wl, t);
+      tb_set_threads(t);
+      dot_cpu_versus(label, "te", tb_run, &targs, "onednn", dnnl_bf16conv_run, dn);
+    }
     for (int round = 0; round < cfg->rounds; round++) {
       if (!have)
         bench_add_failed(wl, "te", t, k.note);

@@ -14,12 +14,13 @@
  * accumulators, each step 6 broadcasts of a bf16 pair of A and 4 loads of Bp feeding 24
  * vdpbf16ps. The ladder falls back to the same nest without te_tensorize (LLVM's own vector
  * code), then to te's default schedule. TE_BENCH_CPU=R also times te and oneDNN by CPU time
- * (dot_gemm.h).
+ * (dot_time.h).
  * Checks: every result against an f64 reference over 9 full rows, relative to the sum of the
  * products' magnitudes (f32 accumulation of n terms; all three variants sum in f32).
  */
 #include "bench.h"
 #include "dot_gemm.h"
+#include "dot_time.h"
 #include "report.h"
 #include "te_util.h"
 

@@ -12,7 +12,7 @@
  * 4 loads of Bp feeding 24 dot-product instructions. The flags of te_util.h's ladder drop the
  * steps in turn (TB_EXTRA is the te_tensorize step).
  *
- * What was tried (1024 on this 2-core machine under load: TE_BENCH_CPU below, te against
+ * What was tried (1024 on this 2-core machine under load: TE_BENCH_CPU of dot_time.h, te against
  * oneDNN call by call): 96-row tiles left 1024 as 11 row tiles, 6 against 5 on 2 threads (0.85x
  * oneDNN at 2 threads); 64 rows share them evenly. Splitting k into 256-long blocks outside the
  * register tile (the accumulators reloaded from CL at each block, B's 32 KB block kept in L1)
@@ -26,7 +26,6 @@
 
 #include <stddef.h>
 
-#include "harness.h"
 #include "te_util.h"
 
 typedef struct dot_gemm {
@@ -41,16 +40,6 @@ void dot_gemm_define(te_ctx *, unsigned flags, const void *params, tb_def *out);
 
 /* Packs row-major B (n x n, elem bytes each) into the panels Bp (same size). */
 void dot_gemm_pack(const void *b, void *bp, size_t elem, int n, int group);
-
-/* TE_BENCH_CPU=R in the environment: a and b (te and its anchor) called alternately R times,
-   each call timed by the process's CPU time (on a machine shared with other jobs a thread's
-   CPU time is far steadier than the wall clock, which counts the time it waited for a core), and
-   the quartiles and b's median over a's printed to stderr as "CPU <label> ..." lines. On 2
-   threads the CPU time also counts a thread waiting for the other at a barrier, so the median
-   of the wall times' best quarter is printed beside it. Nothing when the variable is unset or a
-   call fails. */
-void dot_cpu_versus(const char *label, const char *a_name, bench_fn a, void *a_arg,
-                    const char *b_name, bench_fn b, void *b_arg);
 
 /* A tb_define_fn: te's f32 SGEMM of sgemm_schedule.c with every step; params is the int n. */
 void dot_gemm_f32_define(te_ctx *, unsigned flags, const void *params, tb_def *out);

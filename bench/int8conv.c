@@ -6,10 +6,11 @@
  * The definition, te's schedule (te_tensorize "vpdpbusd" on groups of 4 input channels) and the
  * weights' VNNI packing are dot_conv.c's, shared with bf16conv.c.
  * Checks: every result compared exactly with an f64 (exact: |sums| < 2^25) reference over 3
- * output rows.
+ * output rows. TE_BENCH_CPU=R also times te and oneDNN by CPU time (dot_time.h).
  */
 #include "bench.h"
 #include "dot_conv.h"
+#include "dot_time.h"
 #include "report.h"
 #include "te_util.h"
 
@@ -100,6 +101,12 @@ void wl_int8conv(const bench_cfg *cfg) {
     dnnl_i8conv_free(dn);
     if (!(dn = dnnl_i8conv_new(DC_N, DC_C, DC_H, DC_W, DC_K, in, w, out, err, sizeof err)))
       fprintf(stderr, "  %s: oneDNN failed: %s\n", wl, err);
+    if (have && dn) {
+      char label[64];
+      snprintf(label, sizeof label, "%s %d thr", wl, t);
+      tb_set_threads(t);
+      dot_cpu_versus(label, "te", tb_run, &targs, "onednn", dnnl_i8conv_run, dn);
+    }
     ic_check rt = {tb_run, &targs, out, nout, ref, &flag_te, 0};
     ic_check rd = {dnnl_i8conv_run, dn, out, nout, ref, &flag_dn, 0};
     for (int round = 0; round < cfg->rounds; round++) {

@@ -18,6 +18,7 @@
  */
 #include "bench.h"
 #include "dot_gemm.h"
+#include "dot_time.h"
 #include "report.h"
 #include "te_util.h"
 
