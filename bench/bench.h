@@ -48,6 +48,15 @@ dnnl_i8conv *dnnl_i8conv_new(int n, int c, int h, int w, int k, const uint8_t *i
 int dnnl_i8conv_run(void *conv); /* the timed part */
 void dnnl_i8conv_free(dnnl_i8conv *);
 
+void wl_bf16conv(const bench_cfg *);
+/* The oneDNN anchor of wl_bf16conv (bf16conv_dnnl.c): wl_int8conv's with bf16 in and weights (bit
+   patterns) and an f32 out. NULL with a message in err on failure. */
+typedef struct dnnl_bf16conv dnnl_bf16conv;
+dnnl_bf16conv *dnnl_bf16conv_new(int n, int c, int h, int w, int k, const uint16_t *in,
+                                 const uint16_t *wei_hwio, float *out, char *err, int err_size);
+int dnnl_bf16conv_run(void *conv); /* the timed part */
+void dnnl_bf16conv_free(dnnl_bf16conv *);
+
 /* The oneDNN anchor of wl_conv2d (conv2d_dnnl.c). */
 typedef struct dnnl_conv dnnl_conv;
 /* NCHW user buffers; the primitive picks its own layouts (format any) and the reorders into and

@@ -5,19 +5,22 @@
  * ratio is 2: vdpbf16ps does 32 multiply-adds where vfmadd231ps does 16). Rates are 2 n^3
  * flops a second; their fraction is of the machine's measured vdpbf16ps peak (peak_dot.c).
  *
- * te's schedule is dot_gemm.c's (int8gemm.c's) with pairs instead of quads: B packed inside the
- * kernel into panels Bp[j / 64][k / 2][j % 64][k % 2] (an extra stage, parallel), so 2 consecutive
- * k of one column are one 32-bit lane and a panel is read contiguously; C tiled (96 rows x 64
- * columns, rows parallel) into a local block CL computed at the tile, with loops k.c (KC = 256),
- * i.m, k2, i.i (6, unrolled), j.v (4, unrolled), k.i (2, te_tensorize "vdpbf16ps") and j (16,
- * vectorized): a 6 x 64 register tile of 24 zmm accumulators, each step 6 broadcasts of a bf16
- * pair of A and 4 loads of Bp feeding 24 vdpbf16ps. The ladder falls back to the same nest
- * without te_tensorize (LLVM's own vector code), then to te's default schedule.
+ * te's schedule is dot_gemm.c's (int8gemm.c's) with pairs instead of quads: B given as panels
+ * Bp[j / 64][k / 2][j % 64][k % 2] (dot_gemm_pack, outside the timed call, as oneDNN's weights
+ * are reordered outside it), so 2 consecutive k of one column are one 32-bit lane and a panel is
+ * read contiguously; C tiled (64 rows x 64 columns, rows parallel) into a local block CL
+ * computed at the tile, with loops i.m, k2, i.i (6, unrolled), j.v (4, unrolled), k.i (2,
+ * te_tensorize "vdpbf16ps") and j (16, vectorized): a 6 x 64 register tile of 24 zmm
+ * accumulators, each step 6 broadcasts of a bf16 pair of A and 4 loads of Bp feeding 24
+ * vdpbf16ps. The ladder falls back to the same nest without te_tensorize (LLVM's own vector
+ * code), then to te's default schedule. TE_BENCH_CPU=R also times te and oneDNN by CPU time
+ * (dot_time.h).
  * Checks: every result against an f64 reference over 9 full rows, relative to the sum of the
  * products' magnitudes (f32 accumulation of n terms; all three variants sum in f32).
  */
 #include "bench.h"
 #include "dot_gemm.h"
+#include "dot_time.h"
 #include "report.h"
 #include "te_util.h"
 
@@ -42,7 +45,7 @@ static void bf16gemm_size(const bench_cfg *cfg, int n) {
   const dot_gemm kind = {n, TE_BF16, TE_BF16, TE_F32, 2, "vdpbf16ps"};
   snprintf(wl, sizeof wl, "bf16 gemm %d", n);
   size_t nn = (size_t)n * n, npts = (size_t)CHECK_ROWS * n;
-  uint16_t *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b);
+  uint16_t *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b), *bp = malloc(nn * sizeof *bp);
   float *c = bench_alloc_f32(nn);
   float *fa = bench_alloc_f32(nn), *fb = bench_alloc_f32(nn), *fc = bench_alloc_f32(nn);
   double *ref = malloc(npts * sizeof *ref), *scale = malloc(npts * sizeof *scale);
@@ -50,7 +53,7 @@ static void bf16gemm_size(const bench_cfg *cfg, int n) {
   dnnl_bf16mm *dn = NULL;
   tb_kernel k = {0}, kf = {0};
   int have = 0, have_f = 0;
-  if (!a || !b || !c || !fa || !fb || !fc || !ref || !scale || !idx) {
+  if (!a || !b || !bp || !c || !fa || !fb || !fc || !ref || !scale || !idx) {
     bench_add_failed(wl, "all", 1, "out of memory");
     goto done;
   }
@@ -64,6 +67,7 @@ static void bf16gemm_size(const bench_cfg *cfg, int n) {
     b[i] = (uint16_t)(sign | (0x3f00 + ((x >> 20) & 0x80)) | sig);
     fa[i] = bf16_value(a[i]), fb[i] = bf16_value(b[i]);
   }
+  dot_gemm_pack(b, bp, 2, n, kind.group);
   for (int i = 0; i < CHECK_ROWS; i++) { /* rows spread over the matrix */
     size_t row = (size_t)((long)i * (n - 1) / (CHECK_ROWS - 1));
     for (int j = 0; j < n; j++) {
@@ -92,16 +96,9 @@ static void bf16gemm_size(const bench_cfg *cfg, int n) {
   }
   char err[200] = "";
   DLTensor ta = {0}, tbt = {0}, tc, fta, ftb, ftc;
-  int64_t shape[2] = {n, n}, sf[4][8];
-  DLTensor *ts[2] = {&ta, &tbt};
-  void *data[2] = {a, b};
-  for (int q = 0; q < 2; q++) {
-    ts[q]->data = data[q];
-    ts[q]->device = (DLDevice){kDLCPU, 0};
-    ts[q]->ndim = 2;
-    ts[q]->dtype = (DLDataType){kDLBfloat, 16, 1};
-    ts[q]->shape = shape;
-  }
+  int64_t shape[2] = {n, n}, sf[4][8], pshape[4] = {n / 64, n / 2, 64, 2};
+  ta = (DLTensor){a, {kDLCPU, 0}, 2, {kDLBfloat, 16, 1}, shape, NULL, 0};
+  tbt = (DLTensor){bp, {kDLCPU, 0}, 4, {kDLBfloat, 16, 1}, pshape, NULL, 0};
   tb_tensor(&tc, sf[3], c, 2, shape);
   tb_tensor(&fta, sf[0], fa, 2, shape);
   tb_tensor(&ftb, sf[1], fb, 2, shape);
@@ -117,6 +114,12 @@ static void bf16gemm_size(const bench_cfg *cfg, int n) {
     dnnl_bf16mm_free(dn);
     if (!(dn = dnnl_bf16mm_new(n, a, b, c, err, sizeof err)))
       fprintf(stderr, "  %s: oneDNN failed: %s\n", wl, err);
+    if (have && dn) {
+      char label[64];
+      snprintf(label, sizeof label, "%s %d thr", wl, t);
+      tb_set_threads(t);
+      dot_cpu_versus(label, "te", tb_run, &targs, "onednn", dnnl_bf16mm_run, dn);
+    }
     for (int round = 0; round < cfg->rounds; round++) {
       if (!have)
         bench_add_failed(wl, "te", t, k.note);
@@ -147,7 +150,7 @@ done:
   if (have_f)
     tb_free(&kf);
   dnnl_bf16mm_free(dn);
-  free(a), free(b), free(ref), free(scale), free(idx);
+  free(a), free(b), free(bp), free(ref), free(scale), free(idx);
   bench_free(c), bench_free(fa), bench_free(fb), bench_free(fc);
 }
 

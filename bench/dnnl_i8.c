@@ -1,5 +1,5 @@
-/* dnnl_i8.c — the oneDNN low-precision primitive shared by the int8 and bf16 GEMM and the int8
- * conv2d anchors (dnnl_i8.h). */
+/* dnnl_i8.c — the oneDNN low-precision primitive shared by the int8 and bf16 GEMM and conv2d
+ * anchors (dnnl_i8.h). */
 #include "dnnl_i8.h"
 
 #include <stddef.h>
@@ -71,6 +71,28 @@ dnnl_status_t dnnl_i8_matmul(dnnl_i8_prim *p, int n, dnnl_data_type_t src_t, dnn
   TRY(dnnl_matmul_desc_init(&md, &src_md, &wei_md, NULL, &dst_md), "dnnl_matmul_desc_init");
   TRY(dnnl_primitive_desc_create(&p->pd, &md, NULL, p->engine, NULL), "primitive desc");
   return dnnl_i8_bind(p, &src_md, a, &dst_md, c, &uwei_md, b, what);
+}
+
+dnnl_status_t dnnl_i8_conv(dnnl_i8_prim *p, const int dims[5], dnnl_data_type_t src_t,
+                           dnnl_data_type_t wei_t, dnnl_data_type_t dst_t, const void *in,
+                           const void *wei_hwio, void *out, const char **what) {
+  int n = dims[0], c = dims[1], h = dims[2], w = dims[3], k = dims[4];
+  dnnl_dims_t src_dims = {n, c, h, w}, wei_dims = {k, c, 3, 3}, dst_dims = {n, k, h, w};
+  dnnl_dims_t strides = {1, 1}, pad = {1, 1};
+  dnnl_memory_desc_t src_md, wei_md, uwei_md, dst_md;
+  dnnl_status_t st = dnnl_i8_open(p, what);
+  if (st != dnnl_success)
+    return st;
+  TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, src_dims, src_t, dnnl_nhwc), "src desc");
+  TRY(dnnl_memory_desc_init_by_tag(&uwei_md, 4, wei_dims, wei_t, dnnl_hwio), "weights desc");
+  TRY(dnnl_memory_desc_init_by_tag(&wei_md, 4, wei_dims, wei_t, dnnl_format_tag_any), "any");
+  TRY(dnnl_memory_desc_init_by_tag(&dst_md, 4, dst_dims, dst_t, dnnl_nhwc), "dst desc");
+  dnnl_convolution_desc_t cd;
+  TRY(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct,
+                                         &src_md, &wei_md, NULL, &dst_md, strides, pad, pad),
+      "dnnl_convolution_forward_desc_init");
+  TRY(dnnl_primitive_desc_create(&p->pd, &cd, NULL, p->engine, NULL), "primitive desc");
+  return dnnl_i8_bind(p, &src_md, in, &dst_md, out, &uwei_md, wei_hwio, what);
 }
 
 int dnnl_i8_run(dnnl_i8_prim *p) {

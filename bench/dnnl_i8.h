@@ -1,8 +1,8 @@
 /* dnnl_i8.h — what the oneDNN low-precision anchors (int8gemm_dnnl.c, int8conv_dnnl.c,
- * bf16gemm_dnnl.c) share: one primitive (u8 src, s8 weights, s32 dst; or bf16, bf16, f32) over
- * the caller's buffers, the weights reordered
- * once from the user's layout into the primitive's own (dnnl_format_tag_any), outside the timed
- * call, as an inference engine stores them.
+ * bf16gemm_dnnl.c, bf16conv_dnnl.c) share: one primitive (u8 src, s8 weights, s32 dst; or bf16,
+ * bf16, f32) over the caller's buffers, the weights reordered once from the user's layout into
+ * the primitive's own (dnnl_format_tag_any), outside the timed call, as an inference engine
+ * stores them.
  */
 #ifndef TE_BENCH_DNNL_I8_H
 #define TE_BENCH_DNNL_I8_H
@@ -41,6 +41,13 @@ dnnl_status_t dnnl_i8_bind(dnnl_i8_prim *, const dnnl_memory_desc_t *src_md, con
 dnnl_status_t dnnl_i8_matmul(dnnl_i8_prim *, int n, dnnl_data_type_t src_t, dnnl_data_type_t wei_t,
                              dnnl_data_type_t dst_t, const void *a, const void *b, void *c,
                              const char **what);
+/* The whole of a conv2d anchor's primitive: open, a direct 3x3 convolution (stride 1, pad 1) of
+   dims {n, c, h, w, k} with src (src_t) and dst (dst_t) in NHWC (oneDNN's own low-precision
+   layout on AVX-512: no reorder around the call) and the weights (wei_t), given HWIO, in the
+   primitive's own format, bound to the user's in, wei_hwio, out. */
+dnnl_status_t dnnl_i8_conv(dnnl_i8_prim *, const int dims[5], dnnl_data_type_t src_t,
+                           dnnl_data_type_t wei_t, dnnl_data_type_t dst_t, const void *in,
+                           const void *wei_hwio, void *out, const char **what);
 /* The timed part: 0 on success. */
 int dnnl_i8_run(dnnl_i8_prim *);
 /* Releases what was made (any prefix of it). */

@@ -3,16 +3,28 @@
  * compared with. The two differ only in their dtypes and in how many consecutive k one lane of
  * the instruction sums (its group: 4 bytes or 2 bf16 values).
  *
- * The schedule: B packed inside the kernel into panels Bp[j / 64][k / g][j % 64][k % g] (an
- * extra stage, parallel), so g consecutive k of one column are one 32-bit lane and a panel is
- * read contiguously; C tiled (96 rows x 64 columns, rows parallel) into a local block CL computed
- * at the tile, with loops k.c (KC = 256), i.m, k.g, i.i (6, unrolled), j.v (4, unrolled), k.i
- * (g, te_tensorize) and j (16, vectorized): a 6 x 64 register tile of 24 zmm accumulators, each
- * step 6 broadcasts of A and 4 loads of Bp feeding 24 dot-product instructions. The flags of
- * te_util.h's ladder drop the steps in turn (TB_EXTRA is the te_tensorize step).
+ * B is given as panels Bp[j / 64][k / g][j % 64][k % g] (dot_gemm_pack, outside the timed call,
+ * as oneDNN's weights are reordered into its own format outside it): g consecutive k of one
+ * column are one 32-bit lane and a panel is read contiguously. The schedule: C tiled (64 rows x
+ * 64 columns, rows parallel) into a local block CL computed at the tile, with loops i.m, k.g,
+ * i.i (6, unrolled), j.v (4, unrolled), k.i (g, te_tensorize) and j (16, vectorized): a 6 x 64
+ * register tile of 24 zmm accumulators kept over the whole of k, each step 6 broadcasts of A and
+ * 4 loads of Bp feeding 24 dot-product instructions. The flags of te_util.h's ladder drop the
+ * steps in turn (TB_EXTRA is the te_tensorize step).
+ *
+ * What was tried (1024 on this 2-core machine under load: TE_BENCH_CPU of dot_time.h, te against
+ * oneDNN call by call): 96-row tiles left 1024 as 11 row tiles, 6 against 5 on 2 threads (0.85x
+ * oneDNN at 2 threads); 64 rows share them evenly. Splitting k into 256-long blocks outside the
+ * register tile (the accumulators reloaded from CL at each block, B's 32 KB block kept in L1)
+ * was 1-2% slower than keeping the accumulators over all of k and streaming B's 128 KB panel
+ * from L2, as was 128 or 512. Packing B inside the kernel (an extra parallel stage) cost about
+ * 1% on one thread and, on a loaded machine, one more barrier where a descheduled thread holds
+ * the other up.
  */
 #ifndef TE_BENCH_DOT_GEMM_H
 #define TE_BENCH_DOT_GEMM_H
+
+#include <stddef.h>
 
 #include "te_util.h"
 
@@ -23,8 +35,11 @@ typedef struct dot_gemm {
   const char *instruction; /* te_tensorize's name for it */
 } dot_gemm;
 
-/* A tb_define_fn: params is a dot_gemm. Tensors A, B, C. */
+/* A tb_define_fn: params is a dot_gemm. Tensors A (n x n), Bp (B's panels, below), C (n x n). */
 void dot_gemm_define(te_ctx *, unsigned flags, const void *params, tb_def *out);
+
+/* Packs row-major B (n x n, elem bytes each) into the panels Bp (same size). */
+void dot_gemm_pack(const void *b, void *bp, size_t elem, int n, int group);
 
 /* A tb_define_fn: te's f32 SGEMM of sgemm_schedule.c with every step; params is the int n. */
 void dot_gemm_f32_define(te_ctx *, unsigned flags, const void *params, tb_def *out);

@@ -5,18 +5,20 @@
  * where vfmadd231ps does 16). Rates are integer operations (2 n^3) per second, printed in the
  * GFLOP/s column; their fraction is of the machine's measured vpdpbusd peak (peak_dot.c).
  *
- * te's schedule (dot_gemm.c, groups of 4): B packed inside the kernel into VNNI panels Bp[j / 64][k
- * / 4][j % 64][k % 4] (an extra stage, parallel), so 4 consecutive k of one column are one 32-bit
- * lane and a panel is read contiguously; C tiled (96 rows x 64 columns, rows parallel) into a local
- * block CL computed at the tile, with loops k.c (KC = 256), i.m, k4, i.i (6, unrolled), j.v (4,
- * unrolled), k.i (4, te_tensorize "vpdpbusd") and j (16, vectorized): a 6 x 64 register tile of 24
- * zmm accumulators, each step 6 broadcasts of 4 bytes of A and 4 loads of Bp feeding 24 vpdpbusd.
+ * te's schedule (dot_gemm.c, groups of 4): B given as VNNI panels Bp[j / 64][k / 4][j % 64][k % 4]
+ * (dot_gemm_pack, outside the timed call, as oneDNN's weights are reordered outside it), so 4
+ * consecutive k of one column are one 32-bit lane and a panel is read contiguously; C tiled (64
+ * rows x 64 columns, rows parallel) into a local block CL computed at the tile, with loops i.m,
+ * k4, i.i (6, unrolled), j.v (4, unrolled), k.i (4, te_tensorize "vpdpbusd") and j (16,
+ * vectorized): a 6 x 64 register tile of 24 zmm accumulators, each step 6 broadcasts of 4 bytes
+ * of A and 4 loads of Bp feeding 24 vpdpbusd.
  * The ladder falls back to the same nest without te_tensorize (LLVM's own vector code), then
  * to te's default schedule.
  * Checks: every te and oneDNN result is compared exactly with an int64 reference over 9 full rows.
  */
 #include "bench.h"
 #include "dot_gemm.h"
+#include "dot_time.h"
 #include "report.h"
 #include "te_util.h"
 
@@ -66,7 +68,7 @@ static void int8gemm_size(const bench_cfg *cfg, int n) {
   snprintf(wl, sizeof wl, "int8 gemm %d", n);
   size_t nn = (size_t)n * n, npts = (size_t)CHECK_ROWS * n;
   uint8_t *a = malloc(nn);
-  int8_t *b = malloc(nn);
+  int8_t *b = malloc(nn), *bp = malloc(nn);
   int32_t *c = aligned_alloc(64, nn * sizeof *c);
   int64_t *ref = malloc(npts * sizeof *ref);
   float *fa = bench_alloc_f32(nn), *fb = bench_alloc_f32(nn), *fc = bench_alloc_f32(nn);
@@ -74,7 +76,7 @@ static void int8gemm_size(const bench_cfg *cfg, int n) {
   dnnl_i8mm *dn = NULL;
   tb_kernel k = {0}, kf = {0};
   int have = 0, have_f = 0;
-  if (!a || !b || !c || !ref || !fa || !fb || !fc || !fref || !fscale) {
+  if (!a || !b || !bp || !c || !ref || !fa || !fb || !fc || !fref || !fscale) {
     bench_add_failed(wl, "all", 1, "out of memory");
     goto done;
   }
@@ -84,6 +86,7 @@ static void int8gemm_size(const bench_cfg *cfg, int n) {
     a[i] = (uint8_t)(x >> 8), b[i] = (int8_t)(x >> 24);
     fa[i] = a[i], fb[i] = b[i];
   }
+  dot_gemm_pack(b, bp, 1, n, kind.group);
   for (int i = 0; i < CHECK_ROWS; i++) { /* rows spread over the matrix */
     int row = (int)((long)i * (n - 1) / (CHECK_ROWS - 1));
     for (int j = 0; j < n; j++) {
@@ -124,17 +127,10 @@ static void int8gemm_size(const bench_cfg *cfg, int n) {
   char err[200] = "";
 
   DLTensor ta = {0}, tb = {0}, tc = {0}, fta, ftb, ftc;
-  int64_t shape[2] = {n, n}, sf[3][8];
-  DLTensor *ts[3] = {&ta, &tb, &tc};
-  void *data[3] = {a, b, c};
-  DLDataType dts[3] = {{kDLUInt, 8, 1}, {kDLInt, 8, 1}, {kDLInt, 32, 1}};
-  for (int q = 0; q < 3; q++) {
-    ts[q]->data = data[q];
-    ts[q]->device = (DLDevice){kDLCPU, 0};
-    ts[q]->ndim = 2;
-    ts[q]->dtype = dts[q];
-    ts[q]->shape = shape;
-  }
+  int64_t shape[2] = {n, n}, sf[3][8], pshape[4] = {n / 64, n / 4, 64, 4};
+  ta = (DLTensor){a, {kDLCPU, 0}, 2, {kDLUInt, 8, 1}, shape, NULL, 0};
+  tb = (DLTensor){bp, {kDLCPU, 0}, 4, {kDLInt, 8, 1}, pshape, NULL, 0};
+  tc = (DLTensor){c, {kDLCPU, 0}, 2, {kDLInt, 32, 1}, shape, NULL, 0};
   tb_tensor(&fta, sf[0], fa, 2, shape);
   tb_tensor(&ftb, sf[1], fb, 2, shape);
   tb_tensor(&ftc, sf[2], fc, 2, shape);
@@ -152,6 +148,12 @@ static void int8gemm_size(const bench_cfg *cfg, int n) {
     dnnl_i8mm_free(dn);
     if (!(dn = dnnl_i8mm_new(n, a, b, c, err, sizeof err)))
       fprintf(stderr, "  %s: oneDNN failed: %s\n", wl, err);
+    if (have && dn) {
+      char label[64];
+      snprintf(label, sizeof label, "%s %d thr", wl, t);
+      tb_set_threads(t);
+      dot_cpu_versus(label, "te", tb_run, &targs, "onednn", dnnl_i8mm_run, dn);
+    }
     exact_run rt = {tb_run, &targs, c, nn, idx, ref, npts, &flag_te, 0}; /* checked per count */
     exact_run rd = {dnnl_i8mm_run, dn, c, nn, idx, ref, npts, &flag_dn, 0};
     for (int round = 0; round < cfg->rounds; round++) {
@@ -186,7 +188,7 @@ done:
   if (have_f)
     tb_free(&kf);
   dnnl_i8mm_free(dn);
-  free(a), free(b), free(c), free(ref), free(fref), free(fscale);
+  free(a), free(b), free(bp), free(c), free(ref), free(fref), free(fscale);
   bench_free(fa), bench_free(fb), bench_free(fc);
 }
 

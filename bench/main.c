@@ -4,12 +4,12 @@
  *            [--rounds N]
  *
  * Measures the machine first (FMA, vpdpbusd and vdpbf16ps peaks, memory bandwidth, 1 and N
- * threads), then runs the workloads (sgemm, int8gemm, bf16gemm, int8conv, conv2d, blur, softmax,
- * layernorm; --only picks one, or "peak" for the machine only) and prints one table with every
- * result, its fraction of the machine's peak and te's ratio to each anchor, including compile
- * times (each the median of three builds from scratch, te's and Halide's alike). The same rows
- * go to PATH as JSON (default: bench/results.json in the source tree). Exit status: 0 when every
- * variant computed the right result, 1 when any mismatched, 2 on bad usage. Run it with
+ * threads), then runs the workloads (sgemm, int8gemm, bf16gemm, int8conv, bf16conv, conv2d,
+ * blur, softmax, layernorm; --only picks one, or "peak" for the machine only) and prints one table
+ * with every result, its fraction of the machine's peak and te's ratio to each anchor, including
+ * compile times (each the median of three builds from scratch, te's and Halide's alike). The same
+ * rows go to PATH as JSON (default: bench/results.json in the source tree). Exit status: 0 when
+ * every variant computed the right result, 1 when any mismatched, 2 on bad usage. Run it with
  * OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (`make bench` does), or OpenBLAS may pick a slower
  * kernel than this CPU deserves.
  */
@@ -37,9 +37,9 @@ typedef struct workload {
 } workload;
 
 static const workload workloads[] = {
-    {"sgemm", wl_sgemm},       {"int8gemm", wl_int8gemm},   {"bf16gemm", wl_bf16gemm},
-    {"int8conv", wl_int8conv}, {"conv2d", wl_conv2d},       {"blur", wl_blur},
-    {"softmax", wl_softmax},   {"layernorm", wl_layernorm},
+    {"sgemm", wl_sgemm},       {"int8gemm", wl_int8gemm}, {"bf16gemm", wl_bf16gemm},
+    {"int8conv", wl_int8conv}, {"bf16conv", wl_bf16conv}, {"conv2d", wl_conv2d},
+    {"blur", wl_blur},         {"softmax", wl_softmax},   {"layernorm", wl_layernorm},
 };
 enum { NWORKLOADS = sizeof workloads / sizeof workloads[0] };
 

@@ -226,6 +226,10 @@ TE_API te_status te_pragma(te_stage *, te_iter *, const char *key, int64_t value
                  both bf16, each index affine in the loops (any strides), no operand in local
                  memory. The kernel holding it runs a warp of 32 hardware threads for each thread
                  of the schedule (so at most 32 threads a block; docs/gpu.md).
+     "mma_m16n8k32"  cuda sm_80 and newer: PTX mma.sync.aligned.m16n8k32.row.col.s32.{s8,u8}.
+                 {s8,u8}.s32 (8-bit integer inputs, each side s8 or u8, s32 accumulation
+                 wrapping as i32 addition does: exact). mma_m16n8k16's rules with k 32 and the
+                 update C[c] = C[c] + i32(A[a]) * i32(B[b]), C i32.
    Without te_tensorize te makes ordinary code for the same nest (correct on every target).
    Errors now: TE_ERR_INVALID_ARG for a NULL iterator, TE_ERR_SCHEDULE for an iterator that is
    not a leaf of the stage (for vpdpbusd and vdpbf16ps: a leaf reduce loop) or a second tensorized

@@ -77,7 +77,7 @@ typedef struct cg_llvm {
      when the call is not the target's to write; else true with *out the value (NULL: an error,
      recorded on the context). args are the call's arguments, already generated. */
   bool (*math)(struct cg_llvm *, const te_expr *call, LLVMValueRef *args, LLVMValueRef *out);
-  /* device code: writes a store whose value is a warp's tensor-core call (mma_m16n8k16,
+  /* device code: writes a store whose value is a warp's tensor-core call (ir_is_mma_call,
      llvm_mem.c asks it); NULL where the target has none */
   bool (*tensor_store)(struct cg_llvm *, ir_stmt *);
   LLVMValueRef warp_lane; /* device code of a warp kernel (lower/gpu.h): the lane, i32 */

@@ -242,10 +242,10 @@ static bool cg_vector_store(cg_llvm *cg, ir_stmt *s, LLVMValueRef v, LLVMValueRe
 bool cg_store(cg_llvm *cg, ir_stmt *s) {
   ir_buffer *buf = s->u.buffer;
   te_expr *value = s->exprs[0], *idx = s->exprs[1];
-  if (value->kind == IR_CALL && value->u.call == IR_INTRIN_MMA_M16N8K16) {
+  if (ir_is_mma_call(value)) {
     if (cg->tensor_store)
       return cg->tensor_store(cg, s);
-    ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: an mma_m16n8k16 outside CUDA code");
+    ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: an mma outside CUDA code");
     return false;
   }
   te_dtype t = value->dtype;

@@ -7,7 +7,7 @@
  *                 ids from llvm.nvvm.read.ptx.sreg.*, shared buffers as addrspace(3) globals,
  *                 local buffers as allocas, barriers; the body through the CPU back end's
  *                 statement and expression code (llvm_stmt.c, llvm_expr.c, llvm_mem.c)
- *   ptx_mma.c     te_tensorize's mma_m16n8k16 as mma.sync (fragment layout: ptx_mma.h)
+ *   ptx_mma.c     te_tensorize's mma_m16n8k16/k32 as mma.sync (fragment layouts: ptx_mma.h)
  *   ptx_math.c    which math calls a kernel may make (all with libdevice; without it a few)
  *   ptx_libdevice.c  math calls as calls of NVIDIA's libdevice, linked into the module
  *   ptx_host.c    the host entry's body: device temporaries, launch dimensions, launches
@@ -36,7 +36,7 @@ bool cg_ptx_libdevice_math(cg_llvm *, const te_expr *call, LLVMValueRef *args, L
    function but the kernels internal (O3 keeps only what is used). */
 te_status cg_ptx_link_libdevice(cg_llvm *);
 
-/* ptx_mma.c: the cg_llvm.tensor_store hook: a store of mma_m16n8k16 as the warp's mma.sync. */
+/* ptx_mma.c: the cg_llvm.tensor_store hook: a store of an mma call as the warp's mma.sync. */
 bool cg_ptx_mma_store(cg_llvm *, ir_stmt *);
 
 /* ptx_kernel.c: writes kernel k into cg's (NVPTX) module. */

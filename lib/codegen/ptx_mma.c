@@ -1,17 +1,22 @@
-/* ptx_mma.c — the store C[c0] = mma_m16n8k16(...) (tensorize_mma.c) as the warp's mma.sync.
+/* ptx_mma.c — the store C[c0] = mma_m16n8k16(...) or mma_m16n8k32(...) (tensorize_mma.c) as the
+ * warp's mma.sync.
  *
  * In a warp kernel (gpu_warp.c) every lane computes its fragments' addresses from its lane
  * number (the layout in ptx_mma.h), loads its 8 elements of A and 4 of B as 16-bit values paired
  * into 32-bit registers and its 4 f32 of C, calls llvm.nvvm.mma.m16n8k16.row.col.f32.f32 (f16:
  * <2 x half> operands) or ...row.col.bf16 (bf16: i32 operands), which NVPTX writes as
  * mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32, and stores its 4 results
- * back to C. "row.col" only names how the fragments are held in registers: te reads every
- * element through its own strides, so any layout of A, B and C in memory works (contiguous
- * pairs become 32-bit loads where LLVM proves them so).
- * A bar.warp.sync before the loads makes lane 0's earlier stores (gpu_warp.c: the body's other
- * stores run in lane 0) visible to every lane, and one after the stores makes each lane's D
- * visible to lane 0 for what follows.
+ * back to C. mma_m16n8k32 likewise: 16 bytes of A and 8 of B, four to a 32-bit register, and 4
+ * s32 of C, through llvm.nvvm.mma.m16n8k32.row.col.{s8,u8}[.{s8,u8}] (the second type only when
+ * B's differs from A's), which NVPTX writes as mma.sync.aligned.m16n8k32.row.col.s32.A.B.s32
+ * (wrapping, not .satfinite: the loop's i32 sum). "row.col" only names how the fragments are held
+ * in registers: te reads every element through its own strides, so any layout of A, B and C in
+ * memory works (contiguous pairs become 32-bit loads where LLVM proves them so). A bar.warp.sync
+ * before the loads makes lane 0's earlier stores (gpu_warp.c: the body's other stores run in lane
+ * 0) visible to every lane, and one after the stores makes each lane's D visible to lane 0 for what
+ * follows.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include <llvm-c/Core.h>
@@ -80,20 +85,38 @@ static LLVMValueRef coord(cg_llvm *cg, const lane_coords *lc, void (*pos)(int, i
   return v;
 }
 
-/* Register r of a 16-bit operand: elements 2r (low half) and 2r + 1 (high half) as an i32. */
-static LLVMValueRef pair_reg(cg_llvm *cg, const lane_coords *lc, const mma_operand *o,
-                             void (*pos)(int, int, int *, int *), int r) {
-  LLVMValueRef half[2];
-  for (int h = 0; h < 2; h++) {
-    int i = 2 * r + h;
-    LLVMValueRef p =
-        elem_ptr(cg, o, cg->t_i16, coord(cg, lc, pos, i, false), coord(cg, lc, pos, i, true));
-    LLVMValueRef ld = LLVMBuildLoad2(cg->b, cg->t_i16, p, "");
-    LLVMSetAlignment(ld, 2);
-    half[h] = LLVMBuildZExt(cg->b, ld, cg->t_i32, "");
+/* Register r of an operand of bits-wide elements (16: two a register, 8: four): elements
+   per * r + h, h = 0 in the lowest bits, as an i32. */
+static LLVMValueRef packed_reg(cg_llvm *cg, const lane_coords *lc, const mma_operand *o,
+                               void (*pos)(int, int, int *, int *), int r, unsigned bits) {
+  LLVMTypeRef et = bits == 8 ? cg->t_i8 : cg->t_i16;
+  int per = 32 / (int)bits;
+  LLVMValueRef reg = NULL;
+  for (int h = 0; h < per; h++) {
+    int i = per * r + h;
+    LLVMValueRef p = elem_ptr(cg, o, et, coord(cg, lc, pos, i, false), coord(cg, lc, pos, i, true));
+    LLVMValueRef ld = LLVMBuildLoad2(cg->b, et, p, "");
+    LLVMSetAlignment(ld, bits / 8);
+    LLVMValueRef part = LLVMBuildZExt(cg->b, ld, cg->t_i32, "");
+    if (h)
+      part = LLVMBuildShl(cg->b, part, LLVMConstInt(cg->t_i32, (unsigned)h * bits, 0), "");
+    reg = reg ? LLVMBuildOr(cg->b, reg, part, "") : part;
   }
-  return LLVMBuildOr(cg->b, half[0],
-                     LLVMBuildShl(cg->b, half[1], LLVMConstInt(cg->t_i32, 16, 0), ""), "");
+  return reg;
+}
+
+/* The LLVM intrinsic of the call's tile and dtypes, into name (of size n). */
+static void intrinsic_name(const te_expr *call, char *name, size_t n) {
+  te_dtype a = call->args[3]->dtype, b = call->args[6]->dtype;
+  if (call->u.call == IR_INTRIN_MMA_M16N8K32) {
+    const char *an = ir_is_int(a) ? "s8" : "u8", *bn = ir_is_int(b) ? "s8" : "u8";
+    snprintf(name, n, "llvm.nvvm.mma.m16n8k32.row.col.%s%s%s", an, strcmp(an, bn) ? "." : "",
+             strcmp(an, bn) ? bn : "");
+  } else {
+    snprintf(name, n, "%s",
+             a.code == kDLBfloat ? "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+                                 : "llvm.nvvm.mma.m16n8k16.row.col.f32.f32");
+  }
 }
 
 /* bar.warp.sync -1 as inline assembly that clobbers memory: LLVM's llvm.nvvm.bar.warp.sync
@@ -113,13 +136,13 @@ static bool warp_sync(cg_llvm *cg) {
 
 bool cg_ptx_mma_store(cg_llvm *cg, ir_stmt *s) {
   te_expr *call = s->exprs[0];
-  bool bf16 = call->args[3]->dtype.code == kDLBfloat;
-  const char *name =
-      bf16 ? "llvm.nvvm.mma.m16n8k16.row.col.bf16" : "llvm.nvvm.mma.m16n8k16.row.col.f32.f32";
+  bool int8 = call->u.call == IR_INTRIN_MMA_M16N8K32;
+  char name[64];
+  intrinsic_name(call, name, sizeof name);
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   if (!id || !cg->warp_lane) {
     ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': %s", cg->kernel,
-             id ? "an mma outside a warp kernel" : "LLVM has no mma.m16n8k16 intrinsic");
+             id ? "an mma outside a warp kernel" : "LLVM has no intrinsic for the mma");
     return false;
   }
   mma_operand c, a, b;
@@ -137,16 +160,20 @@ bool cg_ptx_mma_store(cg_llvm *cg, ir_stmt *s) {
   LLVMTypeRef params[10];
   LLVMGetParamTypes(fty, params);
   LLVMValueRef args[10];
-  for (int r = 0; r < 4; r++)
-    args[r] = LLVMBuildBitCast(cg->b, pair_reg(cg, &lc, &a, ptx_mma_a_pos, r), params[r], "");
+  unsigned bits = int8 ? 8 : 16;
+  void (*apos)(int, int, int *, int *) = int8 ? ptx_mma8_a_pos : ptx_mma_a_pos;
+  void (*bpos)(int, int, int *, int *) = int8 ? ptx_mma8_b_pos : ptx_mma_b_pos;
+  for (int r = 0; r < 4; r++) /* 4 registers of A, 2 of B, in both shapes */
+    args[r] = LLVMBuildBitCast(cg->b, packed_reg(cg, &lc, &a, apos, r, bits), params[r], "");
   for (int r = 0; r < 2; r++)
     args[4 + r] =
-        LLVMBuildBitCast(cg->b, pair_reg(cg, &lc, &b, ptx_mma_b_pos, r), params[4 + r], "");
+        LLVMBuildBitCast(cg->b, packed_reg(cg, &lc, &b, bpos, r, bits), params[4 + r], "");
+  LLVMTypeRef ct = int8 ? cg->t_i32 : cg->t_f32;
   LLVMValueRef cptr[4];
   for (int i = 0; i < 4; i++) {
-    cptr[i] = elem_ptr(cg, &c, cg->t_f32, coord(cg, &lc, ptx_mma_c_pos, i, false),
+    cptr[i] = elem_ptr(cg, &c, ct, coord(cg, &lc, ptx_mma_c_pos, i, false),
                        coord(cg, &lc, ptx_mma_c_pos, i, true));
-    args[6 + i] = LLVMBuildLoad2(cg->b, cg->t_f32, cptr[i], "");
+    args[6 + i] = LLVMBuildLoad2(cg->b, ct, cptr[i], "");
     LLVMSetAlignment(args[6 + i], 4);
   }
   LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, NULL, 0);

@@ -47,7 +47,7 @@ int ir_intrin_lookup(const char *name) {
 }
 
 const char *const ir_tensor_intrin_name[IR_TENSOR_INTRIN_COUNT] = {"", "vpdpbusd", "vdpbf16ps",
-                                                                   "mma_m16n8k16"};
+                                                                   "mma_m16n8k16", "mma_m16n8k32"};
 
 ir_tensor_intrin ir_tensor_intrin_lookup(const char *name) {
   for (int i = 1; name && i < IR_TENSOR_INTRIN_COUNT; i++)

@@ -84,8 +84,14 @@ typedef enum ir_tensor_intrin {
   IR_TENSOR_INTRIN_VPDPBUSD,     /* x86 AVX512-VNNI / AVX-VNNI: 4 u8 x s8 products into each s32 */
   IR_TENSOR_INTRIN_VDPBF16PS,    /* x86 AVX512-BF16: 2 bf16 x bf16 products into each f32 */
   IR_TENSOR_INTRIN_MMA_M16N8K16, /* PTX mma.sync m16n8k16: f16/bf16 16x16 x 16x8 into f32 */
+  IR_TENSOR_INTRIN_MMA_M16N8K32, /* PTX mma.sync m16n8k32: s8/u8 16x32 x 32x8 into s32 */
   IR_TENSOR_INTRIN_COUNT
 } ir_tensor_intrin;
+/* Whether id is one of the tensor-core tiles (tensorize_mma.c), which mark the outermost of
+   their three loops rather than a reduce loop of the group's size. */
+static inline bool ir_tensor_intrin_is_mma(int64_t id) {
+  return id == IR_TENSOR_INTRIN_MMA_M16N8K16 || id == IR_TENSOR_INTRIN_MMA_M16N8K32;
+}
 extern const char *const ir_tensor_intrin_name[IR_TENSOR_INTRIN_COUNT];
 /* The id of name, IR_TENSOR_INTRIN_NONE when it is none of them. */
 ir_tensor_intrin ir_tensor_intrin_lookup(const char *name);
@@ -305,6 +311,11 @@ static inline bool ir_is_bool(te_dtype t) { return t.code == kDLUInt && t.bits =
    f32/f64 where a back end stores them narrow and computes wide. */
 static inline bool ir_is_float(te_dtype t) { return t.code == kDLFloat || t.code == kDLBfloat; }
 static inline bool ir_is_half(te_dtype t) { return ir_is_float(t) && t.bits == 16; }
+/* A tensor-core tile's call (mma_m16n8k16, mma_m16n8k32: the value of the store of a tile). */
+static inline bool ir_is_mma_call(const te_expr *e) {
+  return e->kind == IR_CALL &&
+         (e->u.call == IR_INTRIN_MMA_M16N8K16 || e->u.call == IR_INTRIN_MMA_M16N8K32);
+}
 /* A pointer (a DLTensor *, a data pointer): the calling convention's values, never data. */
 static inline bool ir_is_handle(te_dtype t) { return t.code == kDLOpaqueHandle; }
 #define IR_HANDLE ((te_dtype){kDLOpaqueHandle, 64, 1})

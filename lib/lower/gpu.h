@@ -101,7 +101,7 @@ typedef struct lw_gpu_kernel {
   int64_t shared_bytes; /* sum over shared of count * element bytes (checked against the target) */
   bool uses_barrier;    /* the body contains IR_S_BARRIER */
   ir_stmt *body;        /* the code of one thread */
-  /* Warp kernels (gpu_warp.c): a kernel whose body holds an mma_m16n8k16 store runs a warp of
+  /* Warp kernels (gpu_warp.c): a kernel whose body holds an mma store runs a warp of
      32 hardware threads for each of its threads. Then lane is the lane variable (i64, 0..31,
      "laneid"; NULL in other kernels), block[0] counts hardware threads (32 times the body's
      threadIdx.x extent), idx[TE_THREAD_X] is the hardware threadIdx.x / 32, every store to a

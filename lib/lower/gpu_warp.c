@@ -1,8 +1,9 @@
-/* gpu_warp.c — kernels holding a tensor-core tile (mma_m16n8k16) run a warp per thread.
+/* gpu_warp.c — kernels holding a tensor-core tile (mma_m16n8k16/k32) run a warp per thread.
  *
  * Needs: gpu_split and gpu_barriers are done (kernels, launch extents, barriers and trees are
  * made for the body's own threads).
- * Guarantees, for each kernel whose body holds an mma_m16n8k16 store (gpu.h, lw_gpu_kernel::lane):
+ * Guarantees, for each kernel whose body holds an mma store (ir_is_mma_call; gpu.h,
+ * lw_gpu_kernel::lane):
  *   - the launch's x extent is 32 times the body's (checked against the target's threads per
  *     block when constant), the body's threadIdx.x is the hardware one / 32 and lane is % 32;
  *   - every other store to a global or shared buffer is `if (laneid == 0) store`.
@@ -19,7 +20,7 @@
 #include "gpu_lower.h"
 
 static int find_mma(ir_visitor *v, te_expr *e) {
-  if (e->kind == IR_CALL && e->u.call == IR_INTRIN_MMA_M16N8K16) {
+  if (ir_is_mma_call(e)) {
     *(bool *)v->data = true;
     return IR_ABORT;
   }
@@ -36,8 +37,7 @@ static bool has_mma(ir_stmt *s) {
 
 static ir_stmt *lane0_store(ir_mutator *m, ir_stmt *s) {
   te_expr *lane = m->data, *v = s->exprs[0];
-  if (s->u.buffer->scope == TE_SCOPE_LOCAL ||
-      (v->kind == IR_CALL && v->u.call == IR_INTRIN_MMA_M16N8K16))
+  if (s->u.buffer->scope == TE_SCOPE_LOCAL || ir_is_mma_call(v))
     return s;
   return ir_if(ir_binary(IR_EQ, lane, ir_i64(m->ctx, 0)), s, NULL);
 }
@@ -48,7 +48,7 @@ static bool make_warp_kernel(lw_pass_ctx *p, lw_gpu_kernel *k) {
   if (ir_is_const_int(k->block[0], &x) && ir_is_const_int(k->block[1], &y) &&
       ir_is_const_int(k->block[2], &z) && 32 * x * y * z > p->target->max_threads_per_block) {
     ir_error(ctx, TE_ERR_SCHEDULE,
-             "%s: kernel '%s': its tensor-core tile (mma_m16n8k16) runs a warp of 32 hardware "
+             "%s: kernel '%s': its tensor-core tile (mma.sync) runs a warp of 32 hardware "
              "threads for each of its %lld threads: %lld threads a block exceed the target's %d "
              "(target '%s'); bind fewer threads",
              p->api, k->name, (long long)(x * y * z), (long long)(32 * x * y * z),

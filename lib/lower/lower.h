@@ -175,9 +175,10 @@ ir_stmt *lw_simplify(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_loop_partition(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_vectorize(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_tensorize(lw_pass_ctx *, ir_stmt *);
-/* tensorize_mma.c: the nest of a loop marked "mma_m16n8k16" as one mma store; NULL with the
-   error recorded when it does not match. */
-ir_stmt *lw_tensorize_mma(lw_pass_ctx *, ir_analyzer *, te_iter *, ir_stmt *loop);
+/* tensorize_mma.c: the nest of a loop marked "mma_m16n8k16" or "mma_m16n8k32" (id) as one mma
+   store; NULL with the error recorded when it does not match. */
+ir_stmt *lw_tensorize_mma(lw_pass_ctx *, ir_analyzer *, te_iter *, ir_tensor_intrin id,
+                          ir_stmt *loop);
 ir_stmt *lw_unroll(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_prefetch(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_remove_likely(lw_pass_ctx *, ir_stmt *);

@@ -292,8 +292,8 @@ static ir_stmt *tz_attr(ir_mutator *m, ir_stmt *s) {
     return ir_mutate_stmt_children(m, s);
   te_iter *it = s->u.attr.node;
   int64_t id = 0;
-  if (ir_is_const_int(s->exprs[0], &id) && id == IR_TENSOR_INTRIN_MMA_M16N8K16) {
-    ir_stmt *r = lw_tensorize_mma(t->p, t->an, it, s->stmts[0]); /* tensorize_mma.c */
+  if (ir_is_const_int(s->exprs[0], &id) && ir_tensor_intrin_is_mma(id)) {
+    ir_stmt *r = lw_tensorize_mma(t->p, t->an, it, (ir_tensor_intrin)id, s->stmts[0]);
     t->failed = t->failed || !r;
     return r;
   }

@@ -415,10 +415,10 @@ static te_status tensorize_impl(te_stage *st, te_iter *it, const char *intrinsic
   if (id == IR_TENSOR_INTRIN_NONE)
     return ir_error(ctx, TE_ERR_UNSUPPORTED,
                     "%s: stage '%s': unknown instruction '%s' (known: vpdpbusd, vdpbf16ps, "
-                    "mma_m16n8k16)",
+                    "mma_m16n8k16, mma_m16n8k32)",
                     fn, st->name, intrinsic ? intrinsic : "(null)");
-  /* mma_m16n8k16 marks the outermost of its three tile loops, which may be a data loop */
-  if (id != IR_TENSOR_INTRIN_MMA_M16N8K16 && it->type != SCH_ITER_REDUCE)
+  /* an mma marks the outermost of its three tile loops, which may be a data loop */
+  if (!ir_tensor_intrin_is_mma(id) && it->type != SCH_ITER_REDUCE)
     return ir_error(
         ctx, TE_ERR_SCHEDULE,
         "%s: stage '%s': loop '%s' is a data-parallel loop; %s sums over a reduce "

@@ -212,8 +212,9 @@ class Stage:
 
     def tensorize(self, var, intrinsic):
         """Maps reduce loop ``var`` (extent 4, or 2) and the vector update inside it onto one
-        instruction (te_tensorize), "vpdpbusd" or "vdpbf16ps"; a loop that does not match raises
-        ScheduleError when the schedule is built."""
+        instruction (te_tensorize), "vpdpbusd" or "vdpbf16ps"; or, on cuda, the outermost loop of
+        a tensor-core tile onto "mma_m16n8k16" (f16/bf16) or "mma_m16n8k32" (s8/u8); a loop that
+        does not match raises ScheduleError when the schedule is built."""
         self._check(L.te_tensorize(self._p, self._iter(var, "te_tensorize"),
                                    _lib.encode(intrinsic)), "te_tensorize")
 

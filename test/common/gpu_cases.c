@@ -97,14 +97,16 @@ bool gpu_case_matmul(te_ctx *ctx, gpu_case *c) {
   return finish(c, "gpu_matmul", s, 3, (te_tensor *const[]){a, b, out});
 }
 
-bool gpu_case_mma_gemm(te_ctx *ctx, gpu_case *c, te_dtype in, int64_t m, int64_t n, int64_t kk,
-                       int64_t k_split, int64_t tiles_per_warp) {
+/* C = sum acc(A) * acc(B) in tiles of 16 x 8 x k_split, tensorized as insn. */
+static bool mma_gemm(te_ctx *ctx, gpu_case *c, te_dtype a_t, te_dtype b_t, te_dtype acc,
+                     const char *insn, int64_t m, int64_t n, int64_t kk, int64_t k_split,
+                     int64_t tiles_per_warp) {
   te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
   te_expr *M = te_int(ctx, m), *N = te_int(ctx, n), *K = te_int(ctx, kk);
   te_expr *k = te_reduce_axis(ctx, "k", te_int(ctx, 0), K);
-  te_tensor *a = te_placeholder(ctx, "A", in, 2, E(M, K));
-  te_tensor *b = te_placeholder(ctx, "B", in, 2, E(K, N));
-  te_expr *prod = te_mul(te_cast(TE_F32, TE_AT(a, i, k)), te_cast(TE_F32, TE_AT(b, k, j)));
+  te_tensor *a = te_placeholder(ctx, "A", a_t, 2, E(M, K));
+  te_tensor *b = te_placeholder(ctx, "B", b_t, 2, E(K, N));
+  te_expr *prod = te_mul(te_cast(acc, TE_AT(a, i, k)), te_cast(acc, TE_AT(b, k, j)));
   te_tensor *out = te_compute(ctx, "C", 2, E(M, N), E(i, j), TE_SUM(prod, k));
   te_schedule *s = out ? te_schedule_new(ctx, 1, (te_tensor *const[]){out}) : NULL;
   te_stage *sc = s ? te_stage_of(s, out) : NULL;
@@ -123,10 +125,20 @@ bool gpu_case_mma_gemm(te_ctx *ctx, gpu_case *c, te_dtype in, int64_t m, int64_t
     r[4] = te_reorder(sc, 7, (te_iter *const[]){io, jb, jwo, ko, ii, ji, ki});
   }
   te_status r2[4] = {te_bind(sc, io, TE_BLOCK_Y), te_bind(sc, jb, TE_BLOCK_X),
-                     te_bind(sc, jwo, TE_THREAD_X), te_tensorize(sc, ii, "mma_m16n8k16")};
+                     te_bind(sc, jwo, TE_THREAD_X), te_tensorize(sc, ii, insn)};
   if (!ok_all(r, 5) || !ok_all(r2, 4))
     return false;
   return finish(c, "gpu_mma", s, 3, (te_tensor *const[]){a, b, out});
+}
+
+bool gpu_case_mma_gemm(te_ctx *ctx, gpu_case *c, te_dtype in, int64_t m, int64_t n, int64_t kk,
+                       int64_t k_split, int64_t tiles_per_warp) {
+  return mma_gemm(ctx, c, in, in, TE_F32, "mma_m16n8k16", m, n, kk, k_split, tiles_per_warp);
+}
+
+bool gpu_case_mma_int8(te_ctx *ctx, gpu_case *c, te_dtype a, te_dtype b, int64_t m, int64_t n,
+                       int64_t kk, int64_t k_split, int64_t tiles_per_warp) {
+  return mma_gemm(ctx, c, a, b, TE_I32, "mma_m16n8k32", m, n, kk, k_split, tiles_per_warp);
 }
 
 bool gpu_case_mma_f16(te_ctx *ctx, gpu_case *c) {

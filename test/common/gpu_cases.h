@@ -50,6 +50,10 @@ bool gpu_case_mma_bf16(te_ctx *, gpu_case *);
    schedule with 4). */
 bool gpu_case_mma_gemm(te_ctx *, gpu_case *, te_dtype in, int64_t m, int64_t n, int64_t k,
                        int64_t k_split, int64_t tiles_per_warp);
+/* The same nest as an 8-bit integer GEMM accumulating in i32, A of dtype a and B of b (each s8
+   or u8 for the instruction), te_tensorize(C, i.inner, "mma_m16n8k32"); k_split 32 matches. */
+bool gpu_case_mma_int8(te_ctx *, gpu_case *, te_dtype a, te_dtype b, int64_t m, int64_t n,
+                       int64_t k, int64_t k_split, int64_t tiles_per_warp);
 
 /* All of them, by name. */
 typedef struct gpu_case_entry {

@@ -145,3 +145,22 @@ Test(lowp_acc_errors, float_accumulator_must_hold_the_inputs) {
   cr_assert_not_null(te_op_matmul_acc(tt_ctx, G, H, 0, 0, TE_F32, NULL));
   cr_assert_not_null(te_op_matmul_acc(tt_ctx, A, B, 0, 0, TE_F64, NULL));
 }
+
+/* f16 dot products are a documented limit (docs/low-precision.md): no CPU instruction for them is
+   known, so asking for AVX10.2's vdpphps is refused by name rather than silently run as plain
+   vector code. */
+Test(lowp_acc_errors, f16_dot_product_instruction_is_unknown) {
+  te_expr *i = te_var(tt_ctx, "i");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, 32));
+  te_tensor *a = tt_placeholder("A", TE_F16, 2, TT_SHAPE(16, 32));
+  te_expr *body = te_mul(te_cast(TE_F32, TE_AT(a, i, k)), te_cast(TE_F32, TE_AT(a, i, k)));
+  te_tensor *c =
+      TT_NN(te_compute(tt_ctx, "C", 1, TE_EXPRS(te_int(tt_ctx, 16)), TE_EXPRS(i), TE_SUM(body, k)));
+  te_schedule *s = tt_schedule1(c);
+  te_stage *st = tt_stage(s, c);
+  te_iter *ko, *ki;
+  TT_OK(te_split(st, TT_NN(te_reduce_iter(st, 0)), 2, &ko, &ki));
+  cr_assert_eq(te_tensorize(st, ki, "vdpphps"), TE_ERR_UNSUPPORTED);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "unknown instruction 'vdpphps'", "vdpbf16ps",
+                "mma_m16n8k32");
+}

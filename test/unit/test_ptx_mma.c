@@ -1,8 +1,10 @@
-/* test_ptx_mma.c — te_tensorize(stage, loop, "mma_m16n8k16") on the cuda target, without a GPU.
+/* test_ptx_mma.c — te_tensorize(stage, loop, "mma_m16n8k16") and "mma_m16n8k32" (s8/u8 into
+ * s32) on the cuda target, without a GPU.
  *
  *   - the lowered kernel: the tile nest is one mma_m16n8k16 store, the kernel runs a warp per
  *     thread (4 warps: 128 hardware threads a block), its other stores in lane 0;
- *   - the PTX for sm_80 and sm_90 holds mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16} and
+ *   - the PTX for sm_80 and sm_90 holds mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}
+ *     (m16n8k32.row.col.s32.{s8,u8}.{s8,u8}.s32 for the integer tile) and
  *     bar.warp.sync, and ptxas assembles it (a skip line without ptxas, a failure under
  *     TE_REQUIRE=ptxas);
  *   - numerics by emulation (nothing here runs on a GPU): the lowered kernel body is
@@ -10,7 +12,8 @@
  *     each mma store emulated as 32 lanes that gather their fragments with the back end's
  *     layout (codegen/ptx_mma.h), a "tensor core" that reads the fragments back through the
  *     PTX ISA's layout as the ISA writes it (conditions, not ptx_mma.h's bit tricks) and
- *     scatters D; the result is compared with a plain f64 GEMM of the same f16/bf16 inputs.
+ *     scatters D; the result is compared with a plain f64 GEMM of the same f16/bf16 inputs
+ *     (an exact int64 GEMM of the 8-bit inputs for m16n8k32).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -43,10 +46,22 @@ static void isa_c(int lane, int i, int *row, int *col) {
   *col = t * 2 + (i & 1);
 }
 
+/* m16n8k32 with .s8/.u8 inputs */
+static void isa8_a(int lane, int i, int *row, int *col) {
+  int g = lane >> 2, t = lane % 4;
+  *row = (i < 4 || (i >= 8 && i < 12)) ? g : g + 8;
+  *col = i < 8 ? t * 4 + (i & 3) : t * 4 + (i & 3) + 16;
+}
+static void isa8_b(int lane, int i, int *row, int *col) {
+  int g = lane >> 2, t = lane % 4;
+  *row = i < 4 ? t * 4 + (i & 3) : t * 4 + (i & 3) + 16;
+  *col = g;
+}
+
 typedef void (*pos_fn)(int, int, int *, int *);
 
 static void check_layout(const char *what, pos_fn te, pos_fn isa, int elems, int rows, int cols) {
-  int seen[16][16] = {{0}};
+  int seen[32][32] = {{0}};
   for (int lane = 0; lane < 32; lane++)
     for (int i = 0; i < elems; i++) {
       int r, c, r2, c2;
@@ -66,6 +81,11 @@ Test(mma_layout, fragments_match_isa_and_cover_each_element_once) {
   check_layout("A", ptx_mma_a_pos, isa_a, PTX_MMA_A_ELEMS, 16, 16);
   check_layout("B", ptx_mma_b_pos, isa_b, PTX_MMA_B_ELEMS, 16, 8);
   check_layout("C", ptx_mma_c_pos, isa_c, PTX_MMA_C_ELEMS, 16, 8);
+}
+
+Test(mma_layout, int8_fragments_match_isa_and_cover_each_element_once) {
+  check_layout("A (m16n8k32)", ptx_mma8_a_pos, isa8_a, PTX_MMA8_A_ELEMS, 16, 32);
+  check_layout("B (m16n8k32)", ptx_mma8_b_pos, isa8_b, PTX_MMA8_B_ELEMS, 32, 8);
 }
 
 /* ---- an interpreter of one kernel's body ---- */
@@ -123,7 +143,59 @@ static double eval_f(interp *in, te_expr *e) {
 /* The warp's mma: 32 lanes gather with te's layout, the "hardware" reads the registers with the
    ISA's, f32 products of the 16-bit inputs summed in f32 (a tensor core sums with at least f32
    precision; the test's tolerance covers the order). */
+/* m16n8k32: the same with 16 bytes of A and 8 of B a lane, products and sums in i32 (wrapping;
+   computed in int64 and wrapped once, the same modulo 2^32). */
+static void emulate_mma8(interp *in, ir_stmt *s) {
+  te_expr *const *a = s->exprs[0]->args;
+  int64_t c0 = eval_i(in, a[0]->args[0]), a0 = eval_i(in, a[3]->args[0]),
+          b0 = eval_i(in, a[6]->args[0]);
+  int64_t cs[2] = {eval_i(in, a[1]), eval_i(in, a[2])},
+          as[2] = {eval_i(in, a[4]), eval_i(in, a[5])},
+          bs[2] = {eval_i(in, a[7]), eval_i(in, a[8])};
+  int64_t fa[32][16], fb[32][8], fc[32][4];
+  for (int lane = 0; lane < 32; lane++) {
+    int r, c;
+    for (int i = 0; i < 16; i++)
+      ptx_mma8_a_pos(lane, i, &r, &c),
+          fa[lane][i] = (int64_t)*mem_of(in->m, a[3]->u.buffer, a0 + r * as[0] + c * as[1]);
+    for (int i = 0; i < 8; i++)
+      ptx_mma8_b_pos(lane, i, &r, &c),
+          fb[lane][i] = (int64_t)*mem_of(in->m, a[6]->u.buffer, b0 + r * bs[0] + c * bs[1]);
+    for (int i = 0; i < 4; i++) {
+      ptx_mma_c_pos(lane, i, &r, &c);
+      double v = *mem_of(in->m, a[0]->u.buffer, c0 + r * cs[0] + c * cs[1]);
+      cr_assert(!isnan(v), "C[%d, %d] is read before it is written", r, c);
+      fc[lane][i] = (int64_t)v;
+    }
+  }
+  int64_t A[16][32], B[32][8], C[16][8];
+  for (int lane = 0; lane < 32; lane++) {
+    int r, c;
+    for (int i = 0; i < 16; i++)
+      isa8_a(lane, i, &r, &c), A[r][c] = fa[lane][i];
+    for (int i = 0; i < 8; i++)
+      isa8_b(lane, i, &r, &c), B[r][c] = fb[lane][i];
+    for (int i = 0; i < 4; i++)
+      isa_c(lane, i, &r, &c), C[r][c] = fc[lane][i];
+  }
+  for (int lane = 0; lane < 32; lane++)
+    for (int i = 0; i < 4; i++) {
+      int r, c;
+      isa_c(lane, i, &r, &c);
+      int64_t d = C[r][c];
+      for (int k = 0; k < 32; k++)
+        d += A[r][k] * B[k][c];
+      ptx_mma_c_pos(lane, i, &r, &c);
+      *mem_of(in->m, a[0]->u.buffer, c0 + r * cs[0] + c * cs[1]) = (double)(int32_t)(uint32_t)d;
+    }
+  in->mma_calls++;
+}
+
 static void emulate_mma(interp *in, ir_stmt *s) {
+  if (s->exprs[0]->u.call == IR_INTRIN_MMA_M16N8K32) {
+    emulate_mma8(in, s);
+    return;
+  }
   te_expr *const *a = s->exprs[0]->args;
   int64_t c0 = eval_i(in, a[0]->args[0]), a0 = eval_i(in, a[3]->args[0]),
           b0 = eval_i(in, a[6]->args[0]);
@@ -202,7 +274,7 @@ static void run_stmt(interp *in, ir_stmt *s) {
     return;
   case IR_S_STORE:
     cr_assert_eq(s->exprs[0]->dtype.lanes, 1);
-    if (s->exprs[0]->kind == IR_CALL && s->exprs[0]->u.call == IR_INTRIN_MMA_M16N8K16) {
+    if (ir_is_mma_call(s->exprs[0])) {
       emulate_mma(in, s);
       return;
     }
@@ -230,10 +302,26 @@ static lw_gpu_kernel *lower_mma(te_ctx *ctx, gpu_case *c, const char *target) {
   return &f->gpu->kernels[0];
 }
 
-static void check_numerics(te_dtype in_t, int64_t M, int64_t N, int64_t K, int64_t tiles) {
+/* A random non-zero value of an 8-bit integer dtype (s8: -128..127, u8: 1..255), else of the
+   16-bit float dtype. */
+static double random_input(te_dtype t) {
+  if (t.bits == 8) {
+    int v = t.code == kDLInt ? rand() % 256 - 128 : rand() % 255 + 1;
+    return v == 0 ? 1 : v;
+  }
+  return tt_half_decode(t, tt_half_encode(t, (rand() % 2000 - 1000) / 250.0 + 0.001));
+}
+
+/* The emulated kernel against a plain GEMM: b_t TE_F32 (unused) for the f16/bf16 tile, else
+   the integer tile with A of in_t and B of b_t. */
+static void check_numerics_ab(te_dtype in_t, te_dtype b_t, int64_t M, int64_t N, int64_t K,
+                              int64_t tiles) {
+  bool int8 = in_t.bits == 8;
   te_ctx *ctx = te_ctx_new();
   gpu_case c;
-  cr_assert(gpu_case_mma_gemm(ctx, &c, in_t, M, N, K, 16, tiles), "%s", te_last_error(ctx));
+  cr_assert(int8 ? gpu_case_mma_int8(ctx, &c, in_t, b_t, M, N, K, 32, tiles)
+                 : gpu_case_mma_gemm(ctx, &c, in_t, M, N, K, 16, tiles),
+            "%s", te_last_error(ctx));
   ir_scratch_begin(ctx);
   lw_gpu_kernel *k = lower_mma(ctx, &c, "cuda");
   cr_assert_not_null(k->lane, "the kernel is not a warp kernel");
@@ -247,10 +335,10 @@ static void check_numerics(te_dtype in_t, int64_t M, int64_t N, int64_t K, int64
   double *A = malloc(sizeof(double) * (size_t)(M * K)),
          *B = malloc(sizeof(double) * (size_t)(K * N)),
          *C = malloc(sizeof(double) * (size_t)(M * N));
-  for (int64_t i = 0; i < M * K; i++) /* values of the 16-bit type, non-zero */
-    A[i] = tt_half_decode(in_t, tt_half_encode(in_t, (rand() % 2000 - 1000) / 250.0 + 0.001));
+  for (int64_t i = 0; i < M * K; i++) /* values of the inputs' types, non-zero */
+    A[i] = random_input(in_t);
   for (int64_t i = 0; i < K * N; i++)
-    B[i] = tt_half_decode(in_t, tt_half_encode(in_t, (rand() % 2000 - 1000) / 250.0 + 0.001));
+    B[i] = random_input(int8 ? b_t : in_t);
   for (int64_t i = 0; i < M * N; i++)
     C[i] = NAN; /* poisoned: every element must be written */
   for (int i = 0; i < k->nparams; i++) {
@@ -277,7 +365,8 @@ static void check_numerics(te_dtype in_t, int64_t M, int64_t N, int64_t K, int64
           in.vals[3].i = tx, in.vals[4].i = 0, in.vals[5].i = 0;
           run_stmt(&in, k->body);
         }
-  cr_expect_eq(in.mma_calls, (M / 16) * (N / 8) * (K / 16), "%d mma calls", in.mma_calls);
+  cr_expect_eq(in.mma_calls, (M / 16) * (N / 8) * (K / (int8 ? 32 : 16)), "%d mma calls",
+               in.mma_calls);
   int bad = 0;
   for (int64_t i = 0; i < M; i++)
     for (int64_t j = 0; j < N; j++) {
@@ -285,7 +374,8 @@ static void check_numerics(te_dtype in_t, int64_t M, int64_t N, int64_t K, int64
       for (int64_t q = 0; q < K; q++)
         ref += A[i * K + q] * B[q * N + j], mag += fabs(A[i * K + q] * B[q * N + j]);
       double got = C[i * N + j];
-      if (!(fabs(got - ref) <= 1e-5 * mag + 1e-6) && bad++ < 5)
+      bool ok = int8 ? got == ref : fabs(got - ref) <= 1e-5 * mag + 1e-6; /* integers exactly */
+      if (!ok && bad++ < 5)
         cr_expect_fail("C[%lld, %lld] = %g, expected %g", (long long)i, (long long)j, got, ref);
     }
   cr_expect_eq(bad, 0, "%d of %lld elements differ", bad, (long long)(M * N));
@@ -294,10 +384,18 @@ static void check_numerics(te_dtype in_t, int64_t M, int64_t N, int64_t K, int64
   te_ctx_free(ctx);
 }
 
+static void check_numerics(te_dtype in_t, int64_t M, int64_t N, int64_t K, int64_t tiles) {
+  check_numerics_ab(in_t, TE_F32, M, N, K, tiles);
+}
+
 Test(mma_emulated, gemm_f16_64) { check_numerics(TE_F16, 64, 64, 64, 1); }
 Test(mma_emulated, gemm_bf16_rectangular) { check_numerics(TE_BF16, 32, 96, 48, 1); }
 /* bench_gpu.c's schedule: 4 tiles a warp */
 Test(mma_emulated, gemm_f16_bench_schedule) { check_numerics(TE_F16, 32, 256, 64, 4); }
+Test(mma_emulated, gemm_s8_s8_64) { check_numerics_ab(TE_I8, TE_I8, 64, 64, 64, 1); }
+Test(mma_emulated, gemm_u8_u8_rectangular) { check_numerics_ab(TE_U8, TE_U8, 32, 96, 96, 1); }
+Test(mma_emulated, gemm_u8_s8_two_tiles_a_warp) { check_numerics_ab(TE_U8, TE_I8, 32, 64, 128, 2); }
+Test(mma_emulated, gemm_s8_u8) { check_numerics_ab(TE_I8, TE_U8, 16, 32, 32, 1); }
 
 /* ---- the PTX ---- */
 
@@ -334,6 +432,26 @@ Test(ptx_mma, f16_sm80_sm90) {
 }
 Test(ptx_mma, bf16_sm80_sm90) {
   check_ptx(gpu_case_mma_bf16, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+}
+
+static bool case_s8s8(te_ctx *ctx, gpu_case *c) {
+  return gpu_case_mma_int8(ctx, c, TE_I8, TE_I8, 64, 64, 64, 32, 1);
+}
+static bool case_u8u8(te_ctx *ctx, gpu_case *c) {
+  return gpu_case_mma_int8(ctx, c, TE_U8, TE_U8, 64, 64, 64, 32, 2);
+}
+static bool case_u8s8(te_ctx *ctx, gpu_case *c) {
+  return gpu_case_mma_int8(ctx, c, TE_U8, TE_I8, 32, 64, 96, 32, 1);
+}
+
+Test(ptx_mma, s8_sm80_sm90) {
+  check_ptx(case_s8s8, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32");
+}
+Test(ptx_mma, u8_sm80_sm90) {
+  check_ptx(case_u8u8, "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32");
+}
+Test(ptx_mma, u8_s8_sm80_sm90) {
+  check_ptx(case_u8s8, "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32");
 }
 
 Test(ptx_mma, lowered_text_shows_the_warp_kernel) {
