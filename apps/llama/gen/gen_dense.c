@@ -7,7 +7,12 @@
  *   matvec (generation, one token): one row at a time (one stream of W), its reduction split
  *       by 32 (f32) or 64 (bf16) instead of 16: 2 or 4 vectors of partial sums, independent
  *       FMA chains, so that the row is read as fast as memory delivers it (one chain of 4-cycle
- *       FMAs is slower than memory for bf16); the kernel streams W once: memory-bound;
+ *       FMAs is slower than memory for bf16); the kernel streams W once: memory-bound. The
+ *       row's 32 or 64 partial sums are then added as a tree (tree(): one te_rfactor per level,
+ *       each a vector add of two halves), not as one chain of scalar adds, which at bf16 and
+ *       k = 768 took longer than reading the row. Row blocks (2 or 4 rows at once) measured
+ *       slower: four interleaved streams instead of one; te's prefetch pragma too (the
+ *       prefetches kept the loop from being split into its full and masked parts);
  *   matmul (the prompt, T tokens at once): 4 tokens x 4 rows, 16 accumulators, inside blocks of
  *       16 rows of W that stay in cache while every token passes over them, so W is read from
  *       memory once per prompt instead of once per token.
@@ -18,7 +23,10 @@
  * The same kernels exist with bf16 weights (tl_bf16_*): W is read as bf16 (half the bytes of the
  * memory-bound matrix-vector products) and widened to f32 in registers (te_cast: a shift of
  * each 16-bit value into the upper half of an f32 lane), so the arithmetic and its order are the
- * f32 kernels'.
+ * f32 kernels'. Not vdpbf16ps (te_tensorize): it needs the activations in bf16 too, which moves
+ * the logits by about bf16's rounding (the tests hold the bf16 kernels to 1e-4 of the reference
+ * on the same weights), and a hand-written probe streamed a 768 x 768 bf16 matrix only 5-10%
+ * faster with it than with the widening (35 against 33 GB/s per CPU second, one thread).
  */
 #include "gen.h"
 
@@ -72,13 +80,36 @@ static te_status factor(te_schedule *s, te_tensor *p, int64_t lanes, te_tensor *
   return te_rfactor(s, p, ki, te_tensor_ndim(p), rf);
 }
 
+enum { MAX_TREE = 8 };
+/* The lanes of a matrix-vector product's partial sums added as a tree: each level is one more
+   te_rfactor, which halves the lanes (2 x L/2 -> L/2, one vector add), down to one. Left to the
+   product's own reduction, the lanes are a chain of 64 dependent scalar adds a row, which at
+   bf16 took longer than streaming the row (0.88 of the bandwidth at k = 768; the tree brings
+   the adds a row to 6 levels). tree[] gets the levels' stages, widest first. */
+static te_status tree(te_schedule *s, te_tensor *p, int64_t lanes, te_tensor **levels, int *n) {
+  *n = 0;
+  for (; lanes > 2 && *n < MAX_TREE; lanes /= 2) {
+    te_stage *st = te_stage_of(s, p);
+    te_iter *o, *i;
+    TRY(te_split(st, te_reduce_iter(st, 0), lanes / 2, &o, &i));
+    TRY(te_rfactor(s, p, i, te_tensor_ndim(p), &levels[(*n)++]));
+  }
+  return TE_OK;
+}
+
 /* Places a product and its partial sums at the output's loop `at`, and blocks the partial sums
-   into registers: ko outermost, then the (tokens x) rows, the lanes vectorized. */
+   into registers: ko outermost, then the (tokens x) rows, the lanes vectorized; the tree's
+   levels after them, vectorized. */
 static te_status place(te_schedule *s, te_stage *out, te_iter *at, te_tensor *p, te_tensor *rf,
-                       int batched) {
+                       int batched, te_tensor *const *levels, int nlevels) {
   te_stage *ps = te_stage_of(s, p), *rs = te_stage_of(s, rf);
   if (ps != out)
     TRY(te_compute_at(ps, out, at));
+  for (int l = nlevels - 1; l >= 0; l--) { /* readers first: the narrowest level */
+    te_stage *ls = te_stage_of(s, levels[l]);
+    TRY(te_compute_at(ls, out, at));
+    TRY(te_vectorize(ls, te_axis(ls, 1))); /* the row, then the lanes */
+  }
   TRY(te_compute_at(rs, out, at));
   te_iter *ko = te_reduce_iter(rs, 0);
   te_iter *ro, *ri, *to, *ti;
@@ -135,10 +166,16 @@ static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batche
   /* bf16 matrix-vector products: 4 vectors of partial sums (four independent FMA chains); with
      one, a 4-cycle FMA per 32 bytes of bf16 weights is slower than memory */
   int64_t lanes = batched ? LANES : !te_dtype_eq(wtype, TE_F32) ? BF16_MV_LANES : F32_MV_LANES;
-  te_tensor *rf1, *rf3 = NULL;
+  te_tensor *rf1, *rf3 = NULL, *t1[MAX_TREE], *t3[MAX_TREE];
+  int n1 = 0, n3 = 0;
   TRY(factor(s, p1, lanes, &rf1));
   if (p3)
     TRY(factor(s, p3, lanes, &rf3));
+  if (!batched) {
+    TRY(tree(s, p1, lanes, t1, &n1));
+    if (p3)
+      TRY(tree(s, p3, lanes, t3, &n3));
+  }
   te_stage *ys = te_stage_of(s, y);
   te_iter *at, *io, *ii;
   if (batched) { /* rows of W in blocks of 16, tokens by 4, then rows by 4 */
@@ -155,9 +192,9 @@ static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batche
     at = iio;
   }
   TRY(te_parallel(ys, io));
-  TRY(place(s, ys, at, p1, rf1, batched));
+  TRY(place(s, ys, at, p1, rf1, batched, t1, n1));
   if (p3)
-    TRY(place(s, ys, at, p3, rf3, batched));
+    TRY(place(s, ys, at, p3, rf3, batched, t3, n3));
 
   te_tensor *args[5];
   int na = 0;
