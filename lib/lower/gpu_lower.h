@@ -66,6 +66,14 @@ te_expr *lw_gpu_tree_apply(lw_pass_ctx *, const lw_gpu_tree *t, te_expr *f, te_e
 ir_stmt *lw_gpu_tree_warp(lw_pass_ctx *, const lw_gpu_kernel *k, ir_stmt *s, const lw_gpu_tree *t,
                           te_expr *f, int64_t n);
 
+/* gpu_tree_subgroup.c (vulkan): whether the tree can use subgroup operations (f is a sum,
+   product, max or min of a 32/64-bit scalar, every thread of the block holds a partial), and
+   the statement `if (has_subgroup_ops()) { subgroup reduction } else { fallback }` replacing s;
+   NULL on failure. */
+bool lw_gpu_tree_subgroup_ok(const lw_gpu_kernel *k, const lw_gpu_tree *t, te_expr *f, int64_t n);
+ir_stmt *lw_gpu_tree_subgroup(lw_pass_ctx *, const lw_gpu_kernel *k, ir_stmt *s,
+                              const lw_gpu_tree *t, te_expr *f, ir_stmt *fallback);
+
 /* True when s holds a tensor-core call (mma_m16n8k16; gpu_warp.c). */
 bool lw_gpu_has_mma(ir_stmt *s);
 

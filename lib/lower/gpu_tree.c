@@ -20,7 +20,9 @@
  * tolerance of a reordered sum). The steps are straight-line code at the kernel's top level,
  * so every barrier is in block-uniform control flow (gpu.h). On cuda the matched statement
  * becomes warp shuffles instead (gpu_tree_warp.c), except in a kernel holding a tensor-core
- * tile (a warp per thread, gpu_warp.c), which keeps the shared-memory steps.
+ * tile (a warp per thread, gpu_warp.c), which keeps the shared-memory steps. On vulkan a sum,
+ * product, max or min over partials of every thread of the block also gets a subgroup form,
+ * chosen at run time by the device's support (gpu_tree_subgroup.c).
  */
 #include "gpu_lower.h"
 #include "target/target.h"
@@ -175,8 +177,13 @@ ir_stmt *lw_gpu_tree_reductions(lw_pass_ctx *p, lw_gpu_kernel *k, ir_stmt *body)
       later_use = stmt_uses_buffer(body->stmts[j], t.sh);
     if (later_use)
       continue;
-    items[i] = use_warps ? lw_gpu_tree_warp(p, k, s, &t, f, extent) /* gpu_tree_warp.c */
-                         : tree_build(p, k, s, &t, f, extent);
+    if (use_warps)
+      items[i] = lw_gpu_tree_warp(p, k, s, &t, f, extent); /* gpu_tree_warp.c */
+    else {
+      items[i] = tree_build(p, k, s, &t, f, extent);
+      if (items[i] && p->target->kind == TG_VULKAN && lw_gpu_tree_subgroup_ok(k, &t, f, extent))
+        items[i] = lw_gpu_tree_subgroup(p, k, s, &t, f, items[i]); /* gpu_tree_subgroup.c */
+    }
     if (!items[i])
       return NULL;
     changed = true;
