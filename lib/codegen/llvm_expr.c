@@ -340,6 +340,14 @@ LLVMValueRef cg_expr(cg_llvm *cg, te_expr *e) {
   case IR_CALL:
     if (e->u.call == IR_INTRIN_IF_THEN_ELSE)
       return cg_if_then_else(cg, e);
+    if (e->u.call == IR_INTRIN_WARP_SHUFFLE_XOR) {
+      if (cg->warp_shuffle)
+        return cg->warp_shuffle(cg, e);
+      ir_error(cg->ctx, TE_ERR_INTERNAL,
+               "internal: codegen: kernel '%s': warp_shuffle_xor outside a cuda kernel",
+               cg->kernel ? cg->kernel : "?");
+      return NULL;
+    }
     return e->u.call == IR_INTRIN_PREFETCH ? cg_prefetch(cg, e->args[0]) : cg_call(cg, e);
   case IR_LOAD:
     return cg_load(cg, e);

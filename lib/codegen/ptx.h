@@ -8,6 +8,7 @@
  *                 local buffers as allocas, barriers; the body through the CPU back end's
  *                 statement and expression code (llvm_stmt.c, llvm_expr.c, llvm_mem.c)
  *   ptx_mma.c     te_tensorize's mma_m16n8k16/k32 as mma.sync (fragment layouts: ptx_mma.h)
+ *   ptx_shuffle.c warp_shuffle_xor (the warp trees of gpu_tree_warp.c) as shfl.sync.bfly
  *   ptx_math.c    which math calls a kernel may make (all with libdevice; without it a few)
  *   ptx_libdevice.c  math calls as calls of NVIDIA's libdevice, linked into the module
  *   ptx_host.c    the host entry's body: device temporaries, launch dimensions, launches
@@ -38,6 +39,9 @@ te_status cg_ptx_link_libdevice(cg_llvm *);
 
 /* ptx_mma.c: the cg_llvm.tensor_store hook: a store of an mma call as the warp's mma.sync. */
 bool cg_ptx_mma_store(cg_llvm *, ir_stmt *);
+
+/* ptx_shuffle.c: the cg_llvm.warp_shuffle hook: warp_shuffle_xor as shfl.sync.bfly.b32. */
+LLVMValueRef cg_ptx_warp_shuffle(cg_llvm *, te_expr *call);
 
 /* ptx_kernel.c: writes kernel k into cg's (NVPTX) module. */
 bool cg_ptx_kernel(cg_llvm *, const lw_gpu_kernel *k);

@@ -7,6 +7,7 @@
  *   spirv_expr.c    expressions: arithmetic, comparisons, logic, select, loads, lets
  *   spirv_cast.c    casts and the 32-bit form of i64 indices (see "Index arithmetic")
  *   spirv_math.c    math calls through GLSL.std.450 (and what it lacks: erf, round, pow's cases)
+ *   spirv_subgroup.c  subgroup reductions, elect, SubgroupId / NumSubgroups (GroupNonUniform)
  *   spirv_stmt.c    statements: structured control flow (OpSelectionMerge / OpLoopMerge),
  *                   stores, lets, barriers
  *   spirv_kernel.c  the kernel's interface (storage buffers in set 0, the push-constant block,
@@ -56,7 +57,10 @@ enum {
   CG_SPV_INT8 = 1 << 3,
   CG_SPV_STORAGE8 = 1 << 4,
   CG_SPV_STORAGE16 = 1 << 5,
-  CG_SPV_FLOAT16 = 1 << 6 /* an f16 type: the Float16 capability, the device's shaderFloat16 */
+  CG_SPV_FLOAT16 = 1 << 6, /* an f16 type: the Float16 capability, the device's shaderFloat16 */
+  /* subgroup operations (spirv_subgroup.c): GroupNonUniform and GroupNonUniformArithmetic, the
+     device's subgroups supporting basic and arithmetic operations in compute shaders */
+  CG_SPV_SUBGROUP = 1 << 7
 };
 
 /* An emitted value: its id and, for i64 dtypes, whether it is held in 32 bits (see above). */
@@ -105,6 +109,9 @@ typedef struct cg_spv {
                      store, barrier and binding) */
   uint32_t block; /* the current block's label; 0 after a terminator */
   uint32_t t_void, t_bool, t_i32, t_u32;
+  /* has_subgroup_ops() (intrinsics.def): which side of such an IF this module is written with */
+  bool subgroups;
+  uint32_t subgroup_id_var, num_subgroups_var; /* built-in Input variables, 0 until used */
 } cg_spv;
 
 void cg_spv_init(cg_spv *, te_ctx *, const char *kernel);
@@ -170,6 +177,9 @@ cg_spv_val cg_spv_int_op(cg_spv *, te_expr *);
    (OpSelectionMerge) whose branches evaluate only the chosen side, joined by an OpPhi. */
 cg_spv_val cg_spv_select_branchy(cg_spv *, te_expr *e, uint32_t c);
 void cg_spv_cache_clear(cg_spv *);
+/* The subgroup intrinsics (spirv_subgroup.c): which calls they are, and a call's value. */
+bool cg_spv_is_subgroup_op(ir_intrin);
+cg_spv_val cg_spv_subgroup_op(cg_spv *, te_expr *);
 /* Binds var (value or pointer); returns the previous binding (NULL when none). */
 cg_spv_binding *cg_spv_bind(cg_spv *, te_expr *var, cg_spv_binding *b);
 /* The element pointer of buffer[index] (the index as i32). */
@@ -189,12 +199,17 @@ typedef struct cg_spv_push {
 } cg_spv_push;
 te_status cg_spv_push_layout(te_ctx *, const lw_gpu_kernel *, cg_spv_push *out);
 
-/* One compiled kernel: SPIR-V words (malloc'd) and what the host needs to launch it. */
+/* One compiled kernel: SPIR-V words (malloc'd) and what the host needs to launch it. A kernel
+   whose body asks has_subgroup_ops() is written twice: words with subgroup operations, and
+   plain_words (malloc'd; NULL for other kernels) without, for devices lacking them. */
 typedef struct cg_spv_kernel {
   uint32_t *words;
   size_t nwords;
   unsigned features; /* CG_SPV_* */
-  int64_t local[3];  /* LocalSize */
+  uint32_t *plain_words;
+  size_t plain_nwords;
+  unsigned plain_features;
+  int64_t local[3]; /* LocalSize */
   cg_spv_push push;
 } cg_spv_kernel;
 

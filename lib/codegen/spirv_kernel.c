@@ -156,7 +156,7 @@ static te_status kernel_push(cg_spv *s, const lw_gpu_kernel *k, const cg_spv_pus
 
 /* WorkgroupId / LocalInvocationId components for the kernel's index variables. Returns the
    number of Input variables written to iface. */
-static int kernel_builtins(cg_spv *s, const lw_gpu_kernel *k, uint32_t iface[2]) {
+static int kernel_builtins(cg_spv *s, const lw_gpu_kernel *k, uint32_t iface[4]) {
   uint32_t uvec3 = cg_spv_type(s, SpvOpTypeVector, 2, (uint32_t[]){s->t_u32, 3});
   uint32_t pin = cg_spv_t_ptr(s, SpvStorageClassInput, uvec3);
   int n = 0;
@@ -240,7 +240,7 @@ static te_status kernel_local_size(te_ctx *ctx, const lw_gpu_kernel *k, int64_t 
 
 /* Everything up to the body: types, interface, the function's entry block. */
 static te_status kernel_prologue(cg_spv *s, const lw_gpu_kernel *k, cg_spv_kernel *out,
-                                 uint32_t iface[2], int *niface) {
+                                 uint32_t iface[4], int *niface) {
   s->t_void = cg_spv_type(s, SpvOpTypeVoid, 0, NULL);
   s->t_bool = cg_spv_type(s, SpvOpTypeBool, 0, NULL);
   s->t_i32 = cg_spv_t_int(s, 32, true);
@@ -288,15 +288,17 @@ static void kernel_entry_point(cg_spv *s, const char *name, const uint32_t *ifac
   cg_spv_op(s, &s->entry, SpvOpEntryPoint, 2 + (int)len + niface, w);
 }
 
-te_status cg_spv_compile_kernel(te_ctx *ctx, const lw_gpu_kernel *k, bool validate,
-                                cg_spv_kernel *out) {
+/* One module of the kernel: with subgroups, the then-side of each has_subgroup_ops() IF. */
+static te_status compile_one(te_ctx *ctx, const lw_gpu_kernel *k, bool validate, bool subgroups,
+                             cg_spv_kernel *out) {
   *out = (cg_spv_kernel){0};
   te_status st = kernel_local_size(ctx, k, out->local);
   if (st != TE_OK)
     return st;
   cg_spv s;
   cg_spv_init(&s, ctx, k->name);
-  uint32_t iface[2];
+  s.subgroups = subgroups;
+  uint32_t iface[4];
   int niface = 0;
   st = kernel_prologue(&s, k, out, iface, &niface);
   if (st == TE_OK && !cg_spv_stmt(&s, k->body))
@@ -305,6 +307,10 @@ te_status cg_spv_compile_kernel(te_ctx *ctx, const lw_gpu_kernel *k, bool valida
     if (s.block)
       cg_spv_op(&s, &s.code, SpvOpReturn, 0, NULL);
     cg_spv_op(&s, &s.code, SpvOpFunctionEnd, 0, NULL);
+    if (s.subgroup_id_var)
+      iface[niface++] = s.subgroup_id_var;
+    if (s.num_subgroups_var)
+      iface[niface++] = s.num_subgroups_var;
     kernel_entry_point(&s, k->name, iface, niface);
     cg_spv_op(&s, &s.modes, SpvOpExecutionMode, 5,
               (uint32_t[]){s.fn, SpvExecutionModeLocalSize, (uint32_t)out->local[0],
@@ -325,4 +331,32 @@ te_status cg_spv_compile_kernel(te_ctx *ctx, const lw_gpu_kernel *k, bool valida
     out->words = NULL;
   }
   return st;
+}
+
+static int find_has_subgroup_ops(ir_visitor *v, te_expr *e) {
+  if (e->u.call != IR_INTRIN_HAS_SUBGROUP_OPS)
+    return IR_CONTINUE;
+  *(bool *)v->data = true;
+  return IR_ABORT;
+}
+
+te_status cg_spv_compile_kernel(te_ctx *ctx, const lw_gpu_kernel *k, bool validate,
+                                cg_spv_kernel *out) {
+  bool two = false;
+  ir_visitor v = {.data = &two};
+  v.expr[IR_CALL] = find_has_subgroup_ops;
+  ir_visit_stmt(&v, k->body);
+  te_status st = compile_one(ctx, k, validate, two, out);
+  if (st != TE_OK || !two)
+    return st;
+  cg_spv_kernel plain;
+  st = compile_one(ctx, k, validate, false, &plain);
+  if (st != TE_OK) {
+    free(out->words);
+    out->words = NULL;
+    return st;
+  }
+  out->plain_words = plain.words, out->plain_nwords = plain.nwords;
+  out->plain_features = plain.features;
+  return TE_OK;
 }

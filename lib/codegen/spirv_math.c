@@ -162,6 +162,8 @@ cg_spv_val cg_spv_call(cg_spv *s, te_expr *e) {
   }
   if (cg_spv_is_int_op(id))
     return cg_spv_int_op(s, e);
+  if (cg_spv_is_subgroup_op(id))
+    return cg_spv_subgroup_op(s, e);
   te_dtype t = e->dtype;
   if (ir_is_float(t) && t.bits == 64 && needs_f32(id)) {
     ir_error(s->ctx, TE_ERR_UNSUPPORTED,

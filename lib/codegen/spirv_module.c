@@ -334,6 +334,10 @@ uint32_t *cg_spv_finish(cg_spv *s, size_t *nwords) {
     add_capability(s, SpvCapabilityInt8);
   if (f & CG_SPV_STORAGE16)
     add_capability(s, SpvCapabilityStorageBuffer16BitAccess);
+  if (f & CG_SPV_SUBGROUP) {
+    add_capability(s, SpvCapabilityGroupNonUniform);
+    add_capability(s, SpvCapabilityGroupNonUniformArithmetic);
+  }
   if (f & CG_SPV_STORAGE8) {
     add_capability(s, SpvCapabilityStorageBuffer8BitAccess);
     cg_spv_op_str(s, &s->exts, SpvOpExtension, 0, NULL, "SPV_KHR_8bit_storage");

@@ -49,6 +49,12 @@ static bool spv_store(cg_spv *s, ir_stmt *st) {
 }
 
 static bool spv_if(cg_spv *s, ir_stmt *st) {
+  te_expr *cond = st->exprs[0];
+  if (cond->kind == IR_CALL && cond->u.call == IR_INTRIN_HAS_SUBGROUP_OPS) {
+    /* one side per module (spirv_kernel.c writes the kernel with each) */
+    ir_stmt *side = s->subgroups ? st->stmts[0] : st->nstmts > 1 ? st->stmts[1] : NULL;
+    return !side || cg_spv_stmt(s, side);
+  }
   cg_spv_val c = cg_spv_expr(s, st->exprs[0]);
   if (!c.id)
     return false;

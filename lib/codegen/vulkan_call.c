@@ -72,6 +72,8 @@ static const char *vk_missing_feature(unsigned need, const te_rt_vk_info *in) {
     return "16-bit storage buffers";
   if ((need & CG_SPV_FLOAT16) && !in->float16)
     return "shaderFloat16 (f16 values)";
+  if ((need & CG_SPV_SUBGROUP) && !in->subgroup_arith)
+    return "subgroup arithmetic in compute shaders";
   return NULL;
 }
 
@@ -86,7 +88,14 @@ static te_status vk_prepare(te_module *m) {
     cg_vk_kernel *k = &vm->kernels[i];
     if (k->pipe)
       continue;
-    const char *miss = vk_missing_feature(k->features, in);
+    const uint32_t *words = k->words;
+    size_t nwords = k->nwords;
+    unsigned features = k->features;
+    if (k->plain_words && (vk_missing_feature(features, in) || !in->subgroup_arith)) {
+      /* the module without subgroup operations */
+      words = k->plain_words, nwords = k->plain_nwords, features = k->plain_features;
+    }
+    const char *miss = vk_missing_feature(features, in);
     if (miss)
       return vk_fail(m, TE_ERR_UNSUPPORTED,
                      "device kernel '%s' needs %s, which Vulkan device "
@@ -106,8 +115,7 @@ static te_status vk_prepare(te_module *m) {
                      "device kernel '%s' uses %lld bytes of shared memory; Vulkan device '%s' "
                      "has %u",
                      k->name, (long long)k->shared_bytes, in->name, in->max_shared_bytes);
-    rc = te_rt_vk_kernel_new(k->name, k->words, k->nwords, k->name, k->nbuffers, k->push_bytes,
-                             &k->pipe);
+    rc = te_rt_vk_kernel_new(k->name, words, nwords, k->name, k->nbuffers, k->push_bytes, &k->pipe);
     if (rc != 0)
       return vk_fail(m, (te_status)rc, "%s", te_rt_last_error());
   }

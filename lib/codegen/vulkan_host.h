@@ -104,6 +104,11 @@ typedef struct cg_vk_kernel {
   uint32_t *words; /* malloc'd */
   size_t nwords;
   unsigned features;
+  /* a kernel with subgroup operations (CG_SPV_SUBGROUP): the module without them (malloc'd),
+     which a device lacking them runs; NULL for other kernels */
+  uint32_t *plain_words;
+  size_t plain_nwords;
+  unsigned plain_features;
   int64_t local[3];
   int64_t shared_bytes;
   cg_vk_prog grid[3];

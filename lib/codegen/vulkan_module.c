@@ -18,6 +18,7 @@ static void vk_module_free(void *p) {
   cg_vk_module *vm = p; /* the arrays may be missing: a build that ran out of memory */
   for (int i = 0; vm->kernels && i < vm->nkernels; i++) {
     free(vm->kernels[i].words);
+    free(vm->kernels[i].plain_words);
     te_rt_vk_kernel_free(vm->kernels[i].pipe);
   }
   for (int i = 0; vm->tensors && i < vm->ntensors; i++)
@@ -132,6 +133,8 @@ static te_status vk_kernel(te_ctx *ctx, cg_vk_module *vm, lw_func *f, const cg_v
     return st;
   vk->name = ir_strdup_persistent(ctx, gk->name);
   vk->words = sk.words, vk->nwords = sk.nwords, vk->features = sk.features;
+  vk->plain_words = sk.plain_words, vk->plain_nwords = sk.plain_nwords;
+  vk->plain_features = sk.plain_features;
   memcpy(vk->local, sk.local, sizeof vk->local);
   vk->shared_bytes = gk->shared_bytes;
   vk->push_bytes = sk.push.bytes;
@@ -206,18 +209,26 @@ const char *cg_vulkan_source(te_module *m) {
   if (vm->dis)
     return vm->dis;
   ir_str out = {.ctx = m->ctx};
-  for (int i = 0; i < vm->nkernels; i++) {
-    char *txt = cg_spv_disassemble(vm->kernels[i].words, vm->kernels[i].nwords);
+  for (int i = 0; i < 2 * vm->nkernels; i++) { /* each kernel, then its plain module if any */
+    const cg_vk_kernel *k = &vm->kernels[i / 2];
+    bool plain = i % 2 == 1;
+    if (plain && !k->plain_words)
+      continue;
+    char *txt = plain ? cg_spv_disassemble(k->plain_words, k->plain_nwords)
+                      : cg_spv_disassemble(k->words, k->nwords);
     if (!txt) {
       ir_str_free(&out);
       ir_error(m->ctx, TE_ERR_INTERNAL,
                "internal: te_module_source: kernel '%s': SPIRV-Tools cannot disassemble it",
-               vm->kernels[i].name);
+               k->name);
       return NULL;
     }
-    ir_str_printf(&out, "; kernel %s (%lld x %lld x %lld threads a workgroup)\n%s",
-                  vm->kernels[i].name, (long long)vm->kernels[i].local[0],
-                  (long long)vm->kernels[i].local[1], (long long)vm->kernels[i].local[2], txt);
+    ir_str_printf(&out, "; kernel %s (%lld x %lld x %lld threads a workgroup)%s\n%s", k->name,
+                  (long long)k->local[0], (long long)k->local[1], (long long)k->local[2],
+                  plain            ? ", without subgroup operations (for devices lacking them)"
+                  : k->plain_words ? ", with subgroup operations"
+                                   : "",
+                  txt);
     free(txt);
   }
   vm->dis = ir_str_take(&out);
@@ -233,6 +244,7 @@ int cg_vulkan_nkernels(const te_module *m) {
 
 const uint32_t *cg_vulkan_words(const te_module *m, int i, size_t *nwords) {
   const cg_vk_module *vm = m->vk;
-  *nwords = vm->kernels[i].nwords;
-  return vm->kernels[i].words;
+  const cg_vk_kernel *k = &vm->kernels[i]; /* the module every device runs */
+  *nwords = k->plain_words ? k->plain_nwords : k->nwords;
+  return k->plain_words ? k->plain_words : k->words;
 }

@@ -39,6 +39,12 @@
  *   gpu_split puts barriers only in block-uniform control flow: never under an IF whose condition
  *   depends on a thread index, never inside a loop whose trip count depends on one.
  *
+ * ---- Cross-thread reductions (gpu_tree*.c) ----
+ *   cuda: warp_shuffle_xor calls (intrinsics.def), each the value of a LET_STMT at a point every
+ *   thread of its warp reaches together. vulkan: `if (has_subgroup_ops()) A else B`, A using the
+ *   subgroup intrinsics; both sides hold barriers, block-uniform since the condition is a
+ *   property of the device. The SPIR-V back end writes the kernel once with A, once with B.
+ *
  * ---- Parameter order (the device calling convention; both back ends keep it) ----
  *   params[] lists buffers first (by increasing arg_index of the lowered function, then host
  *   temporaries in the order of their LW_GPU_STEP_ALLOC steps), then scalar parameters (in the

@@ -46,6 +46,37 @@ ir_stmt *lw_gpu_rewrite_body(lw_gpu_host *h, lw_gpu_kernel *k, ir_stmt *root,
 /* True when cond is the single-thread guard gpu_rewrite.c makes (threadIdx.x == 0 && ...). */
 bool lw_gpu_is_single_guard(const lw_gpu_kernel *k, te_expr *cond);
 
+/* gpu_tree.c: a one-thread final reduction `if (guard) for (k, 0, N) OUT[o] = f(OUT[o], SH[k])`
+   over the shared buffer SH of partial results, as matched: f is the combine over the variables
+   a (standing for OUT[o]) and b (for SH[k]). */
+typedef struct lw_gpu_tree {
+  ir_buffer *out, *sh;
+  te_expr *out_index, *k;
+  te_expr *out_load, *sh_load; /* the two loads in the store's value */
+  int nout, nsh;               /* how often each occurs */
+  te_expr *a, *b;              /* the variables standing for them */
+} lw_gpu_tree;
+
+/* f(x, y) for the tree's combine f. */
+te_expr *lw_gpu_tree_apply(lw_pass_ctx *, const lw_gpu_tree *t, te_expr *f, te_expr *x, te_expr *y);
+
+/* gpu_tree_warp.c (cuda): the final reduction s over n partials as warp shuffles
+   (warp_shuffle_xor) within each warp of 32 threads, then across the warps through SH; NULL
+   on failure. k's block is one-dimensional with a constant extent >= n. */
+ir_stmt *lw_gpu_tree_warp(lw_pass_ctx *, const lw_gpu_kernel *k, ir_stmt *s, const lw_gpu_tree *t,
+                          te_expr *f, int64_t n);
+
+/* gpu_tree_subgroup.c (vulkan): whether the tree can use subgroup operations (f is a sum,
+   product, max or min of a 32/64-bit scalar, every thread of the block holds a partial), and
+   the statement `if (has_subgroup_ops()) { subgroup reduction } else { fallback }` replacing s;
+   NULL on failure. */
+bool lw_gpu_tree_subgroup_ok(const lw_gpu_kernel *k, const lw_gpu_tree *t, te_expr *f, int64_t n);
+ir_stmt *lw_gpu_tree_subgroup(lw_pass_ctx *, const lw_gpu_kernel *k, ir_stmt *s,
+                              const lw_gpu_tree *t, te_expr *f, ir_stmt *fallback);
+
+/* True when s holds a tensor-core call (mma_m16n8k16; gpu_warp.c). */
+bool lw_gpu_has_mma(ir_stmt *s);
+
 /* gpu_tree.c: body with each one-thread final reduction over a shared buffer of partial
    results (an rfactor'd reduction bound to threadIdx.x) made a tree of log2(N) steps of the
    block's threads, with barriers; sets k->uses_barrier when it adds them. NULL on failure. */

@@ -18,22 +18,17 @@
  * This reorders the combinations: f is assumed associative and commutative, as every
  * reduction te has is (sum, product, min, max; a float sum rounds differently, within the
  * tolerance of a reordered sum). The steps are straight-line code at the kernel's top level,
- * so every barrier is in block-uniform control flow (gpu.h). Warp shuffles and subgroup
- * operations are not used (docs/gpu.md).
+ * so every barrier is in block-uniform control flow (gpu.h). On cuda the matched statement
+ * becomes warp shuffles instead (gpu_tree_warp.c), except in a kernel holding a tensor-core
+ * tile (a warp per thread, gpu_warp.c), which keeps the shared-memory steps. On vulkan a sum,
+ * product, max or min over partials of every thread of the block also gets a subgroup form,
+ * chosen at run time by the device's support (gpu_tree_subgroup.c).
  */
 #include "gpu_lower.h"
-
-/* The combine f(a, b) of the loop's store, with a = OUT[o] and b = SH[k] made variables. */
-typedef struct tree_match {
-  ir_buffer *out, *sh;
-  te_expr *out_index, *k;
-  te_expr *out_load, *sh_load; /* the two loads in the store's value */
-  int nout, nsh;               /* how often each occurs */
-  te_expr *a, *b;              /* the variables standing for them */
-} tree_match;
+#include "target/target.h"
 
 static te_expr *tm_load(ir_mutator *m, te_expr *e) {
-  tree_match *t = m->data;
+  lw_gpu_tree *t = m->data;
   if (e->u.buffer == t->sh && e->args[0] == t->k && e->dtype.lanes == 1) {
     t->nsh++;
     t->sh_load = e;
@@ -77,7 +72,7 @@ static bool is_shared(const lw_gpu_kernel *k, ir_buffer *b, int64_t *count) {
 
 /* The combine of s, `if (single guard) for (k, 0, N) OUT[o] = f(OUT[o], SH[k])`, into t and
  *f (over t->a, t->b); false when s is not of that form. */
-static bool tree_candidate(lw_pass_ctx *p, const lw_gpu_kernel *k, ir_stmt *s, tree_match *t,
+static bool tree_candidate(lw_pass_ctx *p, const lw_gpu_kernel *k, ir_stmt *s, lw_gpu_tree *t,
                            te_expr **f, int64_t *n) {
   if (s->kind != IR_S_IF || s->nstmts < 1 || (s->nstmts > 1 && s->stmts[1]) ||
       !lw_gpu_is_single_guard(k, s->exprs[0]))
@@ -92,7 +87,7 @@ static bool tree_candidate(lw_pass_ctx *p, const lw_gpu_kernel *k, ir_stmt *s, t
   ir_stmt *st = IR_FOR_BODY(loop);
   if (st->kind != IR_S_STORE || st->exprs[0]->dtype.lanes != 1)
     return false;
-  *t = (tree_match){.out = st->u.buffer, .out_index = st->exprs[1], .k = IR_FOR_VAR(loop)};
+  *t = (lw_gpu_tree){.out = st->u.buffer, .out_index = st->exprs[1], .k = IR_FOR_VAR(loop)};
   if (ir_expr_uses(t->out_index, t->k))
     return false;
   /* SH: the shared buffer the value reads at k */
@@ -117,13 +112,13 @@ static bool tree_candidate(lw_pass_ctx *p, const lw_gpu_kernel *k, ir_stmt *s, t
 }
 
 /* f(x, y) for the match's combine. */
-static te_expr *tree_apply(lw_pass_ctx *p, const tree_match *t, te_expr *f, te_expr *x,
+te_expr *lw_gpu_tree_apply(lw_pass_ctx *p, const lw_gpu_tree *t, te_expr *f, te_expr *x,
                            te_expr *y) {
   return ir_substitute(p->ctx, f, 2, (te_expr *const[]){t->a, t->b}, (te_expr *const[]){x, y});
 }
 
 /* The tree steps and the final combine replacing s (the candidate). */
-static ir_stmt *tree_build(lw_pass_ctx *p, const lw_gpu_kernel *k, ir_stmt *s, const tree_match *t,
+static ir_stmt *tree_build(lw_pass_ctx *p, const lw_gpu_kernel *k, ir_stmt *s, const lw_gpu_tree *t,
                            te_expr *f, int64_t n) {
   te_ctx *ctx = p->ctx;
   te_expr *tid = k->idx[TE_THREAD_X];
@@ -137,7 +132,7 @@ static ir_stmt *tree_build(lw_pass_ctx *p, const lw_gpu_kernel *k, ir_stmt *s, c
     int64_t lim = stride < n - stride ? stride : n - stride;
     te_expr *other = ir_load(t->sh, et, ir_add(tid, ir_int(ctx, TE_I64, stride)));
     te_expr *mine = ir_load(t->sh, et, tid);
-    te_expr *val = mine && other ? tree_apply(p, t, f, mine, other) : NULL;
+    te_expr *val = mine && other ? lw_gpu_tree_apply(p, t, f, mine, other) : NULL;
     ir_stmt *store = val ? ir_store(t->sh, val, tid) : NULL;
     te_expr *guard = ir_lt(tid, ir_int(ctx, TE_I64, lim));
     steps[ns++] = store && guard ? ir_if(guard, store, NULL) : NULL;
@@ -145,7 +140,7 @@ static ir_stmt *tree_build(lw_pass_ctx *p, const lw_gpu_kernel *k, ir_stmt *s, c
   }
   te_expr *first = ir_load(t->sh, et, ir_int(ctx, TE_I64, 0));
   te_expr *outv = ir_load(t->out, t->out_load->dtype, t->out_index);
-  te_expr *fin = first && outv ? tree_apply(p, t, f, outv, first) : NULL;
+  te_expr *fin = first && outv ? lw_gpu_tree_apply(p, t, f, outv, first) : NULL;
   ir_stmt *st = fin ? ir_store(t->out, fin, t->out_index) : NULL;
   steps[ns++] = st ? ir_if(s->exprs[0], st, NULL) : NULL;
   for (int i = 0; i < ns; i++)
@@ -157,6 +152,9 @@ static ir_stmt *tree_build(lw_pass_ctx *p, const lw_gpu_kernel *k, ir_stmt *s, c
 ir_stmt *lw_gpu_tree_reductions(lw_pass_ctx *p, lw_gpu_kernel *k, ir_stmt *body) {
   if (k->idx[TE_THREAD_Y] || k->idx[TE_THREAD_Z] || !k->idx[TE_THREAD_X])
     return body;
+  /* cuda: warp shuffles; a kernel with a tensor-core tile runs a warp per thread (gpu_warp.c),
+     whose lanes are not the threads the tree is written for */
+  bool use_warps = p->target->kind == TG_CUDA && !lw_gpu_has_mma(body);
   bool seq = body->kind == IR_S_SEQ;
   int n = seq ? (int)body->nstmts : 1;
   ir_stmt **items = ir_alloc(p->ctx, sizeof *items * (size_t)n);
@@ -166,7 +164,7 @@ ir_stmt *lw_gpu_tree_reductions(lw_pass_ctx *p, lw_gpu_kernel *k, ir_stmt *body)
   for (int i = 0; i < n; i++) {
     ir_stmt *s = seq ? body->stmts[i] : body;
     items[i] = s;
-    tree_match t;
+    lw_gpu_tree t;
     te_expr *f = NULL;
     int64_t extent = 0;
     if (!tree_candidate(p, k, s, &t, &f, &extent)) {
@@ -179,7 +177,14 @@ ir_stmt *lw_gpu_tree_reductions(lw_pass_ctx *p, lw_gpu_kernel *k, ir_stmt *body)
       later_use = stmt_uses_buffer(body->stmts[j], t.sh);
     if (later_use)
       continue;
-    if (!(items[i] = tree_build(p, k, s, &t, f, extent)))
+    if (use_warps)
+      items[i] = lw_gpu_tree_warp(p, k, s, &t, f, extent); /* gpu_tree_warp.c */
+    else {
+      items[i] = tree_build(p, k, s, &t, f, extent);
+      if (items[i] && p->target->kind == TG_VULKAN && lw_gpu_tree_subgroup_ok(k, &t, f, extent))
+        items[i] = lw_gpu_tree_subgroup(p, k, s, &t, f, items[i]); /* gpu_tree_subgroup.c */
+    }
+    if (!items[i])
       return NULL;
     changed = true;
   }

@@ -27,7 +27,7 @@ static int find_mma(ir_visitor *v, te_expr *e) {
   return IR_CONTINUE;
 }
 
-static bool has_mma(ir_stmt *s) {
+bool lw_gpu_has_mma(ir_stmt *s) {
   bool found = false;
   ir_visitor v = {.data = &found};
   v.expr[IR_CALL] = find_mma;
@@ -69,7 +69,7 @@ ir_stmt *lw_gpu_warp(lw_pass_ctx *p, ir_stmt *s) {
     return s;
   lw_gpu_module *m = p->func->gpu;
   for (int i = 0; i < m->nkernels; i++)
-    if (has_mma(m->kernels[i].body) && !make_warp_kernel(p, &m->kernels[i]))
+    if (lw_gpu_has_mma(m->kernels[i].body) && !make_warp_kernel(p, &m->kernels[i]))
       return NULL;
   return s;
 }

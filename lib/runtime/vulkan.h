@@ -47,6 +47,10 @@ typedef struct te_rt_vk_info {
   bool int64, float64, int16;     /* shaderInt64, shaderFloat64, shaderInt16 (enabled if present) */
   bool int8, storage8, storage16; /* shaderInt8, 8- and 16-bit storage buffer access */
   bool float16;                   /* shaderFloat16 (VK_KHR_shader_float16_int8) */
+  /* subgroups support basic and arithmetic operations in compute shaders
+     (VkPhysicalDeviceSubgroupProperties, Vulkan 1.1) */
+  bool subgroup_arith;
+  uint32_t subgroup_size;
 } te_rt_vk_info;
 
 typedef struct te_rt_vk_buffer te_rt_vk_buffer;

@@ -226,6 +226,15 @@ static void rt_query(rt_vk *v, VkPhysicalDeviceFeatures2 *f2,
   in->max_group_invocations = p.limits.maxComputeWorkGroupInvocations;
   in->max_shared_bytes = p.limits.maxComputeSharedMemorySize;
   in->max_push_bytes = p.limits.maxPushConstantsSize;
+  VkPhysicalDeviceSubgroupProperties sg = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                    .pNext = &sg};
+  v->vkGetPhysicalDeviceProperties2(v->phys, &p2);
+  VkSubgroupFeatureFlags ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  in->subgroup_arith =
+      (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (sg.supportedOperations & ops) == ops;
+  in->subgroup_size = sg.subgroupSize;
 
   *s16 = (VkPhysicalDevice16BitStorageFeatures){
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
@@ -286,6 +295,8 @@ static void rt_hide_features(te_rt_vk_info *in, VkPhysicalDeviceShaderFloat16Int
     in->int64 = false;
   if (rt_hidden("float64"))
     in->float64 = false;
+  if (rt_hidden("subgroup_arith"))
+    in->subgroup_arith = false;
 }
 
 static bool rt_create_device(rt_vk *v) {

@@ -20,6 +20,7 @@
   X(vkGetPhysicalDeviceProperties)                                                                 \
   X(vkGetPhysicalDeviceFeatures)                                                                   \
   X(vkGetPhysicalDeviceFeatures2)                                                                  \
+  X(vkGetPhysicalDeviceProperties2)                                                                \
   X(vkGetPhysicalDeviceQueueFamilyProperties)                                                      \
   X(vkGetPhysicalDeviceMemoryProperties)                                                           \
   X(vkEnumerateDeviceExtensionProperties)                                                          \

@@ -286,3 +286,55 @@ Test(cuda, math_tanh) { use_cuda(), check_math("tanh", tanh, -5, 5, false); }
 Test(cuda, math_sigmoid) { use_cuda(), check_math("sigmoid", ref_sigmoid, -8, 8, false); }
 Test(cuda, math_sqrt) { use_cuda(), check_math("sqrt", sqrt, 0.01, 100, false); }
 Test(cuda, math_rsqrt) { use_cuda(), check_math("rsqrt", ref_rsqrt, 0.01, 100, false); }
+
+/* Cross-thread reductions as warp shuffles (gpu_tree_warp.c, shfl.sync.bfly): B[i] = R_k A[i, k]
+   with k split by T threads and rfactored, a row a block; T = 48 (two warps, the second half
+   empty), 100 (a partial last warp: its shuffles' mask names 4 threads) and 256 (8 warps);
+   K = 1000 divides by none. Max of negative values and min of positive ones: a value read past
+   the partials (a zero, a poisoned one) would show. The shuffle steps are in the PTX. */
+typedef te_expr *(*reduce_fn)(te_expr *, int, te_expr *const[]);
+
+static void warp_tree_case(const char *name, reduce_fn red, int op, int64_t T) {
+  use_cuda();
+  enum { R = 20, K = 1000 };
+  te_expr *i = te_var(tt_ctx, "i");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, K));
+  te_tensor *A =
+      TT_NN(te_placeholder(tt_ctx, "A", TE_F32, 2, TE_EXPRS(te_int(tt_ctx, R), te_int(tt_ctx, K))));
+  te_tensor *B = TT_NN(te_compute(tt_ctx, "B", 1, TE_EXPRS(te_int(tt_ctx, R)), TE_EXPRS(i),
+                                  red(TE_AT(A, i, k), 1, TE_EXPRS(k))));
+  te_schedule *s = TT_NN(te_schedule_new(tt_ctx, 1, TT_TENSORS(B)));
+  te_stage *sb = TT_NN(te_stage_of(s, B));
+  te_iter *ko = NULL, *ki = NULL;
+  te_tensor *rf = NULL;
+  TT_OK(te_split(sb, te_reduce_iter(sb, 0), T, &ko, &ki));
+  TT_OK(te_rfactor(s, B, ki, 0, &rf));
+  te_stage *srf = TT_NN(te_stage_of(s, rf));
+  TT_OK(te_bind(sb, te_axis(sb, 0), TE_BLOCK_X));
+  TT_OK(te_compute_at(srf, sb, te_axis(sb, 0)));
+  TT_OK(te_bind(srf, te_axis(srf, 0), TE_THREAD_X));
+  te_module *m = NULL;
+  TT_OK(
+      te_build(s, name, 2, TT_TENSORS(A, B), 0, NULL, TT_NN(te_target_parse(tt_ctx, "cuda")), &m));
+  const char *ptx = TT_NN((void *)te_module_source(m, "ptx"));
+  cr_expect(strstr(ptx, "shfl.sync.bfly.b32"), "%s: no warp shuffle in the PTX:\n%s", name, ptx);
+  tt_buf *a = TT_ALLOC(TE_F32, R, K), *got = TT_ALLOC(TE_F32, R), *ref = TT_ALLOC(TE_F32, R);
+  if (op == 0)
+    tt_fill(a, 43);
+  else
+    tt_fill_range(a, 43, op == 1 ? -2 : 0.1, op == 1 ? -0.1 : 2);
+  for (int r = 0; r < R; r++) {
+    double acc = op == 0 ? 0 : tt_get(a, (int64_t)r * K);
+    for (int c = op == 0 ? 0 : 1; c < K; c++) {
+      double x = tt_get(a, (int64_t)r * K + c);
+      acc = op == 0 ? acc + x : op == 1 ? fmax(acc, x) : fmin(acc, x);
+    }
+    tt_set(ref, r, acc);
+  }
+  tt_poison(got);
+  run_and_check(m, name, 2, (tt_buf *const[]){a, got}, ref, op == 0 ? K : 1);
+}
+
+Test(cuda, warp_tree_sum_48) { warp_tree_case("wtree_sum48", te_sum, 0, 48); }
+Test(cuda, warp_tree_max_100) { warp_tree_case("wtree_max100", te_max_r, 1, 100); }
+Test(cuda, warp_tree_min_256) { warp_tree_case("wtree_min256", te_min_r, 2, 256); }

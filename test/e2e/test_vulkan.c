@@ -489,6 +489,12 @@ static void vk_tree_case(const char *name, reduce_fn red, int op) {
   cr_expect(strstr(text, "for (k.i") == NULL, "%s: the one-thread loop is left:\n%s", name, text);
   te_free(text);
   te_module *m = vk_build(s, name, 2, TT_TENSORS(A, B), 0, NULL);
+  /* two modules: with subgroup operations, and the tree for devices without them */
+  const char *dis = TT_NN((void *)te_module_source(m, "spirv-dis"));
+  static const char *const sg_op[3] = {"OpGroupNonUniformFAdd", "OpGroupNonUniformFMax",
+                                       "OpGroupNonUniformFMin"};
+  cr_expect(strstr(dis, sg_op[op]) && strstr(dis, "without subgroup operations"),
+            "%s: not both modules (%s):\n%s", name, sg_op[op], dis);
   tt_buf *a = TT_ALLOC(TE_F32, R, K), *got = TT_ALLOC(TE_F32, R), *ref = TT_ALLOC(TE_F32, R);
   /* max of negative values and min of positive ones: a partial read past the 48 (a zero, or
      garbage) would show */
@@ -512,3 +518,13 @@ static void vk_tree_case(const char *name, reduce_fn red, int op) {
 Test(vulkan, tree_reduce_sum) { vk_tree_case("tree_sum", te_sum, 0); }
 Test(vulkan, tree_reduce_max) { vk_tree_case("tree_max", te_max_r, 1); }
 Test(vulkan, tree_reduce_min) { vk_tree_case("tree_min", te_min_r, 2); }
+/* The same where the device has no subgroup arithmetic (TE_VULKAN_HIDE_FEATURES, read when the
+   device is made: each test runs in a process of its own): the plain module runs. */
+Test(vulkan, tree_reduce_sum_without_subgroups) {
+  setenv("TE_VULKAN_HIDE_FEATURES", "subgroup_arith", 1);
+  vk_tree_case("tree_sum_nosg", te_sum, 0);
+}
+Test(vulkan, tree_reduce_max_without_subgroups) {
+  setenv("TE_VULKAN_HIDE_FEATURES", "subgroup_arith", 1);
+  vk_tree_case("tree_max_nosg", te_max_r, 1);
+}

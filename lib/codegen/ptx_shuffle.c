@@ -1,0 +1,87 @@
+/* ptx_shuffle.c — warp_shuffle_xor (intrinsics.def) as PTX shfl.sync.bfly.b32.
+ *
+ * shfl.sync moves 32 bits: a narrower value (bool, 8/16-bit ints and floats) travels
+ * zero-extended in an i32, a 64-bit one (i64, u64, f64) as two shuffles of its halves. The
+ * membermask names the warp's threads that exist: all 32 unless the block's x extent B is not a
+ * multiple of 32, when the last warp has B % 32 threads (a thread named in the mask that does
+ * not exist would leave the result undefined). gpu_tree_warp.c makes every thread of a warp
+ * reach the shuffle together. The clamp operand 0x1f: the whole warp is one segment.
+ */
+#include <string.h>
+
+#include "ptx.h"
+
+static LLVMValueRef shfl_call(cg_llvm *cg, LLVMValueRef mask, LLVMValueRef v32, unsigned off) {
+  const char *name = "llvm.nvvm.shfl.sync.bfly.i32";
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  if (!id) {
+    ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: LLVM has no intrinsic '%s'", name);
+    return NULL;
+  }
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, NULL, 0);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(cg->lctx, id, NULL, 0);
+  LLVMValueRef args[4] = {mask, v32, LLVMConstInt(cg->t_i32, off, 0),
+                          LLVMConstInt(cg->t_i32, 0x1f, 0)};
+  return LLVMBuildCall2(cg->b, fty, fn, args, 4, "shfl");
+}
+
+/* The threads of this thread's warp that exist, as a membermask. */
+static LLVMValueRef warp_mask(cg_llvm *cg) {
+  LLVMValueRef all = LLVMConstInt(cg->t_i32, 0xffffffffu, 0);
+  if (cg->block_x > 0 && cg->block_x % 32 == 0)
+    return all;
+  const char *name = "llvm.nvvm.read.ptx.sreg.tid.x";
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, NULL, 0);
+  LLVMValueRef tid =
+      LLVMBuildCall2(cg->b, LLVMIntrinsicGetType(cg->lctx, id, NULL, 0), fn, NULL, 0, "tid");
+  if (cg->block_x <= 0) /* not reached: gpu_tree_warp.c needs a constant block */
+    return all;
+  /* the last warp starts at B - B % 32 and has B % 32 threads */
+  int64_t last = cg->block_x - cg->block_x % 32;
+  LLVMValueRef in_last = LLVMBuildICmp(cg->b, LLVMIntUGE, tid,
+                                       LLVMConstInt(cg->t_i32, (unsigned long long)last, 0), "");
+  uint32_t partial = (uint32_t)((1ull << (cg->block_x % 32)) - 1);
+  return LLVMBuildSelect(cg->b, in_last, LLVMConstInt(cg->t_i32, partial, 0), all, "warpmask");
+}
+
+LLVMValueRef cg_ptx_warp_shuffle(cg_llvm *cg, te_expr *call) {
+  int64_t off = 0;
+  te_dtype t = call->dtype;
+  if (!ir_is_const_int(call->args[1], &off) || off < 1 || off > 31 || t.lanes != 1) {
+    ir_error(cg->ctx, TE_ERR_INTERNAL,
+             "internal: codegen: kernel '%s': warp_shuffle_xor needs a scalar and a constant "
+             "lane offset 1..31",
+             cg->kernel);
+    return NULL;
+  }
+  LLVMValueRef v = cg_expr(cg, call->args[0]);
+  if (!v)
+    return NULL;
+  LLVMTypeRef ty = LLVMTypeOf(v);
+  unsigned bits = ir_is_bool(t) ? 1 : (unsigned)t.bits;
+  LLVMTypeRef ity = LLVMIntTypeInContext(cg->lctx, bits);
+  LLVMValueRef x = ir_is_float(t) ? LLVMBuildBitCast(cg->b, v, ity, "") : v;
+  LLVMValueRef mask = warp_mask(cg);
+  LLVMValueRef r;
+  if (bits <= 32) {
+    LLVMValueRef w = bits < 32 ? LLVMBuildZExt(cg->b, x, cg->t_i32, "") : x;
+    LLVMValueRef s = shfl_call(cg, mask, w, (unsigned)off);
+    if (!s)
+      return NULL;
+    r = bits < 32 ? LLVMBuildTrunc(cg->b, s, ity, "") : s;
+  } else { /* 64 bits: the low and the high half */
+    LLVMValueRef lo = LLVMBuildTrunc(cg->b, x, cg->t_i32, "");
+    LLVMValueRef hi = LLVMBuildTrunc(
+        cg->b, LLVMBuildLShr(cg->b, x, LLVMConstInt(cg->t_i64, 32, 0), ""), cg->t_i32, "");
+    LLVMValueRef slo = shfl_call(cg, mask, lo, (unsigned)off);
+    LLVMValueRef shi = slo ? shfl_call(cg, mask, hi, (unsigned)off) : NULL;
+    if (!shi)
+      return NULL;
+    r = LLVMBuildOr(cg->b, LLVMBuildZExt(cg->b, slo, cg->t_i64, ""),
+                    LLVMBuildShl(cg->b, LLVMBuildZExt(cg->b, shi, cg->t_i64, ""),
+                                 LLVMConstInt(cg->t_i64, 32, 0), ""),
+                    "");
+  }
+  return ir_is_float(t) ? LLVMBuildBitCast(cg->b, r, ty, "") : r;
+}
