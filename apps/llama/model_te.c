@@ -12,9 +12,11 @@
  *   x = x + W2 h                         (one kernel)
  * then rmsnorm and the classifier for the last token only.
  * f32 and bf16 weights take the same path through kernels of the same computation (tl_* and
- * tl_bf16_*, which read W as bf16 and widen it in registers); Q8_0 follows runq.c (layer_q8).
+ * tl_bf16_*, which read W as bf16 and widen it in registers); Q8_0 follows runq.c (layer_q8),
+ * on its weights laid out once for the int8 dot-product kernels (q8_layout.h).
  */
 #include "model.h"
+#include "q8_layout.h"
 #include "tl_kernels.h"
 
 #include <math.h>
@@ -30,8 +32,10 @@ typedef struct {
   int batch;
   float *x, *x2, *xb, *q, *qr, *kt, *hb, *logits;
   float *key_cache, *value_cache; /* n_layers x seq_len x kv_dim */
-  int8_t *xq; /* Q8_0: quantized activations, their scales, the second SwiGLU product */
-  float *xs, *hb2;
+  int8_t *xq;      /* Q8_0: quantized activations, their scales and corrections (gen/gen_q8.c), */
+  float *xs, *hb2; /* the second SwiGLU product */
+  int32_t *xc;
+  tl_q8_matrix *q8w; /* Q8_0: the weights in the kernels' layout: Q8_PER_LAYER a layer, wcls */
   const struct q8_kernels *q8;
   const struct dense_kernels *dense;
 } te_model;
@@ -52,8 +56,9 @@ static const struct dense_kernels bf16_kernels = {
     tl_bf16_matmul_add, tl_bf16_matvec_swiglu, tl_bf16_matmul_swiglu};
 
 /* The Q8_0 kernels of one group size (gen/gen_q8.c). */
-typedef int32_t (*quantize_fn)(DLTensor *, DLTensor *, DLTensor *);
-typedef int32_t (*q8_matmul_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *, DLTensor *);
+typedef int32_t (*quantize_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *);
+typedef int32_t (*q8_matmul_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                                DLTensor *);
 struct q8_kernels {
   int group_size;
   quantize_fn quantize;
@@ -149,27 +154,36 @@ static int rmsnorm(te_model *m, const float *x, const float *w, float *y, int n,
   return 0;
 }
 
-static const DLDataType I8 = {kDLInt, 8, 1};
+static const DLDataType I8 = {kDLInt, 8, 1}, U8 = {kDLUInt, 8, 1}, I32 = {kDLInt, 32, 1};
 
-/* Q8_0: xq, xs = quantize(x), x being n rows of `cols` (runq.c's quantize). */
+/* Q8_0: xq, xs, xc = quantize(x), x being n rows of `cols` (runq.c's quantize; xc the
+   correction of the kernels' unsigned weights, gen/gen_q8.c). */
 static int quantize(te_model *m, const float *x, int n, int64_t cols) {
   int64_t gs = m->q8->group_size, ng = cols / gs;
-  view vx, vs, vq;
+  view vx, vs, vq, vc;
   int rc = m->q8->quantize(V3(&vx, x, n, ng, gs), V2(&vs, m->xs, n, ng),
-                           tensor(&vq, m->xq, I8, 3, n, ng, gs, 0));
+                           tensor(&vq, m->xq, I8, 3, n, ng, gs, 0),
+                           tensor(&vc, m->xc, I32, 2, n, ng, 0, 0));
   return rc ? kernel_failed(m, "tl_quantize", rc) : 0;
 }
 
-/* Q8_0: Y = W X with X the last quantize()'s. */
-static int q8_product(te_model *m, const tl_matrix *w, int64_t rows, int64_t cols, float *y,
-                      int n) {
-  int64_t gs = m->q8->group_size, ng = cols / gs;
-  view vwq, vws, vxq, vxs, vy;
-  DLTensor *wqt = tensor(&vwq, w->q, I8, 3, rows, ng, gs, 0), *wst = V2(&vws, w->s, rows, ng);
-  int rc = n == 1 ? m->q8->matvec(wqt, wst, tensor(&vxq, m->xq, I8, 2, ng, gs, 0, 0),
-                                  V1(&vxs, m->xs, ng), V1(&vy, y, rows))
-                  : m->q8->matmul(wqt, wst, tensor(&vxq, m->xq, I8, 3, n, ng, gs, 0),
-                                  V2(&vxs, m->xs, n, ng), V2(&vy, y, n, rows));
+/* The Q8_0 weights of a layer in the kernels' layout, in this order. */
+enum { Q8_WQ, Q8_WK, Q8_WV, Q8_WO, Q8_W1, Q8_W2, Q8_W3, Q8_PER_LAYER };
+
+/* Q8_0: Y = W X with X the last quantize()'s; w is m->q8w[which]. */
+static int q8_product(te_model *m, int which, int64_t rows, int64_t cols, float *y, int n) {
+  int64_t gs = m->q8->group_size, ng = cols / gs, L = TL_Q8_LANES;
+  const tl_q8_matrix *w = &m->q8w[which];
+  view vws, vxq, vxc, vxs, vy;
+  int64_t wshape[5] = {w->blocks, ng, gs / 4, L, 4}; /* Wp[b][g][r / 4][l][r % 4] */
+  DLTensor wp = {w->w, {kDLCPU, 0}, 5, U8, wshape, NULL, 0}, *wpt = &wp;
+  DLTensor *wst = V3(&vws, w->s, w->blocks, ng, L);
+  int rc = n == 1 ? m->q8->matvec(wpt, wst, tensor(&vxq, m->xq, I8, 2, ng, gs, 0, 0),
+                                  tensor(&vxc, m->xc, I32, 1, ng, 0, 0, 0), V1(&vxs, m->xs, ng),
+                                  V1(&vy, y, rows))
+                  : m->q8->matmul(wpt, wst, tensor(&vxq, m->xq, I8, 3, n, ng, gs, 0),
+                                  tensor(&vxc, m->xc, I32, 2, n, ng, 0, 0), V2(&vxs, m->xs, n, ng),
+                                  V2(&vy, y, n, rows));
   return rc ? kernel_failed(m, n == 1 ? "tl_q8_matvec" : "tl_q8_matmul", rc) : 0;
 }
 
@@ -184,6 +198,7 @@ static int attention_block(te_model *m, int l, int n, int pos, float *kc, float 
 /* A layer of a Q8_0 model: runq.c's order (quantize before each product; residuals and SwiGLU
    as separate element-wise kernels). */
 static int layer_q8(te_model *m, int l, int n, int pos) {
+#define W(name) (l * Q8_PER_LAYER + Q8_##name)
   const tl_checkpoint *ck = m->ck;
   const tl_config *c = &ck->c;
   int64_t d = c->dim, kv = tl_kv_dim(c), hid = c->hidden_dim;
@@ -191,23 +206,24 @@ static int layer_q8(te_model *m, int l, int n, int pos) {
   float *vc = m->value_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
   float *t;
   if (rmsnorm(m, m->x, ck->rms_att + l * d, m->xb, n, d) || quantize(m, m->xb, n, d) ||
-      q8_product(m, &ck->wq[l], d, d, m->q, n) || q8_product(m, &ck->wk[l], kv, d, m->kt, n) ||
-      q8_product(m, &ck->wv[l], kv, d, vc + (size_t)pos * (size_t)kv, n) ||
+      q8_product(m, W(WQ), d, d, m->q, n) || q8_product(m, W(WK), kv, d, m->kt, n) ||
+      q8_product(m, W(WV), kv, d, vc + (size_t)pos * (size_t)kv, n) ||
       attention_block(m, l, n, pos, kc, vc) || quantize(m, m->xb, n, d) ||
-      q8_product(m, &ck->wo[l], d, d, m->x2, n) || add(m, m->x, m->x2, m->xb, n * d))
+      q8_product(m, W(WO), d, d, m->x2, n) || add(m, m->x, m->x2, m->xb, n * d))
     return -1;
   t = m->x, m->x = m->xb, m->xb = t;
   if (rmsnorm(m, m->x, ck->rms_ffn + l * d, m->xb, n, d) || quantize(m, m->xb, n, d) ||
-      q8_product(m, &ck->w1[l], hid, d, m->hb, n) || q8_product(m, &ck->w3[l], hid, d, m->hb2, n))
+      q8_product(m, W(W1), hid, d, m->hb, n) || q8_product(m, W(W3), hid, d, m->hb2, n))
     return -1;
   view va, vb, vy;
   float *h = m->hb2 + (size_t)m->batch * (size_t)hid; /* the second half: no argument aliases */
   CALL(m, tl_swiglu, V1(&va, m->hb, n * hid), V1(&vb, m->hb2, n * hid), V1(&vy, h, n * hid));
-  if (quantize(m, h, n, hid) || q8_product(m, &ck->w2[l], d, hid, m->x2, n) ||
+  if (quantize(m, h, n, hid) || q8_product(m, W(W2), d, hid, m->x2, n) ||
       add(m, m->x, m->x2, m->xb, n * d))
     return -1;
   t = m->x, m->x = m->xb, m->xb = t;
   return 0;
+#undef W
 }
 
 /* RoPE on q and k (k into the cache at pos), then attention into xb. */
@@ -276,18 +292,49 @@ static int forward(tl_model *base, const int *tokens, int n, int pos, float **lo
       return -1;
   if (rmsnorm(m, m->x + (size_t)(n - 1) * (size_t)d, m->ck->rms_final, m->xb, 1, d))
     return -1;
-  if (m->q8
-          ? quantize(m, m->xb, 1, d) || q8_product(m, &m->ck->wcls, c->vocab_size, d, m->logits, 1)
-          : product(m, m->xb, &m->ck->wcls, c->vocab_size, d, m->logits, 1))
+  if (m->q8 ? quantize(m, m->xb, 1, d) ||
+                  q8_product(m, c->n_layers * Q8_PER_LAYER, c->vocab_size, d, m->logits, 1)
+            : product(m, m->xb, &m->ck->wcls, c->vocab_size, d, m->logits, 1))
     return -1;
   *logits = m->logits;
   return 0;
+}
+
+/* The Q8_0 weights in the kernels' layout (q8_layout.h): m->q8w, Q8_PER_LAYER matrices a layer
+   in enum order, then the classifier. 0, or -1 when out of memory. */
+static int pack_q8(te_model *m) {
+  const tl_checkpoint *ck = m->ck;
+  const tl_config *c = &ck->c;
+  int64_t d = c->dim, kv = tl_kv_dim(c), hid = c->hidden_dim;
+  int nmat = c->n_layers * Q8_PER_LAYER + 1;
+  m->q8w = calloc((size_t)nmat, sizeof *m->q8w);
+  if (!m->q8w)
+    return -1;
+  for (int l = 0; l < c->n_layers; l++) {
+    const struct {
+      const tl_matrix *w;
+      int64_t rows, cols;
+    } mats[Q8_PER_LAYER] = {[Q8_WQ] = {&ck->wq[l], d, d},   [Q8_WK] = {&ck->wk[l], kv, d},
+                            [Q8_WV] = {&ck->wv[l], kv, d},  [Q8_WO] = {&ck->wo[l], d, d},
+                            [Q8_W1] = {&ck->w1[l], hid, d}, [Q8_W2] = {&ck->w2[l], d, hid},
+                            [Q8_W3] = {&ck->w3[l], hid, d}};
+    for (int k = 0; k < Q8_PER_LAYER; k++)
+      if (tl_q8_pack(mats[k].w, mats[k].rows, mats[k].cols, ck->group_size,
+                     &m->q8w[l * Q8_PER_LAYER + k]))
+        return -1;
+  }
+  return tl_q8_pack(&ck->wcls, c->vocab_size, d, ck->group_size, &m->q8w[nmat - 1]);
 }
 
 static void destroy(tl_model *base) {
   te_model *m = (te_model *)base;
   free(m->x), free(m->x2), free(m->xb), free(m->q), free(m->qr), free(m->kt), free(m->hb);
   free(m->logits), free(m->key_cache), free(m->value_cache), free(m->xq), free(m->xs), free(m->hb2);
+  free(m->xc);
+  if (m->q8w)
+    for (int i = 0; i <= m->ck->c.n_layers * Q8_PER_LAYER; i++)
+      tl_q8_matrix_free(&m->q8w[i]);
+  free(m->q8w);
   free(m);
 }
 
@@ -325,10 +372,15 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
   m->hb = malloc(B * (size_t)c->hidden_dim * 4), m->logits = malloc((size_t)c->vocab_size * 4);
   m->key_cache = malloc(cache * 4), m->value_cache = malloc(cache * 4);
   size_t wide = B * (d > (size_t)c->hidden_dim ? d : (size_t)c->hidden_dim);
-  m->xq = malloc(wide), m->xs = malloc(wide * 4),
+  m->xq = malloc(wide), m->xs = malloc(wide * 4), m->xc = malloc(wide * 4),
   m->hb2 = malloc(2 * B * (size_t)c->hidden_dim * 4);
-  if (!m->xq || !m->xs || !m->hb2 || !m->x || !m->x2 || !m->xb || !m->q || !m->qr || !m->kt ||
-      !m->hb || !m->logits || !m->key_cache || !m->value_cache) {
+  if (q8 && pack_q8(m)) {
+    destroy(&m->base);
+    snprintf(err, errlen, "out of memory for the Q8_0 weights in the kernels' layout");
+    return NULL;
+  }
+  if (!m->xq || !m->xs || !m->xc || !m->hb2 || !m->x || !m->x2 || !m->xb || !m->q || !m->qr ||
+      !m->kt || !m->hb || !m->logits || !m->key_cache || !m->value_cache) {
     destroy(&m->base);
     snprintf(err, errlen, "out of memory for the activations and the KV cache (%zu MB)",
              cache * 8 >> 20);
@@ -351,5 +403,6 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
       bufs[i][j] = NAN;
   for (size_t j = 0; j < cache; j++)
     m->key_cache[j] = m->value_cache[j] = NAN;
+  memset(m->xc, 0x7f, wide * 4); /* a large correction: wrong logits if read unwritten */
   return &m->base;
 }
