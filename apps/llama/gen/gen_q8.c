@@ -121,14 +121,19 @@ static te_status q8_product(te_ctx *ctx, te_target *tgt, int gs, int batched, in
       te_mul(te_cast(TE_I32, TE_AT(wp, b, g, te_floordiv(r, four), l, te_floormod(r, four))),
              te_cast(TE_I32, AT(xq, t, g, r)));
   te_expr *pv[6];
-  k = with_tok(T, 3, TE_EXPRS(nb, ng, L), sh);
+  /* P and Yp have the row vectors of whole blocks (the rows rounded up to LANES * blocks), so
+     te knows every block a kernel runs is whole; the packed weights have as many or more. */
+  te_expr *whole = te_mul(te_int(ctx, blocks),
+                          te_floordiv(te_add(n, te_int(ctx, LANES * blocks - 1)),
+                                      te_int(ctx, LANES * blocks)));
+  k = with_tok(T, 3, TE_EXPRS(whole, ng, L), sh);
   with_tok(t, 3, TE_EXPRS(b, g, l), pv);
   te_tensor *p = te_compute(ctx, "P", k, sh, pv, TE_SUM(prod, r));
   /* Yp[t, b, l]: runq's f32 sum over the groups */
   te_expr *gg = te_reduce_axis(ctx, "gg", te_int(ctx, 0), ng);
   te_expr *exact = te_sub(AT(p, t, b, gg, l), AT(xc, t, gg));
   te_expr *term = te_mul(te_mul(te_cast(TE_F32, exact), TE_AT(ws, b, gg, l)), AT(xs, t, gg));
-  k = with_tok(T, 2, TE_EXPRS(nb, L), sh);
+  k = with_tok(T, 2, TE_EXPRS(whole, L), sh);
   with_tok(t, 2, TE_EXPRS(b, l), pv);
   te_tensor *yp = te_compute(ctx, "Yp", k, sh, pv, TE_SUM(term, gg));
   /* Y[t, i]: the n rows of Yp */
