@@ -167,6 +167,11 @@ static int quantize(te_model *m, const float *x, int n, int64_t cols) {
   return rc ? kernel_failed(m, "tl_quantize", rc) : 0;
 }
 
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* The tokens the Q8_0 matrix-matrix kernel runs at once (gen/gen_q8.c, TOKENS). */
+enum { Q8_TOKENS = 4 };
+
 /* The Q8_0 weights of a layer in the kernels' layout, in this order. */
 enum { Q8_WQ, Q8_WK, Q8_WV, Q8_WO, Q8_W1, Q8_W2, Q8_W3, Q8_PER_LAYER };
 
@@ -174,6 +179,7 @@ enum { Q8_WQ, Q8_WK, Q8_WV, Q8_WO, Q8_W1, Q8_W2, Q8_W3, Q8_PER_LAYER };
 static int q8_product(te_model *m, int which, int64_t rows, int64_t cols, float *y, int n) {
   int64_t gs = m->q8->group_size, ng = cols / gs, L = TL_Q8_LANES;
   const tl_q8_matrix *w = &m->q8w[which];
+  int64_t tq = round_up(n, Q8_TOKENS); /* the matrix-matrix kernel reads whole groups of tokens */
   view vws, vxq, vxc, vxs, vy;
   int64_t wshape[5] = {w->blocks, ng, gs / 4, L, 4}; /* Wp[b][g][r / 4][l][r % 4] */
   DLTensor wp = {w->w, {kDLCPU, 0}, 5, U8, wshape, NULL, 0}, *wpt = &wp;
@@ -181,9 +187,9 @@ static int q8_product(te_model *m, int which, int64_t rows, int64_t cols, float 
   int rc = n == 1 ? m->q8->matvec(wpt, wst, tensor(&vxq, m->xq, I8, 2, ng, gs, 0, 0),
                                   tensor(&vxc, m->xc, I32, 1, ng, 0, 0, 0), V1(&vxs, m->xs, ng),
                                   V1(&vy, y, rows))
-                  : m->q8->matmul(wpt, wst, tensor(&vxq, m->xq, I8, 3, n, ng, gs, 0),
-                                  tensor(&vxc, m->xc, I32, 2, n, ng, 0, 0), V2(&vxs, m->xs, n, ng),
-                                  V2(&vy, y, n, rows));
+                  : m->q8->matmul(wpt, wst, tensor(&vxq, m->xq, I8, 3, tq, ng, gs, 0),
+                                  tensor(&vxc, m->xc, I32, 2, tq, ng, 0, 0),
+                                  V2(&vxs, m->xs, tq, ng), V2(&vy, y, n, rows));
   return rc ? kernel_failed(m, n == 1 ? "tl_q8_matvec" : "tl_q8_matmul", rc) : 0;
 }
 
@@ -371,7 +377,8 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
   m->q = malloc(B * d * 4), m->qr = malloc(B * d * 4), m->kt = malloc(B * kv * 4);
   m->hb = malloc(B * (size_t)c->hidden_dim * 4), m->logits = malloc((size_t)c->vocab_size * 4);
   m->key_cache = malloc(cache * 4), m->value_cache = malloc(cache * 4);
-  size_t wide = B * (d > (size_t)c->hidden_dim ? d : (size_t)c->hidden_dim);
+  size_t wide = (size_t)round_up((int64_t)B, Q8_TOKENS) *
+                (d > (size_t)c->hidden_dim ? d : (size_t)c->hidden_dim);
   m->xq = malloc(wide), m->xs = malloc(wide * 4), m->xc = malloc(wide * 4),
   m->hb2 = malloc(2 * B * (size_t)c->hidden_dim * 4);
   if (q8 && pack_q8(m)) {
@@ -403,6 +410,7 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
       bufs[i][j] = NAN;
   for (size_t j = 0; j < cache; j++)
     m->key_cache[j] = m->value_cache[j] = NAN;
+  memset(m->xq, 0, wide); /* the rows past a prompt's tokens are read (and their results dropped) */
   memset(m->xc, 0x7f, wide * 4); /* a large correction: wrong logits if read unwritten */
   return &m->base;
 }

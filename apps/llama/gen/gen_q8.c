@@ -101,6 +101,8 @@ static te_status q8_product(te_ctx *ctx, te_target *tgt, int gs, int batched, in
                             const char *name, te_module **out) {
   int blocks = batched ? PROMPT_BLOCKS : GEN_BLOCKS;
   te_expr *T = batched ? te_var(ctx, "T") : NULL, *t = batched ? te_var(ctx, "t") : NULL;
+  /* the quantized activations' rows: T rounded up to TOKENS or more (see Yp's shape) */
+  te_expr *Tq = batched ? te_var(ctx, "Tq") : NULL;
   te_expr *n = te_var(ctx, "n"), *nb = te_var(ctx, "nb"), *ng = te_var(ctx, "ng");
   te_expr *L = te_int(ctx, LANES), *four = te_int(ctx, 4), *G = te_int(ctx, gs);
   te_expr *b = te_var(ctx, "b"), *g = te_var(ctx, "g"), *l = te_var(ctx, "l"),
@@ -110,9 +112,9 @@ static te_status q8_product(te_ctx *ctx, te_target *tgt, int gs, int batched, in
   te_tensor *wp =
       te_placeholder(ctx, "Wp", TE_U8, 5, TE_EXPRS(nb, ng, te_int(ctx, gs / 4), L, four));
   te_tensor *ws = te_placeholder(ctx, "Ws", TE_F32, 3, TE_EXPRS(nb, ng, L));
-  k = with_tok(T, 2, TE_EXPRS(ng, G), sh);
+  k = with_tok(Tq, 2, TE_EXPRS(ng, G), sh);
   te_tensor *xq = te_placeholder(ctx, "Xq", TE_I8, k, sh);
-  k = with_tok(T, 1, TE_EXPRS(ng), sh);
+  k = with_tok(Tq, 1, TE_EXPRS(ng), sh);
   te_tensor *xc = te_placeholder(ctx, "Xc", TE_I32, k, sh);
   te_tensor *xs = te_placeholder(ctx, "Xs", TE_F32, k, sh);
   /* P[t, b, g, l]: the int32 dot products of a group, 16 rows a vector */
@@ -121,19 +123,25 @@ static te_status q8_product(te_ctx *ctx, te_target *tgt, int gs, int batched, in
       te_mul(te_cast(TE_I32, TE_AT(wp, b, g, te_floordiv(r, four), l, te_floormod(r, four))),
              te_cast(TE_I32, AT(xq, t, g, r)));
   te_expr *pv[6];
-  /* P and Yp have the row vectors of whole blocks (the rows rounded up to LANES * blocks), so
-     te knows every block a kernel runs is whole; the packed weights have as many or more. */
-  te_expr *whole = te_mul(te_int(ctx, blocks),
-                          te_floordiv(te_add(n, te_int(ctx, LANES * blocks - 1)),
-                                      te_int(ctx, LANES * blocks)));
-  k = with_tok(T, 3, TE_EXPRS(whole, ng, L), sh);
+  /* P and Yp have the row vectors of whole blocks (the rows rounded up to LANES * blocks) and
+     whole groups of TOKENS tokens, so te knows every block a kernel runs is whole (no guard in
+     the unrolled code); the packed weights have as many rows or more, the activations as many
+     tokens or more (the rows past T are computed and dropped). */
+  te_expr *whole =
+      te_mul(te_int(ctx, blocks),
+             te_floordiv(te_add(n, te_int(ctx, LANES * blocks - 1)), te_int(ctx, LANES * blocks)));
+  te_expr *Tw = batched
+                    ? te_mul(te_int(ctx, TOKENS),
+                             te_floordiv(te_add(T, te_int(ctx, TOKENS - 1)), te_int(ctx, TOKENS)))
+                    : NULL;
+  k = with_tok(Tw, 3, TE_EXPRS(whole, ng, L), sh);
   with_tok(t, 3, TE_EXPRS(b, g, l), pv);
   te_tensor *p = te_compute(ctx, "P", k, sh, pv, TE_SUM(prod, r));
   /* Yp[t, b, l]: runq's f32 sum over the groups */
   te_expr *gg = te_reduce_axis(ctx, "gg", te_int(ctx, 0), ng);
   te_expr *exact = te_sub(AT(p, t, b, gg, l), AT(xc, t, gg));
   te_expr *term = te_mul(te_mul(te_cast(TE_F32, exact), TE_AT(ws, b, gg, l)), AT(xs, t, gg));
-  k = with_tok(T, 2, TE_EXPRS(whole, L), sh);
+  k = with_tok(Tw, 2, TE_EXPRS(whole, L), sh);
   with_tok(t, 2, TE_EXPRS(b, l), pv);
   te_tensor *yp = te_compute(ctx, "Yp", k, sh, pv, TE_SUM(term, gg));
   /* Y[t, i]: the n rows of Yp */
