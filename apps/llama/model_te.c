@@ -59,16 +59,22 @@ static const struct dense_kernels bf16_kernels = {
 typedef int32_t (*quantize_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *);
 typedef int32_t (*q8_matmul_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *, DLTensor *,
                                 DLTensor *);
+typedef int32_t (*q8_matmul_add_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                                    DLTensor *, DLTensor *);
 struct q8_kernels {
   int group_size;
   quantize_fn quantize;
   q8_matmul_fn matmul, matvec;
+  q8_matmul_add_fn matmul_add, matvec_add;
 };
 static const struct q8_kernels q8_kernels[] = {
-    {64, tl_quantize_g64, tl_q8_matmul_g64, tl_q8_matvec_g64},
-    {32, tl_quantize_g32, tl_q8_matmul_g32, tl_q8_matvec_g32},
-    {16, tl_quantize_g16, tl_q8_matmul_g16, tl_q8_matvec_g16},
-    {8, tl_quantize_g8, tl_q8_matmul_g8, tl_q8_matvec_g8},
+    {64, tl_quantize_g64, tl_q8_matmul_g64, tl_q8_matvec_g64, tl_q8_matmul_add_g64,
+     tl_q8_matvec_add_g64},
+    {32, tl_quantize_g32, tl_q8_matmul_g32, tl_q8_matvec_g32, tl_q8_matmul_add_g32,
+     tl_q8_matvec_add_g32},
+    {16, tl_quantize_g16, tl_q8_matmul_g16, tl_q8_matvec_g16, tl_q8_matmul_add_g16,
+     tl_q8_matvec_add_g16},
+    {8, tl_quantize_g8, tl_q8_matmul_g8, tl_q8_matvec_g8, tl_q8_matmul_add_g8, tl_q8_matvec_add_g8},
 };
 
 /* A DLTensor with its shape stored beside it. */
@@ -175,34 +181,39 @@ enum { Q8_TOKENS = 4 };
 /* The Q8_0 weights of a layer in the kernels' layout, in this order. */
 enum { Q8_WQ, Q8_WK, Q8_WV, Q8_WO, Q8_W1, Q8_W2, Q8_W3, Q8_PER_LAYER };
 
-/* Q8_0: Y = W X with X the last quantize()'s; w is m->q8w[which]. */
-static int q8_product(te_model *m, int which, int64_t rows, int64_t cols, float *y, int n) {
+/* Q8_0: Y = [R +] W X with X the last quantize()'s (R when r is not NULL); W is m->q8w[which]. */
+static int q8_product(te_model *m, int which, int64_t rows, int64_t cols, const float *r, float *y,
+                      int n) {
   int64_t gs = m->q8->group_size, ng = cols / gs, L = TL_Q8_LANES;
   const tl_q8_matrix *w = &m->q8w[which];
   int64_t tq = round_up(n, Q8_TOKENS); /* the matrix-matrix kernel reads whole groups of tokens */
-  view vws, vxq, vxc, vxs, vy;
+  view vws, vxq, vxc, vxs, vr, vy;
   int64_t wshape[5] = {w->blocks, ng, gs / 4, L, 4}; /* Wp[b][g][r / 4][l][r % 4] */
   DLTensor wp = {w->w, {kDLCPU, 0}, 5, U8, wshape, NULL, 0}, *wpt = &wp;
   DLTensor *wst = V3(&vws, w->s, w->blocks, ng, L);
-  int rc = n == 1 ? m->q8->matvec(wpt, wst, tensor(&vxq, m->xq, I8, 2, ng, gs, 0, 0),
-                                  tensor(&vxc, m->xc, I32, 1, ng, 0, 0, 0), V1(&vxs, m->xs, ng),
-                                  V1(&vy, y, rows))
-                  : m->q8->matmul(wpt, wst, tensor(&vxq, m->xq, I8, 3, tq, ng, gs, 0),
-                                  tensor(&vxc, m->xc, I32, 2, tq, ng, 0, 0),
-                                  V2(&vxs, m->xs, tq, ng), V2(&vy, y, n, rows));
-  return rc ? kernel_failed(m, n == 1 ? "tl_q8_matvec" : "tl_q8_matmul", rc) : 0;
-}
-
-static int add(te_model *m, const float *a, const float *b, float *y, int64_t len) {
-  view va, vb, vy;
-  CALL(m, tl_add, V1(&va, a, len), V1(&vb, b, len), V1(&vy, y, len));
-  return 0;
+  DLTensor *xqt, *xct, *xst, *yt, *rt;
+  if (n == 1) {
+    xqt = tensor(&vxq, m->xq, I8, 2, ng, gs, 0, 0), xct = tensor(&vxc, m->xc, I32, 1, ng, 0, 0, 0);
+    xst = V1(&vxs, m->xs, ng), yt = V1(&vy, y, rows), rt = V1(&vr, r, rows);
+  } else {
+    xqt = tensor(&vxq, m->xq, I8, 3, tq, ng, gs, 0);
+    xct = tensor(&vxc, m->xc, I32, 2, tq, ng, 0, 0);
+    xst = V2(&vxs, m->xs, tq, ng), yt = V2(&vy, y, n, rows), rt = V2(&vr, r, n, rows);
+  }
+  int rc = r ? (n == 1 ? m->q8->matvec_add : m->q8->matmul_add)(wpt, wst, xqt, xct, xst, rt, yt)
+             : (n == 1 ? m->q8->matvec : m->q8->matmul)(wpt, wst, xqt, xct, xst, yt);
+  if (rc == 0)
+    return 0;
+  char name[32];
+  snprintf(name, sizeof name, "tl_q8_%s%s_g%d", n == 1 ? "matvec" : "matmul", r ? "_add" : "",
+           m->q8->group_size);
+  return kernel_failed(m, name, rc);
 }
 
 static int attention_block(te_model *m, int l, int n, int pos, float *kc, float *vc);
 
-/* A layer of a Q8_0 model: runq.c's order (quantize before each product; residuals and SwiGLU
-   as separate element-wise kernels). */
+/* A layer of a Q8_0 model: runq.c's order (quantize before each product; the residuals added
+   by the products' kernels, SwiGLU a separate element-wise kernel). */
 static int layer_q8(te_model *m, int l, int n, int pos) {
 #define W(name) (l * Q8_PER_LAYER + Q8_##name)
   const tl_checkpoint *ck = m->ck;
@@ -212,20 +223,19 @@ static int layer_q8(te_model *m, int l, int n, int pos) {
   float *vc = m->value_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
   float *t;
   if (rmsnorm(m, m->x, ck->rms_att + l * d, m->xb, n, d) || quantize(m, m->xb, n, d) ||
-      q8_product(m, W(WQ), d, d, m->q, n) || q8_product(m, W(WK), kv, d, m->kt, n) ||
-      q8_product(m, W(WV), kv, d, vc + (size_t)pos * (size_t)kv, n) ||
+      q8_product(m, W(WQ), d, d, NULL, m->q, n) || q8_product(m, W(WK), kv, d, NULL, m->kt, n) ||
+      q8_product(m, W(WV), kv, d, NULL, vc + (size_t)pos * (size_t)kv, n) ||
       attention_block(m, l, n, pos, kc, vc) || quantize(m, m->xb, n, d) ||
-      q8_product(m, W(WO), d, d, m->x2, n) || add(m, m->x, m->x2, m->xb, n * d))
+      q8_product(m, W(WO), d, d, m->x, m->xb, n))
     return -1;
   t = m->x, m->x = m->xb, m->xb = t;
   if (rmsnorm(m, m->x, ck->rms_ffn + l * d, m->xb, n, d) || quantize(m, m->xb, n, d) ||
-      q8_product(m, W(W1), hid, d, m->hb, n) || q8_product(m, W(W3), hid, d, m->hb2, n))
+      q8_product(m, W(W1), hid, d, NULL, m->hb, n) || q8_product(m, W(W3), hid, d, NULL, m->hb2, n))
     return -1;
   view va, vb, vy;
   float *h = m->hb2 + (size_t)m->batch * (size_t)hid; /* the second half: no argument aliases */
   CALL(m, tl_swiglu, V1(&va, m->hb, n * hid), V1(&vb, m->hb2, n * hid), V1(&vy, h, n * hid));
-  if (quantize(m, h, n, hid) || q8_product(m, W(W2), d, hid, m->x2, n) ||
-      add(m, m->x, m->x2, m->xb, n * d))
+  if (quantize(m, h, n, hid) || q8_product(m, W(W2), d, hid, m->x, m->xb, n))
     return -1;
   t = m->x, m->x = m->xb, m->xb = t;
   return 0;
@@ -299,7 +309,7 @@ static int forward(tl_model *base, const int *tokens, int n, int pos, float **lo
   if (rmsnorm(m, m->x + (size_t)(n - 1) * (size_t)d, m->ck->rms_final, m->xb, 1, d))
     return -1;
   if (m->q8 ? quantize(m, m->xb, 1, d) ||
-                  q8_product(m, c->n_layers * Q8_PER_LAYER, c->vocab_size, d, m->logits, 1)
+                  q8_product(m, c->n_layers * Q8_PER_LAYER, c->vocab_size, d, NULL, m->logits, 1)
             : product(m, m->xb, &m->ck->wcls, c->vocab_size, d, m->logits, 1))
     return -1;
   *logits = m->logits;

@@ -7,6 +7,7 @@
  *   tl_q8_matmul_gGS  Y[t, i] = sum_g (f32(P[t, i, g] - C[t, g]) * Ws[i, g]) * Xs[t, g]
  *                     P[t, i, g] = sum_r U[i, g, r] * Xq[t, g, r]      (int32, exact)
  *   tl_q8_matvec_gGS  the same for one token (no token axis: generation)
+ *   tl_q8_matmul_add_gGS, tl_q8_matvec_add_gGS   Y = R + the product (the residuals)
  * T > 1 is the prompt, one token generation. GS is a constant of each kernel (64, the export
  * default, and the 32, 16 and 8 its back-off gives for narrower models); the rest is symbolic.
  *
@@ -26,8 +27,7 @@
  * last step may round differently.
  * On a target without AVX512-VNNI the same schedule is built without te_tensorize: plain
  * vector code of the same exact sums.
- *   tl_add     Y = A + B            (the residuals, which runq.c adds in C loops)
- *   tl_swiglu  Y = silu(A) * B
+ *   tl_swiglu  Y = silu(A) * B      (runq.c quantizes its result for the next product)
  */
 #include "gen.h"
 
@@ -95,9 +95,10 @@ static int with_tok(te_expr *t, int n, te_expr *const rest[], te_expr *out[6]) {
 }
 #define AT(x, t, ...) at_tok((x), (t), TE_NARGS_(__VA_ARGS__), TE_EXPRS(__VA_ARGS__))
 
-/* The product for T tokens (batched) or one (the matrix-vector kernel: no token axis). dot:
-   tensorize onto vpdpbusd. */
-static te_status q8_product(te_ctx *ctx, te_target *tgt, int gs, int batched, int dot,
+/* The product for T tokens (batched) or one (the matrix-vector kernel: no token axis);
+   residual: Y = R + the product (runq.c's x += ..., one f32 addition as there). dot: tensorize
+   onto vpdpbusd. */
+static te_status q8_product(te_ctx *ctx, te_target *tgt, int gs, int batched, int residual, int dot,
                             const char *name, te_module **out) {
   int blocks = batched ? PROMPT_BLOCKS : GEN_BLOCKS;
   te_expr *T = batched ? te_var(ctx, "T") : NULL, *t = batched ? te_var(ctx, "t") : NULL;
@@ -144,10 +145,12 @@ static te_status q8_product(te_ctx *ctx, te_target *tgt, int gs, int batched, in
   k = with_tok(Tw, 2, TE_EXPRS(whole, L), sh);
   with_tok(t, 2, TE_EXPRS(b, l), pv);
   te_tensor *yp = te_compute(ctx, "Yp", k, sh, pv, TE_SUM(term, gg));
-  /* Y[t, i]: the n rows of Yp */
+  /* Y[t, i]: the n rows of Yp [+ R[t, i]] */
   k = with_tok(T, 1, TE_EXPRS(n), sh);
   with_tok(t, 1, TE_EXPRS(i), pv);
-  te_tensor *y = te_compute(ctx, "Y", k, sh, pv, AT(yp, t, te_floordiv(i, L), te_floormod(i, L)));
+  te_tensor *res = residual ? te_placeholder(ctx, "R", TE_F32, k, sh) : NULL;
+  te_expr *row = AT(yp, t, te_floordiv(i, L), te_floormod(i, L));
+  te_tensor *y = te_compute(ctx, "Y", k, sh, pv, residual ? te_add(AT(res, t, i), row) : row);
   if (!y)
     return te_last_status(ctx);
 
@@ -195,15 +198,18 @@ static te_status q8_product(te_ctx *ctx, te_target *tgt, int gs, int batched, in
     TRY(te_unroll(ps, pt));
   if (dot)
     TRY(te_tensorize(ps, ri, "vpdpbusd"));
+  if (residual)
+    return te_build(s, name, 7, (te_tensor *const[]){wp, ws, xq, xc, xs, res, y}, 0, NULL, tgt,
+                    out);
   return te_build(s, name, 6, (te_tensor *const[]){wp, ws, xq, xc, xs, y}, 0, NULL, tgt, out);
 }
 
 /* The product on vpdpbusd where the target has it, else the same schedule in plain vector
    code (te_build refuses the instruction with TE_ERR_TARGET on CPUs without AVX512-VNNI). */
-static te_status q8_product_best(te_ctx *ctx, te_target *tgt, int gs, int batched, const char *name,
-                                 te_module **out) {
-  te_status st = q8_product(ctx, tgt, gs, batched, 1, name, out);
-  return st == TE_ERR_TARGET ? q8_product(ctx, tgt, gs, batched, 0, name, out) : st;
+static te_status q8_product_best(te_ctx *ctx, te_target *tgt, int gs, int batched, int residual,
+                                 const char *name, te_module **out) {
+  te_status st = q8_product(ctx, tgt, gs, batched, residual, 1, name, out);
+  return st == TE_ERR_TARGET ? q8_product(ctx, tgt, gs, batched, residual, 0, name, out) : st;
 }
 
 #define GROUP_SIZE(GS)                                                                             \
@@ -211,24 +217,28 @@ static te_status q8_product_best(te_ctx *ctx, te_target *tgt, int gs, int batche
     return quantize(c, t, GS, "tl_quantize_g" #GS, o);                                             \
   }                                                                                                \
   te_status tl_gen_q8_matmul_g##GS(te_ctx *c, te_target *t, te_module **o) {                       \
-    return q8_product_best(c, t, GS, 1, "tl_q8_matmul_g" #GS, o);                                  \
+    return q8_product_best(c, t, GS, 1, 0, "tl_q8_matmul_g" #GS, o);                               \
   }                                                                                                \
   te_status tl_gen_q8_matvec_g##GS(te_ctx *c, te_target *t, te_module **o) {                       \
-    return q8_product_best(c, t, GS, 0, "tl_q8_matvec_g" #GS, o);                                  \
+    return q8_product_best(c, t, GS, 0, 0, "tl_q8_matvec_g" #GS, o);                               \
+  }                                                                                                \
+  te_status tl_gen_q8_matmul_add_g##GS(te_ctx *c, te_target *t, te_module **o) {                   \
+    return q8_product_best(c, t, GS, 1, 1, "tl_q8_matmul_add_g" #GS, o);                           \
+  }                                                                                                \
+  te_status tl_gen_q8_matvec_add_g##GS(te_ctx *c, te_target *t, te_module **o) {                   \
+    return q8_product_best(c, t, GS, 0, 1, "tl_q8_matvec_add_g" #GS, o);                           \
   }
 GROUP_SIZE(64)
 GROUP_SIZE(32)
 GROUP_SIZE(16)
 GROUP_SIZE(8)
 
-static te_status binary(te_ctx *ctx, te_target *tgt, int swiglu, const char *name,
-                        te_module **out) {
+static te_status swiglu(te_ctx *ctx, te_target *tgt, te_module **out) {
   te_expr *n = te_var(ctx, "n"), *i = te_var(ctx, "i");
   te_tensor *a = te_placeholder(ctx, "A", TE_F32, 1, TE_EXPRS(n));
   te_tensor *b = te_placeholder(ctx, "B", TE_F32, 1, TE_EXPRS(n));
   te_expr *av = TE_AT(a, i), *bv = TE_AT(b, i);
-  te_expr *body =
-      swiglu ? te_mul(te_mul(av, te_call(ctx, "sigmoid", 1, TE_EXPRS(av))), bv) : te_add(av, bv);
+  te_expr *body = te_mul(te_mul(av, te_call(ctx, "sigmoid", 1, TE_EXPRS(av))), bv);
   te_tensor *y = te_compute(ctx, "Y", 1, TE_EXPRS(n), TE_EXPRS(i), body);
   if (!y)
     return te_last_status(ctx);
@@ -239,12 +249,7 @@ static te_status binary(te_ctx *ctx, te_target *tgt, int swiglu, const char *nam
   TRY(te_split(st, o, 256, &oo, &oi));
   TRY(te_parallel(st, oo));
   TRY(te_vectorize(st, in));
-  return te_build(s, name, 3, (te_tensor *const[]){a, b, y}, 0, NULL, tgt, out);
+  return te_build(s, "tl_swiglu", 3, (te_tensor *const[]){a, b, y}, 0, NULL, tgt, out);
 }
 
-te_status tl_gen_add(te_ctx *c, te_target *t, te_module **o) {
-  return binary(c, t, 0, "tl_add", o);
-}
-te_status tl_gen_swiglu(te_ctx *c, te_target *t, te_module **o) {
-  return binary(c, t, 1, "tl_swiglu", o);
-}
+te_status tl_gen_swiglu(te_ctx *c, te_target *t, te_module **o) { return swiglu(c, t, o); }
