@@ -3,18 +3,12 @@
 
 #include <stdlib.h>
 
-int tl_q8_pack(const tl_matrix *w, int64_t rows, int64_t cols, int gs, tl_q8_matrix *out) {
-  int64_t padded = (rows + TL_Q8_ROW_ALIGN - 1) / TL_Q8_ROW_ALIGN * TL_Q8_ROW_ALIGN;
+/* One part: rows x cols from w, written from row vector `first` on. */
+static void pack_part(const tl_matrix *w, int64_t rows, int64_t cols, int gs, int64_t first,
+                      int64_t padded, tl_q8_matrix *out) {
   int64_t ng = cols / gs, L = TL_Q8_LANES;
-  out->blocks = padded / L;
-  out->w = malloc((size_t)(padded * cols));
-  out->s = malloc(sizeof(float) * (size_t)(padded * ng));
-  if (!out->w || !out->s) {
-    tl_q8_matrix_free(out);
-    return -1;
-  }
   for (int64_t row = 0; row < padded; row++) {
-    int64_t b = row / L, l = row % L;
+    int64_t b = first + row / L, l = row % L;
     const int8_t *q = row < rows ? w->q + row * cols : NULL;
     for (int64_t g = 0; g < ng; g++) {
       uint8_t *dst = out->w + ((b * ng + g) * L) * gs + l * 4;
@@ -23,6 +17,26 @@ int tl_q8_pack(const tl_matrix *w, int64_t rows, int64_t cols, int gs, tl_q8_mat
       out->s[(b * ng + g) * L + l] = q ? w->s[row * ng + g] : 0.0f;
     }
   }
+}
+
+int tl_q8_pack(int nparts, const tl_matrix *const parts[], const int64_t rows[], int64_t cols,
+               int gs, tl_q8_matrix *out) {
+  int64_t A = TL_Q8_ROW_ALIGN, L = TL_Q8_LANES, total = 0;
+  out->cols = cols, out->nparts = nparts;
+  for (int p = 0; p < nparts; p++) {
+    out->first[p] = total / L;
+    total += (rows[p] + A - 1) / A * A;
+  }
+  out->first[nparts] = total / L;
+  out->w = malloc((size_t)(total * cols));
+  out->s = malloc(sizeof(float) * (size_t)(total * (cols / gs)));
+  if (!out->w || !out->s) {
+    tl_q8_matrix_free(out);
+    return -1;
+  }
+  for (int p = 0; p < nparts; p++)
+    pack_part(parts[p], rows[p], cols, gs, out->first[p], (out->first[p + 1] - out->first[p]) * L,
+              out);
   return 0;
 }
 
