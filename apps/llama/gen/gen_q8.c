@@ -95,11 +95,16 @@ static int with_tok(te_expr *t, int n, te_expr *const rest[], te_expr *out[6]) {
 }
 #define AT(x, t, ...) at_tok((x), (t), TE_NARGS_(__VA_ARGS__), TE_EXPRS(__VA_ARGS__))
 
+/* A product's computation: its arguments (R when it has a residual) and its stages. */
+typedef struct {
+  te_tensor *args[7];
+  int nargs;
+  te_tensor *p, *yp, *y;
+} q8_def;
+
 /* The product for T tokens (batched) or one (the matrix-vector kernel: no token axis);
-   residual: Y = R + the product (runq.c's x += ..., one f32 addition as there). dot: tensorize
-   onto vpdpbusd. */
-static te_status q8_product(te_ctx *ctx, te_target *tgt, int gs, int batched, int residual, int dot,
-                            const char *name, te_module **out) {
+   residual: Y = R + the product (runq.c's x += ..., one f32 addition as there). */
+static te_status q8_define(te_ctx *ctx, int gs, int batched, int residual, q8_def *out) {
   int blocks = batched ? PROMPT_BLOCKS : GEN_BLOCKS;
   te_expr *T = batched ? te_var(ctx, "T") : NULL, *t = batched ? te_var(ctx, "t") : NULL;
   /* the quantized activations' rows: T rounded up to TOKENS or more (see Yp's shape) */
@@ -153,9 +158,18 @@ static te_status q8_product(te_ctx *ctx, te_target *tgt, int gs, int batched, in
   te_tensor *y = te_compute(ctx, "Y", k, sh, pv, residual ? te_add(AT(res, t, i), row) : row);
   if (!y)
     return te_last_status(ctx);
+  *out = (q8_def){{wp, ws, xq, xc, xs, residual ? res : y, y}, residual ? 7 : 6, p, yp, y};
+  return TE_OK;
+}
 
-  te_schedule *s = te_schedule_new(ctx, 1, &y);
-  te_stage *ys = te_stage_of(s, y), *yps = te_stage_of(s, yp), *ps = te_stage_of(s, p);
+/* The product's schedule and build (dot: tensorize onto vpdpbusd). */
+static te_status q8_product(te_ctx *ctx, te_target *tgt, int gs, int batched, int residual, int dot,
+                            const char *name, te_module **out) {
+  int blocks = batched ? PROMPT_BLOCKS : GEN_BLOCKS;
+  q8_def def;
+  TRY(q8_define(ctx, gs, batched, residual, &def));
+  te_schedule *s = te_schedule_new(ctx, 1, &def.y);
+  te_stage *ys = te_stage_of(s, def.y), *yps = te_stage_of(s, def.yp), *ps = te_stage_of(s, def.p);
   int d = batched; /* the first data axis after the token's */
   te_iter *io, *ii, *at;
   TRY(te_split(ys, te_axis(ys, d), (int64_t)LANES * blocks, &io, &ii));
@@ -198,10 +212,7 @@ static te_status q8_product(te_ctx *ctx, te_target *tgt, int gs, int batched, in
     TRY(te_unroll(ps, pt));
   if (dot)
     TRY(te_tensorize(ps, ri, "vpdpbusd"));
-  if (residual)
-    return te_build(s, name, 7, (te_tensor *const[]){wp, ws, xq, xc, xs, res, y}, 0, NULL, tgt,
-                    out);
-  return te_build(s, name, 6, (te_tensor *const[]){wp, ws, xq, xc, xs, y}, 0, NULL, tgt, out);
+  return te_build(s, name, def.nargs, def.args, 0, NULL, tgt, out);
 }
 
 /* The product on vpdpbusd where the target has it, else the same schedule in plain vector
