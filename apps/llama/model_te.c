@@ -12,9 +12,11 @@
  *   x = x + W2 h                         (one kernel)
  * then rmsnorm and the classifier for the last token only.
  * f32 and bf16 weights take the same path through kernels of the same computation (tl_* and
- * tl_bf16_*, which read W as bf16 and widen it in registers); Q8_0 follows runq.c (layer_q8).
+ * tl_bf16_*, which read W as bf16 and widen it in registers); Q8_0 follows runq.c (layer_q8),
+ * on its weights laid out once for the int8 dot-product kernels (q8_layout.h).
  */
 #include "model.h"
+#include "q8_layout.h"
 #include "tl_kernels.h"
 
 #include <math.h>
@@ -30,8 +32,11 @@ typedef struct {
   int batch;
   float *x, *x2, *xb, *q, *qr, *kt, *hb, *logits;
   float *key_cache, *value_cache; /* n_layers x seq_len x kv_dim */
-  int8_t *xq; /* Q8_0: quantized activations, their scales, the second SwiGLU product */
-  float *xs, *hb2;
+  int8_t *xq;      /* Q8_0: quantized activations, their scales and corrections (gen/gen_q8.c), */
+  float *xs, *hb2; /* the second SwiGLU product */
+  int32_t *xc;
+  float *fused; /* Q8_0: a generated token's q, k, v (or w1, w3) product, padded rows included */
+  tl_q8_matrix *q8w; /* Q8_0: the weights in the kernels' layout: Q8_PER_LAYER a layer, wcls */
   const struct q8_kernels *q8;
   const struct dense_kernels *dense;
 } te_model;
@@ -52,18 +57,25 @@ static const struct dense_kernels bf16_kernels = {
     tl_bf16_matmul_add, tl_bf16_matvec_swiglu, tl_bf16_matmul_swiglu};
 
 /* The Q8_0 kernels of one group size (gen/gen_q8.c). */
-typedef int32_t (*quantize_fn)(DLTensor *, DLTensor *, DLTensor *);
-typedef int32_t (*q8_matmul_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *, DLTensor *);
+typedef int32_t (*quantize_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *);
+typedef int32_t (*q8_matmul_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                                DLTensor *);
+typedef int32_t (*q8_matmul_add_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                                    DLTensor *, DLTensor *);
 struct q8_kernels {
   int group_size;
   quantize_fn quantize;
   q8_matmul_fn matmul, matvec;
+  q8_matmul_add_fn matmul_add, matvec_add;
 };
 static const struct q8_kernels q8_kernels[] = {
-    {64, tl_quantize_g64, tl_q8_matmul_g64, tl_q8_matvec_g64},
-    {32, tl_quantize_g32, tl_q8_matmul_g32, tl_q8_matvec_g32},
-    {16, tl_quantize_g16, tl_q8_matmul_g16, tl_q8_matvec_g16},
-    {8, tl_quantize_g8, tl_q8_matmul_g8, tl_q8_matvec_g8},
+    {64, tl_quantize_g64, tl_q8_matmul_g64, tl_q8_matvec_g64, tl_q8_matmul_add_g64,
+     tl_q8_matvec_add_g64},
+    {32, tl_quantize_g32, tl_q8_matmul_g32, tl_q8_matvec_g32, tl_q8_matmul_add_g32,
+     tl_q8_matvec_add_g32},
+    {16, tl_quantize_g16, tl_q8_matmul_g16, tl_q8_matvec_g16, tl_q8_matmul_add_g16,
+     tl_q8_matvec_add_g16},
+    {8, tl_quantize_g8, tl_q8_matmul_g8, tl_q8_matvec_g8, tl_q8_matmul_add_g8, tl_q8_matvec_add_g8},
 };
 
 /* A DLTensor with its shape stored beside it. */
@@ -149,65 +161,108 @@ static int rmsnorm(te_model *m, const float *x, const float *w, float *y, int n,
   return 0;
 }
 
-static const DLDataType I8 = {kDLInt, 8, 1};
+static const DLDataType I8 = {kDLInt, 8, 1}, U8 = {kDLUInt, 8, 1}, I32 = {kDLInt, 32, 1};
 
-/* Q8_0: xq, xs = quantize(x), x being n rows of `cols` (runq.c's quantize). */
+/* Q8_0: xq, xs, xc = quantize(x), x being n rows of `cols` (runq.c's quantize; xc the
+   correction of the kernels' unsigned weights, gen/gen_q8.c). */
 static int quantize(te_model *m, const float *x, int n, int64_t cols) {
   int64_t gs = m->q8->group_size, ng = cols / gs;
-  view vx, vs, vq;
+  view vx, vs, vq, vc;
   int rc = m->q8->quantize(V3(&vx, x, n, ng, gs), V2(&vs, m->xs, n, ng),
-                           tensor(&vq, m->xq, I8, 3, n, ng, gs, 0));
+                           tensor(&vq, m->xq, I8, 3, n, ng, gs, 0),
+                           tensor(&vc, m->xc, I32, 2, n, ng, 0, 0));
   return rc ? kernel_failed(m, "tl_quantize", rc) : 0;
 }
 
-/* Q8_0: Y = W X with X the last quantize()'s. */
-static int q8_product(te_model *m, const tl_matrix *w, int64_t rows, int64_t cols, float *y,
-                      int n) {
-  int64_t gs = m->q8->group_size, ng = cols / gs;
-  view vwq, vws, vxq, vxs, vy;
-  DLTensor *wqt = tensor(&vwq, w->q, I8, 3, rows, ng, gs, 0), *wst = V2(&vws, w->s, rows, ng);
-  int rc = n == 1 ? m->q8->matvec(wqt, wst, tensor(&vxq, m->xq, I8, 2, ng, gs, 0, 0),
-                                  V1(&vxs, m->xs, ng), V1(&vy, y, rows))
-                  : m->q8->matmul(wqt, wst, tensor(&vxq, m->xq, I8, 3, n, ng, gs, 0),
-                                  V2(&vxs, m->xs, n, ng), V2(&vy, y, n, rows));
-  return rc ? kernel_failed(m, n == 1 ? "tl_q8_matvec" : "tl_q8_matmul", rc) : 0;
-}
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-static int add(te_model *m, const float *a, const float *b, float *y, int64_t len) {
-  view va, vb, vy;
-  CALL(m, tl_add, V1(&va, a, len), V1(&vb, b, len), V1(&vy, y, len));
-  return 0;
+/* The tokens the Q8_0 matrix-matrix kernel runs at once (gen/gen_q8.c, TOKENS). */
+enum { Q8_TOKENS = 4 };
+
+/* The Q8_0 weights of a layer in the kernels' layout, in this order: wq, wk, wv one below the
+   other, wo, w1 and w3 one below the other, w2 (a generated token runs one product for wq, wk
+   and wv, one for w1 and w3: fewer kernel calls, each with more rows to share out). */
+enum { Q8_QKV, Q8_WO, Q8_W13, Q8_W2, Q8_PER_LAYER };
+
+/* Q8_0: Y = [R +] W X with X the last quantize()'s (R when r is not NULL); W is the parts p0 ..
+   p1 - 1 of m->q8w[which], `rows` of its rows (those of the parts, or all the padded rows). */
+static int q8_product(te_model *m, int which, int p0, int p1, int64_t rows, const float *r,
+                      float *y, int n) {
+  const tl_q8_matrix *w = &m->q8w[which];
+  int64_t gs = m->q8->group_size, ng = w->cols / gs, L = TL_Q8_LANES;
+  int64_t b0 = w->first[p0], nb = w->first[p1] - b0;
+  int64_t tq = round_up(n, Q8_TOKENS); /* the matrix-matrix kernel reads whole groups of tokens */
+  view vws, vxq, vxc, vxs, vr, vy;
+  int64_t wshape[5] = {nb, ng, gs / 4, L, 4}; /* Wp[b][g][r / 4][l][r % 4] */
+  DLTensor wp = {w->w + b0 * ng * gs * L, {kDLCPU, 0}, 5, U8, wshape, NULL, 0}, *wpt = &wp;
+  DLTensor *wst = V3(&vws, w->s + b0 * ng * L, nb, ng, L);
+  DLTensor *xqt, *xct, *xst, *yt, *rt;
+  if (n == 1) {
+    xqt = tensor(&vxq, m->xq, I8, 2, ng, gs, 0, 0), xct = tensor(&vxc, m->xc, I32, 1, ng, 0, 0, 0);
+    xst = V1(&vxs, m->xs, ng), yt = V1(&vy, y, rows), rt = V1(&vr, r, rows);
+  } else {
+    xqt = tensor(&vxq, m->xq, I8, 3, tq, ng, gs, 0);
+    xct = tensor(&vxc, m->xc, I32, 2, tq, ng, 0, 0);
+    xst = V2(&vxs, m->xs, tq, ng), yt = V2(&vy, y, n, rows), rt = V2(&vr, r, n, rows);
+  }
+  int rc = r ? (n == 1 ? m->q8->matvec_add : m->q8->matmul_add)(wpt, wst, xqt, xct, xst, rt, yt)
+             : (n == 1 ? m->q8->matvec : m->q8->matmul)(wpt, wst, xqt, xct, xst, yt);
+  if (rc == 0)
+    return 0;
+  char name[32];
+  snprintf(name, sizeof name, "tl_q8_%s%s_g%d", n == 1 ? "matvec" : "matmul", r ? "_add" : "",
+           m->q8->group_size);
+  return kernel_failed(m, name, rc);
 }
 
 static int attention_block(te_model *m, int l, int n, int pos, float *kc, float *vc);
 
-/* A layer of a Q8_0 model: runq.c's order (quantize before each product; residuals and SwiGLU
-   as separate element-wise kernels). */
+/* A layer of a Q8_0 model: runq.c's order (quantize before each product; the residuals added
+   by the products' kernels, SwiGLU a separate element-wise kernel). */
 static int layer_q8(te_model *m, int l, int n, int pos) {
+#define W(name) (l * Q8_PER_LAYER + Q8_##name)
   const tl_checkpoint *ck = m->ck;
   const tl_config *c = &ck->c;
   int64_t d = c->dim, kv = tl_kv_dim(c), hid = c->hidden_dim;
   float *kc = m->key_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
   float *vc = m->value_cache + (size_t)l * (size_t)c->seq_len * (size_t)kv;
-  float *t;
-  if (rmsnorm(m, m->x, ck->rms_att + l * d, m->xb, n, d) || quantize(m, m->xb, n, d) ||
-      q8_product(m, &ck->wq[l], d, d, m->q, n) || q8_product(m, &ck->wk[l], kv, d, m->kt, n) ||
-      q8_product(m, &ck->wv[l], kv, d, vc + (size_t)pos * (size_t)kv, n) ||
-      attention_block(m, l, n, pos, kc, vc) || quantize(m, m->xb, n, d) ||
-      q8_product(m, &ck->wo[l], d, d, m->x2, n) || add(m, m->x, m->x2, m->xb, n * d))
+  float *t, *v = vc + (size_t)pos * (size_t)kv;
+  const int64_t *qkv = m->q8w[W(QKV)].first, *w13 = m->q8w[W(W13)].first, L = TL_Q8_LANES;
+  if (rmsnorm(m, m->x, ck->rms_att + l * d, m->xb, n, d) || quantize(m, m->xb, n, d))
+    return -1;
+  if (n == 1) { /* one product, then q, k, v where the other kernels read them (a few KB) */
+    if (q8_product(m, W(QKV), 0, 3, qkv[3] * L, NULL, m->fused, 1))
+      return -1;
+    memcpy(m->q, m->fused, sizeof(float) * (size_t)d);
+    memcpy(m->kt, m->fused + qkv[1] * L, sizeof(float) * (size_t)kv);
+    memcpy(v, m->fused + qkv[2] * L, sizeof(float) * (size_t)kv);
+  } else if (q8_product(m, W(QKV), 0, 1, d, NULL, m->q, n) ||
+             q8_product(m, W(QKV), 1, 2, kv, NULL, m->kt, n) ||
+             q8_product(m, W(QKV), 2, 3, kv, NULL, v, n)) {
+    return -1;
+  }
+  if (attention_block(m, l, n, pos, kc, vc) || quantize(m, m->xb, n, d) ||
+      q8_product(m, W(WO), 0, 1, d, m->x, m->xb, n))
     return -1;
   t = m->x, m->x = m->xb, m->xb = t;
-  if (rmsnorm(m, m->x, ck->rms_ffn + l * d, m->xb, n, d) || quantize(m, m->xb, n, d) ||
-      q8_product(m, &ck->w1[l], hid, d, m->hb, n) || q8_product(m, &ck->w3[l], hid, d, m->hb2, n))
+  if (rmsnorm(m, m->x, ck->rms_ffn + l * d, m->xb, n, d) || quantize(m, m->xb, n, d))
     return -1;
-  view va, vb, vy;
-  float *h = m->hb2 + (size_t)m->batch * (size_t)hid; /* the second half: no argument aliases */
-  CALL(m, tl_swiglu, V1(&va, m->hb, n * hid), V1(&vb, m->hb2, n * hid), V1(&vy, h, n * hid));
-  if (quantize(m, h, n, hid) || q8_product(m, &ck->w2[l], d, hid, m->x2, n) ||
-      add(m, m->x, m->x2, m->xb, n * d))
+  float *h1 = m->hb, *h3 = m->hb2, *h = m->hb2 + (size_t)m->batch * (size_t)hid;
+  if (n == 1) {
+    if (q8_product(m, W(W13), 0, 2, w13[2] * L, NULL, m->fused, 1))
+      return -1;
+    h1 = m->fused, h3 = m->fused + w13[1] * L;
+  } else if (q8_product(m, W(W13), 0, 1, hid, NULL, h1, n) ||
+             q8_product(m, W(W13), 1, 2, hid, NULL, h3, n)) {
+    return -1;
+  }
+  view va, vb, vy; /* h: the second half of hb2, so that no argument aliases */
+  CALL(m, tl_swiglu, V1(&va, h1, n * hid), V1(&vb, h3, n * hid), V1(&vy, h, n * hid));
+  if (quantize(m, h, n, hid) || q8_product(m, W(W2), 0, 1, d, m->x, m->xb, n))
     return -1;
   t = m->x, m->x = m->xb, m->xb = t;
   return 0;
+#undef W
 }
 
 /* RoPE on q and k (k into the cache at pos), then attention into xb. */
@@ -276,18 +331,47 @@ static int forward(tl_model *base, const int *tokens, int n, int pos, float **lo
       return -1;
   if (rmsnorm(m, m->x + (size_t)(n - 1) * (size_t)d, m->ck->rms_final, m->xb, 1, d))
     return -1;
-  if (m->q8
-          ? quantize(m, m->xb, 1, d) || q8_product(m, &m->ck->wcls, c->vocab_size, d, m->logits, 1)
-          : product(m, m->xb, &m->ck->wcls, c->vocab_size, d, m->logits, 1))
+  if (m->q8 ? quantize(m, m->xb, 1, d) ||
+                  q8_product(m, c->n_layers * Q8_PER_LAYER, 0, 1, c->vocab_size, NULL, m->logits, 1)
+            : product(m, m->xb, &m->ck->wcls, c->vocab_size, d, m->logits, 1))
     return -1;
   *logits = m->logits;
   return 0;
+}
+
+/* The Q8_0 weights in the kernels' layout (q8_layout.h): m->q8w, Q8_PER_LAYER matrices a layer
+   in enum order, then the classifier. 0, or -1 when out of memory. */
+static int pack_q8(te_model *m) {
+  const tl_checkpoint *ck = m->ck;
+  const tl_config *c = &ck->c;
+  int64_t d = c->dim, kv = tl_kv_dim(c), hid = c->hidden_dim, gs = ck->group_size;
+  int nmat = c->n_layers * Q8_PER_LAYER + 1;
+  m->q8w = calloc((size_t)nmat, sizeof *m->q8w);
+  if (!m->q8w)
+    return -1;
+  for (int l = 0; l < c->n_layers; l++) {
+    tl_q8_matrix *w = &m->q8w[l * Q8_PER_LAYER];
+    if (tl_q8_pack(3, (const tl_matrix *const[]){&ck->wq[l], &ck->wk[l], &ck->wv[l]},
+                   (const int64_t[]){d, kv, kv}, d, gs, &w[Q8_QKV]) ||
+        tl_q8_pack(1, (const tl_matrix *const[]){&ck->wo[l]}, &d, d, gs, &w[Q8_WO]) ||
+        tl_q8_pack(2, (const tl_matrix *const[]){&ck->w1[l], &ck->w3[l]},
+                   (const int64_t[]){hid, hid}, d, gs, &w[Q8_W13]) ||
+        tl_q8_pack(1, (const tl_matrix *const[]){&ck->w2[l]}, &d, hid, gs, &w[Q8_W2]))
+      return -1;
+  }
+  int64_t vocab = c->vocab_size;
+  return tl_q8_pack(1, (const tl_matrix *const[]){&ck->wcls}, &vocab, d, gs, &m->q8w[nmat - 1]);
 }
 
 static void destroy(tl_model *base) {
   te_model *m = (te_model *)base;
   free(m->x), free(m->x2), free(m->xb), free(m->q), free(m->qr), free(m->kt), free(m->hb);
   free(m->logits), free(m->key_cache), free(m->value_cache), free(m->xq), free(m->xs), free(m->hb2);
+  free(m->xc), free(m->fused);
+  if (m->q8w)
+    for (int i = 0; i <= m->ck->c.n_layers * Q8_PER_LAYER; i++)
+      tl_q8_matrix_free(&m->q8w[i]);
+  free(m->q8w);
   free(m);
 }
 
@@ -324,18 +408,30 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
   m->q = malloc(B * d * 4), m->qr = malloc(B * d * 4), m->kt = malloc(B * kv * 4);
   m->hb = malloc(B * (size_t)c->hidden_dim * 4), m->logits = malloc((size_t)c->vocab_size * 4);
   m->key_cache = malloc(cache * 4), m->value_cache = malloc(cache * 4);
-  size_t wide = B * (d > (size_t)c->hidden_dim ? d : (size_t)c->hidden_dim);
-  m->xq = malloc(wide), m->xs = malloc(wide * 4),
+  size_t wide = (size_t)round_up((int64_t)B, Q8_TOKENS) *
+                (d > (size_t)c->hidden_dim ? d : (size_t)c->hidden_dim);
+  m->xq = malloc(wide), m->xs = malloc(wide * 4), m->xc = malloc(wide * 4),
   m->hb2 = malloc(2 * B * (size_t)c->hidden_dim * 4);
-  if (!m->xq || !m->xs || !m->hb2 || !m->x || !m->x2 || !m->xb || !m->q || !m->qr || !m->kt ||
-      !m->hb || !m->logits || !m->key_cache || !m->value_cache) {
+  size_t fused =
+      (size_t)(round_up((int64_t)d, TL_Q8_ROW_ALIGN) + 2 * round_up((int64_t)kv, TL_Q8_ROW_ALIGN));
+  size_t fused_ffn = (size_t)(2 * round_up(c->hidden_dim, TL_Q8_ROW_ALIGN));
+  fused = fused > fused_ffn ? fused : fused_ffn;
+  m->fused = malloc(fused * 4);
+  if (q8 && pack_q8(m)) {
+    destroy(&m->base);
+    snprintf(err, errlen, "out of memory for the Q8_0 weights in the kernels' layout");
+    return NULL;
+  }
+  if (!m->xq || !m->xs || !m->xc || !m->fused || !m->hb2 || !m->x || !m->x2 || !m->xb || !m->q ||
+      !m->qr || !m->kt || !m->hb || !m->logits || !m->key_cache || !m->value_cache) {
     destroy(&m->base);
     snprintf(err, errlen, "out of memory for the activations and the KV cache (%zu MB)",
              cache * 8 >> 20);
     return NULL;
   }
   /* Poisoned: a kernel that reads what no kernel wrote makes NaN logits, which the tests see. */
-  float *bufs[] = {m->x, m->x2, m->xb, m->q, m->qr, m->kt, m->hb, m->logits, m->hb2, m->xs};
+  float *bufs[] = {m->x,  m->x2,     m->xb,  m->q,  m->qr,   m->kt,
+                   m->hb, m->logits, m->hb2, m->xs, m->fused};
   size_t lens[] = {B * d,
                    B * d,
                    B * d,
@@ -345,11 +441,14 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
                    B * (size_t)c->hidden_dim,
                    (size_t)c->vocab_size,
                    2 * B * (size_t)c->hidden_dim,
-                   wide};
-  for (int i = 0; i < 10; i++)
+                   wide,
+                   fused};
+  for (int i = 0; i < 11; i++)
     for (size_t j = 0; j < lens[i]; j++)
       bufs[i][j] = NAN;
   for (size_t j = 0; j < cache; j++)
     m->key_cache[j] = m->value_cache[j] = NAN;
+  memset(m->xq, 0, wide); /* the rows past a prompt's tokens are read (and their results dropped) */
+  memset(m->xc, 0x7f, wide * 4); /* a large correction: wrong logits if read unwritten */
   return &m->base;
 }

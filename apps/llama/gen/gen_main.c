@@ -41,7 +41,14 @@ static const struct {
     {"tl_q8_matvec_g32", tl_gen_q8_matvec_g32},
     {"tl_q8_matvec_g16", tl_gen_q8_matvec_g16},
     {"tl_q8_matvec_g8", tl_gen_q8_matvec_g8},
-    {"tl_add", tl_gen_add},
+    {"tl_q8_matmul_add_g64", tl_gen_q8_matmul_add_g64},
+    {"tl_q8_matmul_add_g32", tl_gen_q8_matmul_add_g32},
+    {"tl_q8_matmul_add_g16", tl_gen_q8_matmul_add_g16},
+    {"tl_q8_matmul_add_g8", tl_gen_q8_matmul_add_g8},
+    {"tl_q8_matvec_add_g64", tl_gen_q8_matvec_add_g64},
+    {"tl_q8_matvec_add_g32", tl_gen_q8_matvec_add_g32},
+    {"tl_q8_matvec_add_g16", tl_gen_q8_matvec_add_g16},
+    {"tl_q8_matvec_add_g8", tl_gen_q8_matvec_add_g8},
     {"tl_swiglu", tl_gen_swiglu},
 };
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };

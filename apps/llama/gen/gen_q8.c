@@ -1,19 +1,33 @@
 /* gen_q8.c — te-llama's Q8_0 kernels: runq.c's math, where weights and activations are int8
- * in groups of GS values with one f32 scale per group.
+ * in groups of GS values with one f32 scale per group, on the CPU's int8 dot-product
+ * instruction (AVX512-VNNI vpdpbusd: 16 int32 lanes, each += 4 products of u8 by s8).
  *
- *   tl_quantize_gGS   X[T, ng, GS] f32 -> S[T, ng] = max |X| / 127, Q = (int8) round(X / S)
- *   tl_q8_matmul_gGS  Y[t, i] = sum_g sum_l f32(P[t, i, g, l]) * Ws[i, g] * Xs[t, g],
- *                     P[t, i, g, l] = sum_o i32(Wq[i, g, 16 o + l]) * i32(Xq[t, g, 16 o + l])
- *                     (the group's int32 dot product, exact, kept in 16 lanes)
- *   tl_q8_matvec_gGS  the same for one token (no token loop: generation)
- * T > 1 is the prompt, one token generation. GS is a constant of each kernel (64, the
- * export default, and the 32, 16 and 8 its back-off gives for narrower models); the rest is
- * symbolic. The int32 dot product of a group is vectorized across 16 lanes, unrolled over the
- * group; each lane's exact partial sum is converted, scaled and accumulated in f32, so no
- * group needs a horizontal sum (runq.c adds the 16 lanes in int32 before scaling: the results
- * differ in the last bits of f32). Rows of W in blocks of 16 run in parallel.
- *   tl_add     Y = A + B            (the residuals, which runq.c adds in C loops)
- *   tl_swiglu  Y = silu(A) * B
+ *   tl_quantize_gGS   X[T, ng, GS] f32 -> S[T, ng] = max |X| / 127, Q = (int8) round(X / S),
+ *                     C[T, ng] = 128 * sum Q (the correction below)
+ *   tl_q8_matmul_gGS  Y[t, i] = sum_g (f32(P[t, i, g] - C[t, g]) * Ws[i, g]) * Xs[t, g]
+ *                     P[t, i, g] = sum_r U[i, g, r] * Xq[t, g, r]      (int32, exact)
+ *   tl_q8_matvec_gGS  the same for one token (no token axis: generation)
+ *   tl_q8_matmul_add_gGS, tl_q8_matvec_add_gGS   Y = R + the product (the residuals)
+ * T > 1 is the prompt, one token generation. GS is a constant of each kernel (64, the export
+ * default, and the 32, 16 and 8 its back-off gives for narrower models); the rest is symbolic.
+ *
+ * The weights are the checkpoint's, laid out once at load (model_te.c, tl_q8_pack) as the
+ * instruction reads them:
+ *   Wp[b, g, r / 4, l, r % 4] = Wq[16 b + l, g GS + r] + 128    (u8; rows past n: 128)
+ *   Ws[b, g, l] = the scale of row 16 b + l, group g            (f32; rows past n: 0)
+ * so one 64-byte load holds 4 consecutive weights of 16 rows, and the activations' 4 bytes are
+ * broadcast to the 16 lanes: each lane is a row, and no group needs a horizontal sum.
+ * The signed x signed product: vpdpbusd multiplies u8 by s8, so the weights are offset by 128
+ * (U = Wq + 128, in 1 .. 255 as runq's values are in -127 .. 127) and
+ *   sum_r U Xq = sum_r Wq Xq + 128 sum_r Xq,
+ * whose second term depends on the token's group only: C, made by the quantize kernel with the
+ * quantized values, is subtracted once per group and row vector. Every term is an exact int32
+ * (|P| <= 64 * 255 * 127), so P - C is runq's int32 dot product, bit for bit, and the f32 part
+ * is runq's expression in runq's order (group by group); only LLVM's fused multiply-add of the
+ * last step may round differently.
+ * On a target without AVX512-VNNI the same schedule is built without te_tensorize: plain
+ * vector code of the same exact sums.
+ *   tl_swiglu  Y = silu(A) * B      (runq.c quantizes its result for the next product)
  */
 #include "gen.h"
 
@@ -26,10 +40,10 @@
       return try_r_;                                                                               \
   } while (0)
 
-enum { LANES = 16, TOKENS = 4, ROW_BLOCK = 16 };
-
-/* the int32 lanes of a group's dot product: 16, or the whole group when it is smaller */
-static int lanes_of(int gs) { return gs < LANES ? gs : LANES; }
+/* LANES rows a vector; a generated token's product runs GEN_BLOCKS row vectors at once (four
+   independent chains of vpdpbusd, one broadcast of the activations each), a prompt's
+   PROMPT_BLOCKS row vectors for TOKENS tokens (each weight vector loaded once for the four). */
+enum { LANES = 16, TOKENS = 4, GEN_BLOCKS = 4, PROMPT_BLOCKS = 2 };
 
 static te_status quantize(te_ctx *ctx, te_target *tgt, int gs, const char *name, te_module **out) {
   te_expr *T = te_var(ctx, "T"), *ng = te_var(ctx, "ng"), *G = te_int(ctx, gs);
@@ -44,121 +58,169 @@ static te_status quantize(te_ctx *ctx, te_target *tgt, int gs, const char *name,
   te_expr *scaled = te_div(TE_AT(x, t, g, r), TE_AT(s, t, g));
   te_tensor *q = te_compute(ctx, "Q", 3, TE_EXPRS(T, ng, G), TE_EXPRS(t, g, r),
                             te_cast(TE_I8, te_call(ctx, "round", 1, TE_EXPRS(scaled))));
-  if (!q)
+  te_expr *rc = te_reduce_axis(ctx, "rc", te_int(ctx, 0), G);
+  te_tensor *c =
+      te_compute(ctx, "C", 2, TE_EXPRS(T, ng), TE_EXPRS(t, g),
+                 te_mul(te_int(ctx, 128), TE_SUM(te_cast(TE_I32, TE_AT(q, t, g, rc)), rc)));
+  if (!c)
     return te_last_status(ctx);
-  te_schedule *sch = te_schedule_new(ctx, 2, (te_tensor *const[]){s, q});
+  te_schedule *sch = te_schedule_new(ctx, 3, (te_tensor *const[]){s, q, c});
   te_stage *qs = te_stage_of(sch, q), *ss = te_stage_of(sch, s), *ms = te_stage_of(sch, mx);
+  te_stage *cs = te_stage_of(sch, c);
   TRY(te_compute_at(ms, ss, te_axis(ss, 1)));
   TRY(te_parallel(ss, te_axis(ss, 0)));
   TRY(te_parallel(qs, te_axis(qs, 0)));
   TRY(te_vectorize(qs, te_axis(qs, 2))); /* the group: GS lanes */
-  return te_build(sch, name, 3, (te_tensor *const[]){x, s, q}, 0, NULL, tgt, out);
+  TRY(te_parallel(cs, te_axis(cs, 0)));
+  return te_build(sch, name, 4, (te_tensor *const[]){x, s, q, c}, 0, NULL, tgt, out);
 }
 
-/* T tokens (the prompt): q8_matvec's formulation with a token axis; 4 tokens share each
-   load of W, each with its own 16 f32 lanes per row. */
-static te_status q8_matmul(te_ctx *ctx, te_target *tgt, int gs, const char *name, te_module **out) {
-  int lanes = lanes_of(gs);
-  te_expr *T = te_var(ctx, "T"), *n = te_var(ctx, "n"), *ng = te_var(ctx, "ng");
-  te_expr *G = te_int(ctx, gs), *L = te_int(ctx, lanes), *O = te_int(ctx, gs / lanes);
-  te_expr *t = te_var(ctx, "t"), *i = te_var(ctx, "i"), *g = te_var(ctx, "g"),
-          *l = te_var(ctx, "l");
-  te_tensor *wq = te_placeholder(ctx, "Wq", TE_I8, 3, TE_EXPRS(n, ng, G));
-  te_tensor *ws = te_placeholder(ctx, "Ws", TE_F32, 2, TE_EXPRS(n, ng));
-  te_tensor *xq = te_placeholder(ctx, "Xq", TE_I8, 3, TE_EXPRS(T, ng, G));
-  te_tensor *xs = te_placeholder(ctx, "Xs", TE_F32, 2, TE_EXPRS(T, ng));
-  te_expr *o = te_reduce_axis(ctx, "o", te_int(ctx, 0), O);
-  te_expr *r = te_add(te_mul(o, L), l);
-  te_expr *prod = te_mul(te_cast(TE_I32, TE_AT(wq, i, g, r)), te_cast(TE_I32, TE_AT(xq, t, g, r)));
-  te_tensor *p =
-      te_compute(ctx, "P", 4, TE_EXPRS(T, n, ng, L), TE_EXPRS(t, i, g, l), TE_SUM(prod, o));
+/* te_at(x, [t,] rest...): the token index first when the kernel has one. */
+static te_expr *at_tok(te_tensor *x, te_expr *t, int n, te_expr *const rest[]) {
+  te_expr *idx[6];
+  int k = 0;
+  if (t)
+    idx[k++] = t;
+  for (int i = 0; i < n; i++)
+    idx[k++] = rest[i];
+  return te_at(x, k, idx);
+}
+static int with_tok(te_expr *t, int n, te_expr *const rest[], te_expr *out[6]) {
+  int k = 0;
+  if (t)
+    out[k++] = t;
+  for (int i = 0; i < n; i++)
+    out[k++] = rest[i];
+  return k;
+}
+#define AT(x, t, ...) at_tok((x), (t), TE_NARGS_(__VA_ARGS__), TE_EXPRS(__VA_ARGS__))
+
+/* A product's computation: its arguments (R when it has a residual) and its stages. */
+typedef struct {
+  te_tensor *args[7];
+  int nargs;
+  te_tensor *p, *yp, *y;
+} q8_def;
+
+/* The product for T tokens (batched) or one (the matrix-vector kernel: no token axis);
+   residual: Y = R + the product (runq.c's x += ..., one f32 addition as there). */
+static te_status q8_define(te_ctx *ctx, int gs, int batched, int residual, q8_def *out) {
+  int blocks = batched ? PROMPT_BLOCKS : GEN_BLOCKS;
+  te_expr *T = batched ? te_var(ctx, "T") : NULL, *t = batched ? te_var(ctx, "t") : NULL;
+  /* the quantized activations' rows: T rounded up to TOKENS or more (see Yp's shape) */
+  te_expr *Tq = batched ? te_var(ctx, "Tq") : NULL;
+  te_expr *n = te_var(ctx, "n"), *nb = te_var(ctx, "nb"), *ng = te_var(ctx, "ng");
+  te_expr *L = te_int(ctx, LANES), *four = te_int(ctx, 4), *G = te_int(ctx, gs);
+  te_expr *b = te_var(ctx, "b"), *g = te_var(ctx, "g"), *l = te_var(ctx, "l"),
+          *i = te_var(ctx, "i");
+  te_expr *sh[6];
+  int k;
+  te_tensor *wp =
+      te_placeholder(ctx, "Wp", TE_U8, 5, TE_EXPRS(nb, ng, te_int(ctx, gs / 4), L, four));
+  te_tensor *ws = te_placeholder(ctx, "Ws", TE_F32, 3, TE_EXPRS(nb, ng, L));
+  k = with_tok(Tq, 2, TE_EXPRS(ng, G), sh);
+  te_tensor *xq = te_placeholder(ctx, "Xq", TE_I8, k, sh);
+  k = with_tok(Tq, 1, TE_EXPRS(ng), sh);
+  te_tensor *xc = te_placeholder(ctx, "Xc", TE_I32, k, sh);
+  te_tensor *xs = te_placeholder(ctx, "Xs", TE_F32, k, sh);
+  /* P[t, b, g, l]: the int32 dot products of a group, 16 rows a vector */
+  te_expr *r = te_reduce_axis(ctx, "r", te_int(ctx, 0), G);
+  te_expr *prod =
+      te_mul(te_cast(TE_I32, TE_AT(wp, b, g, te_floordiv(r, four), l, te_floormod(r, four))),
+             te_cast(TE_I32, AT(xq, t, g, r)));
+  te_expr *pv[6];
+  /* P and Yp have the row vectors of whole blocks (the rows rounded up to LANES * blocks) and
+     whole groups of TOKENS tokens, so te knows every block a kernel runs is whole (no guard in
+     the unrolled code); the packed weights have as many rows or more, the activations as many
+     tokens or more (the rows past T are computed and dropped). */
+  te_expr *whole =
+      te_mul(te_int(ctx, blocks),
+             te_floordiv(te_add(n, te_int(ctx, LANES * blocks - 1)), te_int(ctx, LANES * blocks)));
+  te_expr *Tw = batched
+                    ? te_mul(te_int(ctx, TOKENS),
+                             te_floordiv(te_add(T, te_int(ctx, TOKENS - 1)), te_int(ctx, TOKENS)))
+                    : NULL;
+  k = with_tok(Tw, 3, TE_EXPRS(whole, ng, L), sh);
+  with_tok(t, 3, TE_EXPRS(b, g, l), pv);
+  te_tensor *p = te_compute(ctx, "P", k, sh, pv, TE_SUM(prod, r));
+  /* Yp[t, b, l]: runq's f32 sum over the groups */
   te_expr *gg = te_reduce_axis(ctx, "gg", te_int(ctx, 0), ng);
-  te_expr *ll = te_reduce_axis(ctx, "ll", te_int(ctx, 0), L);
-  te_expr *term =
-      te_mul(te_mul(te_cast(TE_F32, TE_AT(p, t, i, gg, ll)), TE_AT(ws, i, gg)), TE_AT(xs, t, gg));
-  te_tensor *y =
-      te_compute(ctx, "Y", 2, TE_EXPRS(T, n), TE_EXPRS(t, i), te_sum(term, 2, TE_EXPRS(gg, ll)));
+  te_expr *exact = te_sub(AT(p, t, b, gg, l), AT(xc, t, gg));
+  te_expr *term = te_mul(te_mul(te_cast(TE_F32, exact), TE_AT(ws, b, gg, l)), AT(xs, t, gg));
+  k = with_tok(Tw, 2, TE_EXPRS(whole, L), sh);
+  with_tok(t, 2, TE_EXPRS(b, l), pv);
+  te_tensor *yp = te_compute(ctx, "Yp", k, sh, pv, TE_SUM(term, gg));
+  /* Y[t, i]: the n rows of Yp [+ R[t, i]] */
+  k = with_tok(T, 1, TE_EXPRS(n), sh);
+  with_tok(t, 1, TE_EXPRS(i), pv);
+  te_tensor *res = residual ? te_placeholder(ctx, "R", TE_F32, k, sh) : NULL;
+  te_expr *row = AT(yp, t, te_floordiv(i, L), te_floormod(i, L));
+  te_tensor *y = te_compute(ctx, "Y", k, sh, pv, residual ? te_add(AT(res, t, i), row) : row);
   if (!y)
     return te_last_status(ctx);
-  te_schedule *s = te_schedule_new(ctx, 1, &y);
-  te_tensor *rf;
-  te_stage *ys = te_stage_of(s, y);
-  TRY(te_rfactor(s, y, te_reduce_iter(ys, 1), 2, &rf)); /* rf[t, i, l] */
-  ys = te_stage_of(s, y);
-  te_stage *rs = te_stage_of(s, rf), *ps = te_stage_of(s, p);
-  te_iter *io, *ii, *to, *ti;
-  TRY(te_split(ys, te_axis(ys, 1), ROW_BLOCK, &io, &ii));
-  TRY(te_split(ys, te_axis(ys, 0), TOKENS, &to, &ti));
-  TRY(te_reorder(ys, 4, (te_iter *const[]){io, to, ii, ti}));
-  TRY(te_parallel(ys, io));
-  TRY(te_compute_at(rs, ys, ii));
-  /* rf's loops: t, i, l, g -> i, g, t, l; t (4 at most here) split to unroll it */
-  te_iter *rto, *rti;
-  TRY(te_split(rs, te_axis(rs, 0), TOKENS, &rto, &rti));
-  TRY(te_reorder(
-      rs, 5, (te_iter *const[]){rto, te_axis(rs, 1), te_reduce_iter(rs, 0), rti, te_axis(rs, 2)}));
-  TRY(te_unroll(rs, rti));
-  TRY(te_vectorize(rs, te_axis(rs, 2)));
-  TRY(te_compute_at(ps, rs, te_reduce_iter(rs, 0)));
-  /* P's loops: t, i, g, l, o -> i, g, o, t, l */
-  te_iter *pto, *pti;
-  TRY(te_split(ps, te_axis(ps, 0), TOKENS, &pto, &pti));
-  TRY(te_reorder(ps, 6,
-                 (te_iter *const[]){pto, te_axis(ps, 1), te_axis(ps, 2), te_reduce_iter(ps, 0), pti,
-                                    te_axis(ps, 3)}));
-  TRY(te_unroll(ps, te_reduce_iter(ps, 0)));
-  TRY(te_unroll(ps, pti));
-  TRY(te_vectorize(ps, te_axis(ps, 3)));
-  return te_build(s, name, 5, (te_tensor *const[]){wq, ws, xq, xs, y}, 0, NULL, tgt, out);
+  *out = (q8_def){{wp, ws, xq, xc, xs, residual ? res : y, y}, residual ? 7 : 6, p, yp, y};
+  return TE_OK;
 }
 
-/* One token (generation). The group's int32 dot product is kept per lane, and each lane's
-   exact partial sum is scaled and added in f32:
-     P[i, g, l] = sum_o i32(Wq[i, g, 16 o + l]) * i32(Xq[g, 16 o + l])      (int32, exact)
-     Y[i] = sum_g sum_l f32(P[i, g, l]) * Ws[i, g] * Xs[g]
-   so no group needs a horizontal sum (runq.c adds the lanes in int32 first: the results differ
-   in the last bits of f32 only). Y's lanes are a data axis (te_rfactor), P is computed for
-   each group inside that loop, in one vector register. */
-static te_status q8_matvec(te_ctx *ctx, te_target *tgt, int gs, const char *name, te_module **out) {
-  int lanes = lanes_of(gs);
-  te_expr *n = te_var(ctx, "n"), *ng = te_var(ctx, "ng"), *G = te_int(ctx, gs);
-  te_expr *L = te_int(ctx, lanes), *O = te_int(ctx, gs / lanes);
-  te_expr *i = te_var(ctx, "i"), *g = te_var(ctx, "g"), *l = te_var(ctx, "l");
-  te_tensor *wq = te_placeholder(ctx, "Wq", TE_I8, 3, TE_EXPRS(n, ng, G));
-  te_tensor *ws = te_placeholder(ctx, "Ws", TE_F32, 2, TE_EXPRS(n, ng));
-  te_tensor *xq = te_placeholder(ctx, "Xq", TE_I8, 2, TE_EXPRS(ng, G));
-  te_tensor *xs = te_placeholder(ctx, "Xs", TE_F32, 1, TE_EXPRS(ng));
-  te_expr *o = te_reduce_axis(ctx, "o", te_int(ctx, 0), O);
-  te_expr *r = te_add(te_mul(o, L), l);
-  te_expr *prod = te_mul(te_cast(TE_I32, TE_AT(wq, i, g, r)), te_cast(TE_I32, TE_AT(xq, g, r)));
-  te_tensor *p = te_compute(ctx, "P", 3, TE_EXPRS(n, ng, L), TE_EXPRS(i, g, l), TE_SUM(prod, o));
-  te_expr *gg = te_reduce_axis(ctx, "gg", te_int(ctx, 0), ng);
-  te_expr *ll = te_reduce_axis(ctx, "ll", te_int(ctx, 0), L);
-  te_expr *term =
-      te_mul(te_mul(te_cast(TE_F32, TE_AT(p, i, gg, ll)), TE_AT(ws, i, gg)), TE_AT(xs, gg));
-  te_tensor *y =
-      te_compute(ctx, "Y", 1, TE_EXPRS(n), TE_EXPRS(i), te_sum(term, 2, TE_EXPRS(gg, ll)));
-  if (!y)
-    return te_last_status(ctx);
-  te_schedule *s = te_schedule_new(ctx, 1, &y);
-  te_tensor *rf;
-  te_stage *ys = te_stage_of(s, y);
-  TRY(te_rfactor(s, y, te_reduce_iter(ys, 1), 1, &rf)); /* rf[i, l] = sum_g ... */
-  ys = te_stage_of(s, y);
-  te_stage *rs = te_stage_of(s, rf), *ps = te_stage_of(s, p);
-  te_iter *io, *ii;
-  TRY(te_split(ys, te_axis(ys, 0), ROW_BLOCK, &io, &ii));
+/* The product's schedule and build (dot: tensorize onto vpdpbusd). */
+static te_status q8_product(te_ctx *ctx, te_target *tgt, int gs, int batched, int residual, int dot,
+                            const char *name, te_module **out) {
+  int blocks = batched ? PROMPT_BLOCKS : GEN_BLOCKS;
+  q8_def def;
+  TRY(q8_define(ctx, gs, batched, residual, &def));
+  te_schedule *s = te_schedule_new(ctx, 1, &def.y);
+  te_stage *ys = te_stage_of(s, def.y), *yps = te_stage_of(s, def.yp), *ps = te_stage_of(s, def.p);
+  int d = batched; /* the first data axis after the token's */
+  te_iter *io, *ii, *at;
+  TRY(te_split(ys, te_axis(ys, d), (int64_t)LANES * blocks, &io, &ii));
+  if (batched) {
+    te_iter *to, *ti;
+    TRY(te_split(ys, te_axis(ys, 0), TOKENS, &to, &ti));
+    TRY(te_reorder(ys, 4, (te_iter *const[]){io, to, ti, ii}));
+    at = to;
+  } else {
+    at = io;
+  }
   TRY(te_parallel(ys, io));
-  TRY(te_compute_at(rs, ys, ii));
-  /* rf's loops: i, l, g -> i, g, l (the lanes vectorized) */
-  TRY(te_reorder(rs, 2, (te_iter *const[]){te_reduce_iter(rs, 0), te_axis(rs, 1)}));
-  TRY(te_vectorize(rs, te_axis(rs, 1)));
-  TRY(te_compute_at(ps, rs, te_reduce_iter(rs, 0)));
-  /* P's loops: i, g, l, o -> i, g, o, l */
-  TRY(te_reorder(ps, 2, (te_iter *const[]){te_reduce_iter(ps, 0), te_axis(ps, 2)}));
-  TRY(te_unroll(ps, te_reduce_iter(ps, 0)));
-  TRY(te_vectorize(ps, te_axis(ps, 2)));
-  return te_build(s, name, 5, (te_tensor *const[]){wq, ws, xq, xs, y}, 0, NULL, tgt, out);
+  TRY(te_compute_at(yps, ys, at));
+  /* Yp: [t,] b, l, gg -> gg, [t,] b, l: a register of f32 sums per row vector and token */
+  te_iter *ypt = batched ? te_axis(yps, 0) : NULL, *ypb = te_axis(yps, d),
+          *ypl = te_axis(yps, d + 1), *ypg = te_reduce_iter(yps, 0);
+  if (batched)
+    TRY(te_reorder(yps, 4, (te_iter *const[]){ypg, ypt, ypb, ypl}));
+  else
+    TRY(te_reorder(yps, 3, (te_iter *const[]){ypg, ypb, ypl}));
+  if (batched)
+    TRY(te_unroll(yps, ypt));
+  TRY(te_unroll(yps, ypb));
+  TRY(te_vectorize(yps, ypl));
+  TRY(te_compute_at(ps, yps, ypg));
+  /* P: [t,] b, g, l, r -> g, r.o, b, [t,] r.i, l: each weight vector loaded once for the
+     tokens, r.i the instruction's 4 products, l its 16 lanes */
+  te_iter *ro, *ri;
+  TRY(te_split(ps, te_reduce_iter(ps, 0), 4, &ro, &ri));
+  te_iter *pt = batched ? te_axis(ps, 0) : NULL, *pb = te_axis(ps, d), *pg = te_axis(ps, d + 1),
+          *pl = te_axis(ps, d + 2);
+  if (batched)
+    TRY(te_reorder(ps, 6, (te_iter *const[]){pg, ro, pb, pt, ri, pl}));
+  else
+    TRY(te_reorder(ps, 5, (te_iter *const[]){pg, ro, pb, ri, pl}));
+  TRY(te_vectorize(ps, pl));
+  TRY(te_unroll(ps, ro));
+  TRY(te_unroll(ps, pb));
+  if (batched)
+    TRY(te_unroll(ps, pt));
+  if (dot)
+    TRY(te_tensorize(ps, ri, "vpdpbusd"));
+  return te_build(s, name, def.nargs, def.args, 0, NULL, tgt, out);
+}
+
+/* The product on vpdpbusd where the target has it, else the same schedule in plain vector
+   code (te_build refuses the instruction with TE_ERR_TARGET on CPUs without AVX512-VNNI). */
+static te_status q8_product_best(te_ctx *ctx, te_target *tgt, int gs, int batched, int residual,
+                                 const char *name, te_module **out) {
+  te_status st = q8_product(ctx, tgt, gs, batched, residual, 1, name, out);
+  return st == TE_ERR_TARGET ? q8_product(ctx, tgt, gs, batched, residual, 0, name, out) : st;
 }
 
 #define GROUP_SIZE(GS)                                                                             \
@@ -166,24 +228,28 @@ static te_status q8_matvec(te_ctx *ctx, te_target *tgt, int gs, const char *name
     return quantize(c, t, GS, "tl_quantize_g" #GS, o);                                             \
   }                                                                                                \
   te_status tl_gen_q8_matmul_g##GS(te_ctx *c, te_target *t, te_module **o) {                       \
-    return q8_matmul(c, t, GS, "tl_q8_matmul_g" #GS, o);                                           \
+    return q8_product_best(c, t, GS, 1, 0, "tl_q8_matmul_g" #GS, o);                               \
   }                                                                                                \
   te_status tl_gen_q8_matvec_g##GS(te_ctx *c, te_target *t, te_module **o) {                       \
-    return q8_matvec(c, t, GS, "tl_q8_matvec_g" #GS, o);                                           \
+    return q8_product_best(c, t, GS, 0, 0, "tl_q8_matvec_g" #GS, o);                               \
+  }                                                                                                \
+  te_status tl_gen_q8_matmul_add_g##GS(te_ctx *c, te_target *t, te_module **o) {                   \
+    return q8_product_best(c, t, GS, 1, 1, "tl_q8_matmul_add_g" #GS, o);                           \
+  }                                                                                                \
+  te_status tl_gen_q8_matvec_add_g##GS(te_ctx *c, te_target *t, te_module **o) {                   \
+    return q8_product_best(c, t, GS, 0, 1, "tl_q8_matvec_add_g" #GS, o);                           \
   }
 GROUP_SIZE(64)
 GROUP_SIZE(32)
 GROUP_SIZE(16)
 GROUP_SIZE(8)
 
-static te_status binary(te_ctx *ctx, te_target *tgt, int swiglu, const char *name,
-                        te_module **out) {
+static te_status swiglu(te_ctx *ctx, te_target *tgt, te_module **out) {
   te_expr *n = te_var(ctx, "n"), *i = te_var(ctx, "i");
   te_tensor *a = te_placeholder(ctx, "A", TE_F32, 1, TE_EXPRS(n));
   te_tensor *b = te_placeholder(ctx, "B", TE_F32, 1, TE_EXPRS(n));
   te_expr *av = TE_AT(a, i), *bv = TE_AT(b, i);
-  te_expr *body =
-      swiglu ? te_mul(te_mul(av, te_call(ctx, "sigmoid", 1, TE_EXPRS(av))), bv) : te_add(av, bv);
+  te_expr *body = te_mul(te_mul(av, te_call(ctx, "sigmoid", 1, TE_EXPRS(av))), bv);
   te_tensor *y = te_compute(ctx, "Y", 1, TE_EXPRS(n), TE_EXPRS(i), body);
   if (!y)
     return te_last_status(ctx);
@@ -194,12 +260,7 @@ static te_status binary(te_ctx *ctx, te_target *tgt, int swiglu, const char *nam
   TRY(te_split(st, o, 256, &oo, &oi));
   TRY(te_parallel(st, oo));
   TRY(te_vectorize(st, in));
-  return te_build(s, name, 3, (te_tensor *const[]){a, b, y}, 0, NULL, tgt, out);
+  return te_build(s, "tl_swiglu", 3, (te_tensor *const[]){a, b, y}, 0, NULL, tgt, out);
 }
 
-te_status tl_gen_add(te_ctx *c, te_target *t, te_module **o) {
-  return binary(c, t, 0, "tl_add", o);
-}
-te_status tl_gen_swiglu(te_ctx *c, te_target *t, te_module **o) {
-  return binary(c, t, 1, "tl_swiglu", o);
-}
+te_status tl_gen_swiglu(te_ctx *c, te_target *t, te_module **o) { return swiglu(c, t, o); }
