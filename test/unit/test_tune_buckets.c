@@ -33,7 +33,7 @@ typedef struct sym {
   int nout;
   te_tensor **outs, **ins;
   int nin;
-  char *text; /* canonical */
+  char text[1024]; /* canonical */
   char key[17];
 } sym;
 
@@ -41,7 +41,10 @@ static sym make_sym(void) {
   sym w = {0};
   TT_OK(te_parse(tt_ctx, sym_text, &w.nout, &w.outs));
   TT_OK(te_workload_inputs(w.nout, w.outs, &w.nin, &w.ins, NULL, NULL));
-  w.text = TT_NN(te_workload_text(w.nout, w.outs));
+  char *text = TT_NN(te_workload_text(w.nout, w.outs));
+  cr_assert_lt(strlen(text), sizeof w.text);
+  strcpy(w.text, text);
+  te_free(text);
   at_workload_key(w.text, w.key);
   return w;
 }
