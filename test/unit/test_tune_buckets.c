@@ -276,6 +276,65 @@ Test(tune_buckets, tuned_buckets_dispatch) {
   unlink(log_path);
 }
 
+/* The size as a reduction's extent (attention over the positions so far): C = A B with
+   A: 12 x n, B: n x 10, buckets 16 and 100 tuned for real, results at sizes around them. */
+Test(tune_buckets, tuned_reduction_over_the_size) {
+  const char *text = "C[i, j] = sum(A[i, k]*B[k, j], k) where A: f32[12, n], B: f32[n, 10], "
+                     "k: [0, n)";
+  int nout;
+  te_tensor **outs, **ins;
+  int nin;
+  TT_OK(te_parse(tt_ctx, text, &nout, &outs));
+  TT_OK(te_workload_inputs(nout, outs, &nin, &ins, NULL, NULL));
+  char *canon = TT_NN(te_workload_text(nout, outs)), key[17];
+  at_workload_key(canon, key);
+  new_log();
+  at_buckets b = {.size = "n", .n = 2, .values = {16, 100}};
+  for (int i = 0; i < 2; i++) {
+    TT_OK(at_bucket_key(tt_ctx, canon, "n", b.values[i], b.keys[i]));
+    char *bt = TT_NN(at_bucket_text(tt_ctx, canon, "n", b.values[i]));
+    te_ctx *c = te_ctx_new();
+    int bn;
+    te_tensor **bo;
+    cr_assert_eq(te_parse(c, bt, &bn, &bo), TE_OK, "%s", te_last_error(c));
+    te_tune_options o = {.trials = 4,
+                         .log_path = log_path,
+                         .seed = 7,
+                         .batch = 4,
+                         .population = 16,
+                         .generations = 1,
+                         .min_repeat_s = 0.0005,
+                         .min_repeats = 1,
+                         .max_repeats = 3,
+                         .timeout_s = 60,
+                         .threads = 1,
+                         .confirm = -1};
+    te_target *t = te_target_parse(c, te_target_str(tt_target()));
+    cr_assert_eq(te_tune(c, bn, bo, t, &o), TE_OK, "%s", te_last_error(c));
+    free(bt);
+    te_ctx_free(c);
+  }
+  TT_OK(at_buckets_append(tt_ctx, log_path, key, canon, te_target_str(tt_target()), &b, ""));
+  te_schedule *s = TT_NN(te_schedule_new(tt_ctx, nout, outs));
+  TT_OK(te_apply_best(s, log_path, tt_target()));
+  te_module *m = tt_build(s, "mm", 3, (te_tensor *const[]){ins[0], ins[1], outs[0]}, 0, NULL);
+  static const int64_t ns[] = {1, 3, 16, 17, 57, 100, 101, 203};
+  for (size_t q = 0; q < sizeof ns / sizeof ns[0]; q++) {
+    int64_t n = ns[q];
+    tt_note("n = %lld", (long long)n);
+    tt_buf *a = TT_ALLOC(TE_F32, 12, n), *bb = TT_ALLOC(TE_F32, n, 10);
+    tt_buf *got = TT_ALLOC(TE_F32, 12, 10), *ref = TT_ALLOC(TE_F32, 12, 10);
+    tt_fill(a, (uint64_t)n + 5);
+    tt_fill(bb, (uint64_t)n + 9);
+    tt_ref_matmul(a, bb, ref, 12, 10, n);
+    tt_poison(got);
+    tt_call(m, "mm", 3, TT_BUFS(a, bb, got), 0, NULL);
+    tt_assert_close(got, ref, n);
+  }
+  te_free(canon);
+  unlink(log_path);
+}
+
 /* ---------------------------------------------------------------- refusals */
 
 static void expect_unchanged(te_schedule *s) {
