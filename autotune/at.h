@@ -436,10 +436,11 @@ te_status at_buckets_append(te_ctx *, const char *log_path, const char *key, con
    holds none, TE_ERR_IO when it cannot be read. */
 te_status at_buckets_read(te_ctx *, const char *log_path, const char *key, const char *target,
                           at_buckets *);
-/* Specializes s (a schedule of the symbolic computation) on "size <= value" for every bucket
-   but the largest, each branch replaying its bucket's best record in log, and replays the
-   largest bucket's on s itself. TE_ERR_NOT_FOUND naming the bucket when one has no successful
-   record (or its key no longer matches the computation); a replay failure names the bucket.
+/* Specializes s (a schedule of the symbolic computation) on "size == value" for every bucket
+   and "size <= value" for every bucket but the largest, each branch replaying its bucket's best
+   record in log, and replays the largest bucket's on s itself. TE_ERR_NOT_FOUND naming the
+   bucket when one has no successful record (or its key no longer matches the computation); a
+   replay failure names the bucket.
    The dispatch is built on a scratch schedule first: on failure s is unchanged. */
 te_status at_buckets_dispatch(te_schedule *s, const at_log *log, const char *target,
                               const at_buckets *);

@@ -56,7 +56,7 @@ static void help(void) {
          "                     log, the other ranks build and measure the candidates\n"
          "  --bucket n=V1,V2,.. shape buckets: WORKLOAD (a text) has the symbolic size n; tune\n"
          "                     it at each value (--trials each), then record the dispatch\n"
-         "                     among their best schedules (n <= V1, n <= V2, ..., the largest\n"
+         "                     among their best schedules (n == V1, n <= V1, ..., the largest\n"
          "                     bucket's above) that te_apply_best builds on the symbolic\n"
          "                     schedule (docs/tuning-buckets.md)\n"
          "\n"

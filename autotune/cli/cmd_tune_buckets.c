@@ -1,9 +1,9 @@
 /* cmd_tune_buckets.c — `te-tune tune WORKLOAD --bucket n=16,64,256`: a workload with one
  * symbolic size tuned at each value (a bucket: the workload with n written as the value, tuned
  * as `te-tune tune` tunes any), then the one schedule that dispatches among the buckets' best
- * schedules (te_specialize on n <= 16, n <= 64; the largest bucket's as the general one) built
- * and compiled once as a check and recorded in the log as its bucket index, which te_apply_best
- * on the symbolic schedule reads (docs/tuning-buckets.md).
+ * schedules (te_specialize on n == 16, n <= 16, n == 64, ...; the largest bucket's as the
+ * general one) built and compiled once as a check and recorded in the log as its bucket index,
+ * which te_apply_best on the symbolic schedule reads (docs/tuning-buckets.md).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>

@@ -161,9 +161,10 @@ TE_API te_status te_tune(te_ctx *, int nout, te_tensor *const outs[], te_target 
    first). Malformed lines are skipped.
    Shape buckets: when s's computation has a symbolic size, the log's latest bucket index of it
    for target (written by `te-tune tune WORKLOAD --bucket n=V1,V2,...`, docs/tuning-buckets.md)
-   names the values the size was tuned at; s becomes the dispatch among their best records: a
-   te_specialize branch "n <= Vi" replaying bucket Vi's best trace for every bucket but the
-   largest, whose trace is replayed on s itself (sizes above the largest bucket take it too).
+   names the values the size was tuned at; s becomes the dispatch among their best records:
+   per bucket Vi, te_specialize branches "n == Vi" (the tuned kernel, n constant) and, but for
+   the largest, "n <= Vi", replaying bucket Vi's best trace; the largest bucket's trace is
+   replayed on s itself (sizes above the largest bucket take it too).
    TE_ERR_NOT_FOUND when there is no index, when a bucket has no successful record, or when a
    bucket's key is not the computation's at that size (the message names the bucket); a
    bucket's replay failure returns its status, naming the bucket. s is unchanged on failure. */

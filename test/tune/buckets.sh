@@ -3,7 +3,8 @@
 # bad bucket lists and workloads are refused with exit status 2 and a message naming the
 # problem; a small run tunes every bucket (its records keyed by the workload at that size),
 # builds the dispatch and appends one bucket index line (the symbolic workload's key, the sizes,
-# each bucket's key, the dispatch's trace: "specialize n <= V {" per bucket but the largest);
+# each bucket's key, the dispatch's trace: "specialize n == V {" per bucket, "n <= V" per bucket
+# but the largest);
 # a second run with --resume adds trials to each bucket and a newer index.
 #   buckets.sh <te-tune>
 set -u
@@ -55,15 +56,16 @@ assert b["buckets"]["size"] == "n" and b["buckets"]["values"] == [8, 16, 40], b[
 assert b["result"]["costs"] == [] and b["result"]["error"] == 0
 assert "n: [0" not in b["workload"]["text"] and "f32[n, 24]" in b["workload"]["text"]
 trace = b["trace"]
-assert trace.startswith("specialize n <= 8 {\n") and "specialize n <= 16 {\n" in trace, trace
-assert "n <= 40" not in trace, trace
+heads = [l for l in trace.split("\n") if l.startswith("specialize")]
+assert heads == ["specialize n == 8 {", "specialize n <= 8 {", "specialize n == 16 {",
+                 "specialize n <= 16 {", "specialize n == 40 {"], heads
 for v, key in zip(b["buckets"]["values"], b["buckets"]["keys"]):
     mine = [r for r in recs if r["workload"]["key"] == key and "buckets" not in r]
     assert mine, "no records of bucket %d" % v
     assert all("f32[%d, 24]" % v in r["workload"]["text"] for r in mine)
     trials = [r for r in mine if not r.get("tuner", {}).get("confirm")]
     assert len(trials) == 3, "bucket %d: %d trials" % (v, len(trials))
-print("ok   the log: 3 trials per bucket, one index, the dispatch n <= 8, n <= 16, else 40")
+print("ok   the log: 3 trials per bucket, one index, the dispatch n == 8, n <= 8, n == 16, n <= 16, n == 40, else 40")
 EOF
   grep -q "^8 *n <= 8 " "$dir/run.out" && grep -q "^16 *8 < n <= 16 " "$dir/run.out" &&
     grep -q "^40 *n > 16 " "$dir/run.out" ||

@@ -144,11 +144,20 @@ Test(tune_buckets, dispatch_trace_and_results) {
   te_schedule *s = TT_NN(te_schedule_new(tt_ctx, w.nout, w.outs));
   TT_OK(te_apply_best(s, log_path, tt_target()));
   char *trace = TT_NN(te_schedule_trace(s));
-  cr_expect_str_eq(trace, "specialize n <= 16 {\n"
+  cr_expect_str_eq(trace, "specialize n == 16 {\n"
                           "  split M i 3\n  split M j 8\n  vectorize M j.i\n"
+                          "}\n"
+                          "specialize n <= 16 {\n"
+                          "  split M i 3\n  split M j 8\n  vectorize M j.i\n"
+                          "}\n"
+                          "specialize n == 64 {\n"
+                          "  split M i 7\n  split M k 5\n  parallel M i.o\n"
                           "}\n"
                           "specialize n <= 64 {\n"
                           "  split M i 7\n  split M k 5\n  parallel M i.o\n"
+                          "}\n"
+                          "specialize n == 256 {\n"
+                          "  split M i 13\n  split M i.i 4\n  split M j 6\n  unroll M j.i\n"
                           "}\n"
                           "split M i 13\nsplit M i.i 4\nsplit M j 6\nunroll M j.i\n");
   te_module *m = build(&w, s);
@@ -178,8 +187,9 @@ static char *branch_text(const char *ir, const char *head) {
   return out;
 }
 
-/* Each bucket's condition leads to its own schedule: n <= 16 to the rows in 3s with 8-wide
-   vectors, n <= 64 to the parallel rows in 7s, every other n to the rows in 13s. */
+/* Each bucket's conditions lead to its own schedule: n == 16 and n <= 16 to the rows in 3s
+   with 8-wide vectors, n == 64 and n <= 64 to the parallel rows in 7s, n == 256 and every
+   other n to the rows in 13s; under n == v the loops have n folded to v. */
 Test(tune_buckets, each_condition_reaches_its_branch) {
   sym w = make_sym();
   three_buckets(&w);
@@ -187,9 +197,12 @@ Test(tune_buckets, each_condition_reaches_its_branch) {
   TT_OK(te_apply_best(s, log_path, tt_target()));
   te_tensor *args[4] = {w.ins[0], w.ins[1], w.ins[2], w.outs[0]};
   char *ir = TT_NN(te_lower_text(s, 4, args, 0, NULL));
-  char *b16 = branch_text(ir, "if (n <= 16) {");
+  char *e16 = branch_text(ir, "if (n == 16) {");
+  char *b16 = branch_text(ir, "} else if (n <= 16) {");
+  char *e64 = branch_text(ir, "} else if (n == 64) {");
   char *b64 = branch_text(ir, "} else if (n <= 64) {");
-  const char *at = strstr(ir, "if (n <= 16) {"), *line = at;
+  char *e256 = branch_text(ir, "} else if (n == 256) {");
+  const char *at = strstr(ir, "if (n == 16) {"), *line = at;
   while (line > ir && line[-1] != '\n')
     line--;
   char head[64]; /* the dispatch's own else, at the indentation of its if */
@@ -201,11 +214,19 @@ Test(tune_buckets, each_condition_reaches_its_branch) {
             "n <= 64: bucket 64's schedule expected:\n%s", b64);
   cr_expect(strstr(general, "i.i.i") && !strstr(general, "parallel") && !strstr(general, "x8("),
             "n > 64: bucket 256's schedule expected:\n%s", general);
+  /* the exact branches: the same schedules with n a constant (no n left in their loops) */
+  cr_expect(strstr(e16, "x8(") && !strstr(e16, "parallel") && !strstr(e16, "n//"),
+            "n == 16: bucket 16's schedule at n = 16 expected:\n%s", e16);
+  cr_expect(strstr(e64, "parallel") && !strstr(e64, "n//") && !strstr(e64, "n%"),
+            "n == 64: bucket 64's schedule at n = 64 expected:\n%s", e64);
+  cr_expect(strstr(e256, "i.i.i") && !strstr(e256, "n//") && !strstr(e256, "n%"),
+            "n == 256: bucket 256's schedule at n = 256 expected:\n%s", e256);
+  free(e16), free(e64), free(e256);
   free(b16), free(b64), free(general), te_free(ir);
   unlink(log_path);
 }
 
-/* One bucket: its schedule is the whole kernel (no condition). */
+/* One bucket: its schedule for every size (its exact branch, then the general schedule). */
 Test(tune_buckets, one_bucket_is_the_general_schedule) {
   sym w = make_sym();
   new_log();
@@ -214,7 +235,9 @@ Test(tune_buckets, one_bucket_is_the_general_schedule) {
   te_schedule *s = TT_NN(te_schedule_new(tt_ctx, w.nout, w.outs));
   TT_OK(te_apply_best(s, log_path, tt_target()));
   char *trace = TT_NN(te_schedule_trace(s));
-  cr_expect_str_eq(trace, trace64);
+  cr_expect_str_eq(trace,
+                   "specialize n == 32 {\n  split M i 7\n  split M k 5\n  parallel M i.o\n}\n"
+                   "split M i 7\nsplit M k 5\nparallel M i.o\n");
   te_module *m = build(&w, s);
   run_at(m, 3), run_at(m, 32), run_at(m, 45);
   te_free(trace);
@@ -229,7 +252,9 @@ Test(tune_buckets, latest_index_wins) {
   te_schedule *s = TT_NN(te_schedule_new(tt_ctx, w.nout, w.outs));
   TT_OK(te_apply_best(s, log_path, tt_target()));
   char *trace = TT_NN(te_schedule_trace(s));
-  cr_expect(!strstr(trace, "n <= 64") && strstr(trace, "specialize n <= 16 {"), "%s", trace);
+  cr_expect(!strstr(trace, "n <= 64") && !strstr(trace, "n == 64") &&
+                strstr(trace, "specialize n <= 16 {"),
+            "%s", trace);
   te_free(trace);
   unlink(log_path);
 }
@@ -268,7 +293,9 @@ Test(tune_buckets, tuned_buckets_dispatch) {
   TT_OK(te_apply_best(s, log_path, tt_target()));
   char *trace = TT_NN(te_schedule_trace(s));
   tt_note("dispatch:\n%s", trace);
-  cr_expect(!strncmp(trace, "specialize n <= 8 {", 19), "%s", trace);
+  cr_expect(!strncmp(trace, "specialize n == 8 {", 19) && strstr(trace, "specialize n <= 8 {") &&
+                strstr(trace, "specialize n == 40 {") && !strstr(trace, "n <= 40"),
+            "%s", trace);
   te_module *m = build(&w, s);
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     run_at(m, sizes[i]);
