@@ -248,7 +248,7 @@ static te_status dispatch_on(te_schedule *s, const at_buckets *b, char *const tr
   te_expr *var = sch_condition_var(s, b->size, "te_apply_best");
   if (!var)
     return te_last_status(ctx);
-  char what[128];
+  char what[sizeof b->size + 128];
   for (int i = 0; i < b->n; i++) {
     snprintf(what, sizeof what, "te_apply_best: the schedule of bucket %s = %lld (workload %s)",
              b->size, (long long)b->values[i], b->keys[i]);
