@@ -19,9 +19,9 @@
  * a choice between loop orders, ...); te_tune then searches the knobs' product the same way.
  *
  * Workloads have constant shapes and no scalar parameters (a symbolic size is tuned as shape
- * buckets: one workload per value, te_apply_best builds the dispatch). Their key is the hash of a canonical
- * text of the computation (tensor names, dtypes, shapes, bodies), so the same computation built
- * again, by any program, finds its records.
+ * buckets: one workload per value, te_apply_best builds the dispatch). Their key is the hash of a
+ * canonical text of the computation (tensor names, dtypes, shapes, bodies), so the same computation
+ * built again, by any program, finds its records.
  */
 #ifndef TE_TUNE_H
 #define TE_TUNE_H
