@@ -4,13 +4,15 @@
  * The record is found by workload key and the target's canonical string (te_target_str), so a
  * log tuned on another CPU is not applied silently to this one. The trace is replayed first on a
  * scratch schedule of the same computation: a trace that no longer applies (te changed, the log
- * was edited) fails there and leaves the caller's schedule untouched.
+ * was edited) fails there and leaves the caller's schedule untouched. A computation with
+ * symbolic shapes is looked up as shape buckets instead (buckets.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "at.h"
+#include "te/parse.h"
 
 static char *tune_workload_impl(te_ctx *ctx, int nout, te_tensor *const outs[], char key[17]) {
   at_workload wl;
@@ -39,6 +41,14 @@ static te_status apply_best_impl(te_schedule *s, const char *log_path, te_target
   if (!log_path)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_apply_best: log_path is NULL");
   char key[17];
+  if (at_schedule_is_symbolic(s)) { /* shape buckets: the dispatch among their schedules */
+    char *sym = te_workload_text(s->nout, s->outs);
+    if (!sym)
+      return te_last_status(ctx) ? te_last_status(ctx) : TE_ERR_NOMEM;
+    at_workload_key(sym, key);
+    free(sym);
+    return at_apply_buckets(s, log_path, key, te_target_str(target));
+  }
   char *text = te_tune_workload(ctx, s->nout, s->outs, key);
   if (!text)
     return te_last_status(ctx);

@@ -404,6 +404,51 @@ double at_log_best_cost(const at_log *, const char *key, const char *target);
 /* The current time as ISO 8601 UTC (buf of 32). */
 void at_timestamp(char *buf);
 
+/* ---------------------------------------------------------------- shape buckets (buckets.c) */
+
+enum { AT_MAX_BUCKETS = 32 };
+
+/* One symbolic size tuned at a few values: the bucket index of a log (docs/tuning-buckets.md). */
+typedef struct at_buckets {
+  char size[64];                  /* the size's name in the workload text */
+  int n;                          /* 1..AT_MAX_BUCKETS */
+  int64_t values[AT_MAX_BUCKETS]; /* increasing, >= 1 */
+  char keys[AT_MAX_BUCKETS][17];  /* each bucket's workload key */
+} at_buckets;
+
+/* text with every occurrence of the name size written as value (malloc'd); NULL with
+   TE_ERR_NOT_FOUND on ctx when the text has no such name. */
+char *at_bucket_text(te_ctx *, const char *text, const char *size, int64_t value);
+/* The key of the workload sym_text is at size = value: its text rebuilt in a scratch context
+   with constant shapes (TE_ERR_UNSUPPORTED when other sizes stay symbolic). */
+te_status at_bucket_key(te_ctx *, const char *sym_text, const char *size, int64_t value,
+                        char key[17]);
+/* Whether any tensor of s's computation has a symbolic extent. */
+bool at_schedule_is_symbolic(const te_schedule *);
+/* TE_ERR_INVALID_ARG (message on ctx when not NULL) unless b has a size and 1..AT_MAX_BUCKETS
+   increasing values >= 1. */
+te_status at_buckets_check(te_ctx *, const at_buckets *);
+/* Appends the bucket index of the symbolic workload (key, canonical text) for target, with the
+   dispatch's trace as it is now. TE_ERR_IO when the log cannot be written. */
+te_status at_buckets_append(te_ctx *, const char *log_path, const char *key, const char *text,
+                            const char *target, const at_buckets *, const char *trace);
+/* The latest bucket index of key for target in the log: TE_ERR_NOT_FOUND (no message) when it
+   holds none, TE_ERR_IO when it cannot be read. */
+te_status at_buckets_read(te_ctx *, const char *log_path, const char *key, const char *target,
+                          at_buckets *);
+/* Specializes s (a schedule of the symbolic computation) on "size == value" for every bucket
+   and "size <= value" for every bucket but the largest, each branch replaying its bucket's best
+   record in log, and replays the largest bucket's on s itself. TE_ERR_NOT_FOUND naming the
+   bucket when one has no successful record (or its key no longer matches the computation); a
+   replay failure names the bucket.
+   The dispatch is built on a scratch schedule first: on failure s is unchanged. */
+te_status at_buckets_dispatch(te_schedule *s, const at_log *log, const char *target,
+                              const at_buckets *);
+/* te_apply_best on a schedule with symbolic shapes: the log's latest bucket index of key (the
+   symbolic computation's) for target, dispatched. */
+te_status at_apply_buckets(te_schedule *s, const char *log_path, const char *key,
+                           const char *target);
+
 /* ---------------------------------------------------------------- search (search.c) */
 
 typedef struct at_search at_search;

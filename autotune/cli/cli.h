@@ -65,6 +65,21 @@ int cli_workload_from_plugin(const char *path, const char *symbol, cli_workload 
 int cli_workload_from_record(const at_record *, cli_workload *);
 void cli_workload_free(cli_workload *);
 
+/* te-tune tune's progress display (cmd_tune.c). */
+typedef struct cli_progress {
+  bool tty, quiet;
+} cli_progress;
+/* One te_tune run of w as `te-tune tune` makes it (progress, summary line): an exit code.
+   mpi_size > 1: rank 0 searches, the others measure (cli_mpi_*). */
+int cli_tune_run(te_tune_options *, const char *target, cli_workload *w, cli_progress *,
+                 int mpi_rank, int mpi_size);
+/* `te-tune tune WORKLOAD --bucket SIZE=V1,V2,...` (cmd_tune_buckets.c): every bucket tuned with
+   o, then the dispatch among them built, compiled and recorded as the log's bucket index. */
+int cli_tune_buckets(te_tune_options *o, const char *target, int nw, char **words,
+                     const char *dtype, const char *spec, cli_progress *);
+/* "n=16,64,256" into b (values sorted); an exit code, the problem printed. */
+int cli_bucket_parse(const char *spec, at_buckets *b);
+
 /* Reads the log, resolves the target and the workload of sel, finds the best record.
    On success *best is its index in log, w the workload (built), tstr the target string. */
 int cli_find_best(const cli_select *, at_log *log, cli_workload *w, char *tstr, size_t tsize,

@@ -54,16 +54,17 @@ static void help(void) {
          "  --quiet            no progress display\n"
          "  --mpi              run under mpirun (-n 2 or more): rank 0 searches and writes the\n"
          "                     log, the other ranks build and measure the candidates\n"
+         "  --bucket n=V1,V2,.. shape buckets: WORKLOAD (a text) has the symbolic size n; tune\n"
+         "                     it at each value (--trials each), then record the dispatch\n"
+         "                     among their best schedules (n == V1, n <= V1, ..., the largest\n"
+         "                     bucket's above) that te_apply_best builds on the symbolic\n"
+         "                     schedule (docs/tuning-buckets.md)\n"
          "\n"
          "operators:\n");
   at_op_spec_help(stdout);
   printf("\nexit status: 0 done (even if candidates failed: they are error records), 1 tuning\n"
          "could not run, 2 usage error, 4 the log cannot be written\n");
 }
-
-typedef struct progress {
-  bool tty, quiet;
-} progress;
 
 static void fmt_time(double s, char *buf, size_t size) {
   if (s < 0) {
@@ -78,7 +79,7 @@ static void fmt_time(double s, char *buf, size_t size) {
 }
 
 static void on_progress(const te_tune_progress *p, void *user) {
-  progress *pr = user;
+  cli_progress *pr = user;
   if (pr->quiet)
     return;
   char el[32], eta[32];
@@ -143,8 +144,8 @@ static bool num_opt(int argc, char **argv, int *i, te_tune_options *o, bool *bad
   return false;
 }
 
-static int run(te_tune_options *o, const char *target, cli_workload *w, progress *pr, int mpi_rank,
-               int mpi_size) {
+int cli_tune_run(te_tune_options *o, const char *target, cli_workload *w, cli_progress *pr,
+                 int mpi_rank, int mpi_size) {
   te_target *t = te_target_parse(w->ctx, target);
   if (!t) {
     if (mpi_rank == 0)
@@ -192,10 +193,11 @@ int cmd_tune(int argc, char **argv) {
   o.log_path = CLI_DEFAULT_LOG;
   o.check = o.confirm = -2; /* not given */
   const char *target = CLI_DEFAULT_TARGET, *dtype = "f32", *v, *plugin = NULL, *symbol = NULL;
+  const char *bucket = NULL;
   char *words[32];
   int nw = 0;
   bool bad = false, mpi = false;
-  progress pr = {isatty(STDERR_FILENO) != 0, false};
+  cli_progress pr = {isatty(STDERR_FILENO) != 0, false};
   for (int i = 1; i < argc && !bad; i++) {
     long long n;
     if (cli_flag(argv, i, "--help") || cli_flag(argv, i, "-h")) {
@@ -218,6 +220,12 @@ int cmd_tune(int argc, char **argv) {
                cli_opt(argc, argv, &i, "--plugin", &plugin, &bad) ||
                cli_opt(argc, argv, &i, "--transfer-logs", &o.transfer_logs, &bad) ||
                cli_opt(argc, argv, &i, "--plugin-symbol", &symbol, &bad)) {
+    } else if (cli_opt(argc, argv, &i, "--bucket", &v, &bad)) {
+      if (bucket && !bad)
+        fprintf(stderr, "te-tune tune: --bucket is given twice (one symbolic size is tuned in "
+                        "buckets at a time)\n"),
+            bad = true;
+      bucket = v;
     } else if (cli_opt(argc, argv, &i, "--seed", &v, &bad)) {
       if (!bad && !cli_int(v, 0, &n))
         fprintf(stderr, "te-tune: --seed: bad value '%s'\n", v), bad = true;
@@ -233,10 +241,16 @@ int cmd_tune(int argc, char **argv) {
     fprintf(stderr, "te-tune tune: %s (see --help)\n",
             nw ? "a workload or --plugin, not both" : "which workload?"),
         bad = true;
+  if (!bad && bucket && (plugin || mpi))
+    fprintf(stderr, "te-tune tune: --bucket takes a workload text, without %s\n",
+            plugin ? "--plugin" : "--mpi"),
+        bad = true;
   if (bad)
     return CLI_USAGE;
   o.check = o.check == -2 ? 0 : o.check == 0 ? -1 : o.check;         /* --check 0: never */
   o.confirm = o.confirm == -2 ? 0 : o.confirm == 0 ? -1 : o.confirm; /* --confirm 0: never */
+  if (bucket)
+    return cli_tune_buckets(&o, target, nw, words, dtype, bucket, &pr);
   int rank = 0, size = 1;
   if (mpi && (bad = !cli_mpi_available()))
     fprintf(stderr, "te-tune tune: --mpi: this te-tune was built without MPI (scripts/setup.sh "
@@ -255,7 +269,7 @@ int cmd_tune(int argc, char **argv) {
   int rc = plugin ? cli_workload_from_plugin(plugin, symbol, &w)
                   : cli_workload_from_words(nw, words, dtype, &w);
   if (rc == CLI_OK)
-    rc = run(&o, target, &w, &pr, rank, size);
+    rc = cli_tune_run(&o, target, &w, &pr, rank, size);
   if (rank == 0 && size > 1)
     cli_mpi_stop(size);
   cli_workload_free(&w);

@@ -18,9 +18,10 @@
  * that applies primitives with some values left open as knobs (a split with candidate factors,
  * a choice between loop orders, ...); te_tune then searches the knobs' product the same way.
  *
- * Workloads have constant shapes and no scalar parameters. Their key is the hash of a canonical
- * text of the computation (tensor names, dtypes, shapes, bodies), so the same computation built
- * again, by any program, finds its records.
+ * Workloads have constant shapes and no scalar parameters (a symbolic size is tuned as shape
+ * buckets: one workload per value, te_apply_best builds the dispatch). Their key is the hash of a
+ * canonical text of the computation (tensor names, dtypes, shapes, bodies), so the same computation
+ * built again, by any program, finds its records.
  */
 #ifndef TE_TUNE_H
 #define TE_TUNE_H
@@ -157,7 +158,16 @@ TE_API te_status te_tune(te_ctx *, int nout, te_tensor *const outs[], te_target 
    workload key, when the log has no such record: s is left unchanged (the default schedule, or
    whatever the caller applied), never silently replaced. TE_ERR_IO when the log cannot be read;
    a replay failure returns its status (s unchanged: the trace is checked on a scratch schedule
-   first). Malformed lines are skipped. */
+   first). Malformed lines are skipped.
+   Shape buckets: when s's computation has a symbolic size, the log's latest bucket index of it
+   for target (written by `te-tune tune WORKLOAD --bucket n=V1,V2,...`, docs/tuning-buckets.md)
+   names the values the size was tuned at; s becomes the dispatch among their best records:
+   per bucket Vi, te_specialize branches "n == Vi" (the tuned kernel, n constant) and, but for
+   the largest, "n <= Vi", replaying bucket Vi's best trace; the largest bucket's trace is
+   replayed on s itself (sizes above the largest bucket take it too).
+   TE_ERR_NOT_FOUND when there is no index, when a bucket has no successful record, or when a
+   bucket's key is not the computation's at that size (the message names the bucket); a
+   bucket's replay failure returns its status, naming the bucket. s is unchanged on failure. */
 TE_API te_status te_apply_best(te_schedule *s, const char *log_path, te_target *);
 
 /* A workload plugin for `te-tune tune --plugin lib.so`: a shared library exporting a function

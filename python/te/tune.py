@@ -178,7 +178,9 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, te
 
 def apply_best(s, log_path, target="llvm"):
     """Replays on schedule s the best record of log_path for s's computation and target
-    (te.NotFoundError when there is none: s is left unchanged)."""
+    (te.NotFoundError when there is none: s is left unchanged). With a symbolic size, s
+    becomes the dispatch among the size's tuned buckets (`te-tune tune --bucket`,
+    docs/tuning-buckets.md)."""
     _need("te_apply_best")
     if not isinstance(s, Schedule):
         raise errors.InvalidArgError("te.apply_best: expected a te.Schedule")

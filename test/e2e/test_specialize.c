@@ -276,8 +276,8 @@ static void json_escaped(FILE *f, const char *s) {
 
 /* A tuning log record whose trace holds a specialize block: te_apply_best replays the branch.
    Tuning needs constant shapes, where a condition over sizes folds to a constant: the block is
-   "specialize true {" and its branch is the kernel (a symbolic workload's buckets cannot be
-   tuned by te-tune yet: docs/expressiveness.md). */
+   "specialize true {" and its branch is the kernel (a symbolic workload's buckets:
+   test/unit/test_tune_buckets.c). */
 Test(specialize, apply_best_replays_branches) {
   axpb w;
   te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
