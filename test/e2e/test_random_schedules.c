@@ -504,6 +504,16 @@ Test(random_schedules, nested_lifted_round_up_inner_split) {
   random_case(&w, 848716758801642ULL);
 }
 
+/* Found by run seed 412915428: the scan computed at Y's vectorized loop a (a copy of S per lane)
+   with i split by 6 (i.o split by 1 first): the tail of i read S[t - 1, i + 1] without the clamp
+   at N - 1, past the end of a row. Vectorize widened the tail with the steady state's memo,
+   simplified under the steady state's range of i (lib/lower/vectorize.c). */
+Test(random_schedules, scan_at_vectorized_loop_tail) {
+  workload w;
+  scan_workload(&w, 13, 9);
+  random_case(&w, 428353924378499ULL);
+}
+
 Test(random_schedules, scan) {
   workload w;
   scan_workload(&w, 13, 9);
