@@ -9,7 +9,8 @@
 # (test/README.md, "The property test").
 #
 #   BUILD_DIR                  the build folder (default: build)
-#   TE_RANDOM_SCHEDULES_CASES  cases per run seed and workload (default: the test's, 10)
+#   TE_RANDOM_SCHEDULES_CASES  cases per run seed and workload (default here 40, the test's own
+#                              10: each run also repeats the fixed corpus, 40 cases a workload)
 #   TEST ARGS                  passed to the test binary, e.g. --filter 'random_schedules/scan'
 #
 # Logs of failing runs go to $BUILD_DIR/explore-schedules/<seed>.log. Exit status 1 when a
@@ -30,6 +31,7 @@ if [[ ! -x "$bin" ]]; then
   echo "explore-schedules: $bin is not built (cmake --build $build)" >&2
   exit 2
 fi
+cases=${TE_RANDOM_SCHEDULES_CASES:-40}
 logs="$build/explore-schedules"
 mkdir -p "$logs"
 
@@ -39,7 +41,7 @@ for ((k = 1; k <= n; k++)); do
   seed=$(($(od -An -N4 -tu4 /dev/urandom) % 1000000006 + 1))
   log="$logs/$seed.log"
   start=$SECONDS
-  TE_RANDOM_SCHEDULES_SEED=$seed "$bin" "$@" >"$log" 2>&1
+  TE_RANDOM_SCHEDULES_CASES=$cases TE_RANDOM_SCHEDULES_SEED=$seed "$bin" "$@" >"$log" 2>&1
   rc=$?
   if [[ $rc -eq 0 ]]; then
     echo "explore-schedules: [$k/$n] run seed $seed passed ($((SECONDS - start))s)"
@@ -48,7 +50,7 @@ for ((k = 1; k <= n; k++)); do
   fi
   failed+=("$seed")
   echo "explore-schedules: [$k/$n] run seed $seed FAILED (exit $rc); repeat it with:"
-  echo "  TE_RANDOM_SCHEDULES_SEED=$seed $bin $*"
+  echo "  TE_RANDOM_SCHEDULES_CASES=$cases TE_RANDOM_SCHEDULES_SEED=$seed $bin $*"
   grep -E -A12 'Assertion Failed|CRASH|Timeout|ERROR: (Address|Leak)Sanitizer|runtime error' "$log" |
     head -60
   echo "explore-schedules: the whole log is $log"
