@@ -69,7 +69,7 @@ for t in "${targets[@]}"; do
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   corpus=$(find "$work" -type f | wc -l)
   used=$(sed -n 's/^INFO: Seed: *//p' "$log" | head -1)
-  echo "fuzz: $t ran with seed ${used:-?} (FUZZ_SEED=${used:-?} repeats it)"
+  echo "fuzz: $t ran with seed ${used:-?} (FUZZ_SEED=${used:-?} gives the same inputs again)"
   if [[ $rc -ne 0 ]]; then
     failed=1
     crash=$(grep -o "Test unit written to .*" "$log" | tail -1 | sed 's/Test unit written to //')
