@@ -151,6 +151,21 @@ static void mask_leave(vec *v, const mask_scope *saved) {
   v->memo = saved->memo;
 }
 
+/* A loop or let inside the loop: the analyzer learns its variable's range or value there, so
+   what is widened (and simplified) inside holds only inside, and gets a memo of its own;
+   fact_leave restores the enclosing one. Loop partitioning copies a body into a steady-state
+   loop and a tail with the same variables: a memo shared by both gave the tail the steady
+   state's simplifications (min(i + 1, 8) dropped where i reaches 8: the property test, run
+   seed 412915428). */
+static ir_map *fact_enter(vec *v) {
+  ir_map *saved = v->memo;
+  if (!(v->memo = ir_map_new(v->ctx)))
+    fail(v);
+  return saved;
+}
+
+static void fact_leave(vec *v, ir_map *saved) { v->memo = saved; }
+
 /* One side of if_then_else widened with the lanes m live: its loads are masked in code
    generation, and a load of one element for all lanes becomes a broadcast vector load so that
    it is masked too. */
@@ -404,6 +419,7 @@ static ir_stmt *wide_for(vec *v, ir_stmt *s) {
   if (!min || !ext)
     return NULL;
   ir_analyzer_bind(v->an, IR_FOR_VAR(s), IR_FOR_MIN(s), IR_FOR_EXTENT(s));
+  ir_map *outer = fact_enter(v);
   ir_stmt *r;
   if (is_vec(min) || is_vec(ext)) {
     r = wide_varying_for(v, s, min, ext);
@@ -416,6 +432,7 @@ static ir_stmt *wide_for(vec *v, ir_stmt *s) {
             ? s
             : ir_for(IR_FOR_VAR(s), min, ext, s->u.loop.kind, s->u.loop.tag, body);
   }
+  fact_leave(v, outer);
   ir_analyzer_unbind(v->an, IR_FOR_VAR(s));
   return r;
 }
@@ -450,7 +467,9 @@ static ir_stmt *wide_let_stmt(vec *v, ir_stmt *s) {
     bind(v, var, nv);
   }
   ir_analyzer_bind_value(v->an, var, s->exprs[1]);
+  ir_map *outer = fact_enter(v);
   ir_stmt *body = wide_stmt(v, s->stmts[0]);
+  fact_leave(v, outer);
   ir_analyzer_unbind(v->an, var);
   if (nv != var)
     bind(v, var, NULL);

@@ -26,12 +26,14 @@
  * instead of comparing default schedules with themselves. A GPU test binds random splits to
  * blocks and threads and runs them on Vulkan (Mesa's lavapipe without a GPU).
  *
- * Seeds: a fixed corpus (the same every run) and a few cases from a run seed that changes every
- * run; TE_RANDOM_SCHEDULES_SEED=N fixes the run seed, TE_RANDOM_SCHEDULES_CASES=N sets the
- * number of run-seed cases per workload (a longer search). Every failure prints the case's
- * seed, the run seed and the trace; TE_RANDOM_SCHEDULES_VERBOSE=1 prints each refusal, and each
- * trace before it runs (a crash loses the note). Under AddressSanitizer the fixed corpus is smaller
- * and the counts are only printed.
+ * Seeds: a fixed corpus, then a few cases from each run seed of a fixed list (seeds that found
+ * bugs and a few that passed), so that every run, CI's included, checks the same schedules.
+ * TE_RANDOM_SCHEDULES_SEED=N runs run seed N instead of the list (to repeat a failure),
+ * TE_RANDOM_SCHEDULES_SEED=random a fresh one (scripts/explore-schedules.sh runs many);
+ * TE_RANDOM_SCHEDULES_CASES=N sets the number of cases per run seed and workload (a longer
+ * search). Every failure prints the case's seed, its run seed and the trace;
+ * TE_RANDOM_SCHEDULES_VERBOSE=1 prints each refusal, and each trace before it runs (a crash loses
+ * the note). Under AddressSanitizer the fixed corpus is smaller and the counts are only printed.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <criterion/criterion.h>
@@ -61,7 +63,8 @@
 #define REQUIRE_COUNTS 1
 #endif
 
-TestSuite(random_schedules, .init = tt_setup, .fini = tt_teardown, .timeout = 280);
+static void suite_fini(void);
+TestSuite(random_schedules, .init = tt_setup, .fini = suite_fini, .timeout = 280);
 
 /* ---------------------------------------------------------------- seeds */
 
@@ -76,30 +79,93 @@ static uint32_t rnd(uint32_t n) {
   return (uint32_t)(z % (n ? n : 1));
 }
 
-/* The run seed: chosen once per run by the runner process, before the tests (each in a
-   process of its own) start, and passed to them in the environment. */
+/* The run seeds. By default (CTest, `make test`) a fixed list, so that every run checks the
+   same schedules: seeds that once found a bug (each fixed with a named regression test: here,
+   in test/errors or in test/fuzz/regressions) and a few that passed. TE_RANDOM_SCHEDULES_SEED=N
+   runs run seed N alone (to repeat a failure); TE_RANDOM_SCHEDULES_SEED=random a fresh one, chosen
+   once by the runner process before the tests (each in a process of its own) start and passed to
+   them in the environment. Exploring fresh seeds: scripts/explore-schedules.sh. A fresh seed that
+   finds a bug joins this list with the fix. */
+static const uint64_t fixed_run_seeds[] = {
+    32806395,  /* SIGFPE: a zero divisor in masked vector code */
+    176212385, /* scan axis pieces out of order */
+    176466452, /* scan axis pieces out of order */
+    187238261, /* a prefetch of a buffer allocated inside the loop */
+    412915428, /* vectorize: a tail widened with the steady state's memo */
+    818127778, /* a rounded-up inner split summed points twice */
+    919040777, /* a fused loop rounded up wrote past its buffer */
+    1,         /* passing seeds */
+    20261201,
+};
+#define NFIXED_RUN_SEEDS ((int)(sizeof fixed_run_seeds / sizeof fixed_run_seeds[0]))
+
 ReportHook(PRE_ALL)(struct criterion_test_set *tests) {
   (void)tests;
   const char *env = getenv("TE_RANDOM_SCHEDULES_SEED");
-  if (!env || !*env) {
+  if (env && !strcmp(env, "random")) {
     char buf[32];
     snprintf(buf, sizeof buf, "%llu",
              (unsigned long long)((((uint64_t)time(NULL) * 1000003u) ^ ((uint64_t)getpid() << 16)) %
                                   1000000007u));
     setenv("TE_RANDOM_SCHEDULES_SEED", buf, 1);
+    env = getenv("TE_RANDOM_SCHEDULES_SEED");
   }
-  fprintf(stderr, "random_schedules: run seed %s (TE_RANDOM_SCHEDULES_SEED=%s repeats this run)\n",
-          getenv("TE_RANDOM_SCHEDULES_SEED"), getenv("TE_RANDOM_SCHEDULES_SEED"));
+  if (env && *env)
+    fprintf(stderr,
+            "random_schedules: run seed %s (TE_RANDOM_SCHEDULES_SEED=%s repeats this run)\n", env,
+            env);
+  else
+    fprintf(stderr,
+            "random_schedules: the %d fixed run seeds (TE_RANDOM_SCHEDULES_SEED=N runs seed N, "
+            "=random a fresh one)\n",
+            NFIXED_RUN_SEEDS);
 }
 
-static uint64_t run_seed(void) {
+/* The run seeds of this run: the environment's one, else the fixed list. */
+static int run_seeds(const uint64_t **seeds) {
+  static uint64_t one;
   const char *env = getenv("TE_RANDOM_SCHEDULES_SEED");
-  return env && *env ? strtoull(env, NULL, 10) : 1;
+  if (env && *env) {
+    char *end;
+    one = strtoull(env, &end, 10);
+    cr_assert(end != env && !*end, "TE_RANDOM_SCHEDULES_SEED='%s': expected a number or 'random'",
+              env);
+    *seeds = &one;
+    return 1;
+  }
+  *seeds = fixed_run_seeds;
+  return NFIXED_RUN_SEEDS;
 }
 
 static int run_cases(void) {
   const char *env = getenv("TE_RANDOM_SCHEDULES_CASES");
   return env && *env ? atoi(env) : RUN_CASES;
+}
+
+/* Strings te returned for the current case (traces, lowered IR): a failing assertion leaves the
+   test function early, so the suite's fini frees what the case did not (LeakSanitizer reported
+   them next to the real failure). */
+#define MAX_CASE_STRINGS 16
+static char *case_strings[MAX_CASE_STRINGS];
+
+static char *case_string(char *s) {
+  for (int i = 0; s && i < MAX_CASE_STRINGS; i++)
+    if (!case_strings[i])
+      return case_strings[i] = s;
+  cr_assert(!s, "more than %d strings held for one case", MAX_CASE_STRINGS);
+  return s;
+}
+
+static void free_case_strings(void) {
+  for (int i = 0; i < MAX_CASE_STRINGS; i++) {
+    te_free(case_strings[i]);
+    case_strings[i] = NULL;
+  }
+}
+
+static void suite_fini(void) {
+  free_case_strings();
+  tt_teardown();
 }
 
 /* ---------------------------------------------------------------- counting primitives */
@@ -333,14 +399,13 @@ static void random_specialize(workload *w, te_schedule *s) {
 static void check_replay(workload *w, te_schedule *s, const char *trace) {
   te_schedule *s2 = new_schedule(w);
   TT_OK(te_schedule_replay(s2, trace));
-  char *t2 = te_schedule_trace(s2);
+  char *t2 = case_string(te_schedule_trace(s2));
   cr_assert(t2 && !strcmp(trace, t2), "[%s] the replayed schedule's trace differs:\n%s",
             tt_note_text(), t2);
-  te_free(t2);
-  char *a = te_lower_text(s, w->nin + w->nout, w->t, w->ns, w->scalars);
+  char *a = case_string(te_lower_text(s, w->nin + w->nout, w->t, w->ns, w->scalars));
   te_status sa = te_last_status(tt_ctx);
   te_clear_error(tt_ctx);
-  char *b = te_lower_text(s2, w->nin + w->nout, w->t, w->ns, w->scalars);
+  char *b = case_string(te_lower_text(s2, w->nin + w->nout, w->t, w->ns, w->scalars));
   te_status sb = te_last_status(tt_ctx);
   te_clear_error(tt_ctx);
   cr_assert(sa == sb && (a == NULL) == (b == NULL),
@@ -348,8 +413,6 @@ static void check_replay(workload *w, te_schedule *s, const char *trace) {
             te_status_str(sa));
   cr_assert(!a || !strcmp(a, b), "[%s] the replayed schedule lowers to other IR:\n%s\n--- vs\n%s",
             tt_note_text(), a, b);
-  te_free(a);
-  te_free(b);
 }
 
 /* Builds s for target (NULL: the host), runs it at every size variant with the outputs
@@ -382,6 +445,9 @@ static void build_and_compare(workload *w, te_schedule *s, te_target *target, co
   }
 }
 
+/* The run seed that made the current case (0: the fixed corpus or a regression test). */
+static uint64_t case_run_seed;
+
 static void random_case(workload *w, uint64_t seed) {
   rng_state = seed * 2654435761ULL + 12345;
   int threads = 1 + (int)rnd(4);
@@ -395,32 +461,40 @@ static void random_case(workload *w, uint64_t seed) {
   random_schedule(w, s);
   if (special == 1)
     random_specialize(w, s);
-  char *trace = te_schedule_trace(s);
+  char *trace = case_string(te_schedule_trace(s));
   const char *verbose = getenv("TE_RANDOM_SCHEDULES_VERBOSE");
   if (verbose)
     fprintf(stderr, "%s seed %llu, %d threads:\n%s", w->name, (unsigned long long)seed, threads,
             trace ? trace : "?");
   if (verbose && !strcmp(verbose, "2")) { /* and the loop IR, which a crashing kernel loses too */
-    char *ir = te_lower_text(s, w->nin + w->nout, w->t, w->ns, w->scalars);
+    char *ir = case_string(te_lower_text(s, w->nin + w->nout, w->t, w->ns, w->scalars));
     fprintf(stderr, "%s\n", ir ? ir : te_last_error(tt_ctx));
-    te_free(ir);
     te_clear_error(tt_ctx);
   }
-  tt_note("workload %s, seed %llu (run seed %llu), %d threads, trace:\n%s", w->name,
-          (unsigned long long)seed, (unsigned long long)run_seed(), threads, trace ? trace : "?");
+  char from[96] = "fixed corpus";
+  if (case_run_seed)
+    snprintf(from, sizeof from, "run seed %llu: TE_RANDOM_SCHEDULES_SEED=%llu repeats it",
+             (unsigned long long)case_run_seed, (unsigned long long)case_run_seed);
+  tt_note("workload %s, seed %llu (%s), %d threads, trace:\n%s", w->name, (unsigned long long)seed,
+          from, threads, trace ? trace : "?");
   build_and_compare(w, s, NULL, "k");
   check_replay(w, s, trace);
-  te_free(trace);
+  free_case_strings();
   te_set_num_threads(0);
 }
 
-/* The fixed corpus (seeds base+1 .. base+FIXED_CASES), then cases from the run seed. */
+/* The fixed corpus (seeds base+1 .. base+FIXED_CASES), then the cases of each run seed. */
 static void run_workload(workload *w, uint64_t base) {
   for (uint64_t k = 1; k <= FIXED_CASES; k++)
     random_case(w, base + k);
-  uint64_t r = run_seed();
-  for (int k = 0; k < run_cases(); k++)
-    random_case(w, (r * 7919u + base) * 131u + (uint64_t)k);
+  const uint64_t *seeds;
+  int nseeds = run_seeds(&seeds);
+  for (int i = 0; i < nseeds; i++) {
+    case_run_seed = seeds[i];
+    for (int k = 0; k < run_cases(); k++)
+      random_case(w, (seeds[i] * 7919u + base) * 131u + (uint64_t)k);
+  }
+  case_run_seed = 0;
   check_counts(w->name, w->must);
 }
 
@@ -504,6 +578,16 @@ Test(random_schedules, nested_lifted_round_up_inner_split) {
   random_case(&w, 848716758801642ULL);
 }
 
+/* Found by run seed 412915428: the scan computed at Y's vectorized loop a (a copy of S per lane)
+   with i split by 6 (i.o split by 1 first): the tail of i read S[t - 1, i + 1] without the clamp
+   at N - 1, past the end of a row. Vectorize widened the tail with the steady state's memo,
+   simplified under the steady state's range of i (lib/lower/vectorize.c). */
+Test(random_schedules, scan_at_vectorized_loop_tail) {
+  workload w;
+  scan_workload(&w, 13, 9);
+  random_case(&w, 428353924378499ULL);
+}
+
 Test(random_schedules, scan) {
   workload w;
   scan_workload(&w, 13, 9);
@@ -583,12 +667,12 @@ static void gpu_case(workload *w, te_target *vk, uint64_t seed) {
     else
       random_binding(p, te_tensor_ndim(w->stages[i]));
   }
-  char *trace = te_schedule_trace(s);
+  char *trace = case_string(te_schedule_trace(s));
   tt_note("vulkan workload %s, seed %llu, trace:\n%s", w->name, (unsigned long long)seed,
           trace ? trace : "?");
   build_and_compare(w, s, vk, "g");
   check_replay(w, s, trace);
-  te_free(trace);
+  free_case_strings();
 }
 
 Test(random_schedules, gpu_bindings_on_vulkan) {
@@ -596,12 +680,15 @@ Test(random_schedules, gpu_bindings_on_vulkan) {
   workload mm, blur;
   matmul_workload(&mm, TE_F32, 9, 21, 7);
   blur_workload(&blur, 6, 37);
-  uint64_t r = run_seed();
   for (int k = 1; k <= GPU_CASES; k++) {
     gpu_case(&mm, vk, 9000 + (uint64_t)k);
     gpu_case(&blur, vk, 9500 + (uint64_t)k);
   }
-  gpu_case(&mm, vk, r);
-  gpu_case(&blur, vk, r + 1);
+  const uint64_t *seeds;
+  int nseeds = run_seeds(&seeds);
+  for (int i = 0; i < nseeds; i++) {
+    gpu_case(&mm, vk, seeds[i]);
+    gpu_case(&blur, vk, seeds[i] + 1);
+  }
   check_counts("vulkan", BIT(P_BIND) | BIT(P_SPLIT) | BIT(P_FUSE) | BIT(P_COMPUTE_INLINE));
 }

@@ -184,6 +184,54 @@ Test(scan, second_order) {
   }
 }
 
+/* ---------------------------------------------------------------- at a vectorized loop */
+
+/* S[t, i] = t < 1 ? X[t, i] : 0.5 S[t - 1, i] + 0.25 S[t - 1, min(i + 1, N - 1)] + X[t, i],
+   computed at the vectorized row loop a of its consumer Y = 2 S (each lane its own copy of S)
+   with i split by 5: the steady state drops the clamp min(i + 1, N - 1), the tail (i in
+   [10, 13)) needs it. Vectorize once gave the tail the steady state's widened reads (a memo
+   shared by both copies of the body), which read past the end of a row at i = 12 (found by the
+   property test at run seed 412915428). */
+Test(scan, at_a_vectorized_loop_with_a_split_tail) {
+  te_expr *t = te_var(tt_ctx, "t"), *i = te_var(tt_ctx, "i");
+  te_tensor *X = tt_placeholder("X", TE_F32, 2, TT_SHAPE(T, N));
+  te_tensor *St = tt_placeholder("S", TE_F32, 2, TT_SHAPE(T, N));
+  te_expr *prev = te_sub(t, I(1));
+  te_expr *right = tt_at2(St, prev, te_min(te_add(i, I(1)), I(N - 1)));
+  te_expr *update = te_add(te_add(te_mul(te_float(tt_ctx, TE_F32, 0.5), tt_at2(St, prev, i)),
+                                  te_mul(te_float(tt_ctx, TE_F32, 0.25), right)),
+                           tt_at2(X, t, i));
+  te_tensor *S = TT_NN(te_scan(tt_ctx, "S", St, 0, 1, TE_EXPRS(t, i), tt_at2(X, t, i), update));
+  te_expr *a = te_var(tt_ctx, "a"), *b = te_var(tt_ctx, "b");
+  te_tensor *Y = TT_NN(te_compute(tt_ctx, "Y", 2, TE_EXPRS(I(T), I(N)), TE_EXPRS(a, b),
+                                  te_mul(tt_at2(S, a, b), te_float(tt_ctx, TE_F32, 2))));
+  tt_buf *x = TT_ALLOC(TE_F32, T, N), *got = TT_ALLOC(TE_F32, T, N), *ref = TT_ALLOC(TE_F32, T, N);
+  tt_buf *st = TT_ALLOC(TE_F64, T, N);
+  tt_fill(x, 11);
+  for (int p = 0; p < T; p++)
+    for (int q = 0; q < N; q++) {
+      double v = tt_get(x, p * N + q);
+      if (p > 0)
+        v += 0.5 * tt_get(st, (p - 1) * N + q) +
+             0.25 * tt_get(st, (p - 1) * N + (q + 1 < N ? q + 1 : N - 1));
+      tt_set(st, p * N + q, v);
+      tt_set(ref, p * N + q, 2 * v);
+    }
+  for (int kind = 0; kind < 2; kind++) {
+    tt_note("scan at Y's vectorized a, i split by 5%s", kind ? ", i.i unrolled" : "");
+    te_schedule *s = tt_schedule1(Y);
+    te_stage *c = tt_stage(s, S), *y = tt_stage(s, Y);
+    te_iter *o, *in;
+    TT_OK(te_vectorize(y, te_axis(y, 0)));
+    TT_OK(te_split(c, te_axis(c, 1), 5, &o, &in));
+    if (kind)
+      TT_OK(te_unroll(c, in));
+    TT_OK(te_compute_at(c, y, te_axis(y, 0)));
+    tt_check(s, 2, TT_TENSORS(X, Y), TT_BUFS(x, got), 0, NULL, NULL, got, ref, T);
+    check_replay(s, Y);
+  }
+}
+
 /* ---------------------------------------------------------------- RNN cell */
 
 enum { STEPS = 9, HID = 13, IN = 7 };
