@@ -19,7 +19,10 @@
 
 #include "at.h"
 
-enum { AT_MAX_VECTOR = 64, AT_MAX_ROWS = 16 };
+/* A dot sketch's register tile is rows x (vector / 16) zmm accumulators: at most 8 rows keep
+   it within the 32 registers (8 x 4 at the widest; bench/dot_gemm.c's 6 x 4 leaves room for the
+   broadcasts and loads that feed them), where 16 rows would spill. */
+enum { AT_MAX_VECTOR = 64, AT_MAX_ROWS = 16, AT_MAX_DOT_ROWS = 8 };
 
 static const at_sketch *sketch_of(const at_task *t, const at_cand *c) {
   return &t->sketch[c->sketch];
@@ -38,7 +41,9 @@ static int64_t inner_limit(const at_task *t, const at_sketch *sk, const at_knob 
   if (k->role == AT_ROLE_SIMPLE_VEC)
     return AT_MAX_VECTOR;
   if (k->role == AT_ROLE_SPACE_TILE)
-    return k->axis == vector_axis(t, sk, k) ? AT_MAX_VECTOR : AT_MAX_ROWS;
+    return k->axis == vector_axis(t, sk, k) ? AT_MAX_VECTOR
+           : sk->dot.insn                   ? AT_MAX_DOT_ROWS
+                                            : AT_MAX_ROWS;
   return INT64_MAX;
 }
 
