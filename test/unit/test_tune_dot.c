@@ -118,6 +118,46 @@ Test(tune_dot, packed_copies_compute_the_same) {
   check_cands(&wl, &t, 8, c, NULL);
 }
 
+/* The tile factors of knob (role, axis) in c. */
+static void set_tile(const at_task *t, at_cand *c, at_knob_role role, int axis,
+                     const int64_t *f) {
+  const at_sketch *sk = &t->sketch[c->sketch];
+  for (int k = 0; k < sk->nknob; k++)
+    if (sk->knob[k].role == role && sk->knob[k].axis == axis)
+      memcpy(c->v + sk->knob[k].offset, f, sizeof(int64_t) * (size_t)sk->knob[k].nlevels);
+}
+
+/* te's hand SGEMM schedule for n = 1024 (bench/sgemm_schedule.c: row blocks of 258, a 6 x 64
+   register tile unrolled, k blocks of 128, B packed whole into 64-column panels, A in 6-row
+   groups) is a point of tile+cache+read: valid, with the hand's structure, and right. */
+Test(tune_dot, hand_sgemm_schedule_is_in_the_space) {
+  at_workload wl = matmul(TE_F32, TE_F32, TE_F32, 1024, 1024, 1024);
+  at_task t;
+  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK, "%s", te_last_error(ctx));
+  at_cand c;
+  sample(&t, "tile+cache+read", 1, 1, &c);
+  set_tile(&t, &c, AT_ROLE_SPACE_TILE, 0, (const int64_t[]){4, 1, 43, 6});
+  set_tile(&t, &c, AT_ROLE_SPACE_TILE, 1, (const int64_t[]){16, 1, 1, 64});
+  set_tile(&t, &c, AT_ROLE_REDUCE_TILE, 0, (const int64_t[]){8, 128});
+  set_choice(&t, &c, AT_ROLE_VECTORIZE, 0, 1);
+  set_choice(&t, &c, AT_ROLE_PARALLEL_DEPTH, 0, 0);
+  set_choice(&t, &c, AT_ROLE_UNROLL, 0, 1);
+  set_choice(&t, &c, AT_ROLE_CACHE_READ, 0, 3); /* A: blocks at k.o, 6-row groups */
+  set_choice(&t, &c, AT_ROLE_CACHE_READ, 1, 4); /* B: whole, 64-column panels */
+  cr_assert(at_cand_valid(&t, &c));
+  te_schedule *s = te_schedule_new(ctx, wl.nout, wl.outs);
+  cr_assert_eq(at_cand_apply(&t, &c, s), TE_OK, "%s", te_last_error(ctx));
+  char *trace = te_schedule_trace(s);
+  const char *want[] = {"split C_local i 6\n", "split C_local j 64\n", "split C_local k 128\n",
+                        "unroll C_local i.i\n", "split A_local ax0 6\n",
+                        "reorder_storage A_local ax0.o ax1 ax0.i\n", "split B_global ax1 64\n",
+                        "reorder_storage B_global ax1.o ax0 ax1.i\n"};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    cr_assert(strstr(trace, want[i]), "no '%s' in\n%s", want[i], trace);
+  te_free(trace);
+  check_cands(&wl, &t, 1, &c, NULL);
+}
+
 static void dot_case(te_dtype a, te_dtype b, te_dtype acc, const char *insn, const char *feature,
                      const char *call) {
   if (!host_has(feature)) {
@@ -140,6 +180,32 @@ Test(tune_dot, int8_dot_sketch_uses_vpdpbusd_and_is_exact) {
 
 Test(tune_dot, bf16_dot_sketch_uses_vdpbf16ps) {
   dot_case(TE_BF16, TE_BF16, TE_F32, "vdpbf16ps", "avx512bf16", "dot2_bf16");
+}
+
+/* An int8 convolution (NCHW, padded, 3x3): the channel reduction is grouped by 4, the vector
+   runs along the output's columns (18: a 16-lane tail), both copies packed with the group
+   innermost (the padded input's channels, the kernel's); exact. */
+Test(tune_dot, int8_conv2d_dot_sketch_is_exact) {
+  if (!host_has("avx512vnni")) {
+    cr_skip_test("this CPU lacks avx512vnni");
+    return;
+  }
+  te_tensor *d = te_placeholder(ctx, "data", TE_U8, 4,
+                                TE_EXPRS(te_int(ctx, 1), te_int(ctx, 8), te_int(ctx, 5),
+                                         te_int(ctx, 18)));
+  te_tensor *w = te_placeholder(ctx, "kernel", TE_I8, 4,
+                                TE_EXPRS(te_int(ctx, 12), te_int(ctx, 8), te_int(ctx, 3),
+                                         te_int(ctx, 3)));
+  te_conv2d_params cp = {1, 1, 1, 1, 1, 1};
+  te_tensor *o = te_op_conv2d_nchw_acc(ctx, d, w, &cp, TE_I32, NULL);
+  cr_assert_not_null(o, "%s", te_last_error(ctx));
+  at_workload wl;
+  cr_assert_eq(at_workload_make(ctx, 1, &o, "test", &wl), TE_OK, "%s", te_last_error(ctx));
+  at_task t;
+  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK, "%s", te_last_error(ctx));
+  at_cand c[8];
+  sample(&t, "tile+cache+read+dot:vpdpbusd", 8, 13, c);
+  check_cands(&wl, &t, 8, c, "dot4_u8s8");
 }
 
 /* No dot sketch where the types do not make a dot product: f32, or i8 x i8. */
