@@ -119,8 +119,7 @@ Test(tune_dot, packed_copies_compute_the_same) {
 }
 
 /* The tile factors of knob (role, axis) in c. */
-static void set_tile(const at_task *t, at_cand *c, at_knob_role role, int axis,
-                     const int64_t *f) {
+static void set_tile(const at_task *t, at_cand *c, at_knob_role role, int axis, const int64_t *f) {
   const at_sketch *sk = &t->sketch[c->sketch];
   for (int k = 0; k < sk->nknob; k++)
     if (sk->knob[k].role == role && sk->knob[k].axis == axis)
@@ -148,10 +147,10 @@ Test(tune_dot, hand_sgemm_schedule_is_in_the_space) {
   te_schedule *s = te_schedule_new(ctx, wl.nout, wl.outs);
   cr_assert_eq(at_cand_apply(&t, &c, s), TE_OK, "%s", te_last_error(ctx));
   char *trace = te_schedule_trace(s);
-  const char *want[] = {"split C_local i 6\n", "split C_local j 64\n", "split C_local k 128\n",
-                        "unroll C_local i.i\n", "split A_local ax0 6\n",
-                        "reorder_storage A_local ax0.o ax1 ax0.i\n", "split B_global ax1 64\n",
-                        "reorder_storage B_global ax1.o ax0 ax1.i\n"};
+  const char *want[] = {"split C_local i 6\n",     "split C_local j 64\n",
+                        "split C_local k 128\n",   "unroll C_local i.i\n",
+                        "split A_local ax0 6\n",   "reorder_storage A_local ax0.o ax1 ax0.i\n",
+                        "split B_global ax1 64\n", "reorder_storage B_global ax1.o ax0 ax1.i\n"};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
     cr_assert(strstr(trace, want[i]), "no '%s' in\n%s", want[i], trace);
   te_free(trace);
@@ -190,12 +189,12 @@ Test(tune_dot, int8_conv2d_dot_sketch_is_exact) {
     cr_skip_test("this CPU lacks avx512vnni");
     return;
   }
-  te_tensor *d = te_placeholder(ctx, "data", TE_U8, 4,
-                                TE_EXPRS(te_int(ctx, 1), te_int(ctx, 8), te_int(ctx, 5),
-                                         te_int(ctx, 18)));
-  te_tensor *w = te_placeholder(ctx, "kernel", TE_I8, 4,
-                                TE_EXPRS(te_int(ctx, 12), te_int(ctx, 8), te_int(ctx, 3),
-                                         te_int(ctx, 3)));
+  te_tensor *d =
+      te_placeholder(ctx, "data", TE_U8, 4,
+                     TE_EXPRS(te_int(ctx, 1), te_int(ctx, 8), te_int(ctx, 5), te_int(ctx, 18)));
+  te_tensor *w =
+      te_placeholder(ctx, "kernel", TE_I8, 4,
+                     TE_EXPRS(te_int(ctx, 12), te_int(ctx, 8), te_int(ctx, 3), te_int(ctx, 3)));
   te_conv2d_params cp = {1, 1, 1, 1, 1, 1};
   te_tensor *o = te_op_conv2d_nchw_acc(ctx, d, w, &cp, TE_I32, NULL);
   cr_assert_not_null(o, "%s", te_last_error(ctx));
