@@ -3,9 +3,11 @@
  * :vdpbf16ps). Every candidate of those sketches applies, builds and computes what the default
  * schedule computes (exact for u8 x i8 -> i32, within f32's rounding for bf16 -> f32) on shapes
  * the tiles do not divide; a dot candidate's kernel holds the instruction; a short tuning run
- * on an int8 matmul ends with a best record that tensorizes.
+ * on a 512^3 int8 matmul ends with a best record that tensorizes.
  */
 #include "tune_util.h" /* first: it defines _GNU_SOURCE */
+
+#include <math.h>
 
 TestSuite(tune_dot, .init = tu_setup, .fini = tu_teardown, .timeout = 240);
 
@@ -220,25 +222,42 @@ Test(tune_dot, no_dot_sketch_for_other_types) {
     cr_assert_null(t.sketch[k].dot.insn, "%s", t.sketch[k].name);
 }
 
-/* A short tuning run on an int8 matmul: the best record of the log tensorizes. */
+/* A short tuning run on an int8 matmul: the best record of the log tensorizes. Each cost is the
+   median of 3 runs, so one lucky run on a loaded machine does not make a kernel several times
+   slower than the dot sketch's look best (at 512^3 the others' best ran 14x slower here; at
+   256^3 LLVM's own vector code of some tile+cache+read points comes within 10%). */
 Test(tune_dot, int8_tuning_run_finds_vpdpbusd) {
   if (!host_has("avx512vnni")) {
     cr_skip_test("this CPU lacks avx512vnni");
     return;
   }
-  at_workload wl = matmul(TE_U8, TE_I8, TE_I32, 256, 256, 256);
+  if (getenv("ASAN_OPTIONS")) { /* the sanitizer build's test environment */
+    cr_skip_test("timings do not rank kernels under the sanitizers: their allocator makes the "
+                 "dot sketch's per-block copies (allocated in the kernel) several times slower");
+    return;
+  }
+  at_workload wl = matmul(TE_U8, TE_I8, TE_I32, 512, 512, 512);
   const char *log = tu_path("int8.jsonl");
   te_tune_options o = tu_quick(log, 16, 2);
   o.min_repeat_s = 0.01;
+  o.min_repeats = 3;
+  o.max_repeats = 5;
   cr_assert_eq(te_tune(ctx, wl.nout, wl.outs, tu_target(ctx), &o), TE_OK, "%s", te_last_error(ctx));
   at_log l;
   tu_read(log, &l);
   int best = at_log_best(&l, l.rec[0].key, NULL), dot = 0;
-  cr_assert_geq(best, 0);
+  double best_dot = INFINITY;
   for (int i = 0; i < l.n; i++)
-    dot += l.rec[i].error == TE_OK && strstr(l.rec[i].trace, "tensorize");
-  cr_assert_gt(dot, 0, "no successful record tensorizes");
-  cr_assert(strstr(l.rec[best].trace, "tensorize C_local"), "best (%s, %.3g GFLOP/s):\n%s",
-            l.rec[best].sketch, at_record_gflops(&l.rec[best]), l.rec[best].trace);
+    if (l.rec[i].error == TE_OK && strstr(l.rec[i].trace, "tensorize")) {
+      dot++;
+      best_dot = fmin(best_dot, at_record_cost(&l.rec[i]));
+    }
+  bool best_is_dot = best >= 0 && strstr(l.rec[best].trace, "tensorize C_local");
+  char sketch[64];
+  snprintf(sketch, sizeof sketch, "%s", best >= 0 ? l.rec[best].sketch : "none");
+  double best_cost = best >= 0 ? at_record_cost(&l.rec[best]) : INFINITY;
   at_log_free(&l);
+  cr_assert_gt(dot, 0, "no successful record tensorizes");
+  cr_assert(best_is_dot, "the best record is %s (%.3g ms), the best dot record %.3g ms", sketch,
+            best_cost * 1e3, best_dot * 1e3);
 }
