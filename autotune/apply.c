@@ -43,7 +43,10 @@ static int64_t choice(const applier *a, at_knob_role role, int stage, int64_t df
   return choice_axis(a, role, stage, 0, dflt);
 }
 
-static bool vec_on(const applier *a) { return choice(a, AT_ROLE_VECTORIZE, -1, 0) != 0; }
+/* A dot sketch is always vectorized (it has no vectorize knob). */
+static bool vec_on(const applier *a) {
+  return a->sk->dot.insn || choice(a, AT_ROLE_VECTORIZE, -1, 0) != 0;
+}
 
 static te_stage *stage_named(const applier *a, int idx) {
   te_stage *st = sch_stage_by_name(a->s, a->t->stage[idx].name);
@@ -166,8 +169,58 @@ static te_status store_last(te_stage *st, int nd, int v) {
   return te_reorder_storage(st, nd, dims);
 }
 
+/* A dot sketch's register tile (tile_inner's order R0 S2 R1 S3 made into the instruction's):
+   the grouped reduce axis' R1 split into R1.o and its group R1.g, the vector's S3 into
+   S3.o (unrolled: one instruction per vector) and the instruction's lanes S3.i, in the order
+   R0 S2 R1 (other axes) R1.o S3 (other axes) S3.o R1.g S3.i, and R1.g tensorized:
+   bench/dot_gemm.c's k.c i.m k.g i.i j.v k.i j for a matmul. */
+static te_status dot_order(applier *a, te_stage *st, te_iter *const R0[], te_iter *const S2[],
+                           te_iter *const R1[], te_iter *const S3[]) {
+  const at_stage_info *si = &a->t->stage[a->t->tiled];
+  const at_dot *d = &a->sk->dot;
+  int n = si->nspace, m = si->nreduce, v = n - 1, g = d->reduce_axis;
+  te_iter *kg_o, *kg_i, *vo, *vi;
+  TRY(te_split(st, R1[g], d->group, &kg_o, &kg_i));
+  TRY(te_split(st, S3[v], d->lanes, &vo, &vi));
+  te_iter *order[4 * AT_MAX_AXES + 4] = {0};
+  int no = 0;
+  for (int i = 0; i < m; i++)
+    order[no++] = R0[i];
+  for (int i = 0; i < n; i++)
+    order[no++] = S2[i];
+  for (int i = 0; i < m; i++)
+    if (i != g)
+      order[no++] = R1[i];
+  order[no++] = kg_o;
+  for (int i = 0; i < v; i++)
+    order[no++] = S3[i];
+  order[no++] = vo;
+  order[no++] = kg_i;
+  order[no++] = vi;
+  TRY(te_reorder(st, no, order));
+  TRY(te_vectorize(st, vi));
+  const int64_t *vf = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, v);
+  if (vf[3] > d->lanes)
+    TRY(te_unroll(st, vo));
+  return te_tensorize(st, kg_i, d->insn);
+}
+
+/* The unroll knob: the register tile's rows (S3 of every space axis but the vector's v). */
+static te_status unroll_rows(applier *a, te_stage *st, te_iter *const S3[], int v) {
+  if (!choice(a, AT_ROLE_UNROLL, a->t->tiled, 0))
+    return TE_OK;
+  for (int i = 0; i < a->t->stage[a->t->tiled].nspace; i++) {
+    if (i == v)
+      continue;
+    const int64_t *fi = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
+    if (fi[3] > 1 && fi[3] <= 16)
+      TRY(te_unroll(st, S3[i]));
+  }
+  return TE_OK;
+}
+
 /* The inner part, computed at a tile: R0 S2 R1 S3, the vector axis' S3 innermost, tails
-   rounded up.
+   rounded up (a dot sketch's: dot_order).
    *r0: its outermost reduce loop. */
 static te_status tile_inner(applier *a, te_stage *st, te_iter **r0) {
   const at_stage_info *si = &a->t->stage[a->t->tiled];
@@ -186,6 +239,11 @@ static te_status tile_inner(applier *a, te_stage *st, te_iter **r0) {
     const int64_t *g = knob_vals(a, AT_ROLE_REDUCE_TILE, a->t->tiled, i);
     TRY(te_split(st, te_reduce_iter(st, i), g[1], &R0[i], &R1[i]));
   }
+  *r0 = m > 0 ? R0[0] : NULL;
+  if (a->sk->dot.insn) {
+    TRY(dot_order(a, st, R0, S2, R1, S3));
+    return unroll_rows(a, st, S3, n - 1);
+  }
   te_iter *order[4 * AT_MAX_AXES] = {0};
   int no = 0;
   for (int i = 0; i < m; i++)
@@ -200,21 +258,12 @@ static te_status tile_inner(applier *a, te_stage *st, te_iter **r0) {
       order[no++] = S3[i];
   order[no++] = S3[v];
   TRY(te_reorder(st, no, order));
-  *r0 = m > 0 ? R0[0] : NULL;
   const int64_t *vf = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, v);
   if (vec_on(a) && vf[3] > 1)
     TRY(te_vectorize(st, S3[v]));
   if (v != n - 1)
     TRY(store_last(st, n, v));
-  if (choice(a, AT_ROLE_UNROLL, a->t->tiled, 0))
-    for (int i = 0; i < n; i++) {
-      if (i == v)
-        continue;
-      const int64_t *fi = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
-      if (fi[3] > 1 && fi[3] <= 16)
-        TRY(te_unroll(st, S3[i]));
-    }
-  return TE_OK;
+  return unroll_rows(a, st, S3, v);
 }
 
 typedef struct dim_scan {
@@ -232,10 +281,10 @@ static int scan_dim(ir_visitor *v, te_expr *e) {
   return IR_CONTINUE;
 }
 
-/* The dim of input t that stage ls indexes with its data axis v (W[o, c, ky, kx] and o: 0);
-   -1 when none does (the input is the same for every value of v: a broadcast). */
-static int dim_along(te_stage *ls, te_tensor *t, int v) {
-  dim_scan d = {t, ls->op->axes[v], -1};
+/* The dim of input t that stage ls indexes with the axis variable var (W[o, c, ky, kx] and o:
+   0); -1 when none does (the input is the same for every value of it: a broadcast). */
+static int dim_using(te_stage *ls, te_tensor *t, te_expr *var) {
+  dim_scan d = {t, var, -1};
   ir_visitor vis = {0};
   vis.expr[IR_ACCESS] = scan_dim;
   vis.data = &d;
@@ -244,44 +293,60 @@ static int dim_along(te_stage *ls, te_tensor *t, int v) {
   return d.dim;
 }
 
+/* The dims of input t a packed copy follows (pack.c), read off ls's body before te_cache_read
+   changes what ls reads: the vector axis v's, the register tile's innermost rows (the last
+   other space axis with more than one row), a dot sketch's grouped reduce axis. */
+static void pack_dims(const applier *a, te_stage *ls, te_tensor *t, int v, at_pack_dims *pd) {
+  const at_stage_info *si = &a->t->stage[a->t->tiled];
+  const int64_t *fv = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, v);
+  *pd = (at_pack_dims){dim_using(ls, t, ls->op->axes[v]), fv[2] * fv[3], -1, 0, -1, 0};
+  for (int u = si->nspace - 1; u >= 0 && pd->rows_dim < 0; u--) {
+    const int64_t *fu = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, u);
+    if (u != v && fu[3] > 1 && (pd->rows_dim = dim_using(ls, t, ls->op->axes[u])) >= 0)
+      pd->rows = fu[3];
+  }
+  const at_dot *d = &a->sk->dot;
+  if (d->insn) {
+    pd->group_dim = dim_using(ls, t, ls->op->reduce_axes[d->reduce_axis]);
+    pd->group = d->group;
+  }
+}
+
 /* The inputs of the local stage ls whose knob says so, copied (te_cache_read) into local
    blocks computed at its outer reduce loop r0 (knob 1: the block is the region one r0 step
    reads, compact, so its rows are as long as the tile's, not the input's) or whole at root
-   (knob 2: packed once a call, as weights are). When the vector runs along an axis that indexes
-   a dim of the input other than its last, the copy is stored with that dim contiguous and
-   copied along it; the copy's innermost dim is vectorized in 16-lane pieces (guarded where the
-   region is narrower). */
+   (knob 2: packed once a call, as weights are); knobs 3 and 4 (and every copy of a dot sketch)
+   store the copy in the register tile's layout (pack.c). When the vector runs along an axis that
+   indexes a dim of the input other than its last, the copy is stored with that dim contiguous
+   and copied along it; the copy's innermost dim is vectorized in 16-lane pieces (guarded where
+   the region is narrower). */
 static te_status cache_reads(applier *a, te_stage *ls, te_iter *r0) {
   te_tensor **in;
   int nin = sch_op_inputs(ls->op, &in);
   te_tensor *inputs[AT_MAX_CACHE_READS];
-  int along[AT_MAX_CACHE_READS], where[AT_MAX_CACHE_READS];
+  int where[AT_MAX_CACHE_READS];
+  at_pack_dims dims[AT_MAX_CACHE_READS];
   int n = 0, v = vec_axis(a);
+  bool along_last = v != a->t->stage[a->t->tiled].nspace - 1;
   for (int i = 0; i < nin && i < AT_MAX_CACHE_READS; i++)
     if ((where[n] = (int)choice_axis(a, AT_ROLE_CACHE_READ, a->t->tiled, i, 0)) != 0) {
-      along[n] = dim_along(ls, in[i], v); /* before cache_read changes what ls reads */
+      pack_dims(a, ls, in[i], v, &dims[n]);
       inputs[n++] = in[i];
     }
   for (int i = 0; i < n; i++) {
+    bool pack = where[i] >= 3 || a->sk->dot.insn, whole = where[i] % 2 == 0;
     te_tensor *cache;
-    TRY(te_cache_read(a->s, inputs[i], where[i] == 1 ? TE_SCOPE_LOCAL : TE_SCOPE_GLOBAL, 1, &ls,
-                      &cache));
+    TRY(te_cache_read(a->s, inputs[i], whole ? TE_SCOPE_GLOBAL : TE_SCOPE_LOCAL, 1, &ls, &cache));
     te_stage *cs = te_stage_of(a->s, cache);
-    if (where[i] == 1)
+    if (!whole)
       TRY(te_compute_at(cs, ls, r0));
-    int nd = te_tensor_ndim(cache);
-    int inner = along[i] >= 0 && v != a->t->stage[a->t->tiled].nspace - 1 ? along[i] : nd - 1;
-    if (nd > 1 && inner != nd - 1) { /* stored and copied with that dim innermost */
-      te_iter *dims[TE_MAX_DIMS];
-      axes_v_last(cs, nd, inner, dims);
-      TRY(te_reorder_storage(cs, nd, dims));
-      TRY(te_reorder(cs, nd, dims));
+    at_pack_plan plan;
+    at_pack_plan_make(inputs[i], &dims[i], whole, &plan);
+    if (!pack) { /* the plain copy: no split dims */
+      memset(plan.split, 0, sizeof plan.split);
+      plan.group_dim = -1;
     }
-    if (vec_on(a) && nd > 0) {
-      te_iter *x, *vi;
-      TRY(te_split(cs, te_axis(cs, inner), 16, &x, &vi));
-      TRY(te_vectorize(cs, vi));
-    }
+    TRY(at_pack_copy(cs, &plan, along_last, vec_on(a), whole && pack));
   }
   return TE_OK;
 }

@@ -122,7 +122,10 @@ typedef enum at_knob_role {
   AT_ROLE_CACHE_READ,     /* tile+cache+read, one per input (axis: its index
                              among the local stage's inputs): 0 read in place,
                              1 copied into a local block at the outer reduce
-                             loop, 2 copied whole at root (packed once: weights) */
+                             loop, 2 copied whole at root (packed once: weights);
+                             3 and 4: as 1 and 2, stored in the register tile's
+                             layout (apply.c, pack_layout); a dot sketch's copies
+                             always are */
   AT_ROLE_KEEP_STAGE,     /* tile+cache+read, one per injective stage the tiled
                              stage reads (padding): 0 inlined, 1 kept as a
                              stage at root (simple rules), so the copies read
@@ -142,12 +145,22 @@ typedef struct at_knob {
   int offset;   /* first value in at_cand.v */
 } at_knob;
 
+/* The dot-product instruction a dot sketch maps its register tile onto (te_tensorize). */
+typedef struct at_dot {
+  const char *insn; /* "vpdpbusd", "vdpbf16ps"; NULL: not a dot sketch */
+  int group;        /* consecutive k one lane sums: 4 (u8 x i8 -> i32), 2 (bf16 -> f32) */
+  int lanes;        /* the vector the instruction takes: 16 (zmm) */
+  int reduce_axis;  /* the tiled stage's reduce axis whose innermost group is tensorized */
+} at_dot;
+
 typedef struct at_sketch {
   at_sketch_kind kind;
+  at_dot dot;    /* tile+cache+read+dot:INSN: the register tile as dot-product instructions */
   int vec_axis;  /* tile+cache+read: the space axis whose innermost level is the vector (the
                     local block and copied blocks stored with it contiguous); -1: the last */
-  char name[32]; /* "tile", "tile+cache", "tile+cache+read", "tile+cache+read:A" (vector along
-                    space axis A), "tile+fuse", "simple", "default", "user" */
+  char name[40]; /* "tile", "tile+cache", "tile+cache+read", "tile+cache+read:A" (vector along
+                    space axis A), "tile+cache+read+dot:INSN", "tile+fuse", "simple",
+                    "default", "user" */
   int nknob, nvals;
   at_knob knob[AT_MAX_KNOBS];
 } at_sketch;
@@ -219,6 +232,34 @@ te_status at_user_apply(const at_task *, const at_cand *, te_schedule *);
    index. */
 char *at_cand_params_str(const at_task *, const at_cand *);
 bool at_cand_from_params(const at_task *, int sketch, const char *params, at_cand *);
+
+/* ---------------------------------------------------------------- packed copies (pack.c) */
+
+/* Which dims of an input the tiled stage indexes with the axes a packed layout follows (-1:
+   none), and the factors: the vector axis' dim and the local block's width along it, the
+   register tile's rows' dim and their count, the grouped reduce axis' dim and the group. */
+typedef struct at_pack_dims {
+  int along;
+  int64_t width;
+  int rows_dim;
+  int64_t rows;
+  int group_dim;
+  int64_t group; /* 0: not a dot sketch */
+} at_pack_dims;
+
+/* How one copy is stored: split[d] > 0 splits dim d by it (the group's dim innermost). */
+typedef struct at_pack_plan {
+  int nd, along, group_dim;
+  int64_t split[TE_MAX_DIMS];
+} at_pack_plan;
+
+/* The layout of the copy of t (whole: copied at root, so the vector's dim is split into
+   panels; else a block at the reduce loop). */
+void at_pack_plan_make(te_tensor *t, const at_pack_dims *, bool whole, at_pack_plan *);
+/* Stores the copy stage cs so and splits, orders, vectorizes (vec) and, when whole,
+   parallelizes its loops (pack.c's header). along_last: the vector's dim is stored last (a
+   vector along a space axis other than the last). */
+te_status at_pack_copy(te_stage *cs, const at_pack_plan *, bool along_last, bool vec, bool whole);
 
 /* ---------------------------------------------------------------- features (features.c) */
 

@@ -15,7 +15,14 @@
  *     whole at root, packed once a call, as weights are; and in sketches "tile+cache+read:A" the
  *     vector runs along space axis A (extent >= 16, a multiple of 8) instead of the last, the
  *     local block and the copies stored with that axis contiguous (te_reorder_storage): a
- *     convolution's output channels, as oneDNN's blocked layouts have them); when its only
+ *     convolution's output channels, as oneDNN's blocked layouts have them); the copies may
+ *     be stored in the register tile's layout (te_reorder_storage of split axes: B in panels
+ *     as wide as the local block, [j / W][k][j % W], A in row groups of the register tile,
+ *     [i / MR][k][i % MR], as a BLAS and bench/sgemm_schedule.c pack them); a low-precision
+ *     reduction (u8 x i8 -> i32, bf16 x bf16 -> f32) also gets sketch
+ *     "tile+cache+read+dot:INSN", whose register tile is one dot-product instruction per
+ *     vector (te_tensorize vpdpbusd or vdpbf16ps over a group of 4 or 2 k, 16-lane vectors,
+ *     the copies stored with each group contiguous, as bench/dot_gemm.c does); when its only
  *     reader is an element-wise output of its shape, it may be
  *     computed at that reader's S1 tile (sketch "tile+fuse");
  *   - every other stage is "simple": outer space axes fused and parallel, the last split for a
@@ -224,20 +231,26 @@ static bool is_simple(const at_task *t, const at_sketch *sk, int i) {
   return true;
 }
 
-static at_sketch *make_sketch(at_task *t, at_sketch_kind kind, const char *name) {
+/* A dot sketch has its dot set before its knobs are made (they depend on it). */
+static at_sketch *make_sketch_dot(at_task *t, at_sketch_kind kind, const char *name,
+                                  const at_dot *dot) {
   if (t->nsketch >= AT_MAX_SKETCHES)
     return NULL;
   at_sketch *sk = &t->sketch[t->nsketch++];
   memset(sk, 0, sizeof *sk);
   sk->kind = kind;
   sk->vec_axis = -1;
+  if (dot)
+    sk->dot = *dot;
   snprintf(sk->name, sizeof sk->name, "%s", name);
-  add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_VECTORIZE, -1, 0, 1, 0, 2);
+  if (!dot) /* a dot sketch is always vectorized: the instruction takes vectors */
+    add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_VECTORIZE, -1, 0, 1, 0, 2);
   if (kind != AT_SK_SIMPLE)
     tile_knobs(t, sk);
   if (kind == AT_SK_TILE_CACHE_READ) {
+    /* a dot sketch's copies are always in the instruction's layout: 0, 1, 2 say where */
     for (int i = 0; i < t->stage[t->tiled].ninputs && i < AT_MAX_CACHE_READS; i++)
-      add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_CACHE_READ, t->tiled, i, 1, 0, 3);
+      add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_CACHE_READ, t->tiled, i, 1, 0, dot ? 3 : 5);
     for (int i = 0; i < t->nstage; i++)
       if (at_task_keepable(t, i)) {
         add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_KEEP_STAGE, i, 0, 1, 0, 2);
@@ -248,6 +261,43 @@ static at_sketch *make_sketch(at_task *t, at_sketch_kind kind, const char *name)
     if (is_simple(t, sk, i))
       simple_knobs(t, sk, i);
   return sk;
+}
+
+static at_sketch *make_sketch(at_task *t, at_sketch_kind kind, const char *name) {
+  return make_sketch_dot(t, kind, name, NULL);
+}
+
+/* The dot-product instruction for the tiled stage of s, when it multiplies u8 by i8 into i32
+   (vpdpbusd) or bf16 by bf16 into f32 (vdpbf16ps), its last space axis is wide enough for a
+   16-lane vector and a reduce axis divides into the instruction's groups (the widest such is
+   grouped). False otherwise. Whether the loop nest matches and the CPU has the instruction is
+   the probe's (te_tensorize refuses what it cannot map). */
+static bool find_dot(te_schedule *s, const at_task *t, at_dot *out) {
+  const sch_op *op = s->stages[t->tiled]->op;
+  const at_stage_info *si = &t->stage[t->tiled];
+  te_tensor **in;
+  int nin = sch_op_inputs((sch_op *)op, &in);
+  te_dtype acc = op->outputs[0]->dtype;
+  int nu8 = 0, ni8 = 0, nbf = 0;
+  for (int i = 0; i < nin; i++) {
+    nu8 += ir_dtype_eq(in[i]->dtype, TE_U8);
+    ni8 += ir_dtype_eq(in[i]->dtype, TE_I8);
+    nbf += ir_dtype_eq(in[i]->dtype, TE_BF16);
+  }
+  memset(out, 0, sizeof *out);
+  if (nin == 2 && nu8 == 1 && ni8 == 1 && ir_dtype_eq(acc, TE_I32))
+    *out = (at_dot){"vpdpbusd", 4, 16, -1};
+  else if (nin == 2 && nbf == 2 && ir_dtype_eq(acc, TE_F32))
+    *out = (at_dot){"vdpbf16ps", 2, 16, -1};
+  else
+    return false;
+  if (si->nspace == 0 || si->space_ext[si->nspace - 1] < out->lanes)
+    return false;
+  for (int r = 0; r < si->nreduce; r++)
+    if (si->reduce_ext[r] % out->group == 0 &&
+        (out->reduce_axis < 0 || si->reduce_ext[r] > si->reduce_ext[out->reduce_axis]))
+      out->reduce_axis = r;
+  return out->reduce_axis >= 0;
 }
 
 /* ---------------------------------------------------------------- probing */
@@ -283,7 +333,7 @@ static void probe_sketches(const at_workload *wl, at_task *t) {
   int kept = 0;
   for (int i = 0; i < t->nsketch; i++) {
     bool ok = probe(wl, t, i, 1);
-    if (!ok && probe(wl, t, i, 0)) {
+    if (!ok && !t->sketch[i].dot.insn && probe(wl, t, i, 0)) {
       fix_vectorize_off(&t->sketch[i]);
       t->vectorize_ok = false;
       ok = true;
@@ -320,12 +370,18 @@ te_status at_task_analyze(const at_workload *wl, at_task *t) {
       const at_stage_info *ts = &t->stage[t->tiled];
       for (int v = 0; v + 1 < ts->nspace; v++)
         if (ts->space_ext[v] >= 16 && ts->space_ext[v] % 8 == 0) {
-          char name[32];
+          char name[40];
           snprintf(name, sizeof name, "tile+cache+read:%d", v);
           at_sketch *sk = make_sketch(t, AT_SK_TILE_CACHE_READ, name);
           if (sk)
             sk->vec_axis = v;
         }
+    }
+    at_dot dot;
+    if (t->stage[t->tiled].output && find_dot(s, t, &dot)) {
+      char name[40];
+      snprintf(name, sizeof name, "tile+cache+read+dot:%s", dot.insn);
+      make_sketch_dot(t, AT_SK_TILE_CACHE_READ, name, &dot);
     }
     if (t->fuse_consumer >= 0)
       make_sketch(t, AT_SK_TILE_FUSE, "tile+fuse");

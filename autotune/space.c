@@ -6,7 +6,9 @@
  * leave a tail (half their draws are free factors; the outermost level then counts the tiles,
  * rounded up), so a 6 x 64 register tile is in the space of a 1024 x 1024 matmul. Innermost
  * factors are bounded (inner_limit) as Ansor bounds its innermost split factor; the vector
- * axis' innermost factor is mostly whole 8-lane vectors. Mutation moves one prime factor
+ * axis' innermost factor is mostly whole 8-lane vectors; in a dot sketch (tile+cache+read+dot)
+ * it is always whole instruction vectors (16 lanes) and the grouped reduce axis' innermost
+ * factor whole groups (inner_multiple). Mutation moves one prime factor
  * between two levels of a tile, redraws one level of a tile that may leave a tail, or redraws
  * a choice; a mutant is always valid.
  */
@@ -17,7 +19,10 @@
 
 #include "at.h"
 
-enum { AT_MAX_VECTOR = 64, AT_MAX_ROWS = 16 };
+/* A dot sketch's register tile is rows x (vector / 16) zmm accumulators: at most 8 rows keep
+   it within the 32 registers (8 x 4 at the widest; bench/dot_gemm.c's 6 x 4 leaves room for the
+   broadcasts and loads that feed them), where 16 rows would spill. */
+enum { AT_MAX_VECTOR = 64, AT_MAX_ROWS = 16, AT_MAX_DOT_ROWS = 8 };
 
 static const at_sketch *sketch_of(const at_task *t, const at_cand *c) {
   return &t->sketch[c->sketch];
@@ -36,8 +41,22 @@ static int64_t inner_limit(const at_task *t, const at_sketch *sk, const at_knob 
   if (k->role == AT_ROLE_SIMPLE_VEC)
     return AT_MAX_VECTOR;
   if (k->role == AT_ROLE_SPACE_TILE)
-    return k->axis == vector_axis(t, sk, k) ? AT_MAX_VECTOR : AT_MAX_ROWS;
+    return k->axis == vector_axis(t, sk, k) ? AT_MAX_VECTOR
+           : sk->dot.insn                   ? AT_MAX_DOT_ROWS
+                                            : AT_MAX_ROWS;
   return INT64_MAX;
+}
+
+/* What the innermost factor of the tile must be a multiple of: in a dot sketch the vector (the
+   instruction's lanes) and the grouped reduce axis (its group of k); 1 elsewhere. */
+static int64_t inner_multiple(const at_task *t, const at_sketch *sk, const at_knob *k) {
+  if (!sk->dot.insn)
+    return 1;
+  if (k->role == AT_ROLE_SPACE_TILE && k->axis == vector_axis(t, sk, k))
+    return sk->dot.lanes;
+  if (k->role == AT_ROLE_REDUCE_TILE && k->axis == sk->dot.reduce_axis)
+    return sk->dot.group;
+  return 1;
 }
 
 static int divisors(int64_t n, int64_t limit, int64_t *out, int cap) {
@@ -54,13 +73,13 @@ static int64_t pick_divisor(at_rng *r, int64_t n, int64_t limit) {
   return m ? d[at_rng_int(r, m)] : 1;
 }
 
-/* A divisor of n up to limit that is a multiple of 8 (a whole number of 8-lane vectors), or
-   0 when there is none. */
-static int64_t pick_vector(at_rng *r, int64_t n, int64_t limit) {
+/* A divisor of n up to limit that is a multiple of mult (8: a whole number of 8-lane vectors),
+   or 0 when there is none. */
+static int64_t pick_vector(at_rng *r, int64_t n, int64_t limit, int64_t mult) {
   int64_t d[512], w[512];
   int m = divisors(n, limit, d, 512), k = 0;
   for (int i = 0; i < m; i++)
-    if (d[i] % 8 == 0)
+    if (d[i] % mult == 0)
       w[k++] = d[i];
   return k ? w[at_rng_int(r, k)] : 0;
 }
@@ -82,12 +101,14 @@ static int64_t left_for(const at_knob *k, const int64_t *v, int l) {
 }
 
 /* A factor for level l of a tile that may leave a tail, spanning rest: the vector's
-   innermost level a multiple of 8 lanes, the rows' any count up to limit, a middle level
-   log-uniform (tiles of 5 and 500 rows are as likely). */
-static int64_t pick_free(at_rng *r, int64_t rest, int64_t limit, bool vector, bool innermost) {
+   innermost level a multiple of 8 lanes (of mult, when that is more), the rows' any count up
+   to limit, a middle level log-uniform (tiles of 5 and 500 rows are as likely). */
+static int64_t pick_free(at_rng *r, int64_t rest, int64_t limit, bool vector, bool innermost,
+                         int64_t mult) {
   int64_t hi = rest < limit ? rest : limit;
-  if (vector && innermost && hi >= 8)
-    return 8 * (1 + at_rng_int(r, (int)(hi / 8)));
+  int64_t w = mult > 8 ? mult : 8;
+  if (vector && innermost && hi >= w)
+    return w * (1 + at_rng_int(r, (int)(hi / w)));
   if (innermost)
     return 1 + at_rng_int(r, (int)(hi < 4096 ? hi : 4096));
   int64_t x = (int64_t)(exp(at_rng_unit(r) * log((double)hi)) + 0.5);
@@ -100,12 +121,17 @@ static int64_t pick_level(const at_task *t, const at_sketch *sk, const at_knob *
                           int64_t rest) {
   bool innermost = l == k->nlevels - 1;
   int64_t limit = innermost ? inner_limit(t, sk, k) : INT64_MAX;
+  int64_t mult = innermost ? inner_multiple(t, sk, k) : 1;
   bool vector = k->role == AT_ROLE_SPACE_TILE && k->axis == vector_axis(t, sk, k);
   if (may_tail(k) && at_rng_unit(r) < 0.5)
-    return pick_free(r, rest, limit, vector, innermost);
+    return pick_free(r, rest, limit, vector, innermost, mult);
   int64_t f = 0;
-  if (vector && innermost && at_rng_unit(r) < 0.8) /* mostly whole vectors */
-    f = pick_vector(r, rest, limit);
+  if (mult > 1) /* whole instruction vectors or groups: a divisor if one is, else a tail */
+    f = pick_vector(r, rest, limit, mult);
+  else if (vector && innermost && at_rng_unit(r) < 0.8) /* mostly whole vectors */
+    f = pick_vector(r, rest, limit, 8);
+  if (!f && mult > 1 && may_tail(k))
+    return pick_free(r, rest, limit, vector, innermost, mult);
   return f ? f : pick_divisor(r, rest, limit);
 }
 
@@ -129,7 +155,9 @@ static bool tile_ok(const at_task *t, const at_sketch *sk, const at_knob *k, con
       return false;
     prod *= v[l];
   }
-  if (v[k->nlevels - 1] > inner_limit(t, sk, k) || v[0] != left_for(k, v, 0))
+  int64_t inner = v[k->nlevels - 1];
+  if (inner > inner_limit(t, sk, k) || inner % inner_multiple(t, sk, k) != 0 ||
+      v[0] != left_for(k, v, 0))
     return false;
   return may_tail(k) || prod == k->extent;
 }

@@ -51,8 +51,8 @@ static void bf16gemm_size(const bench_cfg *cfg, int n) {
   double *ref = malloc(npts * sizeof *ref), *scale = malloc(npts * sizeof *scale);
   size_t *idx = malloc(npts * sizeof *idx);
   dnnl_bf16mm *dn = NULL;
-  tb_kernel k = {0}, kf = {0};
-  int have = 0, have_f = 0;
+  tb_kernel k = {0}, kf = {0}, kt = {0};
+  int have = 0, have_f = 0, have_t = 0;
   if (!a || !b || !bp || !c || !fa || !fb || !fc || !ref || !scale || !idx) {
     bench_add_failed(wl, "all", 1, "out of memory");
     goto done;
@@ -87,6 +87,10 @@ static void bf16gemm_size(const bench_cfg *cfg, int n) {
                   (const char *const[2]){"vdpbf16ps", "-"}, &k);
   unsigned all = TB_TILE;
   have_f = tb_build(wl, "sgemm_f32", dot_gemm_f32_define, &n, &all, 1, NULL, &kf);
+  dot_gemm_tuned tuned = {&kind, cfg->tuned_log};
+  if (cfg->tuned_log &&
+      (have_t = tb_build(wl, "bf16gemm_tuned", dot_gemm_tuned_define, &tuned, &all, 1, NULL, &kt)))
+    snprintf(kt.note, sizeof kt.note, "te_apply_best(%s)", cfg->tuned_log);
   if (have) {
     char note[160], cwl[48];
     snprintf(note, sizeof note, "lower %.1f + llvm %.1f + jit %.1f ms", k.times.lower_s * 1e3,
@@ -95,7 +99,7 @@ static void bf16gemm_size(const bench_cfg *cfg, int n) {
     bench_add_compile(cwl, "te", k.times.lower_s + k.times.llvm_s + k.times.jit_s, note);
   }
   char err[200] = "";
-  DLTensor ta = {0}, tbt = {0}, tc, fta, ftb, ftc;
+  DLTensor ta = {0}, tbt = {0}, tc, tbr, fta, ftb, ftc;
   int64_t shape[2] = {n, n}, sf[4][8], pshape[4] = {n / 64, n / 2, 64, 2};
   ta = (DLTensor){a, {kDLCPU, 0}, 2, {kDLBfloat, 16, 1}, shape, NULL, 0};
   tbt = (DLTensor){bp, {kDLCPU, 0}, 4, {kDLBfloat, 16, 1}, pshape, NULL, 0};
@@ -104,6 +108,9 @@ static void bf16gemm_size(const bench_cfg *cfg, int n) {
   tb_tensor(&ftb, sf[1], fb, 2, shape);
   tb_tensor(&ftc, sf[2], fc, 2, shape);
   tb_args targs = {&k, {&ta, &tbt, &tc}}, fargs = {&kf, {&fta, &ftb, &ftc}};
+  /* te-tune's kernel is of te_op_matmul_acc: B row-major, packed (if at all) by the kernel */
+  tbr = (DLTensor){b, {kDLCPU, 0}, 2, {kDLBfloat, 16, 1}, shape, NULL, 0};
+  tb_args tuned_args = {&kt, {&ta, &tbr, &tc}};
   bench_ref chk = {idx, ref, scale, 0, npts, 1e-4};
   double flops = 2.0 * n * n * n;
   int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
@@ -141,6 +148,11 @@ static void bf16gemm_size(const bench_cfg *cfg, int n) {
       } else {
         bench_add_failed(wl, "te-f32", t, kf.note);
       }
+      if (have_t) { /* --tuned: te-tune's best kernel of te_op_matmul_acc */
+        tb_set_threads(t);
+        bench_run_variant(cfg, wl, "te-tuned", t, ROW_FLOPS, flops, tb_run, &tuned_args, c, nn,
+                          &chk, kt.note);
+      }
     }
   }
   omp_set_num_threads(cfg->max_threads);
@@ -149,6 +161,8 @@ done:
     tb_free(&k);
   if (have_f)
     tb_free(&kf);
+  if (have_t)
+    tb_free(&kt);
   dnnl_bf16mm_free(dn);
   free(a), free(b), free(bp), free(ref), free(scale), free(idx);
   bench_free(c), bench_free(fa), bench_free(fb), bench_free(fc);

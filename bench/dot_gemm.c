@@ -58,6 +58,21 @@ void dot_gemm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *ou
     te_parallel(cs, io);
 }
 
+void dot_gemm_tuned_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
+  (void)flags;
+  const dot_gemm_tuned *p = params;
+  te_expr *N = te_int(ctx, p->g->n);
+  te_tensor *A = te_placeholder(ctx, "A", p->g->a, 2, TE_EXPRS(N, N));
+  te_tensor *B = te_placeholder(ctx, "B", p->g->b, 2, TE_EXPRS(N, N));
+  te_tensor *C = te_op_matmul_acc(ctx, A, B, 0, 0, p->g->acc, "C");
+  out->s = C ? te_schedule_new(ctx, 1, &C) : NULL;
+  out->ntensors = 3;
+  out->tensors[0] = A, out->tensors[1] = B, out->tensors[2] = C;
+  te_target *target = te_target_parse(ctx, "llvm -mcpu=native");
+  if (out->s && target) /* no record: its error fails the build, so no row */
+    te_apply_best(out->s, p->log, target);
+}
+
 void dot_gemm_f32_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
   (void)flags;
   int n = *(const int *)params;

@@ -41,6 +41,17 @@ void dot_gemm_define(te_ctx *, unsigned flags, const void *params, tb_def *out);
 /* Packs row-major B (n x n, elem bytes each) into the panels Bp (same size). */
 void dot_gemm_pack(const void *b, void *bp, size_t elem, int n, int group);
 
+/* The tuned kernel (te-bench --tuned LOG): the computation te-tune tunes for this GEMM,
+   te_op_matmul_acc(A, B, acc) with A, B named "A", "B" and C "C" (so the workload key is the
+   log's: docs/tuning-space.md says how to tune it), scheduled by the log's best (te_apply_best). */
+typedef struct dot_gemm_tuned {
+  const dot_gemm *g;
+  const char *log;
+} dot_gemm_tuned;
+
+/* A tb_define_fn: params is a dot_gemm_tuned. Tensors A, B, C. */
+void dot_gemm_tuned_define(te_ctx *, unsigned flags, const void *params, tb_def *out);
+
 /* A tb_define_fn: te's f32 SGEMM of sgemm_schedule.c with every step; params is the int n. */
 void dot_gemm_f32_define(te_ctx *, unsigned flags, const void *params, tb_def *out);
 

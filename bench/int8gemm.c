@@ -74,8 +74,8 @@ static void int8gemm_size(const bench_cfg *cfg, int n) {
   float *fa = bench_alloc_f32(nn), *fb = bench_alloc_f32(nn), *fc = bench_alloc_f32(nn);
   double *fref = malloc(npts * sizeof *fref), *fscale = malloc(npts * sizeof *fscale);
   dnnl_i8mm *dn = NULL;
-  tb_kernel k = {0}, kf = {0};
-  int have = 0, have_f = 0;
+  tb_kernel k = {0}, kf = {0}, kt = {0};
+  int have = 0, have_f = 0, have_t = 0;
   if (!a || !b || !bp || !c || !ref || !fa || !fb || !fc || !fref || !fscale) {
     bench_add_failed(wl, "all", 1, "out of memory");
     goto done;
@@ -116,6 +116,10 @@ static void int8gemm_size(const bench_cfg *cfg, int n) {
                   (const char *const[2]){"vpdpbusd", "-"}, &k);
   unsigned all = TB_TILE;
   have_f = tb_build(wl, "sgemm_f32", dot_gemm_f32_define, &n, &all, 1, NULL, &kf);
+  dot_gemm_tuned tuned = {&kind, cfg->tuned_log};
+  if (cfg->tuned_log &&
+      (have_t = tb_build(wl, "int8gemm_tuned", dot_gemm_tuned_define, &tuned, &all, 1, NULL, &kt)))
+    snprintf(kt.note, sizeof kt.note, "te_apply_best(%s)", cfg->tuned_log);
   if (have) {
     char note[160];
     snprintf(note, sizeof note, "lower %.1f + llvm %.1f + jit %.1f ms", k.times.lower_s * 1e3,
@@ -126,7 +130,7 @@ static void int8gemm_size(const bench_cfg *cfg, int n) {
   }
   char err[200] = "";
 
-  DLTensor ta = {0}, tb = {0}, tc = {0}, fta, ftb, ftc;
+  DLTensor ta = {0}, tb = {0}, tc = {0}, tbr, fta, ftb, ftc;
   int64_t shape[2] = {n, n}, sf[3][8], pshape[4] = {n / 64, n / 4, 64, 4};
   ta = (DLTensor){a, {kDLCPU, 0}, 2, {kDLUInt, 8, 1}, shape, NULL, 0};
   tb = (DLTensor){bp, {kDLCPU, 0}, 4, {kDLInt, 8, 1}, pshape, NULL, 0};
@@ -135,7 +139,10 @@ static void int8gemm_size(const bench_cfg *cfg, int n) {
   tb_tensor(&ftb, sf[1], fb, 2, shape);
   tb_tensor(&ftc, sf[2], fc, 2, shape);
   tb_args targs = {&k, {&ta, &tb, &tc}}, fargs = {&kf, {&fta, &ftb, &ftc}};
-  float flag_te = 0, flag_dn = 0;
+  /* te-tune's kernel is of te_op_matmul_acc: B row-major, packed (if at all) by the kernel */
+  tbr = (DLTensor){b, {kDLCPU, 0}, 2, {kDLInt, 8, 1}, shape, NULL, 0};
+  tb_args tuned_args = {&kt, {&ta, &tbr, &tc}};
+  float flag_te = 0, flag_dn = 0, flag_tuned = 0;
   double zero = 0, one = 1;
   bench_ref exact = {NULL, &zero, &one, 1, 1, 0.5};
   bench_ref fchk = {idx, fref, fscale, 0, npts, 2e-4};
@@ -156,6 +163,7 @@ static void int8gemm_size(const bench_cfg *cfg, int n) {
     }
     exact_run rt = {tb_run, &targs, c, nn, idx, ref, npts, &flag_te, 0}; /* checked per count */
     exact_run rd = {dnnl_i8mm_run, dn, c, nn, idx, ref, npts, &flag_dn, 0};
+    exact_run rtt = {tb_run, &tuned_args, c, nn, idx, ref, npts, &flag_tuned, 0};
     for (int round = 0; round < cfg->rounds; round++) {
       if (!have)
         bench_add_failed(wl, "te", t, k.note);
@@ -178,6 +186,11 @@ static void int8gemm_size(const bench_cfg *cfg, int n) {
       } else {
         bench_add_failed(wl, "te-f32", t, kf.note);
       }
+      if (have_t) { /* --tuned: te-tune's best kernel of te_op_matmul_acc */
+        tb_set_threads(t);
+        bench_run_variant(cfg, wl, "te-tuned", t, ROW_FLOPS, ops, run_exact, &rtt, &flag_tuned, 1,
+                          &exact, kt.note);
+      }
     }
   }
   omp_set_num_threads(cfg->max_threads);
@@ -187,6 +200,8 @@ done:
     tb_free(&k);
   if (have_f)
     tb_free(&kf);
+  if (have_t)
+    tb_free(&kt);
   dnnl_i8mm_free(dn);
   free(a), free(b), free(bp), free(c), free(ref), free(fref), free(fscale);
   bench_free(fa), bench_free(fb), bench_free(fc);

@@ -57,7 +57,8 @@ static void usage(FILE *f) {
           "  --asm         and its assembly\n"
           "  --tuned LOG   also time the best schedules of a te-tune log (workloads \"sgemm N\n"
           "                tuned\" and \"conv2d ... tuned\": te_apply_best's kernel against the\n"
-          "                anchor and te's hand schedule)\n"
+          "                anchor and te's hand schedule; variant \"te-tuned\" of the int8 and\n"
+          "                bf16 GEMM rows, docs/tuning-space.md)\n"
           "  --rounds N    time te and its anchors in N alternating rounds, each row's median\n"
           "                over all of them (default 3; --quick: 1)\n",
           TE_BENCH_DEFAULT_OUT);

@@ -133,10 +133,15 @@ TE_API te_status te_compute_root(te_stage *);
    the last is contiguous. The default is the axes' own order (row-major). Loops are unchanged:
    only which elements are neighbours in memory is. With te_cache_write or te_cache_read a block
    can so be laid out differently from its tensor, e.g. a local accumulator or a copied weight
-   block whose channel axis is contiguous, for vectors along channels. Outputs and placeholders
-   have their caller's layout: TE_ERR_SCHEDULE, as for a count other than the stage's number of
-   axes, an iter that is not a data axis of the stage (a split, fused or reduce iter) or an axis
-   given twice. A stage inlined later has no buffer: the order is then unused. */
+   block whose channel axis is contiguous, for vectors along channels. A data axis split by a
+   factor (te_split of te_axis(st, i) itself) may be given as its two parts instead, each a
+   storage dim of its own (index i / f and i % f, extents rounded up to whole pieces): a blocked
+   layout, as a BLAS packs B[k, j] into panels Bp[j / 64][k][j % 64] (dims j.o, k, j.i), or
+   groups 4 consecutive k for vpdpbusd ([k / 4][j][k % 4]: k.o, j, k.i). Outputs and
+   placeholders have their caller's layout: TE_ERR_SCHEDULE, as for an axis missing or given
+   twice, one part of a split without the other, an iter that is neither a data axis nor a part
+   of a data axis' own split (a fused, reduce or twice-split iter), or a split by a number of
+   parts (te_split_nparts). A stage inlined later has no buffer: the order is then unused. */
 TE_API te_status te_reorder_storage(te_stage *, int n, te_iter *const dims[]);
 
 /* Stages that schedules add. These rewrite the computation this schedule runs, never the

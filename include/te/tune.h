@@ -5,8 +5,10 @@
  * the heavy reduction, a local accumulation stage computed at a tile, inputs copied into
  * compact blocks at the outer reduce loop or packed whole at root, padding kept as a stage,
  * the vector along the last or another wide space axis with the blocks stored to match
- * (te_reorder_storage), element-wise consumers fused, parallel outer loops, vectorized and
- * unrolled inner loops), guides an evolutionary
+ * (te_reorder_storage), the copies optionally in the register tile's blocked layout as a BLAS
+ * packs them, u8 x i8 -> i32 and bf16 -> f32 reductions as dot-product instructions
+ * (te_tensorize vpdpbusd, vdpbf16ps; docs/tuning-space.md), element-wise consumers fused,
+ * parallel outer loops, vectorized and unrolled inner loops), guides an evolutionary
  * search with a learned cost model (XGBoost on features of the lowered loop nests), compiles
  * each round's candidates in parallel and measures each one in a child process with a timeout.
  * Every measured candidate becomes one JSON line of the log (docs/tuning-log.md): the workload

@@ -205,11 +205,16 @@ struct ir_buffer {
   te_expr **strides; /* an argument's declared strides in elements (ndim of them), or NULL */
 };
 
+/* A storage dim of a realize (order[k]): dim d (its outer part when split[d] > 0), or
+   IR_STORAGE_INNER + d, the inner part of dim d: index (i_d - min_d) % split[d], extent split[d];
+   the outer part's index is (i_d - min_d) / split[d], its extent ceil(extent_d / split[d]). */
+enum { IR_STORAGE_INNER = TE_MAX_DIMS };
 typedef struct ir_realize_info {
   te_tensor *tensor;
   te_scope scope;
-  int8_t norder;             /* 0: row-major storage; else ndim, with */
-  int8_t order[TE_MAX_DIMS]; /* the dims in storage order, outermost first */
+  int8_t norder;                 /* 0: row-major storage; else ndim plus one per split dim, */
+  int8_t order[2 * TE_MAX_DIMS]; /* the storage dims, outermost first */
+  int64_t split[TE_MAX_DIMS];    /* per dim: the factor it is stored split by, 0 none */
 } ir_realize_info;
 
 typedef struct ir_attr_info {
@@ -422,6 +427,11 @@ ir_stmt *ir_realize(te_tensor *, te_scope, int ndim, te_expr *const mins[],
    first); NULL order or ndim < 2: row-major. */
 ir_stmt *ir_realize_ordered(te_tensor *, te_scope, int ndim, te_expr *const mins[],
                             te_expr *const extents[], const int8_t *order, ir_stmt *body);
+/* The same with split dims (te_reorder_storage of split axes): norder storage dims encoded as
+   ir_realize_info.order, split[d] the factor of dim d (0 none; NULL: no split dims). */
+ir_stmt *ir_realize_laid_out(te_tensor *, te_scope, int ndim, te_expr *const mins[],
+                             te_expr *const extents[], int norder, const int8_t *order,
+                             const int64_t *split, ir_stmt *body);
 ir_stmt *ir_let_stmt(te_expr *var, te_expr *value, ir_stmt *body);
 ir_stmt *ir_if(te_expr *cond, ir_stmt *then_s, ir_stmt *else_s /* may be NULL */);
 /* A sequence; NULL entries are dropped, nested SEQs flattened, one statement returned as is,

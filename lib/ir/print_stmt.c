@@ -190,9 +190,15 @@ static void print_realize(ir_printer *p, ir_stmt *s, int indent) {
   ir_str_puts(p->out, ")");
   if (s->u.realize.scope != TE_SCOPE_GLOBAL)
     ir_str_printf(p->out, " %s", scope_name(s->u.realize.scope));
-  for (int i = 0; i < s->u.realize.norder; i++)
-    ir_str_printf(p->out, "%s%d%s", i ? ", " : " storage(", s->u.realize.order[i],
-                  i + 1 == s->u.realize.norder ? ")" : "");
+  /* storage(1, 0): dims by index; a split dim d by f prints as d/f (outer) and d%f (inner) */
+  const ir_realize_info *ri = &s->u.realize;
+  for (int i = 0; i < ri->norder; i++) {
+    int o = ri->order[i], d = o % IR_STORAGE_INNER;
+    ir_str_printf(p->out, "%s%d", i ? ", " : " storage(", d);
+    if (ri->split[d] > 0)
+      ir_str_printf(p->out, "%s%lld", o >= IR_STORAGE_INNER ? "%" : "/", (long long)ri->split[d]);
+    ir_str_puts(p->out, i + 1 == ri->norder ? ")" : "");
+  }
   block(p, s->stmts[0], indent);
 }
 

@@ -124,7 +124,13 @@ ir_stmt *ir_realize(te_tensor *t, te_scope scope, int ndim, te_expr *const mins[
 
 ir_stmt *ir_realize_ordered(te_tensor *t, te_scope scope, int ndim, te_expr *const mins[],
                             te_expr *const extents[], const int8_t *order, ir_stmt *body) {
-  if (!t || !body || ndim < 0 || ndim > TE_MAX_DIMS)
+  return ir_realize_laid_out(t, scope, ndim, mins, extents, order ? ndim : 0, order, NULL, body);
+}
+
+ir_stmt *ir_realize_laid_out(te_tensor *t, te_scope scope, int ndim, te_expr *const mins[],
+                             te_expr *const extents[], int norder, const int8_t *order,
+                             const int64_t *split, ir_stmt *body) {
+  if (!t || !body || ndim < 0 || ndim > TE_MAX_DIMS || norder < 0 || norder > 2 * ndim)
     return NULL;
   te_expr *e[2 * TE_MAX_DIMS + 1];
   for (int i = 0; i < ndim; i++) {
@@ -134,13 +140,17 @@ ir_stmt *ir_realize_ordered(te_tensor *t, te_scope scope, int ndim, te_expr *con
     e[2 * i + 1] = extents[i];
   }
   te_ctx *ctx = t->ctx;
-  ir_realize_info info = {t, scope, 0, {0}};
-  bool identity = true;
-  for (int i = 0; order && i < ndim; i++)
+  ir_realize_info info = {t, scope, 0, {0}, {0}};
+  bool identity = norder == ndim;
+  for (int i = 0; order && i < norder; i++)
     identity &= order[i] == i;
+  for (int d = 0; split && d < ndim; d++)
+    identity &= split[d] <= 0;
   if (order && !identity) {
-    info.norder = (int8_t)ndim;
-    memcpy(info.order, order, (size_t)ndim);
+    info.norder = (int8_t)norder;
+    memcpy(info.order, order, (size_t)norder);
+    for (int d = 0; split && d < ndim; d++)
+      info.split[d] = split[d] > 0 ? split[d] : 0;
   }
   return ir_stmt_make(ctx, IR_S_REALIZE, 2 * ndim, e, 1, &body, &info);
 }

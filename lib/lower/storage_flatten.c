@@ -13,17 +13,19 @@
  * row-major strides, which the generated entry point checks on every DLTensor; a strided
  * placeholder's (te_placeholder_strided) index is sum i_d * stride_d instead). A realize with a
  * storage order (te_reorder_storage) takes the dims in that order instead, its buffer's shape
- * the extents in that order. A 0-d tensor is element 0. The simplify pass after this one cleans the
- * arithmetic.
+ * the extents in that order; a dim stored split by f (te_reorder_storage of a split axis) is two
+ * storage dims, (i_d - min_d) / f of extent ceil(extent_d / f) and (i_d - min_d) % f of extent
+ * f, wherever the order puts them. A 0-d tensor is element 0. The simplify pass after this one
+ * cleans the arithmetic.
  */
 #include "lower.h"
 
 /* A realized tensor in scope: its buffer (shape in storage order), the region's mins and the
-   storage order (NULL: row-major). */
+   storage layout (ir_realize_info's order and split; NULL: row-major). */
 typedef struct realized {
   ir_buffer *buffer;
   te_expr **mins;
-  const int8_t *order;
+  const ir_realize_info *layout;
 } realized;
 
 typedef struct flatten {
@@ -31,17 +33,18 @@ typedef struct flatten {
   ir_map *realized; /* te_tensor* -> realized* for the REALIZEs enclosing the current node */
 } flatten;
 
-/* The buffer, mins and storage order of t where it is used; NULL mins mean all zero, NULL order
-   row-major. */
-static ir_buffer *buffer_of(flatten *fl, te_tensor *t, te_expr ***mins, const int8_t **order) {
+/* The buffer, mins and storage layout of t where it is used; NULL mins mean all zero, a NULL
+   layout row-major. */
+static ir_buffer *buffer_of(flatten *fl, te_tensor *t, te_expr ***mins,
+                            const ir_realize_info **layout) {
   realized *r = ir_map_get(fl->realized, t);
   if (r) {
     *mins = r->mins;
-    *order = r->order;
+    *layout = r->layout;
     return r->buffer;
   }
   *mins = NULL;
-  *order = NULL;
+  *layout = NULL;
   ir_buffer *b = ir_map_get(fl->p->tensor_buffers, t);
   if (!b)
     ir_error(fl->p->ctx, TE_ERR_INTERNAL,
@@ -71,21 +74,34 @@ static te_expr *strided_index(ir_buffer *b, int n, te_expr *const idx[]) {
   return flat;
 }
 
-/* The flat index of idx (already flattened themselves) into b: row-major over the dims in
-   storage order (order[k] is the k-th outermost dim; NULL: 0, 1, ...), b's shape in that order;
+/* The index of storage dim o (ir_realize_info.order's encoding) for the indices idx. */
+static te_expr *storage_index(te_ctx *ctx, te_expr **mins, const ir_realize_info *l, int o,
+                              te_expr *const idx[]) {
+  int d = o % IR_STORAGE_INNER;
+  te_expr *i = idx[d];
+  if (mins && !is_zero(mins[d]))
+    i = ir_sub(i, mins[d]);
+  if (!i || !l || l->split[d] <= 0)
+    return i;
+  te_expr *f = ir_i64(ctx, l->split[d]);
+  return o >= IR_STORAGE_INNER ? ir_floormod(i, f) : ir_floordiv(i, f);
+}
+
+/* The flat index of idx (already flattened themselves) into b: row-major over the storage dims
+   (layout->order[k] is the k-th outermost; NULL layout: 0, 1, ...), b's shape in that order;
    a strided argument's declared strides. */
-static te_expr *flat_index(te_ctx *ctx, ir_buffer *b, te_expr **mins, const int8_t *order, int n,
-                           te_expr *const idx[]) {
+static te_expr *flat_index(te_ctx *ctx, ir_buffer *b, te_expr **mins, const ir_realize_info *l,
+                           int n, te_expr *const idx[]) {
   if (n == 0)
     return ir_i64(ctx, 0);
   if (b->strides)
     return strided_index(b, n, idx);
   te_expr *flat = NULL;
-  for (int k = 0; k < n; k++) {
-    int d = order ? order[k] : k;
-    te_expr *i = idx[d];
-    if (mins && !is_zero(mins[d]))
-      i = ir_sub(i, mins[d]);
+  int nstore = l ? l->norder : n;
+  for (int k = 0; k < nstore; k++) {
+    te_expr *i = storage_index(ctx, mins, l, l ? l->order[k] : k, idx);
+    if (!i)
+      return NULL;
     if (!flat)
       flat = i;
     else
@@ -112,11 +128,11 @@ static te_expr *flatten_access(ir_mutator *m, te_expr *e) {
   if (!mutate_all(m, e->nargs, e->args, idx))
     return NULL;
   te_expr **mins;
-  const int8_t *order;
-  ir_buffer *b = buffer_of(fl, e->u.tensor, &mins, &order);
+  const ir_realize_info *layout;
+  ir_buffer *b = buffer_of(fl, e->u.tensor, &mins, &layout);
   if (!b)
     return NULL;
-  te_expr *flat = flat_index(m->ctx, b, mins, order, e->nargs, idx);
+  te_expr *flat = flat_index(m->ctx, b, mins, layout, e->nargs, idx);
   return flat ? ir_load(b, e->dtype, flat) : NULL;
 }
 
@@ -130,11 +146,11 @@ static ir_stmt *flatten_provide(ir_mutator *m, ir_stmt *s) {
   if (!value || !mutate_all(m, n, s->exprs + 1, idx))
     return NULL;
   te_expr **mins;
-  const int8_t *order;
-  ir_buffer *b = buffer_of(fl, s->u.tensor, &mins, &order);
+  const ir_realize_info *layout;
+  ir_buffer *b = buffer_of(fl, s->u.tensor, &mins, &layout);
   if (!b)
     return NULL;
-  te_expr *flat = flat_index(m->ctx, b, mins, order, n, idx);
+  te_expr *flat = flat_index(m->ctx, b, mins, layout, n, idx);
   return flat ? ir_store(b, value, flat) : NULL;
 }
 
@@ -145,26 +161,34 @@ static ir_stmt *flatten_realize(ir_mutator *m, ir_stmt *s) {
   int n = s->nexprs / 2;
   if (!ir_check(ctx, n == t->ndim && n <= TE_MAX_DIMS, "realize rank"))
     return NULL;
-  te_expr *extents[TE_MAX_DIMS];
+  te_expr *extents[2 * TE_MAX_DIMS];
   realized *r = ir_alloc(ctx, sizeof *r);
   te_expr **mins = ir_alloc(ctx, (size_t)(n + 1) * sizeof *mins);
   if (!r || !mins)
     return NULL;
   const ir_realize_info *ri = &s->u.realize;
-  if (!ir_check(ctx, ri->norder == 0 || ri->norder == n, "realize storage order rank"))
+  if (!ir_check(ctx, ri->norder == 0 || (ri->norder >= n && ri->norder <= 2 * n),
+                "realize storage order rank"))
     return NULL;
-  te_expr *count = ir_i64(ctx, 1);
-  for (int d = 0; d < n; d++) {
-    /* region bounds read no tensor (bound inference made them from loop bounds and sizes) */
+  for (int d = 0; d < n; d++) /* region bounds read no tensor (made from loop bounds, sizes) */
     mins[d] = s->exprs[2 * d];
-    extents[d] = s->exprs[2 * (ri->norder ? ri->order[d] : d) + 1]; /* in storage order */
-    count = is_one(count) ? extents[d] : ir_mul(count, extents[d]);
+  int nstore = ri->norder ? ri->norder : n;
+  te_expr *count = ir_i64(ctx, 1);
+  for (int k = 0; k < nstore; k++) { /* the extents in storage order */
+    int o = ri->norder ? ri->order[k] : k, d = o % IR_STORAGE_INNER;
+    te_expr *ext = s->exprs[2 * d + 1];
+    int64_t f = ri->split[d];
+    if (f > 0) /* a split dim: f, or the rounded-up count of f-element pieces */
+      ext = o >= IR_STORAGE_INNER ? ir_i64(ctx, f)
+                                  : ir_floordiv(ir_add(ext, ir_i64(ctx, f - 1)), ir_i64(ctx, f));
+    extents[k] = ext;
+    count = !ext || is_one(count) ? ext : ir_mul(count, ext);
     if (!count)
       return NULL;
   }
   r->mins = mins;
-  r->order = ri->norder ? ri->order : NULL;
-  r->buffer = ir_buffer_new(ctx, t->name, t->dtype, n, extents, s->u.realize.scope, t, -1);
+  r->layout = ri->norder ? ri : NULL;
+  r->buffer = ir_buffer_new(ctx, t->name, t->dtype, nstore, extents, s->u.realize.scope, t, -1);
   if (!r->buffer)
     return NULL;
   realized *outer = ir_map_get(fl->realized, t);
@@ -188,8 +212,8 @@ static ir_stmt *flatten_call_extern(ir_mutator *m, ir_stmt *s) {
   *f = *c;
   for (int a = 0; a < c->nargs; a++) {
     te_expr **mins;
-    const int8_t *order;
-    if (!(bufs[a] = buffer_of(fl, c->tensors[a], &mins, &order)))
+    const ir_realize_info *layout;
+    if (!(bufs[a] = buffer_of(fl, c->tensors[a], &mins, &layout)))
       return NULL;
   }
   f->buffers = bufs;

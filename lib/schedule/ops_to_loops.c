@@ -265,8 +265,9 @@ static ir_stmt *stage_nest(nest *n, te_stage *st) {
 static ir_stmt *realize_outputs(te_stage *st, te_expr *const mins[], te_expr *const exts[],
                                 ir_stmt *body) {
   for (int k = st->op->nout - 1; k >= 0 && body; k--)
-    body = ir_realize_ordered(st->op->outputs[k], st->scope, st->op->ndim, mins, exts,
-                              st->nstorage ? st->storage : NULL, body);
+    body =
+        ir_realize_laid_out(st->op->outputs[k], st->scope, st->op->ndim, mins, exts, st->nstorage,
+                            st->nstorage ? st->storage : NULL, st->storage_split, body);
   return body;
 }
 

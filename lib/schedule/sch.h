@@ -153,9 +153,13 @@ struct te_stage {
   /* a lifted reduction (lift_reduce.c) not placed by the user: computed at the innermost loop
      of the stage reading it, chosen when the schedule is lowered (sch_place_lifted) */
   bool fused_default;
-  te_scope scope;              /* storage of an intermediate stage (cache stages: their scope) */
-  int nstorage;                /* te_reorder_storage: 0 (row-major), or ndim with */
-  int8_t storage[TE_MAX_DIMS]; /* the data axes' indices, outermost storage dim first */
+  te_scope scope; /* storage of an intermediate stage (cache stages: their scope) */
+  /* te_reorder_storage: 0 (row-major), or the storage dims (ndim plus one per split axis),
+     outermost first, as ir_realize_info.order encodes them; storage_split[d] > 0: data axis d
+     is stored as two dims, its outer and inner part of a split by that factor */
+  int nstorage;
+  int8_t storage[2 * TE_MAX_DIMS];
+  int64_t storage_split[TE_MAX_DIMS];
 };
 
 /* One te_specialize of a schedule (specialize.c): the branch run when cond holds. */

@@ -109,6 +109,7 @@ bool sch_stage_reset(te_stage *st, sch_op *op) {
   st->attach_stage = NULL;
   st->attach_iter = NULL;
   st->nstorage = 0;
+  memset(st->storage_split, 0, sizeof st->storage_split);
   st->nroot = op->ndim + op->nreduce;
   st->root = ir_alloc_persistent(ctx, sizeof(te_iter *) * (size_t)(st->nroot ? st->nroot : 1));
   if (!st->root)

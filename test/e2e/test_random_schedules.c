@@ -289,19 +289,30 @@ static void random_placement(te_stage *producer, te_stage *consumer) {
   }
 }
 
-/* Sometimes a random storage order for t's buffer (refused, and skipped, for outputs). */
+/* Sometimes a random storage order for t's buffer (refused, and skipped, for outputs), half
+   the time blocked: some axes split by a factor that need not divide them, stored as their two
+   parts (the split stays in the loops). */
 static void random_storage(te_schedule *s, te_tensor *t) {
   if (!t || rnd(3) != 0)
     return;
   te_stage *st = te_stage_of(s, t);
-  int n = te_tensor_ndim(t);
-  if (!st || n < 2) {
+  int nd = te_tensor_ndim(t), n = 0;
+  if (!st || nd < 2) {
     te_clear_error(tt_ctx);
     return;
   }
-  te_iter *dims[8];
-  for (int i = 0; i < n; i++)
-    dims[i] = te_axis(st, i);
+  te_iter *dims[16];
+  bool blocked = rnd(2) == 0;
+  for (int i = 0; i < nd; i++) {
+    te_iter *o = NULL, *in = NULL;
+    if (blocked && rnd(2) == 0 && te_split(st, te_axis(st, i), 1 + rnd(5), &o, &in) == TE_OK) {
+      dims[n++] = o;
+      dims[n++] = in;
+    } else {
+      te_clear_error(tt_ctx);
+      dims[n++] = te_axis(st, i);
+    }
+  }
   for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
     int j = (int)rnd((uint32_t)i + 1);
     te_iter *x = dims[i];

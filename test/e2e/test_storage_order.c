@@ -93,3 +93,67 @@ Test(storage_order, intermediate_transposed_and_replayed) {
   te_free(ir);
   te_free(trace);
 }
+
+/* B copied whole (te_cache_read) into panels of 8 columns, Bp[j / 8][k][j % 8], as a BLAS packs
+   it: N = 20 columns make 3 panels, the last padded (the copy writes the 4 columns that exist).
+   The copy's loops are split the same way; the matmul reads the panels, and the trace replays
+   to the same IR. */
+Test(storage_order, blocked_panels_of_a_copied_input) {
+  matmul();
+  te_schedule *s = tt_schedule1(C);
+  te_tensor *bc = NULL;
+  te_stage *sc = tt_stage(s, C);
+  TT_OK(te_cache_read(s, B, TE_SCOPE_GLOBAL, 1, &sc, &bc));
+  te_stage *sb = tt_stage(s, bc);
+  te_iter *jo, *ji;
+  TT_OK(te_split(sb, te_axis(sb, 1), 8, &jo, &ji));
+  TT_OK(te_reorder_storage(sb, 3, (te_iter *const[]){jo, te_axis(sb, 0), ji}));
+  char *trace = te_schedule_trace(s);
+  cr_assert(strstr(trace, "reorder_storage B_global ax1.o ax0 ax1.i\n"), "%s", trace);
+  char *ir = te_lower_text(s, 3, TT_TENSORS(A, B, C), 0, NULL);
+  cr_assert_not_null(ir, "%s", te_last_error(tt_ctx));
+  cr_assert(strstr(ir, "allocate B_global[f32 * 216]"), "3 panels of 9 x 8:\n%s", ir);
+  cr_assert(strstr(ir, "B_global[ax1.o*72 + ax0*8 + ax1.i] = B[ax0*20 + ax1.o*8 + ax1.i]"), "%s",
+            ir);
+  cr_assert(strstr(ir, "B_global[j//8*72 + k*8 + j%8]"), "%s", ir);
+  tt_check(s, 3, TT_TENSORS(A, B, C), TT_BUFS(a, b, got), 0, NULL, NULL, got, ref, K);
+
+  te_schedule *again = tt_schedule1(C);
+  TT_OK(te_schedule_replay(again, trace));
+  char *ir2 = te_lower_text(again, 3, TT_TENSORS(A, B, C), 0, NULL);
+  cr_assert_str_eq(ir2, ir);
+  te_free(ir2);
+  te_free(ir);
+  te_free(trace);
+}
+
+/* The vpdpbusd layout [k / 4][j][k % 4] of a block of B copied at an outer reduce loop of a
+   tiled local accumulator, with K = 9 (the last group of k padded) and a vector along j: the
+   copy's split is kept in its loops, the reader's index is the layout's. */
+Test(storage_order, blocked_groups_of_k_in_a_local_block) {
+  matmul();
+  te_schedule *s = tt_schedule1(C);
+  te_tensor *cl = NULL, *bl = NULL;
+  TT_OK(te_cache_write(s, C, TE_SCOPE_LOCAL, &cl));
+  te_stage *sc = tt_stage(s, C), *sl = tt_stage(s, cl);
+  te_iter *io, *jo, *ii, *ji, *ko, *ki;
+  TT_OK(te_tile(sc, te_axis(sc, 0), te_axis(sc, 1), 4, 8, &io, &jo, &ii, &ji));
+  TT_OK(te_compute_at(sl, sc, jo));
+  TT_OK(te_split(sl, te_reduce_iter(sl, 0), 6, &ko, &ki));
+  TT_OK(te_reorder(sl, 4, (te_iter *const[]){ko, te_axis(sl, 0), ki, te_axis(sl, 1)}));
+  TT_OK(te_vectorize(sl, te_axis(sl, 1)));
+  TT_OK(te_cache_read(s, B, TE_SCOPE_LOCAL, 1, &sl, &bl));
+  te_stage *sb = tt_stage(s, bl);
+  TT_OK(te_compute_at(sb, sl, ko));
+  te_iter *go, *gi;
+  TT_OK(te_split(sb, te_axis(sb, 0), 4, &go, &gi));
+  TT_OK(te_reorder_storage(sb, 3, (te_iter *const[]){go, te_axis(sb, 1), gi}));
+  char *ir = te_lower_text(s, 3, TT_TENSORS(A, B, C), 0, NULL);
+  cr_assert_not_null(ir, "%s", te_last_error(tt_ctx));
+  /* element (k, j) of the block at k.o, j.o: ((k - 6 k.o) / 4 * 8 + j - 8 j.o) * 4 + k % 4, read
+     along j with stride 4 */
+  cr_assert(strstr(ir, "B_local[ax1*4 + ax0.i - j.o*32] = B[ax0.i*20 + ax1]"), "%s", ir);
+  cr_assert(strstr(ir, "B_local[ramp(k.i//4*32 + k.i%4, 4, 8)]"), "%s", ir);
+  tt_check(s, 3, TT_TENSORS(A, B, C), TT_BUFS(a, b, got), 0, NULL, NULL, got, ref, K);
+  te_free(ir);
+}

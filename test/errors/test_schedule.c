@@ -212,7 +212,8 @@ Test(err_schedule, failed_primitive_leaves_stage_unchanged) {
   cr_assert_eq(te_leaf(SC, 0), te_axis(SC, 0));
 }
 
-/* te_reorder_storage: outputs keep their caller's layout; every data axis once, roots only. */
+/* te_reorder_storage: outputs keep their caller's layout; every data axis once, whole or as the
+   two parts of its own split. */
 Test(err_schedule, reorder_storage_of_output) {
   build();
   cr_assert_eq(te_reorder_storage(SC, 1, (te_iter *const[]){te_axis(SC, 0)}), TE_ERR_SCHEDULE);
@@ -238,14 +239,39 @@ Test(err_schedule, reorder_storage_split_iter) {
   te_iter *o, *in;
   TT_OK(te_split(SP, te_axis(SP, 0), 4, &o, &in));
   cr_assert_eq(te_reorder_storage(SP, 2, (te_iter *const[]){te_axis(SP, 1), o}), TE_ERR_SCHEDULE);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'i.o'", "not one of its data axes");
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'i'",
+                "given by one part of its split only");
+}
+
+/* A blocked layout takes both parts of a data axis' own split by a factor, once each: not a
+   part of a split of a part, not a split by a number of parts, not a part and the axis. */
+Test(err_schedule, reorder_storage_blocked_misuse) {
+  build();
+  te_iter *o, *in, *oo, *oi, *jo, *ji;
+  TT_OK(te_split(SP, te_axis(SP, 0), 4, &o, &in));
+  TT_OK(te_split(SP, o, 2, &oo, &oi));
+  cr_assert_eq(te_reorder_storage(SP, 3, (te_iter *const[]){oo, te_axis(SP, 1), in}),
+               TE_ERR_SCHEDULE);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'i.o.o'", "twice-split");
+  te_clear_error(tt_ctx);
+  cr_assert_eq(te_reorder_storage(SP, 3, (te_iter *const[]){o, te_axis(SP, 0), in}),
+               TE_ERR_SCHEDULE);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'i'", "twice");
+  te_clear_error(tt_ctx);
+  TT_OK(te_split_nparts(SP, te_axis(SP, 1), 3, &jo, &ji));
+  cr_assert_eq(te_reorder_storage(SP, 4, (te_iter *const[]){o, jo, in, ji}), TE_ERR_SCHEDULE);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'j.o'", "number of parts");
+  te_clear_error(tt_ctx);
+  cr_assert_eq(te_reorder_storage(SP, 5, (te_iter *const[]){o, in, in, o, in}), TE_ERR_SCHEDULE);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "5 dims given", "2 data axes");
 }
 
 Test(err_schedule, reorder_storage_reduce_or_foreign_iter) {
   build();
   cr_assert_eq(te_reorder_storage(SP, 2, (te_iter *const[]){te_axis(SP, 1), te_reduce_iter(SC, 0)}),
                TE_ERR_SCHEDULE);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'k'", "not one of its data axes");
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_reorder_storage", "'k'",
+                "neither one of its data axes");
 }
 
 Test(err_schedule, reorder_storage_null) {
