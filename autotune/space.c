@@ -37,6 +37,8 @@ static int64_t inner_limit(const at_task *t, const at_sketch *sk, const at_knob 
     return AT_MAX_VECTOR;
   if (k->role == AT_ROLE_SPACE_TILE)
     return k->axis == vector_axis(t, sk, k) ? AT_MAX_VECTOR : AT_MAX_ROWS;
+  if (k->role == AT_ROLE_GPU_TILE) /* a thread's own tile (sketch_gpu.c) */
+    return AT_GPU_MAX_INNER;
   return INT64_MAX;
 }
 
