@@ -5,8 +5,10 @@ ways, GPU-bound kernels on device arrays against numpy, outputs allocated on the
 runs against the fake driver of the C tests (test/fake_cuda, TE_CUDA_DRIVER) in a child
 interpreter, since the driver is chosen once per process: allocation, copies, DLPack export and
 a launch on the arrays' memory (the fake launches nothing, so no numbers are checked there); a
-child without any driver checks the refusal. On a machine where torch has CUDA, torch CUDA
-tensors go through a te cuda kernel and are compared with torch's own result.
+child without any driver checks the refusal. On a machine with a CUDA GPU a cuda kernel runs on
+device arrays against numpy (TE_REQUIRE_CUDA=1, as scripts/gpu-check.sh sets it, makes its skip a
+failure), and where torch has CUDA too, torch CUDA tensors go through a te cuda kernel and are
+compared with torch's own result.
 """
 import os
 import subprocess
@@ -183,6 +185,25 @@ def test_cuda_without_driver_is_a_clear_error():
         print("refused")
     """, "/nonexistent/libcuda.so.1")
     assert "refused" in out
+
+
+def _need_real_cuda():
+    if te.device.available("cuda"):
+        return
+    if os.environ.get("TE_REQUIRE_CUDA"):      # scripts/gpu-check.sh: a skip is a failure
+        pytest.fail("TE_REQUIRE_CUDA is set but te finds no CUDA device")
+    pytest.skip("no CUDA device here")
+
+
+def test_cuda_kernel_on_device_arrays_matches_numpy(rng):
+    _need_real_cuda()
+    M, N, K = 40, 24, 36
+    s, args = _bound_matmul(M, N, K)
+    f = te.build(s, args, target="cuda", name="mm")
+    a, b = _random(rng, (M, K)), _random(rng, (K, N))
+    dc = f(te.device.array(a, "cuda"), te.device.array(b, "cuda"))
+    assert isinstance(dc, te.DeviceArray) and dc.device == "cuda"
+    np.testing.assert_allclose(dc.numpy(), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-5)
 
 
 def test_torch_cuda_tensors_through_a_cuda_kernel():
