@@ -221,3 +221,34 @@ def test_torch_cuda_tensors_through_a_cuda_kernel():
     torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
     d = f(te.device.array(a.cpu().numpy(), "cuda"), te.device.array(b.cpu().numpy(), "cuda"))
     torch.testing.assert_close(d.torch(), a @ b, rtol=1e-4, atol=1e-4)
+
+
+@needs_vulkan
+def test_tune_for_vulkan_then_run_on_device_arrays(rng, tmp_path):
+    M, N, K = 32, 24, 20
+    _, (A, B, C) = _bound_matmul(M, N, K)
+    log = str(tmp_path / "vk.jsonl")
+    summary = te.tune(C, target="vulkan", log_path=log, trials=4, batch=2, min_repeat_s=0.001,
+                      max_repeats=3, check=100)
+    assert summary.measured == 4 and summary.errors == 0
+    s = te.create_schedule(C)
+    te.apply_best(s, log, target="vulkan")
+    f = te.build(s, [A, B, C], target="vulkan", name="tuned")
+    a, b = _random(rng, (M, K)), _random(rng, (K, N))
+    c = f(te.device.array(a, "vulkan"), te.device.array(b, "vulkan")).numpy()
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-5)
+
+
+def test_tune_for_cuda_without_device_is_refused(tmp_path):
+    out = _child("""
+        import te
+        A = te.placeholder((8, 8), name="A")
+        B = te.compute((8, 8), lambda i, j: A[i, j] + 1, name="B")
+        try:
+            te.tune(B, target="cuda", log_path=%r, trials=2)
+            raise AssertionError("tuned without a device")
+        except te.KernelError as e:
+            assert "no CUDA device to measure" in str(e), e
+        print("refused")
+    """ % str(tmp_path / "c.jsonl"), "/nonexistent/libcuda.so.1")
+    assert "refused" in out and not (tmp_path / "c.jsonl").exists()
