@@ -104,7 +104,7 @@ typedef enum at_sketch_kind {
                        and a per-thread tile accumulated in a local stage, inputs in shared memory */
   AT_SK_GPU_SIMPLE, /* GPU targets: every stage's space axes fused and split over blocks and
                        threads, reductions run by each thread */
-  AT_SK_USER             /* a schedule template's knobs (knobs.c) */
+  AT_SK_USER        /* a schedule template's knobs (knobs.c) */
 } at_sketch_kind;
 
 typedef enum at_knob_kind {

@@ -42,8 +42,8 @@ static void knob(at_sketch *sk, at_knob_kind kind, at_knob_role role, int stage,
   if (sk->nknob >= AT_MAX_KNOBS)
     return;
   at_knob *k = &sk->knob[sk->nknob++];
-  *k = (at_knob){kind, role, stage, axis, kind == AT_KNOB_TILE ? nlevels : 1, extent, nchoices,
-                 sk->nvals};
+  *k = (at_knob){kind,   role,     stage,    axis, kind == AT_KNOB_TILE ? nlevels : 1,
+                 extent, nchoices, sk->nvals};
   sk->nvals += k->nlevels;
 }
 

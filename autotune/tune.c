@@ -259,8 +259,8 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
   if (st == TE_OK)
     st = s->o.template_fn
              ? at_task_from_template(&wl, s->o.template_fn, s->o.template_user, &s->task)
-             : s->gpu ? at_task_analyze_gpu(&wl, target, &s->task)
-                      : at_task_analyze(&wl, &s->task);
+         : s->gpu ? at_task_analyze_gpu(&wl, target, &s->task)
+                  : at_task_analyze(&wl, &s->task);
   if (st != TE_OK && tmp)
     ir_error(s->ctx, st, "%s", te_last_error(tmp));
   te_ctx_free(tmp);
