@@ -159,6 +159,7 @@ typedef struct span_scan {
   int64_t span_space[AT_MAX_AXES], span_reduce[AT_MAX_AXES];
   te_tensor *input;
   int64_t worst; /* elements of the largest block of input one access reads */
+  int64_t last;  /* that block's extent along input's last dimension */
 } span_scan;
 
 static int64_t index_span(const span_scan *sc, te_expr *e) {
@@ -176,24 +177,25 @@ static int scan_block(ir_visitor *v, te_expr *e) {
   span_scan *sc = v->data;
   if (e->u.tensor != sc->input)
     return IR_CONTINUE;
-  int64_t n = 1;
+  int64_t n = 1, span = 1;
   for (int d = 0; d < e->nargs; d++) {
-    int64_t span = index_span(sc, e->args[d]), ext;
+    int64_t ext;
+    span = index_span(sc, e->args[d]);
     if (d < sc->input->ndim && ir_is_const_int(sc->input->shape[d], &ext) && span > ext)
       span = ext;
     n *= span;
   }
   if (n > sc->worst)
-    sc->worst = n;
+    sc->worst = n, sc->last = span;
   return IR_CONTINUE;
 }
 
-/* Bytes of shared memory the chosen copies take: for each copied input, the block one access
-   reads (an affine index spans the sum of its axes' spans; a conservative estimate). */
-static int64_t shared_bytes(const gpu_applier *a, const sch_op *op) {
-  te_tensor **in;
-  int n = sch_op_inputs((sch_op *)op, &in);
-  span_scan sc = {.op = op};
+/* Elements of the block of input that one block of the tiled stage reads (an affine index
+   spans the sum of its axes' spans: a conservative estimate), and in *last its extent along
+   input's last dimension. */
+static int64_t input_block(const gpu_applier *a, const sch_op *op, te_tensor *input,
+                           int64_t *last) {
+  span_scan sc = {.op = op, .input = input};
   for (int k = 0; k < op->ndim; k++) {
     const int64_t *f = vals(a, AT_ROLE_GPU_TILE, a->t->tiled, k);
     sc.span_space[k] = f ? f[1] * f[2] : 1;
@@ -202,18 +204,23 @@ static int64_t shared_bytes(const gpu_applier *a, const sch_op *op) {
     const int64_t *g = vals(a, AT_ROLE_REDUCE_TILE, a->t->tiled, r);
     sc.span_reduce[r] = g ? g[1] : 1;
   }
-  int64_t bytes = 0;
-  for (int i = 0; i < n && i < AT_MAX_CACHE_READS; i++) {
-    if (!choice(a, AT_ROLE_CACHE_READ, a->t->tiled, i))
-      continue;
-    sc.input = in[i], sc.worst = 0;
-    ir_visitor v = {0};
-    v.expr[IR_ACCESS] = scan_block;
-    v.data = &sc;
-    for (int b = 0; b < op->nbody; b++)
-      ir_visit_expr(&v, op->body[b]);
-    bytes += sc.worst * ir_dtype_bytes(in[i]->dtype);
-  }
+  ir_visitor v = {0};
+  v.expr[IR_ACCESS] = scan_block;
+  v.data = &sc;
+  for (int b = 0; b < op->nbody; b++)
+    ir_visit_expr(&v, op->body[b]);
+  *last = sc.last;
+  return sc.worst;
+}
+
+/* Bytes of shared memory the chosen copies take. */
+static int64_t shared_bytes(const gpu_applier *a, const sch_op *op) {
+  te_tensor **in;
+  int n = sch_op_inputs((sch_op *)op, &in);
+  int64_t bytes = 0, last;
+  for (int i = 0; i < n && i < AT_MAX_CACHE_READS; i++)
+    if (choice(a, AT_ROLE_CACHE_READ, a->t->tiled, i))
+      bytes += input_block(a, op, in[i], &last) * ir_dtype_bytes(in[i]->dtype);
   return bytes;
 }
 
@@ -225,10 +232,19 @@ static int64_t block_threads(const gpu_applier *a, int n) {
   return threads;
 }
 
+/* Whether the copy of input may load GPU_VECTOR elements at a time: its rows (the block's and
+   the tensor's) hold whole vectors, so every vector starts aligned. */
+static bool copy_vectorizable(const gpu_applier *a, const sch_op *op, te_tensor *input) {
+  int64_t last, ext;
+  input_block(a, op, input, &last);
+  return choice(a, AT_ROLE_VECTORIZE, -1, 0) && last % GPU_VECTOR == 0 && input->ndim > 0 &&
+         ir_is_const_int(input->shape[input->ndim - 1], &ext) && ext % GPU_VECTOR == 0;
+}
+
 /* The copy of input i into shared memory at the local stage's loop r0, loaded by the block's
    threads together. */
-static te_status shared_copy(const gpu_applier *a, te_stage *ls, te_iter *r0, te_tensor *input,
-                             int64_t threads) {
+static te_status shared_copy(const gpu_applier *a, const sch_op *op, te_stage *ls, te_iter *r0,
+                             te_tensor *input, int64_t threads) {
   te_tensor *cache;
   TRY(te_cache_read(a->s, input, TE_SCOPE_SHARED, 1, (te_stage *const[]){ls}, &cache));
   te_stage *cs = te_stage_of(a->s, cache);
@@ -237,7 +253,7 @@ static te_status shared_copy(const gpu_applier *a, te_stage *ls, te_iter *r0, te
   for (int d = 0; d < input->ndim; d++)
     axes[d] = te_axis(cs, d);
   TRY(fuse_all(cs, input->ndim, axes, &f));
-  if (choice(a, AT_ROLE_VECTORIZE, -1, 0))
+  if (copy_vectorizable(a, op, input))
     TRY(te_split(cs, f, GPU_VECTOR, &f, &v));
   TRY(te_split(cs, f, threads, &o, &tx));
   TRY(te_bind(cs, tx, TE_THREAD_X));
@@ -298,7 +314,7 @@ static te_status apply_tile(const gpu_applier *a) {
         TRY(te_unroll(ls, te_axis(ls, k)));
   for (int i = 0; m > 0 && i < nin && i < AT_MAX_CACHE_READS; i++)
     if (choice(a, AT_ROLE_CACHE_READ, a->t->tiled, i))
-      TRY(shared_copy(a, ls, R0[m - 1], input[i], threads));
+      TRY(shared_copy(a, op, ls, R0[m - 1], input[i], threads));
   return TE_OK;
 }
 
@@ -321,8 +337,17 @@ te_status at_gpu_apply(const at_task *t, const at_cand *c, te_schedule *s) {
 
 /* ---------------------------------------------------------------- probing */
 
-/* Builds one sample of sketch sk (vectorized copies on or off) for the target. A sample over the
-   limits is redrawn a few times. */
+/* Whether the schedule has a vectorized loop (a probe of vectorized copies must build one). */
+static bool has_vector(te_schedule *sch) {
+  char *trace = te_schedule_trace(sch);
+  bool v = trace && strstr(trace, "vectorize ");
+  te_free(trace);
+  return v;
+}
+
+/* Builds one sample of sketch sk for the target, with every input copied to shared memory and
+   (vec) vectorized copies. A sample over the limits, or (vec) one whose copies cannot take
+   vectors, is redrawn, up to 64 times. */
 static bool probe(const at_workload *wl, const te_target *tgt, const at_task *t, int sk, int vec) {
   at_rng rng;
   at_rng_seed(&rng, 12345);
@@ -337,15 +362,17 @@ static bool probe(const at_workload *wl, const te_target *tgt, const at_task *t,
         c.v[s->knob[k].offset] = s->knob[k].role == AT_ROLE_VECTORIZE ? vec : 1;
     te_schedule *sch = te_schedule_new(wl->ctx, wl->nout, wl->outs);
     te_status st = sch ? at_cand_apply(t, &c, sch) : TE_ERR_NOMEM;
+    if (st == TE_OK && vec && s->kind == AT_SK_GPU_TILE && !has_vector(sch))
+      st = TE_ERR_UNSUPPORTED; /* no vector in this sample: draw another */
     te_module *mod = NULL;
     if (st == TE_OK)
       ok = te_build(sch, "at_probe", wl->nargs, wl->args, 0, NULL, here, &mod) == TE_OK;
-    if (!ok && getenv("TE_TUNE_DEBUG"))
+    if (!ok && st != TE_ERR_UNSUPPORTED && getenv("TE_TUNE_DEBUG"))
       fprintf(stderr, "te_tune: sketch %s (vectorized copies %d) does not build: %s\n", s->name,
               vec, te_last_error(wl->ctx));
     te_clear_error(wl->ctx);
     if (st != TE_ERR_UNSUPPORTED)
-      break; /* built, or the sketch does not apply: only a sample over the limits is redrawn */
+      break; /* built, or the sketch does not apply */
   }
   return ok;
 }
