@@ -44,7 +44,7 @@ def _random(rng, shape, dtype=np.float32):
 
 
 @needs_vulkan
-def test_vulkan_copies_both_ways(rng):
+def test_vulkan_copies_both_ways(ctx, rng):
     for dt in (np.float32, np.int32, np.float64):
         a = (rng.integers(-50, 50, (3, 5, 7)) + 0.5).astype(dt)
         d = te.device.array(a, "vulkan")
@@ -57,7 +57,7 @@ def test_vulkan_copies_both_ways(rng):
 
 
 @needs_vulkan
-def test_vulkan_kernel_on_device_arrays_matches_numpy(rng):
+def test_vulkan_kernel_on_device_arrays_matches_numpy(ctx, rng):
     M, N, K = 40, 24, 36
     s, args = _bound_matmul(M, N, K)
     f = te.build(s, args, target="vulkan", name="mm")
@@ -72,7 +72,7 @@ def test_vulkan_kernel_on_device_arrays_matches_numpy(rng):
 
 
 @needs_vulkan
-def test_vulkan_array_refusals(rng):
+def test_vulkan_array_refusals(ctx, rng):
     d = te.device.array(_random(rng, (4, 4)), "vulkan")
     with pytest.raises(BufferError):
         d.__dlpack__()
@@ -195,7 +195,7 @@ def _need_real_cuda():
     pytest.skip("no CUDA device here")
 
 
-def test_cuda_kernel_on_device_arrays_matches_numpy(rng):
+def test_cuda_kernel_on_device_arrays_matches_numpy(ctx, rng):
     _need_real_cuda()
     M, N, K = 40, 24, 36
     s, args = _bound_matmul(M, N, K)
@@ -206,7 +206,7 @@ def test_cuda_kernel_on_device_arrays_matches_numpy(rng):
     np.testing.assert_allclose(dc.numpy(), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-5)
 
 
-def test_torch_cuda_tensors_through_a_cuda_kernel():
+def test_torch_cuda_tensors_through_a_cuda_kernel(ctx):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available() or not te.device.available("cuda"):
         pytest.skip("no CUDA GPU for torch and te here")
@@ -224,7 +224,7 @@ def test_torch_cuda_tensors_through_a_cuda_kernel():
 
 
 @needs_vulkan
-def test_tune_for_vulkan_then_run_on_device_arrays(rng, tmp_path):
+def test_tune_for_vulkan_then_run_on_device_arrays(ctx, rng, tmp_path):
     M, N, K = 32, 24, 20
     _, (A, B, C) = _bound_matmul(M, N, K)
     log = str(tmp_path / "vk.jsonl")
