@@ -16,8 +16,9 @@
  *   - "gpu-simple": every stage's space axes fused, split by 32 << v threads (capped by the
  *     target) and bound to blockIdx.x / threadIdx.x; a reduction runs inside each thread. Always
  *     offered, so that a workload with no tile still gets a bound schedule.
- * Candidates over the target's threads a block or (an estimate of) its shared memory are
- * refused by at_gpu_apply, so the search drops them before they are built.
+ * Candidates over the target's threads a block or (an estimate of) its shared memory, or whose
+ * thread tile has over 64 points, are refused by at_gpu_apply, so the search drops them before
+ * they are built; tiles of more than 32 points are not unrolled.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,10 @@
 #include "at.h"
 #include "target/target.h"
 
-enum { GPU_VECTOR = 4 };
+/* GPU_TILE_POINTS bounds a thread's tile (its accumulators live in registers); GPU_UNROLL_POINTS
+   the tiles that are unrolled (lavapipe takes seconds to compile a shader with a 128-point
+   unrolled tile, which a tuning run's timeout counts). */
+enum { GPU_VECTOR = 4, GPU_TILE_POINTS = 64, GPU_UNROLL_POINTS = 32 };
 
 #define TRY(x)                                                                                     \
   do {                                                                                             \
@@ -224,12 +228,13 @@ static int64_t shared_bytes(const gpu_applier *a, const sch_op *op) {
   return bytes;
 }
 
-/* Threads of one block: the product of the T levels. */
-static int64_t block_threads(const gpu_applier *a, int n) {
-  int64_t threads = 1;
+/* Threads of one block (the product of the T levels, level 1) or points of a thread's tile
+   (the I levels, level 2). */
+static int64_t level_product(const gpu_applier *a, int n, int level) {
+  int64_t p = 1;
   for (int k = 0; k < n; k++)
-    threads *= vals(a, AT_ROLE_GPU_TILE, a->t->tiled, k)[1];
-  return threads;
+    p *= vals(a, AT_ROLE_GPU_TILE, a->t->tiled, k)[level];
+  return p;
 }
 
 /* Whether the copy of input may load GPU_VECTOR elements at a time: its rows (the block's and
@@ -270,8 +275,9 @@ static te_status apply_tile(const gpu_applier *a) {
     return ir_error(a->s->ctx, TE_ERR_UNSUPPORTED, "te_tune: stage '%s' has no data axes",
                     si->name);
   const sch_op *op = st->op;
-  int64_t threads = block_threads(a, n);
-  if (threads > a->t->gpu_max_threads || shared_bytes(a, op) > a->t->gpu_max_shared)
+  int64_t threads = level_product(a, n, 1), points = level_product(a, n, 2);
+  if (threads > a->t->gpu_max_threads || points > GPU_TILE_POINTS ||
+      shared_bytes(a, op) > a->t->gpu_max_shared)
     return TE_ERR_UNSUPPORTED; /* over the target's limits: the search skips it */
   te_tensor *local, *input[AT_MAX_CACHE_READS] = {0};
   te_tensor **in;
@@ -308,7 +314,7 @@ static te_status apply_tile(const gpu_applier *a) {
   for (int k = 0; k < n; k++)
     lorder[no++] = te_axis(ls, k);
   TRY(te_reorder(ls, no, lorder));
-  if (choice(a, AT_ROLE_UNROLL, a->t->tiled, 0))
+  if (choice(a, AT_ROLE_UNROLL, a->t->tiled, 0) && points <= GPU_UNROLL_POINTS)
     for (int k = 0; k < n; k++)
       if (vals(a, AT_ROLE_GPU_TILE, a->t->tiled, k)[2] > 1)
         TRY(te_unroll(ls, te_axis(ls, k)));
