@@ -1,7 +1,9 @@
 /* test_tune_gpu.c — te_tune for GPU targets (autotune/sketch_gpu.c, measure.c):
- *   - vulkan (lavapipe on CPU machines): a short run on a matmul whose shape the tiles do not all
- *     divide; every candidate is checked against the host's default schedule, and the log's best,
- *     applied to a fresh schedule, is bound to blocks and threads and gives plain C's numbers;
+ *   - vulkan (lavapipe on CPU machines): a short run on a 40 x 24 x 36 matmul (gpu-simple's blocks
+ *     of 128 or 256 threads leave a tail); every candidate is checked against the host's default
+ *     schedule, and the log's best,
+ *     applied to a fresh schedule, is bound to blocks and threads and gives plain C's numbers,
+ *     and built for cuda it is PTX that ptxas assembles for sm_80 and sm_90;
  *   - cuda without a device: refused before anything is measured, with a message naming the
  *     target and the driver's reason, and no log written;
  *   - cuda on the fake driver (test/fake_cuda, which launches nothing): candidates go through
@@ -90,6 +92,19 @@ Test(tune_gpu, vulkan_matmul_best_is_bound_and_right) {
   tt_ref_matmul(a, b, ref, M, N, K);
   tt_call(mod, "mm", 3, TT_BUFS(a, b, c), 0, NULL); /* c poisoned by tt_alloc */
   tt_assert_close(c, ref, K);
+
+  /* the same schedule is a valid CUDA kernel: built for sm_80 and sm_90, assembled by ptxas */
+  const char *archs[] = {"sm_80", "sm_90"};
+  for (int i = 0; i < 2; i++) {
+    char spec[32];
+    snprintf(spec, sizeof spec, "cuda -arch=%s", archs[i]);
+    te_module *cm = NULL;
+    TT_OK(te_build(s, "mm", 3, TT_TENSORS(A, B, C), 0, NULL, TT_NN(te_target_parse(tt_ctx, spec)),
+                   &cm));
+    const char *ptx = te_module_source(cm, "ptx");
+    cr_assert_not_null(ptx, "%s", te_last_error(tt_ctx));
+    tt_ptxas_assemble("tuned matmul", ptx, archs[i]);
+  }
 }
 
 /* The gpu-tile sketch is what makes a matmul fast on a GPU: it must survive the probe on vulkan
