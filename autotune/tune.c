@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/vulkan.h"
 #include "target/target.h"
+#include "te/runtime.h"
 #include "tune_session.h"
 
 te_status at_tune_options_check(te_ctx *ctx, const te_tune_options *in, te_tune_options *o) {
@@ -246,6 +248,15 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
   s->gpu = tg_is_gpu(target);
   if (s->gpu && !s->remote) { /* measured here: the device must be here */
     char why[512];
+    bool cuda = target->kind == TG_CUDA;
+    if (cuda ? te_rt_cuda_started() : te_rt_vk_started())
+      return ir_error(s->ctx, TE_ERR_UNSUPPORTED,
+                      "te_tune: this process has already started the %s driver (a kernel, "
+                      "device array or device query ran here), and the children that measure "
+                      "'%s' candidates are forked from it, which GPU drivers do not survive: "
+                      "tune in a process that has not (te-tune; te.tune from Python then tunes "
+                      "in a spawned process)",
+                      cuda ? "CUDA" : "Vulkan", s->target);
     if (at_device_probe(target, why) != TE_OK)
       return ir_error(s->ctx, TE_ERR_RUNTIME,
                       "te_tune: no %s device to measure '%s' candidates on: %s (tuning a GPU "

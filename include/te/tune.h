@@ -154,7 +154,9 @@ typedef struct te_tune_summary {
    tile, shared-memory copies: docs/gpu.md, "Tuning for GPUs") run on that device in the
    children, checked against the default schedule on the host; without the device (no driver,
    no GPU; a child process asks) te_tune returns TE_ERR_RUNTIME "te_tune: no CUDA device to
-   measure ... on: <the driver's reason>" before writing anything. */
+   measure ... on: <the driver's reason>" before writing anything; a process that has already
+   started that driver (te_rt_cuda_started, te_rt_vk_started: a kernel or te_device_* call ran
+   here) gets TE_ERR_UNSUPPORTED, since its forked children cannot use it. */
 TE_API te_status te_tune(te_ctx *, int nout, te_tensor *const outs[], te_target *,
                          const te_tune_options *);
 

@@ -168,3 +168,32 @@ Test(tune_gpu, cuda_fake_driver_goes_through_device_memory) {
   fclose(f);
   cr_assert_eq(wrong, 2);
 }
+
+/* A process that already runs vulkan kernels cannot tune for vulkan (its forked measuring
+   children would share a driver that does not survive fork): refused, naming the rule. */
+Test(tune_gpu, vulkan_after_a_vulkan_kernel_is_refused) {
+  te_tensor *A, *B, *C = TT_NN(matmul(&A, &B));
+  te_target *vk = TT_NN(te_target_parse(tt_ctx, "vulkan"));
+  te_schedule *s = tt_schedule1(C);
+  te_stage *st = te_stage_of(s, C);
+  te_iter *f, *bo, *ti;
+  TT_OK(te_fuse(st, te_axis(st, 0), te_axis(st, 1), &f));
+  TT_OK(te_split(st, f, 64, &bo, &ti));
+  TT_OK(te_bind(st, bo, TE_BLOCK_X));
+  TT_OK(te_bind(st, ti, TE_THREAD_X));
+  te_module *mod = NULL;
+  TT_OK(te_build(s, "mm", 3, TT_TENSORS(A, B, C), 0, NULL, vk, &mod));
+  tt_buf *a = TT_ALLOC(TE_F32, M, K), *b = TT_ALLOC(TE_F32, K, N), *c = TT_ALLOC(TE_F32, M, N);
+  tt_fill(a, 1);
+  tt_fill(b, 2);
+  DLTensor *args[3] = {&a->dl, &b->dl, &c->dl};
+  te_status st0 = te_module_call(mod, "mm", 3, args, 0, NULL);
+  if (st0 == TE_ERR_RUNTIME && strstr(te_last_error(tt_ctx), "no Vulkan driver"))
+    tt_skip("vulkan", "%s", te_last_error(tt_ctx));
+  TT_OK(st0);
+  te_tune_options o = quick(2);
+  cr_assert_eq(te_tune(tt_ctx, 1, &C, vk, &o), TE_ERR_UNSUPPORTED);
+  const char *msg = te_last_error(tt_ctx);
+  cr_assert(strstr(msg, "already started the Vulkan driver") && strstr(msg, "forked"), "%s", msg);
+  cr_assert_neq(access(logpath, F_OK), 0, "nothing was logged");
+}
