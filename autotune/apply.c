@@ -434,6 +434,8 @@ te_status at_cand_apply(const at_task *t, const at_cand *c, te_schedule *s) {
     return at_user_apply(t, c, s);
   if (a.sk->kind == AT_SK_DEFAULT)
     return TE_OK;
+  if (a.sk->kind == AT_SK_GPU_TILE || a.sk->kind == AT_SK_GPU_SIMPLE)
+    return at_gpu_apply(t, c, s);
   bool keep[AT_MAX_STAGES] = {0};
   for (int i = 0; i < t->nstage; i++) /* injective stages kept at root (tile+cache+read) */
     keep[i] = a.sk->kind == AT_SK_TILE_CACHE_READ && at_task_keepable(t, i) &&

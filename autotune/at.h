@@ -77,7 +77,8 @@ enum {
   AT_MAX_KNOBS = 48,
   AT_MAX_VALS = 96,
   AT_MAX_SKETCHES = 10,
-  AT_MAX_LEVELS = 4 /* of a tile knob */
+  AT_MAX_LEVELS = 4,   /* of a tile knob */
+  AT_GPU_MAX_INNER = 8 /* a GPU thread's own tile: at most this many points along each axis */
 };
 
 typedef struct at_stage_info {
@@ -99,7 +100,11 @@ typedef enum at_sketch_kind {
   AT_SK_TILE_FUSE,       /* the reduction computed at a tile of its element-wise consumer */
   AT_SK_SIMPLE,          /* no heavy reduction: parallel outer loops, vectorized inner loops */
   AT_SK_DEFAULT,         /* nothing applies: the default schedule, no knobs */
-  AT_SK_USER             /* a schedule template's knobs (knobs.c) */
+  AT_SK_GPU_TILE,   /* GPU targets (sketch_gpu.c): the heavy reduction tiled over blocks, threads
+                       and a per-thread tile accumulated in a local stage, inputs in shared memory */
+  AT_SK_GPU_SIMPLE, /* GPU targets: every stage's space axes fused and split over blocks and
+                       threads, reductions run by each thread */
+  AT_SK_USER        /* a schedule template's knobs (knobs.c) */
 } at_sketch_kind;
 
 typedef enum at_knob_kind {
@@ -130,8 +135,11 @@ typedef enum at_knob_role {
                              stage reads (padding): 0 inlined, 1 kept as a
                              stage at root (simple rules), so the copies read
                              it with affine indices */
-  AT_ROLE_USER            /* a template's knob k (at_task.uknob[k]): the index of
+  AT_ROLE_USER,           /* a template's knob k (at_task.uknob[k]): the index of
                              its chosen candidate */
+  AT_ROLE_GPU_TILE,       /* gpu-tile: factors of a space axis over block, thread and the
+                             thread's own tile (at most AT_GPU_MAX_INNER) */
+  AT_ROLE_GPU_THREADS     /* a GPU simple stage: 32 << v threads a block (capped) */
 } at_knob_role;
 
 typedef struct at_knob {
@@ -189,9 +197,19 @@ typedef struct at_task {
   te_tune_template_fn tmpl;
   void *tmpl_user;
   at_uknob uknob[TE_TUNE_MAX_KNOBS];
+  /* GPU targets (sketch_gpu.c): the limits candidates must keep */
+  bool gpu;
+  int gpu_max_threads;
+  int64_t gpu_max_shared;
 } at_task;
 
 te_status at_task_analyze(const at_workload *, at_task *);
+/* The stage analysis alone (stages, the tiled stage, its fuse consumer), no sketches. */
+te_status at_task_stages(const at_workload *, at_task *);
+/* The task for a GPU target (sketch_gpu.c): sketches "gpu-tile" (when a reduction with reuse is
+   tiled) and "gpu-simple", each probed by building a sample for target; the vectorized loads
+   are kept off where the target's code generator refuses them. */
+te_status at_task_analyze_gpu(const at_workload *, const te_target *, at_task *);
 /* Whether injective stage i may stay a stage in sketch tile+cache+read: it is not an output and
    the tiled stage is its only reader. */
 bool at_task_keepable(const at_task *, int stage);
@@ -227,6 +245,9 @@ te_status at_cand_apply(const at_task *, const at_cand *, te_schedule *);
 /* The "user" sketch's at_cand_apply (knobs.c): the template run with c's knob values. A knob
    rule broken or an error the run leaves on s's context fails it too. */
 te_status at_user_apply(const at_task *, const at_cand *, te_schedule *);
+/* at_cand_apply of a GPU sketch; TE_ERR_UNSUPPORTED (no message kept: the search skips it) for
+   a candidate over the target's threads a block or shared memory. */
+te_status at_gpu_apply(const at_task *, const at_cand *, te_schedule *);
 /* The candidate's values as text (malloc'd) and back (false on mismatch): "v0 v1 ...", or for
    the "user" sketch "name=value ..." with a value knob's value and a choice's or an order's
    index. */
@@ -330,6 +351,16 @@ typedef struct at_result {
 typedef struct at_bench at_bench; /* inputs (random, non-zero), shared outputs, reference */
 at_bench *at_bench_new(const at_workload *, uint64_t seed);
 void at_bench_free(at_bench *);
+/* The device candidates run on: kDLCPU (the default: entry is a JIT-compiled host entry point),
+   kDLVulkan or kDLCUDA (entry is then the candidate's te_module, called through te_module_call:
+   Vulkan on the bench's host buffers, which the launcher copies in and out at every call; CUDA
+   on device copies the child makes, synchronized after every run). The reference is always a
+   host entry. */
+void at_bench_set_device(at_bench *, DLDeviceType);
+/* Whether target's device can run kernels here, asked in a child process (CUDA and Vulkan
+   state does not survive fork, so the tuner's process never touches either). TE_OK for a CPU
+   target; else TE_ERR_RUNTIME with why in msg. */
+te_status at_device_probe(const te_target *, char msg[512]);
 /* Runs entry in a child process: warm-up, then timed runs; with check, also compares the outputs
    with the reference (which must be set). */
 void at_bench_run(at_bench *, void *entry, bool check, const at_measure_opts *, at_result *);

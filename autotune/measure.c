@@ -24,6 +24,10 @@
 #include <unistd.h>
 
 #include "at.h"
+#include "codegen/codegen.h"
+#include "runtime/vulkan.h"
+#include "target/target.h"
+#include "te/device.h"
 
 enum { MAX_ARGS = 12, MAX_COSTS = 256 };
 
@@ -35,6 +39,7 @@ struct at_bench {
   void *ref[MAX_ARGS];
   bool has_ref;
   char names[MAX_ARGS][64];
+  DLDeviceType device; /* where candidates run (at_bench_set_device) */
 };
 
 typedef struct child_msg {
@@ -106,6 +111,7 @@ at_bench *at_bench_new(const at_workload *wl, uint64_t seed) {
     return NULL;
   b->nargs = wl->nargs;
   b->nin = wl->nin;
+  b->device = kDLCPU;
   uint64_t s = seed * 2654435761u + 0x9E3779B97F4A7C15ull;
   for (int i = 0; i < wl->nargs; i++) {
     te_tensor *tt = wl->args[i];
@@ -156,6 +162,8 @@ void at_bench_free(at_bench *b) {
 
 bool at_bench_has_reference(const at_bench *b) { return b->has_ref; }
 
+void at_bench_set_device(at_bench *b, DLDeviceType device) { b->device = device; }
+
 /* ---------------------------------------------------------------- the child */
 
 /* The entry point has one DLTensor * parameter per argument. */
@@ -204,6 +212,76 @@ static int32_t call_entry(void *e, at_bench *b) {
   default:
     return ((fn12)e)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
   }
+}
+
+/* ---------------------------------------------------------------- GPU candidates
+ *
+ * A GPU candidate is its te_module, called through te_module_call. Vulkan takes the bench's
+ * host buffers (its launcher copies them in and out at every call, which its times include);
+ * CUDA takes device copies that the child makes (outputs poisoned there too) and copies back
+ * into the shared outputs when its runs are done. Both are called only in children: the
+ * tuner's process never loads a GPU driver. */
+
+typedef struct gpu_call {
+  te_module *mod;
+  DLTensor t[MAX_ARGS]; /* the tensors the kernel is called on */
+  bool cuda;
+} gpu_call;
+
+static const DLDevice cpu_dev = {kDLCPU, 0}, cuda_dev = {kDLCUDA, 0};
+
+static int32_t gpu_fail(child_msg *m, int32_t status, const char *text) {
+  snprintf(m->text, sizeof m->text, "%s", text);
+  return m->status = status;
+}
+
+/* Device copies of the bench's buffers (CUDA), or the buffers themselves (Vulkan). */
+static int32_t gpu_setup(at_bench *b, void *entry, gpu_call *g, child_msg *m) {
+  g->mod = entry;
+  g->cuda = b->device == kDLCUDA;
+  for (int i = 0; i < b->nargs; i++) {
+    g->t[i] = b->t[i];
+    if (!g->cuda)
+      continue;
+    void *p = NULL;
+    te_status st = te_device_alloc(cuda_dev, b->bytes[i] ? b->bytes[i] : 1, &p);
+    if (st == TE_OK)
+      st = te_device_copy(p, cuda_dev, b->t[i].data, cpu_dev, b->bytes[i]);
+    if (st != TE_OK)
+      return gpu_fail(m, st, te_device_last_error());
+    g->t[i].data = p;
+    g->t[i].device = cuda_dev;
+  }
+  return 0;
+}
+
+static int32_t gpu_run(gpu_call *g, int nargs, child_msg *m) {
+  DLTensor *a[MAX_ARGS];
+  for (int i = 0; i < nargs; i++)
+    a[i] = &g->t[i];
+  te_status st = te_module_call(g->mod, "at_kernel", nargs, a, 0, NULL);
+  if (st != TE_OK)
+    return gpu_fail(m, st, te_last_error(g->mod->ctx));
+  if (g->cuda && (st = te_device_sync(cuda_dev)) != TE_OK)
+    return gpu_fail(m, st, te_device_last_error());
+  return 0;
+}
+
+/* The outputs back into the shared buffers (CUDA). */
+static int32_t gpu_finish(at_bench *b, gpu_call *g, child_msg *m) {
+  for (int i = b->nin; g->cuda && i < b->nargs; i++) {
+    te_status st = te_device_copy(b->t[i].data, cpu_dev, g->t[i].data, cuda_dev, b->bytes[i]);
+    if (st != TE_OK)
+      return gpu_fail(m, st, te_device_last_error());
+  }
+  return 0;
+}
+
+/* One call of the candidate: its host entry, or (gpu set) its module on the device. */
+static int32_t run_once(void *entry, at_bench *b, gpu_call *gpu, child_msg *m) {
+  if (gpu)
+    return gpu_run(gpu, b->nargs, m);
+  return m->status = call_entry(entry, b);
 }
 
 static double now_s(void) {
@@ -275,9 +353,15 @@ static void child_main(at_bench *b, void *entry, int nrun, const at_measure_opts
   if (o && o->threads > 0)
     te_set_num_threads(o->threads);
   poison(b);
+  static gpu_call gc;
+  gpu_call *gpu = b->device != kDLCPU && nrun > 0 ? &gc : NULL; /* the reference runs on the host */
+  if (gpu && gpu_setup(b, entry, gpu, &m) != 0) {
+    child_send(fd, &m);
+    _exit(0);
+  }
   int warm = o && o->warmup > 0 ? o->warmup : 1;
   for (int i = 0; i < warm; i++)
-    if ((m.status = call_entry(entry, b)) != 0)
+    if (run_once(entry, b, gpu, &m) != 0)
       break;
   if (m.status == 0 && nrun > 0) {
     int maxn = o->max_repeats > 0 && o->max_repeats < MAX_COSTS ? o->max_repeats : MAX_COSTS;
@@ -288,13 +372,15 @@ static void child_main(at_bench *b, void *entry, int nrun, const at_measure_opts
       if (flush)
         flush_caches(flush, nflush);
       double t0 = now_s();
-      if ((m.status = call_entry(entry, b)) != 0)
+      if (run_once(entry, b, gpu, &m) != 0)
         break;
       m.costs[m.n] = now_s() - t0;
       total += m.costs[m.n++];
     }
   }
-  if (m.status != 0)
+  if (m.status == 0 && gpu)
+    gpu_finish(b, gpu, &m);
+  if (m.status != 0 && !gpu)
     snprintf(m.text, sizeof m.text, "%s", te_rt_last_error());
   if (planted == 3 && b->nargs > b->nin) /* a planted wrong answer: the first output byte flipped */
     ((unsigned char *)b->t[b->nin].data)[b->bytes[b->nin] > 3 ? 3 : 0] ^= 0x40;
@@ -473,4 +559,51 @@ void at_bench_set_reference(at_bench *b, void *entry, double timeout_s, at_resul
   for (int i = b->nin; i < b->nargs; i++)
     memcpy(b->ref[i], b->t[i].data, b->bytes[i]);
   b->has_ref = true;
+}
+
+/* ---------------------------------------------------------------- is the device there? */
+
+te_status at_device_probe(const te_target *tgt, char msg[512]) {
+  msg[0] = 0;
+  if (!tg_is_gpu(tgt))
+    return TE_OK;
+  bool cuda = tgt->kind == TG_CUDA;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    snprintf(msg, 512, "pipe: %s", strerror(errno));
+    return TE_ERR_IO;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]), close(fds[1]);
+    snprintf(msg, 512, "fork: %s", strerror(errno));
+    return TE_ERR_RUNTIME;
+  }
+  if (pid == 0) { /* the child asks the driver and says why not */
+    static child_msg m;
+    close(fds[0]);
+    memset(&m, 0, sizeof m);
+    if (cuda ? !te_device_available(kDLCUDA) : te_rt_vk_init() != 0)
+      m.status = TE_ERR_RUNTIME;
+    snprintf(m.text, sizeof m.text, "%s", m.status ? te_rt_last_error() : "");
+    child_send(fds[1], &m);
+    _exit(0);
+  }
+  close(fds[1]);
+  static child_msg m;
+  int got = read_msg(fds[0], &m, now_s() + 60);
+  close(fds[0]);
+  if (got < 0)
+    kill(pid, SIGKILL);
+  int ws = 0;
+  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+  }
+  if (got == 1 && m.status == 0)
+    return TE_OK;
+  snprintf(msg, 512, "%s",
+           got < 0    ? "the driver did not answer within 60 s"
+           : got == 0 ? "the driver's process died while starting it"
+                      : m.text);
+  return TE_ERR_RUNTIME;
 }

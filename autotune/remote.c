@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/vulkan.h"
+#include "target/target.h"
+#include "te/runtime.h"
 #include "tune_session.h"
 
 struct at_measurer {
@@ -34,10 +37,21 @@ te_status at_measurer_new(te_ctx *ctx, int nout, te_tensor *const outs[], te_tar
   st = at_workload_make(ctx, nout, outs, "te_tune", &m->wl);
   if (st == TE_OK && !(m->bench = at_bench_new(&m->wl, o.seed)))
     st = ir_error(ctx, TE_ERR_NOMEM, "te_tune: out of memory (buffers)");
+  bool gpu = tg_is_gpu(target); /* as te_tune: the device must be here, the reference on the host */
+  char message[512];
+  if (st == TE_OK && gpu && (target->kind == TG_CUDA ? te_rt_cuda_started() : te_rt_vk_started()))
+    st = ir_error(ctx, TE_ERR_UNSUPPORTED,
+                  "te_tune: this measurer's process has already started the GPU driver, which "
+                  "its forked children cannot use");
+  if (st == TE_OK && gpu && at_device_probe(target, message) != TE_OK)
+    st = ir_error(ctx, TE_ERR_RUNTIME, "te_tune: no %s device to measure '%s' candidates on: %s",
+                  target->kind == TG_CUDA ? "CUDA" : "Vulkan", m->target, message);
+  if (st == TE_OK && gpu)
+    at_bench_set_device(m->bench, target->kind == TG_CUDA ? kDLCUDA : kDLVulkan);
   if (st == TE_OK) {
-    char message[512];
     at_result r;
-    st = at_reference_set(&m->wl, m->target, m->bench, at_reference_timeout_s(&o), message, &r);
+    st = at_reference_set(&m->wl, gpu ? "llvm" : m->target, m->bench, at_reference_timeout_s(&o),
+                          message, &r);
     if (st != TE_OK)
       ir_error(ctx, st, "te_tune: the default schedule does not build: %s", message);
   }

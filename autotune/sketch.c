@@ -344,7 +344,7 @@ static void probe_sketches(const at_workload *wl, at_task *t) {
   t->nsketch = kept;
 }
 
-te_status at_task_analyze(const at_workload *wl, at_task *t) {
+te_status at_task_stages(const at_workload *wl, at_task *t) {
   te_ctx *ctx = wl->ctx;
   memset(t, 0, sizeof *t);
   te_schedule *s = te_schedule_new(ctx, wl->nout, wl->outs);
@@ -359,6 +359,13 @@ te_status at_task_analyze(const at_workload *wl, at_task *t) {
       return st;
   }
   pick_tiled(t);
+  return TE_OK;
+}
+
+te_status at_task_analyze(const at_workload *wl, at_task *t) {
+  te_status st = at_task_stages(wl, t);
+  if (st != TE_OK)
+    return st;
   t->vectorize_ok = true;
   if (t->tiled >= 0) {
     make_sketch(t, AT_SK_TILE, "tile");

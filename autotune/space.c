@@ -44,6 +44,8 @@ static int64_t inner_limit(const at_task *t, const at_sketch *sk, const at_knob 
     return k->axis == vector_axis(t, sk, k) ? AT_MAX_VECTOR
            : sk->dot.insn                   ? AT_MAX_DOT_ROWS
                                             : AT_MAX_ROWS;
+  if (k->role == AT_ROLE_GPU_TILE) /* a thread's own tile (sketch_gpu.c) */
+    return AT_GPU_MAX_INNER;
   return INT64_MAX;
 }
 

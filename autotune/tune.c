@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/vulkan.h"
+#include "target/target.h"
+#include "te/runtime.h"
 #include "tune_session.h"
 
 te_status at_tune_options_check(te_ctx *ctx, const te_tune_options *in, te_tune_options *o) {
@@ -67,8 +70,9 @@ te_status at_tune_options_check(te_ctx *ctx, const te_tune_options *in, te_tune_
 static te_status make_reference(at_session *s) {
   char message[512];
   at_result r;
-  te_status st =
-      at_reference_set(&s->wl, s->target, s->bench, at_reference_timeout_s(&s->o), message, &r);
+  /* a GPU target's reference is the default schedule on the host (GPU kernels must be bound) */
+  te_status st = at_reference_set(&s->wl, s->gpu ? "llvm" : s->target, s->bench,
+                                  at_reference_timeout_s(&s->o), message, &r);
   if (st != TE_OK)
     return ir_error(s->ctx, st, "te_tune: the default schedule does not build: %s", message);
   if (r.status != TE_OK) /* no reference: candidates run unchecked */
@@ -241,13 +245,33 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
   at_workload_key(s->text, s->key);
   s->target = te_target_str(target);
   s->flops = at_workload_flops(&s->wl);
+  s->gpu = tg_is_gpu(target);
+  if (s->gpu && !s->remote) { /* measured here: the device must be here */
+    char why[512];
+    bool cuda = target->kind == TG_CUDA;
+    if (cuda ? te_rt_cuda_started() : te_rt_vk_started())
+      return ir_error(s->ctx, TE_ERR_UNSUPPORTED,
+                      "te_tune: this process has already started the %s driver (a kernel, "
+                      "device array or device query ran here), and the children that measure "
+                      "'%s' candidates are forked from it, which GPU drivers do not survive: "
+                      "tune in a process that has not (te-tune; te.tune from Python then tunes "
+                      "in a spawned process)",
+                      cuda ? "CUDA" : "Vulkan", s->target);
+    if (at_device_probe(target, why) != TE_OK)
+      return ir_error(s->ctx, TE_ERR_RUNTIME,
+                      "te_tune: no %s device to measure '%s' candidates on: %s (tuning a GPU "
+                      "target runs every candidate on its device; 'vulkan' also runs on a CPU "
+                      "Vulkan driver such as Mesa's lavapipe)",
+                      target->kind == TG_CUDA ? "CUDA" : "Vulkan", s->target, why);
+  }
   te_ctx *tmp = te_ctx_new();
   at_workload wl;
   st = tmp ? at_workload_clone(&s->wl, tmp, &wl) : TE_ERR_NOMEM;
   if (st == TE_OK)
     st = s->o.template_fn
              ? at_task_from_template(&wl, s->o.template_fn, s->o.template_user, &s->task)
-             : at_task_analyze(&wl, &s->task);
+         : s->gpu ? at_task_analyze_gpu(&wl, target, &s->task)
+                  : at_task_analyze(&wl, &s->task);
   if (st != TE_OK && tmp)
     ir_error(s->ctx, st, "%s", te_last_error(tmp));
   te_ctx_free(tmp);
@@ -259,6 +283,8 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
   if (!s->search || !s->bench)
     return ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory (buffers)");
   s->mo = at_tune_measure_opts(&s->o);
+  if (s->gpu)
+    at_bench_set_device(s->bench, target->kind == TG_CUDA ? kDLCUDA : kDLVulkan);
   if ((st = at_session_load_history(s)) != TE_OK || (st = at_session_load_transfer(s)) != TE_OK)
     return st;
   if (!(s->log = at_log_open(s->o.log_path)))

@@ -13,6 +13,7 @@ typedef struct at_session {
   char *text;
   char key[17];
   const char *target;
+  bool gpu; /* a cuda or vulkan target: candidates run on its device (measure.c) */
   double flops;
   at_task task;
   at_search *search;

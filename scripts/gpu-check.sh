@@ -12,6 +12,10 @@
 # 3. The GPU benchmark apps/te-bench-gpu --require-gpu (SGEMM 4096, softmax and layer norm
 #    8192^2 as fractions of the device's peak; TE_GPU_PEAK_TFLOPS / TE_GPU_PEAK_GBPS for a device
 #    other than an H200).
+# 4. A short CUDA tuning run: te-tune tune matmul 1024^3 --target cuda (32 trials, every
+#    candidate checked against the host's default schedule), then its best record.
+# 5. The Python device arrays (python/tests/test_device.py) with TE_REQUIRE_CUDA=1, when a
+#    python3 with numpy and pytest is there (else a line saying it was not run; not a failure).
 # libdevice: the toolkit's when installed, else the copy in BUILD_DIR/libdevice.10.bc.
 # Exit status: 0 when every step passed, else the number of failed steps.
 set -u
@@ -64,6 +68,45 @@ if [ -x "$build/apps/te-bench-gpu" ]; then
 else
   echo "$build/apps/te-bench-gpu not built"
   failed=$((failed + 1))
+fi
+
+step "CUDA tuning (te-tune tune matmul M=N=K=1024 --target cuda, 32 trials)"
+if [ -x "$build/te-tune" ]; then
+  tlog=$(mktemp /tmp/te-gpu-tune.XXXXXX.jsonl)
+  if "$build/te-tune" tune matmul M=1024 N=1024 K=1024 --target cuda --trials 32 --batch 8 \
+      --check 32 --log "$tlog"; then
+    "$build/te-tune" best --log "$tlog" --target cuda || failed=$((failed + 1))
+    if grep -q '"error_kind":"wrong"' "$tlog"; then
+      echo "a cuda candidate computed wrong values (see $tlog)"
+      failed=$((failed + 1))
+    fi
+  else
+    failed=$((failed + 1))
+  fi
+  echo "log: $tlog"
+else
+  echo "$build/te-tune not built"
+  failed=$((failed + 1))
+fi
+
+step "Python device arrays (python/tests/test_device.py)"
+here=$(cd "$(dirname "$0")/.." && pwd)
+py=
+for p in "${TE_PYTHON3:-}" "$HOME/.cache/te/venv/bin/python" python3; do
+  if [ -n "$p" ] && command -v "$p" >/dev/null 2>&1 && "$p" -c "import numpy, pytest" 2>/dev/null
+  then
+    py=$p
+    break
+  fi
+done
+if [ -z "$py" ]; then
+  echo "not run: no python3 with numpy and pytest on this machine"
+elif [ ! -f "$here/python/tests/test_device.py" ]; then
+  echo "not run: no source tree at $here"
+else
+  TE_LIBRARY="$(cd "$build" && pwd)/libte.so" TE_REQUIRE_CUDA=1 TE_DEBUG_POISON_OUTPUTS=1 \
+    PYTHONPATH="$here/python" "$py" -m pytest -q -rs "$here/python/tests/test_device.py" ||
+    failed=$((failed + 1))
 fi
 
 echo

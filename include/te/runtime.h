@@ -60,6 +60,10 @@ TE_RT_API int32_t te_rt_cuda_launch(te_rt_cuda_module *, int32_t kernel, const i
    there; te_rt_cuda_module_new refuses nkernels < 0 and NULL names the same way (NULL). */
 TE_RT_API void *te_rt_cuda_alloc(int64_t bytes);
 TE_RT_API void te_rt_cuda_free(void *);
+/* 1 once this process has loaded (or tried to load) the CUDA driver: any te_device_* call,
+   launch or allocation above; 0 before. Loads nothing. CUDA state does not survive fork, so a
+   process past this point cannot run CUDA kernels in forked children (te_tune checks it). */
+TE_RT_API int te_rt_cuda_started(void);
 
 #ifdef __cplusplus
 }

@@ -151,7 +151,14 @@ typedef struct te_tune_summary {
    and a schedule template's status (with its message) when its first run fails.
    The context is used by this thread only while it runs; te_tune makes its
    own contexts for the search and the compile threads. Each kernel runs in a child process
-   (fork), so a candidate that crashes or hangs costs one error record. */
+   (fork), so a candidate that crashes or hangs costs one error record.
+   For a cuda or vulkan target the candidates are GPU schedules (blocks, threads, a per-thread
+   tile, shared-memory copies: docs/gpu.md, "Tuning for GPUs") run on that device in the
+   children, checked against the default schedule on the host; without the device (no driver,
+   no GPU; a child process asks) te_tune returns TE_ERR_RUNTIME "te_tune: no CUDA device to
+   measure ... on: <the driver's reason>" before writing anything; a process that has already
+   started that driver (te_rt_cuda_started, te_rt_vk_started: a kernel or te_device_* call ran
+   here) gets TE_ERR_UNSUPPORTED, since its forked children cannot use it. */
 TE_API te_status te_tune(te_ctx *, int nout, te_tensor *const outs[], te_target *,
                          const te_tune_options *);
 

@@ -51,7 +51,12 @@ static bool rt_resolve(void *lib, rt_cuda *d) {
          rt_sym(lib, "cuGetErrorString", &d->GetErrorString);
 }
 
+static _Atomic int rt_started; /* te_rt_cuda_started */
+
+int te_rt_cuda_started(void) { return rt_started; }
+
 static void rt_load(void) {
+  rt_started = 1;
   const char *path = getenv("TE_CUDA_DRIVER");
   if (!path || !*path)
     path = "libcuda.so.1";

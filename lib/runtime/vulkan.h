@@ -58,6 +58,10 @@ typedef struct te_rt_vk_kernel te_rt_vk_kernel;
 
 /* Makes the device if it does not exist yet. 0 when a device is usable. */
 TE_RT_API int32_t te_rt_vk_init(void);
+/* 1 once this process has asked for the device (te_rt_vk_init or any call that makes it: a
+   vulkan kernel's first call), whether or not one was made; 0 before. Makes nothing. A process
+   that forks after this cannot use the device in its children (te_tune checks it). */
+TE_RT_API int te_rt_vk_started(void);
 /* The device's description (after a successful te_rt_vk_init), else NULL. */
 TE_RT_API const te_rt_vk_info *te_rt_vk_device_info(void);
 

@@ -400,7 +400,12 @@ static void rt_release_at_exit(void) {
   pthread_mutex_unlock(&v->lock);
 }
 
+static _Atomic int rt_started; /* te_rt_vk_started: the device was asked for */
+
+int te_rt_vk_started(void) { return rt_started; }
+
 static void rt_init_once(void) {
+  rt_started = 1;
   rt_vk *v = &rt_dev;
   pthread_mutex_init(&v->lock, NULL);
   if (rt_load_library(v) && rt_create_instance(v) && rt_pick_device(v) && rt_create_device(v) &&

@@ -11,6 +11,7 @@ static int32_t rt_no_vulkan(void) {
   return te_rt_error(TE_ERR_RUNTIME, "no Vulkan driver: te was built without Vulkan headers");
 }
 int32_t te_rt_vk_init(void) { return rt_no_vulkan(); }
+int te_rt_vk_started(void) { return 0; }
 const te_rt_vk_info *te_rt_vk_device_info(void) { return NULL; }
 int32_t te_rt_vk_buffer_new(uint64_t bytes, te_rt_vk_buffer **out) {
   (void)bytes;

@@ -34,6 +34,8 @@ from .schedule import Schedule, Stage, Iter, create_schedule, thread_axis
 from .build import (Target, Module, target, lower, build, save_modules, set_num_threads,
                     num_threads)
 from . import ops
+from . import device
+from .device import DeviceArray
 from .parse import (parse, workload_text, workload_inputs, workload_hash, workload_key,
                     HAS_PARSE)
 

@@ -21,6 +21,7 @@ from .expr import Expr
 from .schedule import Schedule
 from .tensor import Tensor
 from .dlpack import as_dltensor
+from . import device as _device
 from .dtype import dtype as te_dtype, half_bits, numpy_dtype
 
 L = _lib.lib
@@ -218,9 +219,10 @@ class Module:
             allocated = [i for i in range(len(args)) if full[i] is None]
             _allocate(self, full, allocated)
         held, scalars, keep = [], [], []
+        kind = _device.target_kind(self.target.spec)
         for a, v in zip(args, full):
             if isinstance(a, Tensor):
-                h = as_dltensor(v)
+                h = _device.as_kernel_arg(v, kind)
                 if h.readonly and self._is_output(a):
                     raise errors.InvalidArgError("kernel '%s': output '%s' is a read-only array"
                                                  % (self.name, a.name))
@@ -353,8 +355,17 @@ def _torch_of(values):
     return None
 
 
+def _device_of(values):
+    """The device ("cuda", "vulkan") of the first te.device array among values, else None."""
+    for v in values:
+        if isinstance(v, _device.DeviceArray):
+            return v.device
+    return None
+
+
 def _allocate(mod, full, missing):
     torch = _torch_of(full)
+    dev = _device_of(full)
     try:
         import numpy
     except ImportError:
@@ -385,7 +396,9 @@ def _allocate(mod, full, missing):
                 raise errors.ShapeError(
                     "kernel '%s': cannot infer extent '%s' of output '%s' from the inputs; pass "
                     "the output array" % (mod.name, d, t.name)) from None
-        if torch is not None:
+        if dev is not None:   # device inputs: the outputs on that device too (poisoned alike)
+            full[i] = _device.array(_new_output(numpy, dims, str(t.dtype)), dev)
+        elif torch is not None:
             full[i] = _new_torch_output(torch, dims, str(t.dtype))
         else:
             full[i] = _new_output(numpy, dims, str(t.dtype))

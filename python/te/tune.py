@@ -68,6 +68,8 @@ _lib.declare({
     "te_tune": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, _lib.PP, ctypes.c_void_p,
                                ctypes.POINTER(te_tune_options)]),
     "te_apply_best": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]),
+    "te_rt_cuda_started": (ctypes.c_int, []),
+    "te_rt_vk_started": (ctypes.c_int, []),
     "te_tune_workload": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_int, _lib.PP,
                                            ctypes.c_char_p]),
 })
@@ -100,6 +102,14 @@ def _outs(outs):
     return outs
 
 
+def _gpu_started(tgt):
+    """True when tgt is a GPU target whose driver this process has started (te_tune's forked
+    children could not use it: the tuning then runs in a spawned process)."""
+    word = str(tgt).split()[0] if str(tgt).split() else ""
+    fn = {"cuda": "te_rt_cuda_started", "vulkan": "te_rt_vk_started"}.get(word)
+    return bool(fn and _lib.has(fn) and getattr(L, fn)())
+
+
 def tune(outs, target="llvm", log_path=None, description=None, progress=None, template=None,
          **options):
     """Tunes the computation of outs for target, appending one record per measured candidate
@@ -111,9 +121,11 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, te
     template(schedule, knobs) (te.Knobs; see te/knobs.py) whose knobs are searched instead of
     the generated candidates (sketch "user" in the log); when its first run fails, tune raises
     te's error, chained to the exception the template raised. Returns a TuneSummary.
-    In a process where PyTorch is loaded the tuning runs in a fresh Python process (te_tune's
-    forked measurement children would hang on PyTorch's threads; te/_tune_spawn.py), where
-    progress and template cannot go: they are refused there (te.UnsupportedError)."""
+    In a process where PyTorch is loaded, or (a cuda or vulkan target) that has already
+    started that GPU driver (te.device arrays, kernels run), the tuning runs in a fresh Python
+    process (te_tune's forked measurement children would hang on PyTorch's threads, and GPU
+    drivers do not survive fork; te/_tune_spawn.py), where progress and template cannot go:
+    they are refused there (te.UnsupportedError)."""
     outs = _outs(outs)
     ctx = outs[0].ctx
     if log_path is None:
@@ -129,7 +141,7 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, te
         raise errors.UnsupportedError("te.tune: this libte (%s) has no schedule templates "
                                       "(te_knob_*)" % _lib.path)
     tgt = _target_in(ctx, target)
-    if _tune_spawn.needed():
+    if _tune_spawn.needed() or _gpu_started(tgt):
         # PyTorch's threads would hang te_tune's forked children: tune in a fresh process
         if progress is not None or template is not None:
             _tune_spawn.refuse_callbacks(progress, template)

@@ -124,8 +124,9 @@ class CompiledGraph:
         if self._said_device:
             return
         self._said_device = True
-        reason = ("inputs on %s: te's backend makes CPU kernels only (the bindings make no "
-                  "device arrays yet), so this graph runs in PyTorch" % ", ".join(sorted(devices)))
+        reason = ("inputs on %s: te's backend makes CPU kernels only (it has no GPU schedules "
+                  "for its kernels yet; te.device and te.build(target='cuda') take CUDA "
+                  "tensors directly), so this graph runs in PyTorch" % ", ".join(sorted(devices)))
         with _lock:
             _fallbacks.append(("graph", reason))
         log.warning("te: %s", reason)
