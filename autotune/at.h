@@ -204,8 +204,9 @@ typedef struct at_task {
 } at_task;
 
 te_status at_task_analyze(const at_workload *, at_task *);
-/* The stage analysis alone (stages, the tiled stage, its fuse consumer), no sketches. */
-te_status at_task_stages(const at_workload *, at_task *);
+/* The stage analysis alone (stages, the tiled stage, its fuse consumer), no sketches; the
+   default schedule it was read from in *sched when sched is not NULL (context-owned). */
+te_status at_task_stages(const at_workload *, at_task *, te_schedule **sched);
 /* The task for a GPU target (sketch_gpu.c): sketches "gpu-tile" (when a reduction with reuse is
    tiled) and "gpu-simple", each probed by building a sample for target; the vectorized loads
    are kept off where the target's code generator refuses them. */

@@ -344,7 +344,7 @@ static void probe_sketches(const at_workload *wl, at_task *t) {
   t->nsketch = kept;
 }
 
-te_status at_task_stages(const at_workload *wl, at_task *t) {
+te_status at_task_stages(const at_workload *wl, at_task *t, te_schedule **sched) {
   te_ctx *ctx = wl->ctx;
   memset(t, 0, sizeof *t);
   te_schedule *s = te_schedule_new(ctx, wl->nout, wl->outs);
@@ -359,11 +359,14 @@ te_status at_task_stages(const at_workload *wl, at_task *t) {
       return st;
   }
   pick_tiled(t);
+  if (sched)
+    *sched = s;
   return TE_OK;
 }
 
 te_status at_task_analyze(const at_workload *wl, at_task *t) {
-  te_status st = at_task_stages(wl, t);
+  te_schedule *s = NULL; /* the default schedule the stages were read from (find_dot reads it) */
+  te_status st = at_task_stages(wl, t, &s);
   if (st != TE_OK)
     return st;
   t->vectorize_ok = true;

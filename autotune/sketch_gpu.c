@@ -384,7 +384,7 @@ static bool probe(const at_workload *wl, const te_target *tgt, const at_task *t,
 }
 
 te_status at_task_analyze_gpu(const at_workload *wl, const te_target *tgt, at_task *t) {
-  te_status st = at_task_stages(wl, t);
+  te_status st = at_task_stages(wl, t, NULL);
   if (st != TE_OK)
     return st;
   t->gpu = true;
