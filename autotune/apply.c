@@ -17,13 +17,6 @@ typedef struct applier {
   te_iter *row[AT_MAX_STAGES]; /* a simple stage's parallel row loop (compute_at target) */
 } applier;
 
-#define TRY(x)                                                                                     \
-  do {                                                                                             \
-    te_status st_ = (x);                                                                           \
-    if (st_ != TE_OK)                                                                              \
-      return st_;                                                                                  \
-  } while (0)
-
 static const int64_t *knob_vals(const applier *a, at_knob_role role, int stage, int axis) {
   for (int k = 0; k < a->sk->nknob; k++) {
     const at_knob *kn = &a->sk->knob[k];
@@ -48,18 +41,19 @@ static bool vec_on(const applier *a) {
   return a->sk->dot.insn || choice(a, AT_ROLE_VECTORIZE, -1, 0) != 0;
 }
 
-static te_stage *stage_named(const applier *a, int idx) {
-  te_stage *st = sch_stage_by_name(a->s, a->t->stage[idx].name);
+te_stage *at_stage_named(te_schedule *s, const at_task *t, int idx) {
+  te_stage *st = sch_stage_by_name(s, t->stage[idx].name);
   if (!st)
-    ir_error(a->s->ctx, TE_ERR_NOT_FOUND, "te_tune: no stage '%s'", a->t->stage[idx].name);
+    ir_error(s->ctx, TE_ERR_NOT_FOUND, "te_tune: no stage '%s'", t->stage[idx].name);
   return st;
 }
 
-/* Fuses n adjacent leaves (outermost first) into *out. */
-static te_status fuse_all(te_stage *st, int n, te_iter *const its[], te_iter **out) {
+static te_stage *stage_named(const applier *a, int idx) { return at_stage_named(a->s, a->t, idx); }
+
+te_status at_fuse_all(te_stage *st, int n, te_iter *const its[], te_iter **out) {
   te_iter *f = its[0];
   for (int i = 1; i < n; i++)
-    TRY(te_fuse(st, f, its[i], &f));
+    AT_TRY(te_fuse(st, f, its[i], &f));
   *out = f;
   return TE_OK;
 }
@@ -73,13 +67,13 @@ static te_status tile_root(applier *a, te_stage *st) {
   te_iter *S[4][AT_MAX_AXES], *R[2][AT_MAX_AXES], *x, *y;
   for (int i = 0; i < n; i++) {
     const int64_t *f = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
-    TRY(te_split(st, te_axis(st, i), f[3], &x, &S[3][i]));
-    TRY(te_split(st, x, f[2], &y, &S[2][i]));
-    TRY(te_split(st, y, f[1], &S[0][i], &S[1][i]));
+    AT_TRY(te_split(st, te_axis(st, i), f[3], &x, &S[3][i]));
+    AT_TRY(te_split(st, x, f[2], &y, &S[2][i]));
+    AT_TRY(te_split(st, y, f[1], &S[0][i], &S[1][i]));
   }
   for (int i = 0; i < m; i++) {
     const int64_t *g = knob_vals(a, AT_ROLE_REDUCE_TILE, a->t->tiled, i);
-    TRY(te_split(st, te_reduce_iter(st, i), g[1], &R[0][i], &R[1][i]));
+    AT_TRY(te_split(st, te_reduce_iter(st, i), g[1], &R[0][i], &R[1][i]));
   }
   te_iter *order[6 * AT_MAX_AXES];
   int no = 0;
@@ -94,19 +88,19 @@ static te_status tile_root(applier *a, te_stage *st) {
     order[no++] = R[1][i];
   for (int i = 0; i < n; i++)
     order[no++] = S[3][i];
-  TRY(te_reorder(st, no, order));
+  AT_TRY(te_reorder(st, no, order));
   te_iter *f;
   int depth = (int)choice(a, AT_ROLE_PARALLEL_DEPTH, a->t->tiled, 0);
-  TRY(fuse_all(st, depth ? 2 * n : n, order, &f));
-  TRY(te_parallel(st, f));
+  AT_TRY(at_fuse_all(st, depth ? 2 * n : n, order, &f));
+  AT_TRY(te_parallel(st, f));
   const int64_t *last = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, n - 1);
   if (vec_on(a) && last[3] > 1)
-    TRY(te_vectorize(st, S[3][n - 1]));
+    AT_TRY(te_vectorize(st, S[3][n - 1]));
   if (choice(a, AT_ROLE_UNROLL, a->t->tiled, 0))
     for (int i = 0; i < n - 1; i++) {
       const int64_t *fi = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
       if (fi[3] > 1 && fi[3] <= 16)
-        TRY(te_unroll(st, S[3][i]));
+        AT_TRY(te_unroll(st, S[3][i]));
     }
   return TE_OK;
 }
@@ -119,8 +113,8 @@ static te_status tile_outer(applier *a, te_stage *st, te_iter **attach) {
   te_iter *S0[AT_MAX_AXES], *S1[AT_MAX_AXES], *rest[AT_MAX_AXES], *x, *vi = NULL;
   for (int i = 0; i < n; i++) {
     const int64_t *f = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
-    TRY(te_split(st, te_axis(st, i), f[2] * f[3], &x, &rest[i]));
-    TRY(te_split(st, x, f[1], &S0[i], &S1[i]));
+    AT_TRY(te_split(st, te_axis(st, i), f[2] * f[3], &x, &rest[i]));
+    AT_TRY(te_split(st, x, f[1], &S0[i], &S1[i]));
   }
   te_iter *order[3 * AT_MAX_AXES + 1];
   int no = 0;
@@ -130,19 +124,19 @@ static te_status tile_outer(applier *a, te_stage *st, te_iter **attach) {
     order[no++] = S1[i];
   for (int i = 0; i < n; i++)
     order[no++] = rest[i];
-  TRY(te_reorder(st, no, order));
+  AT_TRY(te_reorder(st, no, order));
   const int64_t *last = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, n - 1);
   if (vec_on(a) && last[3] > 1) {
     if (last[2] > 1)
-      TRY(te_split(st, rest[n - 1], last[3], &x, &vi));
+      AT_TRY(te_split(st, rest[n - 1], last[3], &x, &vi));
     else
       vi = rest[n - 1];
-    TRY(te_vectorize(st, vi));
+    AT_TRY(te_vectorize(st, vi));
   }
   te_iter *f;
   int depth = (int)choice(a, AT_ROLE_PARALLEL_DEPTH, a->t->tiled, 0);
-  TRY(fuse_all(st, depth ? 2 * n : n, order, &f));
-  TRY(te_parallel(st, f));
+  AT_TRY(at_fuse_all(st, depth ? 2 * n : n, order, &f));
+  AT_TRY(te_parallel(st, f));
   *attach = depth ? f : S1[n - 1];
   return TE_OK;
 }
@@ -180,8 +174,8 @@ static te_status dot_order(applier *a, te_stage *st, te_iter *const R0[], te_ite
   const at_dot *d = &a->sk->dot;
   int n = si->nspace, m = si->nreduce, v = n - 1, g = d->reduce_axis;
   te_iter *kg_o, *kg_i, *vo, *vi;
-  TRY(te_split(st, R1[g], d->group, &kg_o, &kg_i));
-  TRY(te_split(st, S3[v], d->lanes, &vo, &vi));
+  AT_TRY(te_split(st, R1[g], d->group, &kg_o, &kg_i));
+  AT_TRY(te_split(st, S3[v], d->lanes, &vo, &vi));
   te_iter *order[4 * AT_MAX_AXES + 4] = {0};
   int no = 0;
   for (int i = 0; i < m; i++)
@@ -197,11 +191,11 @@ static te_status dot_order(applier *a, te_stage *st, te_iter *const R0[], te_ite
   order[no++] = vo;
   order[no++] = kg_i;
   order[no++] = vi;
-  TRY(te_reorder(st, no, order));
-  TRY(te_vectorize(st, vi));
+  AT_TRY(te_reorder(st, no, order));
+  AT_TRY(te_vectorize(st, vi));
   const int64_t *vf = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, v);
   if (vf[3] > d->lanes)
-    TRY(te_unroll(st, vo));
+    AT_TRY(te_unroll(st, vo));
   return te_tensorize(st, kg_i, d->insn);
 }
 
@@ -214,7 +208,7 @@ static te_status unroll_rows(applier *a, te_stage *st, te_iter *const S3[], int 
       continue;
     const int64_t *fi = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
     if (fi[3] > 1 && fi[3] <= 16)
-      TRY(te_unroll(st, S3[i]));
+      AT_TRY(te_unroll(st, S3[i]));
   }
   return TE_OK;
 }
@@ -232,16 +226,16 @@ static te_status tile_inner(applier *a, te_stage *st, te_iter **r0) {
        whole (st is an intermediate: a local block or a fused producer), so the tile's loops
        need no guard and its vectors no mask; only the copy out of the block is guarded */
     if (si->space_ext[i] % f[3] != 0)
-      TRY(te_set_tail(st, te_axis(st, i), TE_TAIL_ROUND_UP));
-    TRY(te_split(st, te_axis(st, i), f[3], &S2[i], &S3[i]));
+      AT_TRY(te_set_tail(st, te_axis(st, i), TE_TAIL_ROUND_UP));
+    AT_TRY(te_split(st, te_axis(st, i), f[3], &S2[i], &S3[i]));
   }
   for (int i = 0; i < m; i++) {
     const int64_t *g = knob_vals(a, AT_ROLE_REDUCE_TILE, a->t->tiled, i);
-    TRY(te_split(st, te_reduce_iter(st, i), g[1], &R0[i], &R1[i]));
+    AT_TRY(te_split(st, te_reduce_iter(st, i), g[1], &R0[i], &R1[i]));
   }
   *r0 = m > 0 ? R0[0] : NULL;
   if (a->sk->dot.insn) {
-    TRY(dot_order(a, st, R0, S2, R1, S3));
+    AT_TRY(dot_order(a, st, R0, S2, R1, S3));
     return unroll_rows(a, st, S3, n - 1);
   }
   te_iter *order[4 * AT_MAX_AXES] = {0};
@@ -257,12 +251,12 @@ static te_status tile_inner(applier *a, te_stage *st, te_iter **r0) {
     if (i != v)
       order[no++] = S3[i];
   order[no++] = S3[v];
-  TRY(te_reorder(st, no, order));
+  AT_TRY(te_reorder(st, no, order));
   const int64_t *vf = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, v);
   if (vec_on(a) && vf[3] > 1)
-    TRY(te_vectorize(st, S3[v]));
+    AT_TRY(te_vectorize(st, S3[v]));
   if (v != n - 1)
-    TRY(store_last(st, n, v));
+    AT_TRY(store_last(st, n, v));
   return unroll_rows(a, st, S3, v);
 }
 
@@ -336,17 +330,18 @@ static te_status cache_reads(applier *a, te_stage *ls, te_iter *r0) {
   for (int i = 0; i < n; i++) {
     bool pack = where[i] >= 3 || a->sk->dot.insn, whole = where[i] % 2 == 0;
     te_tensor *cache;
-    TRY(te_cache_read(a->s, inputs[i], whole ? TE_SCOPE_GLOBAL : TE_SCOPE_LOCAL, 1, &ls, &cache));
+    AT_TRY(
+        te_cache_read(a->s, inputs[i], whole ? TE_SCOPE_GLOBAL : TE_SCOPE_LOCAL, 1, &ls, &cache));
     te_stage *cs = te_stage_of(a->s, cache);
     if (!whole)
-      TRY(te_compute_at(cs, ls, r0));
+      AT_TRY(te_compute_at(cs, ls, r0));
     at_pack_plan plan;
     at_pack_plan_make(inputs[i], &dims[i], whole, &plan);
     if (!pack) { /* the plain copy: no split dims */
       memset(plan.split, 0, sizeof plan.split);
       plan.group_dim = -1;
     }
-    TRY(at_pack_copy(cs, &plan, along_last, vec_on(a), whole && pack));
+    AT_TRY(at_pack_copy(cs, &plan, along_last, vec_on(a), whole && pack));
   }
   return TE_OK;
 }
@@ -362,19 +357,19 @@ static te_status apply_tiled(applier *a) {
   case AT_SK_TILE_CACHE:
   case AT_SK_TILE_CACHE_READ: {
     te_tensor *local;
-    TRY(te_cache_write(a->s, st->op->outputs[0], TE_SCOPE_LOCAL, &local));
+    AT_TRY(te_cache_write(a->s, st->op->outputs[0], TE_SCOPE_LOCAL, &local));
     te_stage *ls = te_stage_of(a->s, local);
-    TRY(tile_outer(a, st, &at));
-    TRY(te_compute_at(ls, st, at));
-    TRY(tile_inner(a, ls, &r0));
+    AT_TRY(tile_outer(a, st, &at));
+    AT_TRY(te_compute_at(ls, st, at));
+    AT_TRY(tile_inner(a, ls, &r0));
     return a->sk->kind == AT_SK_TILE_CACHE_READ && r0 ? cache_reads(a, ls, r0) : TE_OK;
   }
   case AT_SK_TILE_FUSE: {
     te_stage *cs = stage_named(a, a->t->fuse_consumer);
     if (!cs)
       return te_last_status(a->s->ctx);
-    TRY(tile_outer(a, cs, &at));
-    TRY(te_compute_at(st, cs, at));
+    AT_TRY(tile_outer(a, cs, &at));
+    AT_TRY(te_compute_at(st, cs, at));
     return tile_inner(a, st, &r0);
   }
   default:
@@ -411,19 +406,19 @@ static te_status apply_simple(applier *a, int i) {
   for (int k = 0; k + 1 < n; k++)
     outer_ext *= si->space_ext[k];
   if (n >= 2)
-    TRY(fuse_all(st, n - 1, axes, &outer));
+    AT_TRY(at_fuse_all(st, n - 1, axes, &outer));
   const int64_t *v = knob_vals(a, AT_ROLE_SIMPLE_VEC, i, n - 1);
   if (v && v[1] > 1) {
-    TRY(te_split(st, axes[n - 1], v[1], &lo, &li));
+    AT_TRY(te_split(st, axes[n - 1], v[1], &lo, &li));
     if (vec_on(a))
-      TRY(te_vectorize(st, li));
+      AT_TRY(te_vectorize(st, li));
   }
   if (n == 1) {
     outer = lo ? lo : axes[0];
     outer_ext = lo ? v[0] : si->space_ext[0];
   }
   if (outer && outer_ext > 1)
-    TRY(te_parallel(st, outer));
+    AT_TRY(te_parallel(st, outer));
   a->row[i] = outer;
   return TE_OK;
 }
@@ -444,13 +439,13 @@ te_status at_cand_apply(const at_task *t, const at_cand *c, te_schedule *s) {
     const at_stage_info *si = &t->stage[i];
     if (!si->placeholder && si->injective && !si->output && !keep[i]) {
       te_stage *st = stage_named(&a, i);
-      TRY(st ? te_compute_inline(st) : te_last_status(s->ctx));
+      AT_TRY(st ? te_compute_inline(st) : te_last_status(s->ctx));
     }
   }
   if (a.sk->kind != AT_SK_SIMPLE && t->tiled >= 0)
-    TRY(apply_tiled(&a));
+    AT_TRY(apply_tiled(&a));
   for (int i = t->nstage - 1; i >= 0; i--) /* consumers first: row loops exist for producers */
     if (is_simple(&a, i) || keep[i])
-      TRY(apply_simple(&a, i));
+      AT_TRY(apply_simple(&a, i));
   return TE_OK;
 }

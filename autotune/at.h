@@ -26,6 +26,14 @@
 #include "schedule/sch.h"
 #include "te/tune.h"
 
+/* Returns the status of a te call from the enclosing function when it is not TE_OK. */
+#define AT_TRY(x)                                                                                  \
+  do {                                                                                             \
+    te_status st_ = (x);                                                                           \
+    if (st_ != TE_OK)                                                                              \
+      return st_;                                                                                  \
+  } while (0)
+
 /* ---------------------------------------------------------------- random numbers (rng.c) */
 
 /* xoshiro256** seeded through splitmix64: the same seed gives the same stream everywhere. */
@@ -249,6 +257,10 @@ te_status at_user_apply(const at_task *, const at_cand *, te_schedule *);
 /* at_cand_apply of a GPU sketch; TE_ERR_UNSUPPORTED (no message kept: the search skips it) for
    a candidate over the target's threads a block or shared memory. */
 te_status at_gpu_apply(const at_task *, const at_cand *, te_schedule *);
+/* What the appliers share (apply.c): task stage idx of s (TE_ERR_NOT_FOUND set when missing),
+   and the fuse of n adjacent leaves, outermost first, into *out. */
+te_stage *at_stage_named(te_schedule *s, const at_task *t, int idx);
+te_status at_fuse_all(te_stage *st, int n, te_iter *const its[], te_iter **out);
 /* The candidate's values as text (malloc'd) and back (false on mismatch): "v0 v1 ...", or for
    the "user" sketch "name=value ..." with a value knob's value and a choice's or an order's
    index. */

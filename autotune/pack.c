@@ -23,13 +23,6 @@
 
 #include "at.h"
 
-#define TRY(x)                                                                                     \
-  do {                                                                                             \
-    te_status st_ = (x);                                                                           \
-    if (st_ != TE_OK)                                                                              \
-      return st_;                                                                                  \
-  } while (0)
-
 static int64_t dim_extent(te_tensor *t, int d) {
   int64_t e = 0;
   return ir_is_const_int(t->shape[d], &e) ? e : 0;
@@ -82,22 +75,22 @@ te_status at_pack_copy(te_stage *cs, const at_pack_plan *p, bool along_last, boo
   te_iter *parts[TE_MAX_DIMS][2] = {{0}};
   for (int d = 0; d < p->nd; d++)
     if (p->split[d])
-      TRY(te_split(cs, te_axis(cs, d), p->split[d], &parts[d][0], &parts[d][1]));
+      AT_TRY(te_split(cs, te_axis(cs, d), p->split[d], &parts[d][0], &parts[d][1]));
   te_iter *dims[2 * TE_MAX_DIMS];
   int n = storage_dims(p, cs, parts, along_last, dims);
   bool blocked = n > p->nd || (along_last && p->along >= 0 && p->along != p->nd - 1);
   if (blocked)
-    TRY(te_reorder_storage(cs, n, dims));
+    AT_TRY(te_reorder_storage(cs, n, dims));
   if (p->group_dim >= 0 || (along_last && p->along >= 0 && p->along != p->nd - 1))
-    TRY(te_reorder(cs, n, dims));
+    AT_TRY(te_reorder(cs, n, dims));
   int nleaf = te_leaf_count(cs);
   te_iter *last = nleaf > 0 ? te_leaf(cs, nleaf - 1) : NULL;
   if (vec && last && !(p->group_dim >= 0 && last == parts[p->group_dim][1])) {
     te_iter *x, *vi;
-    TRY(te_split(cs, last, 16, &x, &vi));
-    TRY(te_vectorize(cs, vi));
+    AT_TRY(te_split(cs, last, 16, &x, &vi));
+    AT_TRY(te_vectorize(cs, vi));
   }
   if (whole && p->nd > 1)
-    TRY(te_parallel(cs, te_leaf(cs, 0)));
+    AT_TRY(te_parallel(cs, te_leaf(cs, 0)));
   return TE_OK;
 }

@@ -32,13 +32,6 @@
    unrolled tile, which a tuning run's timeout counts). */
 enum { GPU_VECTOR = 4, GPU_TILE_POINTS = 64, GPU_UNROLL_POINTS = 32 };
 
-#define TRY(x)                                                                                     \
-  do {                                                                                             \
-    te_status st_ = (x);                                                                           \
-    if (st_ != TE_OK)                                                                              \
-      return st_;                                                                                  \
-  } while (0)
-
 /* ---------------------------------------------------------------- knobs */
 
 static void knob(at_sketch *sk, at_knob_kind kind, at_knob_role role, int stage, int axis,
@@ -118,20 +111,7 @@ static int64_t choice(const gpu_applier *a, at_knob_role role, int stage, int ax
   return v ? v[0] : 0;
 }
 
-static te_stage *stage_at(const gpu_applier *a, int i) {
-  te_stage *st = sch_stage_by_name(a->s, a->t->stage[i].name);
-  if (!st)
-    ir_error(a->s->ctx, TE_ERR_NOT_FOUND, "te_tune: no stage '%s'", a->t->stage[i].name);
-  return st;
-}
-
-static te_status fuse_all(te_stage *st, int n, te_iter *const its[], te_iter **out) {
-  te_iter *f = its[0];
-  for (int i = 1; i < n; i++)
-    TRY(te_fuse(st, f, its[i], &f));
-  *out = f;
-  return TE_OK;
-}
+static te_stage *stage_at(const gpu_applier *a, int i) { return at_stage_named(a->s, a->t, i); }
 
 /* A simple stage: its space axes fused and split over blocks of threads. */
 static te_status apply_simple(const gpu_applier *a, int i) {
@@ -146,14 +126,14 @@ static te_status apply_simple(const gpu_applier *a, int i) {
   int64_t points = 1;
   for (int k = 0; k < si->nspace; k++)
     axes[k] = te_axis(st, k), points *= si->space_ext[k];
-  TRY(fuse_all(st, si->nspace, axes, &f));
+  AT_TRY(at_fuse_all(st, si->nspace, axes, &f));
   int64_t threads = (int64_t)32 << choice(a, AT_ROLE_GPU_THREADS, i, 0);
   if (threads > a->t->gpu_max_threads)
     threads = a->t->gpu_max_threads;
   if (threads > points)
     threads = points;
-  TRY(te_split(st, f, threads, &bo, &ti));
-  TRY(te_bind(st, bo, TE_BLOCK_X));
+  AT_TRY(te_split(st, f, threads, &bo, &ti));
+  AT_TRY(te_bind(st, bo, TE_BLOCK_X));
   return te_bind(st, ti, TE_THREAD_X);
 }
 
@@ -251,17 +231,17 @@ static bool copy_vectorizable(const gpu_applier *a, const sch_op *op, te_tensor 
 static te_status shared_copy(const gpu_applier *a, const sch_op *op, te_stage *ls, te_iter *r0,
                              te_tensor *input, int64_t threads) {
   te_tensor *cache;
-  TRY(te_cache_read(a->s, input, TE_SCOPE_SHARED, 1, (te_stage *const[]){ls}, &cache));
+  AT_TRY(te_cache_read(a->s, input, TE_SCOPE_SHARED, 1, (te_stage *const[]){ls}, &cache));
   te_stage *cs = te_stage_of(a->s, cache);
-  TRY(te_compute_at(cs, ls, r0));
+  AT_TRY(te_compute_at(cs, ls, r0));
   te_iter *axes[AT_MAX_AXES], *f, *o, *tx, *v = NULL;
   for (int d = 0; d < input->ndim; d++)
     axes[d] = te_axis(cs, d);
-  TRY(fuse_all(cs, input->ndim, axes, &f));
+  AT_TRY(at_fuse_all(cs, input->ndim, axes, &f));
   if (copy_vectorizable(a, op, input))
-    TRY(te_split(cs, f, GPU_VECTOR, &f, &v));
-  TRY(te_split(cs, f, threads, &o, &tx));
-  TRY(te_bind(cs, tx, TE_THREAD_X));
+    AT_TRY(te_split(cs, f, GPU_VECTOR, &f, &v));
+  AT_TRY(te_split(cs, f, threads, &o, &tx));
+  AT_TRY(te_bind(cs, tx, TE_THREAD_X));
   return v ? te_vectorize(cs, v) : TE_OK;
 }
 
@@ -284,28 +264,28 @@ static te_status apply_tile(const gpu_applier *a) {
   int nin = sch_op_inputs((sch_op *)op, &in);
   for (int i = 0; i < nin && i < AT_MAX_CACHE_READS; i++)
     input[i] = in[i];
-  TRY(te_cache_write(a->s, op->outputs[0], TE_SCOPE_LOCAL, &local));
+  AT_TRY(te_cache_write(a->s, op->outputs[0], TE_SCOPE_LOCAL, &local));
   te_stage *ls = te_stage_of(a->s, local);
   te_iter *B[AT_MAX_AXES], *T[AT_MAX_AXES], *I[AT_MAX_AXES], *x, *order[3 * AT_MAX_AXES], *bf, *tf;
   for (int k = 0; k < n; k++) {
     const int64_t *f = vals(a, AT_ROLE_GPU_TILE, a->t->tiled, k);
-    TRY(te_split(st, te_axis(st, k), f[2], &x, &I[k]));
-    TRY(te_split(st, x, f[1], &B[k], &T[k]));
+    AT_TRY(te_split(st, te_axis(st, k), f[2], &x, &I[k]));
+    AT_TRY(te_split(st, x, f[1], &B[k], &T[k]));
   }
   for (int k = 0; k < n; k++)
     order[k] = B[k], order[n + k] = T[k], order[2 * n + k] = I[k];
-  TRY(te_reorder(st, 3 * n, order));
-  TRY(fuse_all(st, n, B, &bf));
-  TRY(fuse_all(st, n, T, &tf));
-  TRY(te_bind(st, bf, TE_BLOCK_X));
-  TRY(te_bind(st, tf, TE_THREAD_X));
-  TRY(te_compute_at(ls, st, tf));
+  AT_TRY(te_reorder(st, 3 * n, order));
+  AT_TRY(at_fuse_all(st, n, B, &bf));
+  AT_TRY(at_fuse_all(st, n, T, &tf));
+  AT_TRY(te_bind(st, bf, TE_BLOCK_X));
+  AT_TRY(te_bind(st, tf, TE_THREAD_X));
+  AT_TRY(te_compute_at(ls, st, tf));
   /* the local stage: R0.. R1.. then the thread's tile */
   te_iter *R0[AT_MAX_AXES], *R1[AT_MAX_AXES], *lorder[2 * AT_MAX_AXES + AT_MAX_AXES];
   int no = 0;
   for (int r = 0; r < m; r++) {
     const int64_t *g = vals(a, AT_ROLE_REDUCE_TILE, a->t->tiled, r);
-    TRY(te_split(ls, te_reduce_iter(ls, r), g[1], &R0[r], &R1[r]));
+    AT_TRY(te_split(ls, te_reduce_iter(ls, r), g[1], &R0[r], &R1[r]));
   }
   for (int r = 0; r < m; r++)
     lorder[no++] = R0[r];
@@ -313,14 +293,14 @@ static te_status apply_tile(const gpu_applier *a) {
     lorder[no++] = R1[r];
   for (int k = 0; k < n; k++)
     lorder[no++] = te_axis(ls, k);
-  TRY(te_reorder(ls, no, lorder));
+  AT_TRY(te_reorder(ls, no, lorder));
   if (choice(a, AT_ROLE_UNROLL, a->t->tiled, 0) && points <= GPU_UNROLL_POINTS)
     for (int k = 0; k < n; k++)
       if (vals(a, AT_ROLE_GPU_TILE, a->t->tiled, k)[2] > 1)
-        TRY(te_unroll(ls, te_axis(ls, k)));
+        AT_TRY(te_unroll(ls, te_axis(ls, k)));
   for (int i = 0; m > 0 && i < nin && i < AT_MAX_CACHE_READS; i++)
     if (choice(a, AT_ROLE_CACHE_READ, a->t->tiled, i))
-      TRY(shared_copy(a, op, ls, R0[m - 1], input[i], threads));
+      AT_TRY(shared_copy(a, op, ls, R0[m - 1], input[i], threads));
   return TE_OK;
 }
 
@@ -330,14 +310,14 @@ te_status at_gpu_apply(const at_task *t, const at_cand *c, te_schedule *s) {
     const at_stage_info *si = &t->stage[i];
     if (!si->placeholder && si->injective && !si->output) {
       te_stage *st = stage_at(&a, i);
-      TRY(st ? te_compute_inline(st) : te_last_status(s->ctx));
+      AT_TRY(st ? te_compute_inline(st) : te_last_status(s->ctx));
     }
   }
   if (a.sk->kind == AT_SK_GPU_TILE)
-    TRY(apply_tile(&a));
+    AT_TRY(apply_tile(&a));
   for (int i = 0; i < t->nstage; i++)
     if (gpu_simple_stage(t, a.sk, i))
-      TRY(apply_simple(&a, i));
+      AT_TRY(apply_simple(&a, i));
   return TE_OK;
 }
 

@@ -43,6 +43,10 @@ bool cg_ptx_mma_store(cg_llvm *, ir_stmt *);
 /* ptx_shuffle.c: the cg_llvm.warp_shuffle hook: warp_shuffle_xor as shfl.sync.bfly.b32. */
 LLVMValueRef cg_ptx_warp_shuffle(cg_llvm *, te_expr *call);
 
+/* ptx_kernel.c: a call of the NVVM intrinsic name (TE_ERR_INTERNAL set and NULL when LLVM has
+   none). */
+LLVMValueRef cg_ptx_intrinsic_call(cg_llvm *, const char *name, int n, LLVMValueRef *args);
+
 /* ptx_kernel.c: writes kernel k into cg's (NVPTX) module. */
 bool cg_ptx_kernel(cg_llvm *, const lw_gpu_kernel *k);
 

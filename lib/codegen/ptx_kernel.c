@@ -18,7 +18,7 @@
 
 enum { CG_PTX_KERNEL_CC = 71 };
 
-static LLVMValueRef ptx_intrinsic_call(cg_llvm *cg, const char *name, int n, LLVMValueRef *args) {
+LLVMValueRef cg_ptx_intrinsic_call(cg_llvm *cg, const char *name, int n, LLVMValueRef *args) {
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   if (!id) {
     ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: LLVM has no intrinsic '%s'", name);
@@ -35,7 +35,7 @@ static bool ptx_barrier(cg_llvm *cg) {
     name = "llvm.nvvm.barrier0"; /* LLVM before 21 */
   LLVMValueRef zero = LLVMConstInt(cg->t_i32, 0, 0);
   bool takes_id = strcmp(name, "llvm.nvvm.barrier0") != 0;
-  return ptx_intrinsic_call(cg, name, takes_id ? 1 : 0, &zero) != NULL;
+  return cg_ptx_intrinsic_call(cg, name, takes_id ? 1 : 0, &zero) != NULL;
 }
 
 static LLVMTypeRef ptx_param_type(cg_llvm *cg, const lw_gpu_param *p) {
@@ -75,7 +75,7 @@ static bool ptx_bind_indices(cg_llvm *cg, const lw_gpu_kernel *k) {
       "llvm.nvvm.read.ptx.sreg.tid.y",   "llvm.nvvm.read.ptx.sreg.tid.z"};
   cg->warp_lane = NULL;
   if (k->lane) { /* a warp per thread (gpu_warp.c): hardware tid.x = 32 * threadIdx.x + lane */
-    LLVMValueRef tid = ptx_intrinsic_call(cg, sreg[TE_THREAD_X], 0, NULL);
+    LLVMValueRef tid = cg_ptx_intrinsic_call(cg, sreg[TE_THREAD_X], 0, NULL);
     if (!tid)
       return false;
     cg->warp_lane = LLVMBuildAnd(cg->b, tid, LLVMConstInt(cg->t_i32, 31, 0), "laneid");
@@ -88,7 +88,7 @@ static bool ptx_bind_indices(cg_llvm *cg, const lw_gpu_kernel *k) {
   for (int t = 0; t < LW_GPU_NIDX; t++) {
     if (!k->idx[t] || (k->lane && t == TE_THREAD_X))
       continue;
-    LLVMValueRef v = ptx_intrinsic_call(cg, sreg[t], 0, NULL);
+    LLVMValueRef v = cg_ptx_intrinsic_call(cg, sreg[t], 0, NULL);
     if (!v)
       return false;
     cg_bind(cg, k->idx[t], LLVMBuildZExt(cg->b, v, cg->t_i64, k->idx[t]->u.var.name));

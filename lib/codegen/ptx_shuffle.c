@@ -7,22 +7,13 @@
  * not exist would leave the result undefined). gpu_tree_warp.c makes every thread of a warp
  * reach the shuffle together. The clamp operand 0x1f: the whole warp is one segment.
  */
-#include <string.h>
 
 #include "ptx.h"
 
 static LLVMValueRef shfl_call(cg_llvm *cg, LLVMValueRef mask, LLVMValueRef v32, unsigned off) {
-  const char *name = "llvm.nvvm.shfl.sync.bfly.i32";
-  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-  if (!id) {
-    ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: LLVM has no intrinsic '%s'", name);
-    return NULL;
-  }
-  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, NULL, 0);
-  LLVMTypeRef fty = LLVMIntrinsicGetType(cg->lctx, id, NULL, 0);
   LLVMValueRef args[4] = {mask, v32, LLVMConstInt(cg->t_i32, off, 0),
                           LLVMConstInt(cg->t_i32, 0x1f, 0)};
-  return LLVMBuildCall2(cg->b, fty, fn, args, 4, "shfl");
+  return cg_ptx_intrinsic_call(cg, "llvm.nvvm.shfl.sync.bfly.i32", 4, args);
 }
 
 /* The threads of this thread's warp that exist, as a membermask. */
@@ -30,11 +21,9 @@ static LLVMValueRef warp_mask(cg_llvm *cg) {
   LLVMValueRef all = LLVMConstInt(cg->t_i32, 0xffffffffu, 0);
   if (cg->block_x > 0 && cg->block_x % 32 == 0)
     return all;
-  const char *name = "llvm.nvvm.read.ptx.sreg.tid.x";
-  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, NULL, 0);
-  LLVMValueRef tid =
-      LLVMBuildCall2(cg->b, LLVMIntrinsicGetType(cg->lctx, id, NULL, 0), fn, NULL, 0, "tid");
+  LLVMValueRef tid = cg_ptx_intrinsic_call(cg, "llvm.nvvm.read.ptx.sreg.tid.x", 0, NULL);
+  if (!tid)
+    return NULL;
   if (cg->block_x <= 0) /* not reached: gpu_tree_warp.c needs a constant block */
     return all;
   /* the last warp starts at B - B % 32 and has B % 32 threads */
@@ -63,6 +52,8 @@ LLVMValueRef cg_ptx_warp_shuffle(cg_llvm *cg, te_expr *call) {
   LLVMTypeRef ity = LLVMIntTypeInContext(cg->lctx, bits);
   LLVMValueRef x = ir_is_float(t) ? LLVMBuildBitCast(cg->b, v, ity, "") : v;
   LLVMValueRef mask = warp_mask(cg);
+  if (!mask)
+    return NULL;
   LLVMValueRef r;
   if (bits <= 32) {
     LLVMValueRef w = bits < 32 ? LLVMBuildZExt(cg->b, x, cg->t_i32, "") : x;
