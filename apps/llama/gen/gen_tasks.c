@@ -17,6 +17,8 @@
  */
 #include "gen.h"
 
+#include <jansson.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,23 +72,7 @@ te_expr *tl_size(te_ctx *ctx, const char *name) {
   return te_var(ctx, name);
 }
 
-/* s as a JSON string, quotes included. */
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c == '\n')
-      fputs("\\n", f);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
+/* One task line of `te-tune tune-tasks` (docs/tuning-tasks.md), written by jansson. */
 static te_status write_task(te_ctx *ctx, te_schedule *s, const char *name, te_tensor *out) {
   int i = tunable_index(name);
   char *text = te_tune_workload(ctx, 1, &out, NULL), *trace = te_schedule_trace(s);
@@ -95,13 +81,13 @@ static te_status write_task(te_ctx *ctx, te_schedule *s, const char *name, te_te
     double per_token = (double)tunable[i].calls_per_layer * (double)tl_tune.shape.layers;
     if (strstr(name, "matmul"))
       per_token /= (double)tl_tune.shape.tokens;
-    fprintf(tl_tune.tasks,
-            "{\"task\": \"%s\", \"weight\": %.6g, \"group\": \"%s\", \"workload\": ", name,
-            per_token, strstr(name, "matmul") ? "matmul" : "matvec");
-    json_string(tl_tune.tasks, text);
-    fputs(", \"hand_trace\": ", tl_tune.tasks);
-    json_string(tl_tune.tasks, trace);
-    fputs("}\n", tl_tune.tasks);
+    json_t *task = json_pack("{s:s, s:f, s:s, s:s, s:s}", "task", name, "weight", per_token,
+                             "group", strstr(name, "matmul") ? "matmul" : "matvec", "workload",
+                             text, "hand_trace", trace);
+    if (!task || json_dumpf(task, tl_tune.tasks, JSON_COMPACT) != 0 ||
+        fputc('\n', tl_tune.tasks) == EOF)
+      st = TE_ERR_NOMEM;
+    json_decref(task);
   }
   te_free(text);
   te_free(trace);
