@@ -6,9 +6,38 @@
  * and builds it for the target into *out. */
 #ifndef TL_GEN_H
 #define TL_GEN_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
 #include <te/te.h>
 
 typedef te_status (*tl_gen_fn)(te_ctx *, te_target *, te_module **out);
+
+/* gen_tasks.c: tuning the dense kernels as a model (docs/tuning-tasks.md). tl_gen sets tl_tune;
+   a tunable builder takes its sizes T, n and k from tl_size (constant, the model shape's, while
+   tl_tune.constant, else symbolic te_vars) and ends in tl_finish instead of te_build (the same
+   arguments): with the sizes constant it writes the kernel to tl_tune.tasks as a task line, or
+   finds its best schedule in tl_tune.log; then, symbolic, it replays that schedule and builds.
+   A global, not an argument: every builder has tl_gen_fn's signature. */
+typedef struct tl_shape {
+  int64_t dim, hidden, layers, tokens; /* model width, FFN width, layers, prompt tokens */
+} tl_shape;
+typedef struct tl_tuning {
+  te_ctx *ctx;
+  tl_shape shape;
+  bool constant;      /* build the kernel at shape, for a task or the log's look-up */
+  const char *kernel; /* the kernel being built */
+  FILE *tasks;        /* --export-tasks */
+  const char *log;    /* --tuning-log */
+  char *trace;        /* the log's schedule of the kernel being built (malloc'd) */
+  int found, tuned;   /* kernels found in log; built with its schedule */
+} tl_tuning;
+extern tl_tuning tl_tune;
+bool tl_tunable(const char *kernel);
+te_expr *tl_size(te_ctx *, const char *name);
+te_status tl_finish(te_schedule *, const char *name, int nargs, te_tensor *const args[],
+                    int nparams, te_expr *const params[], te_target *, te_module **out);
 
 /* gen_dense.c: f32 weight products (W is n x k, row-major, as llama2.c stores it) */
 te_status tl_gen_matvec(te_ctx *, te_target *, te_module **);     /* Y[n] = W X[k]          */

@@ -132,9 +132,9 @@ static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batche
                  batched,
                  te_var(ctx, "t"),
                  te_var(ctx, "i"),
-                 te_var(ctx, "T"),
-                 te_var(ctx, "n"),
-                 te_var(ctx, "k"),
+                 tl_size(ctx, "T"),
+                 tl_size(ctx, "n"),
+                 tl_size(ctx, "k"),
                  NULL,
                  wtype};
   d.x = batched ? te_placeholder(ctx, "X", TE_F32, 2, TE_EXPRS(d.T, d.k))
@@ -205,7 +205,7 @@ static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batche
   if (r)
     args[na++] = r;
   args[na++] = y;
-  return te_build(s, name, na, args, 0, NULL, tgt, out);
+  return tl_finish(s, name, na, args, 0, NULL, tgt, out);
 }
 
 te_status tl_gen_matvec(te_ctx *c, te_target *t, te_module **o) {
