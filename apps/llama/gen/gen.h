@@ -12,6 +12,14 @@
 
 #include <te/te.h>
 
+/* Returns a te call's status from the enclosing builder when it is not TE_OK. */
+#define TRY(x)                                                                                     \
+  do {                                                                                             \
+    te_status try_r_ = (x);                                                                        \
+    if (try_r_ != TE_OK)                                                                           \
+      return try_r_;                                                                               \
+  } while (0)
+
 typedef te_status (*tl_gen_fn)(te_ctx *, te_target *, te_module **out);
 
 /* gen_tasks.c: tuning the dense kernels as a model (docs/tuning-tasks.md). tl_gen sets tl_tune;

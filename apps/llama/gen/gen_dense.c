@@ -43,13 +43,6 @@ enum {
 };
 typedef enum { EPI_NONE, EPI_ADD, EPI_SWIGLU } epilogue;
 
-#define TRY(x)                                                                                     \
-  do {                                                                                             \
-    te_status try_r_ = (x);                                                                        \
-    if (try_r_ != TE_OK)                                                                           \
-      return try_r_;                                                                               \
-  } while (0)
-
 typedef struct {
   te_ctx *ctx;
   int batched;

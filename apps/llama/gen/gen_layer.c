@@ -4,13 +4,6 @@
 
 #include <stddef.h>
 
-#define TRY(x)                                                                                     \
-  do {                                                                                             \
-    te_status try_r_ = (x);                                                                        \
-    if (try_r_ != TE_OK)                                                                           \
-      return try_r_;                                                                               \
-  } while (0)
-
 static te_expr *f32(te_ctx *ctx, double v) { return te_float(ctx, TE_F32, v); }
 static te_expr *to_f32(te_expr *e) { return te_cast(TE_F32, e); }
 

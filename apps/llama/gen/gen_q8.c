@@ -33,13 +33,6 @@
 
 #include <stddef.h>
 
-#define TRY(x)                                                                                     \
-  do {                                                                                             \
-    te_status try_r_ = (x);                                                                        \
-    if (try_r_ != TE_OK)                                                                           \
-      return try_r_;                                                                               \
-  } while (0)
-
 /* LANES rows a vector; a generated token's product runs GEN_BLOCKS row vectors at once (four
    independent chains of vpdpbusd, one broadcast of the activations each), a prompt's
    PROMPT_BLOCKS row vectors for TOKENS tokens (each weight vector loaded once for the four). */
