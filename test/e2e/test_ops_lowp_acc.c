@@ -5,8 +5,6 @@
  * magnitude). Random non-zero inputs, outputs poisoned, shapes that do not divide the schedules'
  * factors; every kernel runs under the schedules of test_ops_util.h.
  */
-#include <string.h>
-
 #include "test_ops_util.h"
 
 TestSuite(ops_lowp_acc, .init = tt_setup, .fini = tt_teardown);
@@ -55,59 +53,13 @@ Test(ops_lowp_acc, batch_matmul_bf16_and_f16_to_f32) {
   check_matmul(TE_F16, 2, 4, 9, 10, 0, 1);
 }
 
-typedef struct fconv {
-  int64_t n, c, h, w, o, kh, kw;
-  te_conv2d_params p;
-} fconv;
-
-static void check_conv(te_dtype t, bool nhwc, const fconv *q) {
-  const te_conv2d_params *p = &q->p;
-  int64_t oh = (q->h + 2 * p->pad_h - p->dilation_h * (q->kh - 1) - 1) / p->stride_h + 1;
-  int64_t ow = (q->w + 2 * p->pad_w - p->dilation_w * (q->kw - 1) - 1) / p->stride_w + 1;
-  int64_t ds[4] = {q->n, q->c, q->h, q->w}, ks[4] = {q->o, q->c, q->kh, q->kw};
-  int64_t os[4] = {q->n, q->o, oh, ow};
-  if (nhwc) {
-    int64_t d2[4] = {q->n, q->h, q->w, q->c}, k2[4] = {q->kh, q->kw, q->c, q->o},
-            o2[4] = {q->n, oh, ow, q->o};
-    memcpy(ds, d2, sizeof ds), memcpy(ks, k2, sizeof ks), memcpy(os, o2, sizeof os);
-  }
-  te_tensor *D = tt_placeholder("D", t, 4, ds), *K = tt_placeholder("K", t, 4, ks);
-  te_tensor *O = TT_NN(nhwc ? te_op_conv2d_nhwc_acc(tt_ctx, D, K, p, TE_F32, "conv")
-                            : te_op_conv2d_nchw_acc(tt_ctx, D, K, p, TE_F32, "conv"));
-  cr_assert(te_dtype_eq(te_tensor_dtype(O), TE_F32));
-  tt_buf *d = tt_alloc(t, 4, ds), *k = tt_alloc(t, 4, ks);
-  tt_buf *got = tt_alloc(TE_F32, 4, os), *ref = tt_alloc(TE_F32, 4, os);
-  tt_fill(d, 13), tt_fill(k, 14);
-  for (int64_t n = 0; n < q->n; n++)
-    for (int64_t o = 0; o < q->o; o++)
-      for (int64_t y = 0; y < oh; y++)
-        for (int64_t x = 0; x < ow; x++) {
-          double s = 0;
-          for (int64_t c = 0; c < q->c; c++)
-            for (int64_t ry = 0; ry < q->kh; ry++)
-              for (int64_t rx = 0; rx < q->kw; rx++) {
-                int64_t iy = y * p->stride_h + ry * p->dilation_h - p->pad_h;
-                int64_t ix = x * p->stride_w + rx * p->dilation_w - p->pad_w;
-                if (iy < 0 || iy >= q->h || ix < 0 || ix >= q->w)
-                  continue;
-                int64_t di = nhwc ? ((n * q->h + iy) * q->w + ix) * q->c + c
-                                  : ((n * q->c + c) * q->h + iy) * q->w + ix;
-                int64_t ki = nhwc ? ((ry * q->kw + rx) * q->c + c) * q->o + o
-                                  : ((o * q->c + c) * q->kh + ry) * q->kw + rx;
-                s += tt_get(d, di) * tt_get(k, ki);
-              }
-          int64_t oi =
-              nhwc ? ((n * oh + y) * ow + x) * q->o + o : ((n * q->o + o) * oh + y) * ow + x;
-          tt_set(ref, oi, s);
-        }
-  ops_plan pl = {.inline_stages = {"pad"}, .at = {{"pad", NULL, 1}}, .nreduce = 3};
-  ops_check(nhwc ? "conv2d_nhwc_acc" : "conv2d_nchw_acc", O, &pl, 3, TT_TENSORS(D, K, O),
-            TT_BUFS(d, k, got), got, ref, q->c * q->kh * q->kw);
+static void check_conv(te_dtype t, bool nhwc, const ops_conv_case *q) {
+  ops_check_conv_acc(t, t, TE_F32, nhwc, q, tt_fill, 13);
 }
 
 Test(ops_lowp_acc, conv2d_bf16_and_f16_to_f32) {
-  const fconv body = {1, 8, 9, 7, 5, 3, 3, {1, 1, 1, 1, 1, 1}};  /* ResNet's 3x3/1 pad 1 */
-  const fconv odd = {2, 3, 11, 10, 4, 3, 2, {2, 1, 1, 0, 1, 2}}; /* strides, dilation */
+  const ops_conv_case body = {1, 8, 9, 7, 5, 3, 3, {1, 1, 1, 1, 1, 1}};  /* ResNet's 3x3/1 pad 1 */
+  const ops_conv_case odd = {2, 3, 11, 10, 4, 3, 2, {2, 1, 1, 0, 1, 2}}; /* strides, dilation */
   check_conv(TE_BF16, false, &body);
   check_conv(TE_BF16, true, &odd);
   check_conv(TE_F16, false, &odd);

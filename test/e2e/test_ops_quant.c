@@ -56,58 +56,13 @@ Test(ops_quant, matmul_s8_s8_and_u8_u8) {
 /* Long sums of extreme products: far past i8 and i16, inside i32. */
 Test(ops_quant, matmul_long_k_does_not_overflow) { check_matmul_acc(TE_U8, TE_I8, 3, 4, 700, 0); }
 
-typedef struct qconv {
-  int64_t n, c, h, w, o, kh, kw;
-  te_conv2d_params p;
-} qconv;
-
-static void check_conv_acc(bool nhwc, const qconv *q) {
-  const te_conv2d_params *p = &q->p;
-  int64_t oh = (q->h + 2 * p->pad_h - p->dilation_h * (q->kh - 1) - 1) / p->stride_h + 1;
-  int64_t ow = (q->w + 2 * p->pad_w - p->dilation_w * (q->kw - 1) - 1) / p->stride_w + 1;
-  int64_t ds[4] = {q->n, q->c, q->h, q->w}, ks[4] = {q->o, q->c, q->kh, q->kw};
-  int64_t os[4] = {q->n, q->o, oh, ow};
-  if (nhwc) {
-    int64_t d2[4] = {q->n, q->h, q->w, q->c}, k2[4] = {q->kh, q->kw, q->c, q->o},
-            o2[4] = {q->n, oh, ow, q->o};
-    memcpy(ds, d2, sizeof ds), memcpy(ks, k2, sizeof ks), memcpy(os, o2, sizeof os);
-  }
-  te_tensor *D = tt_placeholder("D", TE_U8, 4, ds), *K = tt_placeholder("K", TE_I8, 4, ks);
-  te_tensor *O = TT_NN(nhwc ? te_op_conv2d_nhwc_acc(tt_ctx, D, K, p, TE_I32, "conv")
-                            : te_op_conv2d_nchw_acc(tt_ctx, D, K, p, TE_I32, "conv"));
-  tt_buf *d = tt_alloc(TE_U8, 4, ds), *k = tt_alloc(TE_I8, 4, ks);
-  tt_buf *got = tt_alloc(TE_I32, 4, os), *ref = tt_alloc(TE_I32, 4, os);
-  fill_q(d, 8), fill_q(k, 9);
-  for (int64_t n = 0; n < q->n; n++)
-    for (int64_t o = 0; o < q->o; o++)
-      for (int64_t y = 0; y < oh; y++)
-        for (int64_t x = 0; x < ow; x++) {
-          int64_t s = 0;
-          for (int64_t c = 0; c < q->c; c++)
-            for (int64_t ry = 0; ry < q->kh; ry++)
-              for (int64_t rx = 0; rx < q->kw; rx++) {
-                int64_t iy = y * p->stride_h + ry * p->dilation_h - p->pad_h;
-                int64_t ix = x * p->stride_w + rx * p->dilation_w - p->pad_w;
-                if (iy < 0 || iy >= q->h || ix < 0 || ix >= q->w)
-                  continue;
-                int64_t di = nhwc ? ((n * q->h + iy) * q->w + ix) * q->c + c
-                                  : ((n * q->c + c) * q->h + iy) * q->w + ix;
-                int64_t ki = nhwc ? ((ry * q->kw + rx) * q->c + c) * q->o + o
-                                  : ((o * q->c + c) * q->kh + ry) * q->kw + rx;
-                s += tt_geti(d, di) * tt_geti(k, ki);
-              }
-          int64_t oi =
-              nhwc ? ((n * oh + y) * ow + x) * q->o + o : ((n * q->o + o) * oh + y) * ow + x;
-          tt_seti(ref, oi, s);
-        }
-  ops_plan pl = {.inline_stages = {"pad"}, .at = {{"pad", NULL, 1}}, .nreduce = 3};
-  ops_check(nhwc ? "conv2d_nhwc_acc" : "conv2d_nchw_acc", O, &pl, 3, TT_TENSORS(D, K, O),
-            TT_BUFS(d, k, got), got, ref, q->c * q->kh * q->kw);
+static void check_conv_acc(bool nhwc, const ops_conv_case *q) {
+  ops_check_conv_acc(TE_U8, TE_I8, TE_I32, nhwc, q, fill_q, 8);
 }
 
 Test(ops_quant, conv2d_u8_s8_to_i32) {
-  const qconv body = {1, 8, 9, 7, 5, 3, 3, {1, 1, 1, 1, 1, 1}};  /* ResNet's 3x3/1 pad 1 */
-  const qconv odd = {2, 3, 11, 10, 4, 3, 2, {2, 1, 1, 0, 1, 2}}; /* strides, dilation */
+  const ops_conv_case body = {1, 8, 9, 7, 5, 3, 3, {1, 1, 1, 1, 1, 1}};  /* ResNet's 3x3/1 pad 1 */
+  const ops_conv_case odd = {2, 3, 11, 10, 4, 3, 2, {2, 1, 1, 0, 1, 2}}; /* strides, dilation */
   check_conv_acc(false, &body);
   check_conv_acc(true, &body);
   check_conv_acc(false, &odd);

@@ -122,4 +122,62 @@ static inline void ops_fill(int n, tt_buf *const bufs[], uint64_t seed) {
     tt_fill(bufs[i], seed + (uint64_t)i);
 }
 
+/* A 2-D convolution case for the operators' _acc forms: batch, input channels, height, width,
+   output channels, kernel height and width, and the strides, padding and dilation. */
+typedef struct ops_conv_case {
+  int64_t n, c, h, w, o, kh, kw;
+  te_conv2d_params p;
+} ops_conv_case;
+
+/* Runs te_op_conv2d_nchw_acc (or _nhwc_acc) with inputs of types td and tk accumulating in acc
+   under every schedule kind, against a plain convolution summed in double and stored once into
+   acc (tt_set: rounded once for f32, exact for i32, whose sums here stay far below 2^53). The
+   inputs are filled by fill with seeds seed and seed + 1. */
+static inline void ops_check_conv_acc(te_dtype td, te_dtype tk, te_dtype acc, bool nhwc,
+                                      const ops_conv_case *q, void (*fill)(tt_buf *, uint64_t),
+                                      uint64_t seed) {
+  const te_conv2d_params *p = &q->p;
+  int64_t oh = (q->h + 2 * p->pad_h - p->dilation_h * (q->kh - 1) - 1) / p->stride_h + 1;
+  int64_t ow = (q->w + 2 * p->pad_w - p->dilation_w * (q->kw - 1) - 1) / p->stride_w + 1;
+  int64_t ds[4] = {q->n, q->c, q->h, q->w}, ks[4] = {q->o, q->c, q->kh, q->kw};
+  int64_t os[4] = {q->n, q->o, oh, ow};
+  if (nhwc) {
+    int64_t d2[4] = {q->n, q->h, q->w, q->c}, k2[4] = {q->kh, q->kw, q->c, q->o},
+            o2[4] = {q->n, oh, ow, q->o};
+    memcpy(ds, d2, sizeof ds), memcpy(ks, k2, sizeof ks), memcpy(os, o2, sizeof os);
+  }
+  te_tensor *D = tt_placeholder("D", td, 4, ds), *K = tt_placeholder("K", tk, 4, ks);
+  te_tensor *O = TT_NN(nhwc ? te_op_conv2d_nhwc_acc(tt_ctx, D, K, p, acc, "conv")
+                            : te_op_conv2d_nchw_acc(tt_ctx, D, K, p, acc, "conv"));
+  cr_assert(te_dtype_eq(te_tensor_dtype(O), acc));
+  tt_buf *d = tt_alloc(td, 4, ds), *k = tt_alloc(tk, 4, ks);
+  tt_buf *got = tt_alloc(acc, 4, os), *ref = tt_alloc(acc, 4, os);
+  fill(d, seed), fill(k, seed + 1);
+  for (int64_t n = 0; n < q->n; n++)
+    for (int64_t o = 0; o < q->o; o++)
+      for (int64_t y = 0; y < oh; y++)
+        for (int64_t x = 0; x < ow; x++) {
+          double s = 0;
+          for (int64_t c = 0; c < q->c; c++)
+            for (int64_t ry = 0; ry < q->kh; ry++)
+              for (int64_t rx = 0; rx < q->kw; rx++) {
+                int64_t iy = y * p->stride_h + ry * p->dilation_h - p->pad_h;
+                int64_t ix = x * p->stride_w + rx * p->dilation_w - p->pad_w;
+                if (iy < 0 || iy >= q->h || ix < 0 || ix >= q->w)
+                  continue;
+                int64_t di = nhwc ? ((n * q->h + iy) * q->w + ix) * q->c + c
+                                  : ((n * q->c + c) * q->h + iy) * q->w + ix;
+                int64_t ki = nhwc ? ((ry * q->kw + rx) * q->c + c) * q->o + o
+                                  : ((o * q->c + c) * q->kh + ry) * q->kw + rx;
+                s += tt_get(d, di) * tt_get(k, ki);
+              }
+          int64_t oi =
+              nhwc ? ((n * oh + y) * ow + x) * q->o + o : ((n * q->o + o) * oh + y) * ow + x;
+          tt_set(ref, oi, s);
+        }
+  ops_plan pl = {.inline_stages = {"pad"}, .at = {{"pad", NULL, 1}}, .nreduce = 3};
+  ops_check(nhwc ? "conv2d_nhwc_acc" : "conv2d_nchw_acc", O, &pl, 3, TT_TENSORS(D, K, O),
+            TT_BUFS(d, k, got), got, ref, q->c * q->kh * q->kw);
+}
+
 #endif
