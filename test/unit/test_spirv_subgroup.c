@@ -217,7 +217,10 @@ static void check(const sg_case *c) {
     char *dis = cg_spv_disassemble(sk.words, sk.nwords);
     cr_assert(dis);
     cr_expect(strstr(dis, "GroupNonUniform") == NULL, "%s: subgroups in\n%s", c->name, dis);
-    cr_expect(strstr(dis, "OpControlBarrier"), "%s: no barrier (no tree) in\n%s", c->name, dis);
+    int barriers = 0; /* the serial loop has one, the tree one a step more */
+    for (const char *q = dis; (q = strstr(q, "OpControlBarrier")); q++)
+      barriers++;
+    cr_expect_geq(barriers, 3, "%s: %d barriers (no tree) in\n%s", c->name, barriers, dis);
     free(dis);
     spirv_val("the module", sk.words, sk.nwords);
     sk.plain_words = sk.words, sk.plain_nwords = sk.nwords, sk.words = NULL;
