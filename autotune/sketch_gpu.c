@@ -6,13 +6,15 @@
  *   - "gpu-tile": the heavy reduction with reuse (matmul, convolution) accumulates in a local
  *     stage (te_cache_write, TE_SCOPE_LOCAL: registers). Its output stage's space axes are split
  *     on three levels, B T I (block, thread, the thread's own tile of at most AT_GPU_MAX_INNER
- *     points an axis), ordered B.. T.. I..; the B loops fused and bound to blockIdx.x, the T loops
- *     fused and bound to threadIdx.x. The local stage is computed at the thread loop: its reduce
- *     axes split R0 R1 and ordered R0.. R1.. then its I axes (optionally unrolled: the thread's
- *     tile in registers). Each placeholder input may be copied into shared memory at the last R0
- *     loop (te_cache_read, TE_SCOPE_SHARED) by the block's threads together: the copy's axes
- *     fused and split over threadIdx.x, optionally with a 4-lane vectorized inner loop (128-bit
- *     loads) where the target's code generator has vector loads (probed: off where it refuses);
+ *     points an axis; the factors need not divide: the last tiles are guarded), ordered
+ *     B.. T.. I..; the B loops fused and bound to blockIdx.x, the T loops fused and bound to
+ *     threadIdx.x. The local stage is computed at the thread loop: its reduce axes split R0 R1
+ *     (R1 need not divide either) and ordered R0.. R1.. then its I axes (optionally unrolled:
+ *     the thread's tile in registers). Each placeholder input may be copied into shared memory
+ *     at the last R0 loop (te_cache_read, TE_SCOPE_SHARED) by the block's threads together: the
+ *     copy's axes fused and split over threadIdx.x, optionally with a 4-lane vectorized inner
+ *     loop (128-bit loads) where the target's code generator has vector loads (probed: off
+ *     where it refuses);
  *   - "gpu-simple": every stage's space axes fused, split by 32 << v threads (capped by the
  *     target) and bound to blockIdx.x / threadIdx.x; a reduction runs inside each thread. Always
  *     offered, so that a workload with no tile still gets a bound schedule.

@@ -4,7 +4,10 @@
  * A tile knob holds one factor per level, outermost first. Reduction and simple-stage tiles
  * divide their extent exactly (the product is the extent); the tiled stage's space tiles may
  * leave a tail (half their draws are free factors; the outermost level then counts the tiles,
- * rounded up), so a 6 x 64 register tile is in the space of a 1024 x 1024 matmul. Innermost
+ * rounded up), so a 6 x 64 register tile is in the space of a 1024 x 1024 matmul. So may the
+ * gpu-tile sketch's block/thread/inner tiles and its reduction's two levels (the lowering
+ * guards the last tile of each; a prime-sized matmul would otherwise get tiles of 1 or the
+ * whole axis). Innermost
  * factors are bounded (inner_limit) as Ansor bounds its innermost split factor; the vector
  * axis' innermost factor is mostly whole 8-lane vectors; in a dot sketch (tile+cache+read+dot)
  * it is always whole instruction vectors (16 lanes) and the grouped reduce axis' innermost
@@ -90,9 +93,13 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Whether the tile's factors may leave a tail: the space tiles of the tiled stage, whose last
    tiles te guards (an output's) or rounds up (a local block's, apply.c), so a 6-row register
-   tile can tile 1024 rows. Their outermost level then counts the tiles, rounded up. Reduction
-   and simple-stage tiles keep exact factors. */
-static bool may_tail(const at_knob *k) { return k->role == AT_ROLE_SPACE_TILE; }
+   tile can tile 1024 rows; so may a gpu-tile sketch's space and reduce tiles (sketch_gpu.c:
+   the lowering guards their last tiles). Their outermost level then counts the tiles, rounded
+   up. The CPU sketches' reduction and simple-stage tiles keep exact factors. */
+static bool may_tail(const at_sketch *sk, const at_knob *k) {
+  return k->role == AT_ROLE_SPACE_TILE || k->role == AT_ROLE_GPU_TILE ||
+         (k->role == AT_ROLE_REDUCE_TILE && sk->kind == AT_SK_GPU_TILE);
+}
 
 /* What level l of the tile spans: the extent over the levels inside it, rounded up. */
 static int64_t left_for(const at_knob *k, const int64_t *v, int l) {
@@ -125,14 +132,14 @@ static int64_t pick_level(const at_task *t, const at_sketch *sk, const at_knob *
   int64_t limit = innermost ? inner_limit(t, sk, k) : INT64_MAX;
   int64_t mult = innermost ? inner_multiple(t, sk, k) : 1;
   bool vector = k->role == AT_ROLE_SPACE_TILE && k->axis == vector_axis(t, sk, k);
-  if (may_tail(k) && at_rng_unit(r) < 0.5)
+  if (may_tail(sk, k) && at_rng_unit(r) < 0.5)
     return pick_free(r, rest, limit, vector, innermost, mult);
   int64_t f = 0;
   if (mult > 1) /* whole instruction vectors or groups: a divisor if one is, else a tail */
     f = pick_vector(r, rest, limit, mult);
   else if (vector && innermost && at_rng_unit(r) < 0.8) /* mostly whole vectors */
     f = pick_vector(r, rest, limit, 8);
-  if (!f && mult > 1 && may_tail(k))
+  if (!f && mult > 1 && may_tail(sk, k))
     return pick_free(r, rest, limit, vector, innermost, mult);
   return f ? f : pick_divisor(r, rest, limit);
 }
@@ -161,7 +168,7 @@ static bool tile_ok(const at_task *t, const at_sketch *sk, const at_knob *k, con
   if (inner > inner_limit(t, sk, k) || inner % inner_multiple(t, sk, k) != 0 ||
       v[0] != left_for(k, v, 0))
     return false;
-  return may_tail(k) || prod == k->extent;
+  return may_tail(sk, k) || prod == k->extent;
 }
 
 static void sample_knob(const at_task *t, const at_sketch *sk, const at_knob *k, at_rng *r,
@@ -199,7 +206,7 @@ static bool mutate_tile(const at_task *t, const at_sketch *sk, const at_knob *k,
   int64_t old[AT_MAX_LEVELS];
   memcpy(old, v, sizeof(int64_t) * (size_t)k->nlevels);
   for (int tries = 0; tries < 8; tries++) {
-    if (may_tail(k) && at_rng_unit(r) < 0.5) {
+    if (may_tail(sk, k) && at_rng_unit(r) < 0.5) {
       int l = 1 + at_rng_int(r, k->nlevels - 1);
       v[l] = pick_level(t, sk, k, r, l, left_for(k, v, l));
       for (int o = l - 1; o >= 1; o--) /* the levels outside it span less now */

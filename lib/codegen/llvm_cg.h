@@ -82,10 +82,10 @@ typedef struct cg_llvm {
   bool (*tensor_store)(struct cg_llvm *, ir_stmt *);
   LLVMValueRef warp_lane; /* device code of a warp kernel (lower/gpu.h): the lane, i32 */
   /* device code: writes a warp_shuffle_xor call (llvm_expr.c asks it); NULL where the target has
-     none. block_x: the kernel's threads a block on x when constant (the warps that exist), else 0
-   */
+     none. block: the kernel's threads a block on x, y, z when constant (the warps that exist),
+     else 0 */
   LLVMValueRef (*warp_shuffle)(struct cg_llvm *, te_expr *call);
-  int64_t block_x;
+  int64_t block[3];
 } cg_llvm;
 
 /* llvm_types.c */

@@ -145,8 +145,9 @@ bool cg_ptx_kernel(cg_llvm *cg, const lw_gpu_kernel *k) {
   cg->math = cg_libdevice_path() ? cg_ptx_libdevice_math : NULL;
   cg->tensor_store = cg_ptx_mma_store;
   cg->warp_shuffle = cg_ptx_warp_shuffle;
-  if (!ir_is_const_int(k->block[0], &cg->block_x))
-    cg->block_x = 0;
+  for (int d = 0; d < 3; d++)
+    if (!ir_is_const_int(k->block[d], &cg->block[d]))
+      cg->block[d] = 0;
   cg_fn_begin(cg, fn);
   if (!ptx_bind_params(cg, k, fn) || !ptx_bind_indices(cg, k) || !ptx_bind_buffers(cg, k))
     return false;

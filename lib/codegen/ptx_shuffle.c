@@ -2,10 +2,12 @@
  *
  * shfl.sync moves 32 bits: a narrower value (bool, 8/16-bit ints and floats) travels
  * zero-extended in an i32, a 64-bit one (i64, u64, f64) as two shuffles of its halves. The
- * membermask names the warp's threads that exist: all 32 unless the block's x extent B is not a
- * multiple of 32, when the last warp has B % 32 threads (a thread named in the mask that does
- * not exist would leave the result undefined). gpu_tree_warp.c makes every thread of a warp
- * reach the shuffle together. The clamp operand 0x1f: the whole warp is one segment.
+ * membermask names the warp's threads that exist: all 32 unless the block's B = X * Y * Z
+ * threads are not a multiple of 32, when the last warp (the hardware numbers threads
+ * x + X * (y + Y * z) and makes warps of 32 consecutive numbers) has B % 32 threads (a thread
+ * named in the mask that does not exist would leave the result undefined). gpu_tree_warp.c makes
+ * every thread of a warp reach the shuffle together. The clamp operand 0x1f: the whole warp is one
+ * segment.
  */
 
 #include "ptx.h"
@@ -16,21 +18,45 @@ static LLVMValueRef shfl_call(cg_llvm *cg, LLVMValueRef mask, LLVMValueRef v32, 
   return cg_ptx_intrinsic_call(cg, "llvm.nvvm.shfl.sync.bfly.i32", 4, args);
 }
 
+/* The thread's number in its block, x + X * (y + Y * z), as i32. */
+static LLVMValueRef linear_tid(cg_llvm *cg) {
+  static const char *const sreg[3] = {"llvm.nvvm.read.ptx.sreg.tid.x",
+                                      "llvm.nvvm.read.ptx.sreg.tid.y",
+                                      "llvm.nvvm.read.ptx.sreg.tid.z"};
+  LLVMValueRef id = NULL;
+  int64_t below = 1;
+  for (int d = 0; d < 3; d++) {
+    if (cg->block[d] == 1 && d > 0)
+      continue;
+    LLVMValueRef t = cg_ptx_intrinsic_call(cg, sreg[d], 0, NULL);
+    if (!t)
+      return NULL;
+    if (id) {
+      t = LLVMBuildMul(cg->b, t, LLVMConstInt(cg->t_i32, (unsigned long long)below, 0), "");
+      id = LLVMBuildAdd(cg->b, id, t, "");
+    } else
+      id = t;
+    below *= cg->block[d];
+  }
+  return id;
+}
+
 /* The threads of this thread's warp that exist, as a membermask. */
 static LLVMValueRef warp_mask(cg_llvm *cg) {
   LLVMValueRef all = LLVMConstInt(cg->t_i32, 0xffffffffu, 0);
-  if (cg->block_x > 0 && cg->block_x % 32 == 0)
+  int64_t threads = cg->block[0] * cg->block[1] * cg->block[2];
+  if (threads <= 0) /* not reached: gpu_tree_warp.c needs a constant block */
     return all;
-  LLVMValueRef tid = cg_ptx_intrinsic_call(cg, "llvm.nvvm.read.ptx.sreg.tid.x", 0, NULL);
+  if (threads % 32 == 0)
+    return all;
+  LLVMValueRef tid = linear_tid(cg);
   if (!tid)
     return NULL;
-  if (cg->block_x <= 0) /* not reached: gpu_tree_warp.c needs a constant block */
-    return all;
   /* the last warp starts at B - B % 32 and has B % 32 threads */
-  int64_t last = cg->block_x - cg->block_x % 32;
+  int64_t last = threads - threads % 32;
   LLVMValueRef in_last = LLVMBuildICmp(cg->b, LLVMIntUGE, tid,
                                        LLVMConstInt(cg->t_i32, (unsigned long long)last, 0), "");
-  uint32_t partial = (uint32_t)((1ull << (cg->block_x % 32)) - 1);
+  uint32_t partial = (uint32_t)((1ull << (threads % 32)) - 1);
   return LLVMBuildSelect(cg->b, in_last, LLVMConstInt(cg->t_i32, partial, 0), all, "warpmask");
 }
 

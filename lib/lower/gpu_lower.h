@@ -46,40 +46,68 @@ ir_stmt *lw_gpu_rewrite_body(lw_gpu_host *h, lw_gpu_kernel *k, ir_stmt *root,
 /* True when cond is the single-thread guard gpu_rewrite.c makes (threadIdx.x == 0 && ...). */
 bool lw_gpu_is_single_guard(const lw_gpu_kernel *k, te_expr *cond);
 
-/* gpu_tree.c: a one-thread final reduction `if (guard) for (k, 0, N) OUT[o] = f(OUT[o], SH[k])`
-   over the shared buffer SH of partial results, as matched: f is the combine over the variables
-   a (standing for OUT[o]) and b (for SH[k]). */
+/* gpu_tree.c: a one-thread final reduction over the shared buffer SH of partial results, as
+   matched at the kernel's top level:
+
+     if (guard) { prefix; for (k, 0, N) OUT[o] = f(OUT[o], SH[e(k)]) }
+
+   guard the single-thread guard (threadIdx.d == 0 for the participating thread indices d; the
+   other thread indices group), f the combine over the variables a (standing for OUT[o]) and b (for
+   SH[e(k)]). The threads that agree on every grouping index form a group; each group reduces its
+   own N partials, its threads numbered by pos, the participating indices linearized (x fastest, as
+   the hardware numbers threads). */
 typedef struct lw_gpu_tree {
   ir_buffer *out, *sh;
   te_expr *out_index, *k;
+  te_expr *sh_index;           /* e(k): where SH holds partial k */
   te_expr *out_load, *sh_load; /* the two loads in the store's value */
   int nout, nsh;               /* how often each occurs */
   te_expr *a, *b;              /* the variables standing for them */
+  te_expr *guard;              /* the single-thread guard */
+  ir_stmt *prefix;             /* the statements under the guard before the loop, or NULL */
+  te_expr *pos;                /* this thread's number in its group, in [0, parts) */
+  int64_t parts;               /* threads a group (the participating extents' product) */
+  bool whole_block;            /* every thread index participates: one group a block */
+  bool one_dim;                /* the block has threads along x only */
+  /* warps (cuda): below the participating indices lie grouping ones of low threads in all
+     (1 when none); a warp holds 32 / low consecutive pos values of each of them, and moving
+     pos by d moves the hardware lane by d * low. warp_ok: that layout holds (gpu_tree.c). */
+  int64_t low;
+  bool warp_ok;
 } lw_gpu_tree;
+
+/* gpu_tree_match.c: whether s (a top-level statement of k) is such a reduction, with t, its
+   combine f and its N partials filled in when it is. */
+bool lw_gpu_tree_match(lw_pass_ctx *, const lw_gpu_kernel *k, ir_stmt *s, lw_gpu_tree *t,
+                       te_expr **f, int64_t *n);
+/* Whether s loads or stores b. */
+bool lw_gpu_stmt_uses_buffer(ir_stmt *s, ir_buffer *b);
+
+/* SH's index for partial number kx: e(kx). */
+te_expr *lw_gpu_tree_sh_at(lw_pass_ctx *, const lw_gpu_tree *t, te_expr *kx);
 
 /* f(x, y) for the tree's combine f. */
 te_expr *lw_gpu_tree_apply(lw_pass_ctx *, const lw_gpu_tree *t, te_expr *f, te_expr *x, te_expr *y);
 
-/* gpu_tree_warp.c (cuda): the final reduction s over n partials as warp shuffles
+/* gpu_tree_warp.c (cuda): the final reduction over n partials as warp shuffles
    (warp_shuffle_xor) within each warp of 32 threads, then across the warps through SH; NULL
-   on failure. k's block is one-dimensional with a constant extent >= n. */
-ir_stmt *lw_gpu_tree_warp(lw_pass_ctx *, const lw_gpu_kernel *k, ir_stmt *s, const lw_gpu_tree *t,
-                          te_expr *f, int64_t n);
+   on failure. Needs t->warp_ok (the warp layout of lw_gpu_tree) and n <= t->parts. */
+ir_stmt *lw_gpu_tree_warp(lw_pass_ctx *, const lw_gpu_tree *t, te_expr *f, int64_t n);
 
 /* gpu_tree_subgroup.c (vulkan): whether the tree can use subgroup operations (f is a sum,
-   product, max or min of a 32/64-bit scalar, every thread of the block holds a partial), and
-   the statement `if (has_subgroup_ops()) { subgroup reduction } else { fallback }` replacing s;
-   NULL on failure. */
-bool lw_gpu_tree_subgroup_ok(const lw_gpu_kernel *k, const lw_gpu_tree *t, te_expr *f, int64_t n);
-ir_stmt *lw_gpu_tree_subgroup(lw_pass_ctx *, const lw_gpu_kernel *k, ir_stmt *s,
-                              const lw_gpu_tree *t, te_expr *f, ir_stmt *fallback);
+   product, max or min of a 32/64-bit scalar, every thread of the one-dimensional block holds
+   a partial: one group, n = its threads), and the statement `if (has_subgroup_ops()) { subgroup
+   reduction } else { fallback }` replacing the match (after t's prefix); NULL on failure. */
+bool lw_gpu_tree_subgroup_ok(const lw_gpu_tree *t, te_expr *f, int64_t n);
+ir_stmt *lw_gpu_tree_subgroup(lw_pass_ctx *, const lw_gpu_tree *t, te_expr *f, ir_stmt *fallback);
 
 /* True when s holds a tensor-core call (mma_m16n8k16; gpu_warp.c). */
 bool lw_gpu_has_mma(ir_stmt *s);
 
 /* gpu_tree.c: body with each one-thread final reduction over a shared buffer of partial
-   results (an rfactor'd reduction bound to threadIdx.x) made a tree of log2(N) steps of the
-   block's threads, with barriers; sets k->uses_barrier when it adds them. NULL on failure. */
+   results (an rfactor'd reduction bound to thread indices) made a tree of log2(N) steps of
+   each group's threads, with barriers; sets k->uses_barrier when it adds them. NULL on
+   failure. */
 ir_stmt *lw_gpu_tree_reductions(lw_pass_ctx *, lw_gpu_kernel *k, ir_stmt *body);
 
 /* The passes (registered in pipeline.c). */

@@ -1,114 +1,41 @@
 /* gpu_tree.c — cross-thread reductions as trees in shared memory (after gpu_barrier.c).
  *
- * An rfactor'd reduction bound to threadIdx.x leaves its partial results in a shared buffer,
- * and the final reduction runs in one thread (gpu_rewrite.c's single-thread guard):
+ * An rfactor'd reduction whose factor axis is bound to thread indices leaves its partial
+ * results in a shared buffer, and the final reduction runs in one thread of each group
+ * (gpu_rewrite.c's single-thread guard; groups and the match: gpu_tree_match.c):
  *
  *   barrier()                                   (placed by gpu_barrier.c)
- *   if (threadIdx.x == 0) { for (k, 0, N) { OUT[o] = f(OUT[o], SH[k]) } }
+ *   if (guard) { prefix; for (k, 0, N) { OUT[o] = f(OUT[o], SH[e(k)]) } }
  *
- * N - 1 combinations in a row. When the kernel's block is one-dimensional, N >= 2, the loop is
- * a top-level statement of the kernel (not inside a loop), f reads OUT[o] and SH[k] once each
- * and k nowhere else, and no later statement touches SH (the tree overwrites it), the
- * statement becomes log2(N) steps of the block's threads, P the power of two >= N:
+ * N - 1 combinations in a row. When it matches, the statement becomes log2(N) steps of the
+ * group's threads, numbered pos (the participating thread indices linearized), P the power of
+ * two >= N:
  *
+ *   if (guard) { prefix }
  *   for s = P/2, P/4, ..., 1:
- *     if (threadIdx.x < min(s, N - s)) { SH[threadIdx.x] = f(SH[threadIdx.x], SH[threadIdx.x + s])
- * } barrier() if (threadIdx.x == 0) { OUT[o] = f(OUT[o], SH[0]) }
+ *     if (pos < min(s, N - s)) { SH[e(pos)] = f(SH[e(pos)], SH[e(pos + s)]) }
+ *     barrier()
+ *   if (guard) { OUT[o] = f(OUT[o], SH[e(0)]) }
  *
- * This reorders the combinations: f is assumed associative and commutative, as every
- * reduction te has is (sum, product, min, max; a float sum rounds differently, within the
- * tolerance of a reordered sum). The steps are straight-line code at the kernel's top level,
- * so every barrier is in block-uniform control flow (gpu.h). On cuda the matched statement
- * becomes warp shuffles instead (gpu_tree_warp.c), except in a kernel holding a tensor-core
- * tile (a warp per thread, gpu_warp.c), which keeps the shared-memory steps. On vulkan a sum,
- * product, max or min over partials of every thread of the block also gets a subgroup form,
- * chosen at run time by the device's support (gpu_tree_subgroup.c).
+ * In step s, thread pos < s writes the element it alone reads, and reads element pos + s,
+ * which no thread writes in that step (pos + s >= s); the groups' elements are disjoint (the
+ * match proves e's layout). So each step is race-free, and after the last one SH[e(0)] holds f
+ * over the group's N partials. This reorders the combinations: f is assumed associative and
+ * commutative, as every reduction te has is (sum, product, min, max; a float sum rounds
+ * differently, within the tolerance of a reordered sum). The steps are straight-line code at
+ * the kernel's top level, so every barrier is in block-uniform control flow (gpu.h). On cuda the
+ * matched statement becomes warp shuffles instead (gpu_tree_warp.c) where the warps line up with
+ * the groups (lw_gpu_tree.warp_ok), except in a kernel holding a tensor-core tile (a warp per
+ * thread, gpu_warp.c), which keeps the shared-memory steps. On vulkan a sum, product, max or min
+ * over partials of every thread of the block also gets a subgroup form, chosen at run time by the
+ * device's support (gpu_tree_subgroup.c).
  */
 #include "gpu_lower.h"
 #include "target/target.h"
 
-static te_expr *tm_load(ir_mutator *m, te_expr *e) {
-  lw_gpu_tree *t = m->data;
-  if (e->u.buffer == t->sh && e->args[0] == t->k && e->dtype.lanes == 1) {
-    t->nsh++;
-    t->sh_load = e;
-    return t->b;
-  }
-  if (e->u.buffer == t->out && e->args[0] == t->out_index && e->dtype.lanes == 1) {
-    t->nout++;
-    t->out_load = e;
-    return t->a;
-  }
-  return ir_mutate_expr_children(m, e);
-}
-
-/* Whether s loads or stores buffer b. */
-typedef struct uses_buf {
-  ir_buffer *b;
-} uses_buf;
-static int ub_load(ir_visitor *v, te_expr *e) {
-  return e->u.buffer == ((uses_buf *)v->data)->b ? IR_ABORT : IR_CONTINUE;
-}
-static int ub_store(ir_visitor *v, ir_stmt *s) {
-  return s->u.buffer == ((uses_buf *)v->data)->b ? IR_ABORT : IR_CONTINUE;
-}
-static bool stmt_uses_buffer(ir_stmt *s, ir_buffer *b) {
-  uses_buf u = {b};
-  ir_visitor v = {0};
-  v.expr[IR_LOAD] = ub_load;
-  v.stmt[IR_S_STORE] = ub_store;
-  v.data = &u;
-  return ir_visit_stmt(&v, s) == IR_ABORT;
-}
-
-static bool is_shared(const lw_gpu_kernel *k, ir_buffer *b, int64_t *count) {
-  for (int i = 0; i < k->nshared; i++)
-    if (k->shared[i].buffer == b) {
-      *count = k->shared[i].count;
-      return true;
-    }
-  return false;
-}
-
-/* The combine of s, `if (single guard) for (k, 0, N) OUT[o] = f(OUT[o], SH[k])`, into t and
- *f (over t->a, t->b); false when s is not of that form. */
-static bool tree_candidate(lw_pass_ctx *p, const lw_gpu_kernel *k, ir_stmt *s, lw_gpu_tree *t,
-                           te_expr **f, int64_t *n) {
-  if (s->kind != IR_S_IF || s->nstmts < 1 || (s->nstmts > 1 && s->stmts[1]) ||
-      !lw_gpu_is_single_guard(k, s->exprs[0]))
-    return false;
-  ir_stmt *loop = s->stmts[0];
-  int64_t lo, block;
-  if (loop->kind != IR_S_FOR || loop->u.loop.kind != IR_FOR_SERIAL ||
-      !ir_is_const_int(IR_FOR_MIN(loop), &lo) || lo != 0 ||
-      !ir_is_const_int(IR_FOR_EXTENT(loop), n) || *n < 2 || !ir_is_const_int(k->block[0], &block) ||
-      *n > block)
-    return false;
-  ir_stmt *st = IR_FOR_BODY(loop);
-  if (st->kind != IR_S_STORE || st->exprs[0]->dtype.lanes != 1)
-    return false;
-  *t = (lw_gpu_tree){.out = st->u.buffer, .out_index = st->exprs[1], .k = IR_FOR_VAR(loop)};
-  if (ir_expr_uses(t->out_index, t->k))
-    return false;
-  /* SH: the shared buffer the value reads at k */
-  te_expr *v = st->exprs[0];
-  int64_t count = 0;
-  for (int i = 0; i < k->nshared && !t->sh; i++) {
-    t->sh = k->shared[i].buffer;
-    t->a = ir_var_new(p->ctx, "tree_a", v->dtype, IR_VAR_INDEX);
-    t->b = ir_var_new(p->ctx, "tree_b", v->dtype, IR_VAR_INDEX);
-    if (!t->a || !t->b)
-      return false;
-    t->nout = t->nsh = 0;
-    ir_mutator m = {.ctx = p->ctx, .data = t};
-    m.expr[IR_LOAD] = tm_load;
-    *f = ir_mutate_expr(&m, v);
-    if (!*f || t->nsh != 1 || t->nout != 1 || ir_expr_uses(*f, t->k) ||
-        !is_shared(k, t->sh, &count) || count < *n || t->sh == t->out ||
-        !ir_dtype_eq(ir_elem(t->sh_load->dtype), v->dtype))
-      t->sh = NULL;
-  }
-  return t->sh != NULL;
+te_expr *lw_gpu_tree_sh_at(lw_pass_ctx *p, const lw_gpu_tree *t, te_expr *kx) {
+  te_expr *k = t->k;
+  return kx ? ir_substitute(p->ctx, t->sh_index, 1, &k, &kx) : NULL;
 }
 
 /* f(x, y) for the match's combine. */
@@ -117,44 +44,60 @@ te_expr *lw_gpu_tree_apply(lw_pass_ctx *p, const lw_gpu_tree *t, te_expr *f, te_
   return ir_substitute(p->ctx, f, 2, (te_expr *const[]){t->a, t->b}, (te_expr *const[]){x, y});
 }
 
-/* The tree steps and the final combine replacing s (the candidate). */
-static ir_stmt *tree_build(lw_pass_ctx *p, const lw_gpu_kernel *k, ir_stmt *s, const lw_gpu_tree *t,
-                           te_expr *f, int64_t n) {
+/* The steps replacing the match (after its prefix). */
+static ir_stmt *tree_build(lw_pass_ctx *p, const lw_gpu_tree *t, te_expr *f, int64_t n) {
   te_ctx *ctx = p->ctx;
-  te_expr *tid = k->idx[TE_THREAD_X];
   te_dtype et = t->sh_load->dtype;
   int64_t pow2 = 1;
   while (pow2 < n)
     pow2 *= 2;
   ir_stmt *steps[2 * 64 + 1];
   int ns = 0;
+  te_expr *mine_at = lw_gpu_tree_sh_at(p, t, t->pos);
   for (int64_t stride = pow2 / 2; stride >= 1; stride /= 2) {
     int64_t lim = stride < n - stride ? stride : n - stride;
-    te_expr *other = ir_load(t->sh, et, ir_add(tid, ir_int(ctx, TE_I64, stride)));
-    te_expr *mine = ir_load(t->sh, et, tid);
+    te_expr *other_at = lw_gpu_tree_sh_at(p, t, ir_add(t->pos, ir_i64(ctx, stride)));
+    te_expr *other = other_at ? ir_load(t->sh, et, other_at) : NULL;
+    te_expr *mine = mine_at ? ir_load(t->sh, et, mine_at) : NULL;
     te_expr *val = mine && other ? lw_gpu_tree_apply(p, t, f, mine, other) : NULL;
-    ir_stmt *store = val ? ir_store(t->sh, val, tid) : NULL;
-    te_expr *guard = ir_lt(tid, ir_int(ctx, TE_I64, lim));
+    ir_stmt *store = val ? ir_store(t->sh, val, mine_at) : NULL;
+    te_expr *guard = ir_lt(t->pos, ir_i64(ctx, lim));
     steps[ns++] = store && guard ? ir_if(guard, store, NULL) : NULL;
     steps[ns++] = ir_barrier(ctx);
   }
-  te_expr *first = ir_load(t->sh, et, ir_int(ctx, TE_I64, 0));
+  te_expr *first = ir_load(t->sh, et, lw_gpu_tree_sh_at(p, t, ir_i64(ctx, 0)));
   te_expr *outv = ir_load(t->out, t->out_load->dtype, t->out_index);
   te_expr *fin = first && outv ? lw_gpu_tree_apply(p, t, f, outv, first) : NULL;
   ir_stmt *st = fin ? ir_store(t->out, fin, t->out_index) : NULL;
-  steps[ns++] = st ? ir_if(s->exprs[0], st, NULL) : NULL;
+  steps[ns++] = st ? ir_if(t->guard, st, NULL) : NULL;
   for (int i = 0; i < ns; i++)
     if (!steps[i])
       return NULL;
   return ir_seq(ctx, ns, steps);
 }
 
-ir_stmt *lw_gpu_tree_reductions(lw_pass_ctx *p, lw_gpu_kernel *k, ir_stmt *body) {
-  if (k->idx[TE_THREAD_Y] || k->idx[TE_THREAD_Z] || !k->idx[TE_THREAD_X])
-    return body;
+/* The statement replacing the match: its prefix, then the tree for the target. */
+static ir_stmt *tree_for_target(lw_pass_ctx *p, ir_stmt *body, const lw_gpu_tree *t, te_expr *f,
+                                int64_t n) {
   /* cuda: warp shuffles; a kernel with a tensor-core tile runs a warp per thread (gpu_warp.c),
      whose lanes are not the threads the tree is written for */
-  bool use_warps = p->target->kind == TG_CUDA && !lw_gpu_has_mma(body);
+  ir_stmt *tree;
+  if (p->target->kind == TG_CUDA && !lw_gpu_has_mma(body) && t->warp_ok)
+    tree = lw_gpu_tree_warp(p, t, f, n); /* gpu_tree_warp.c */
+  else {
+    tree = tree_build(p, t, f, n);
+    if (tree && p->target->kind == TG_VULKAN && lw_gpu_tree_subgroup_ok(t, f, n))
+      tree = lw_gpu_tree_subgroup(p, t, f, tree); /* gpu_tree_subgroup.c */
+  }
+  if (!tree || !t->prefix)
+    return tree;
+  ir_stmt *prefix = ir_if(t->guard, t->prefix, NULL);
+  return prefix ? ir_seq(p->ctx, 2, (ir_stmt *const[]){prefix, tree}) : NULL;
+}
+
+ir_stmt *lw_gpu_tree_reductions(lw_pass_ctx *p, lw_gpu_kernel *k, ir_stmt *body) {
+  if (!k->idx[TE_THREAD_X] && !k->idx[TE_THREAD_Y] && !k->idx[TE_THREAD_Z])
+    return body;
   bool seq = body->kind == IR_S_SEQ;
   int n = seq ? (int)body->nstmts : 1;
   ir_stmt **items = ir_alloc(p->ctx, sizeof *items * (size_t)n);
@@ -167,23 +110,17 @@ ir_stmt *lw_gpu_tree_reductions(lw_pass_ctx *p, lw_gpu_kernel *k, ir_stmt *body)
     lw_gpu_tree t;
     te_expr *f = NULL;
     int64_t extent = 0;
-    if (!tree_candidate(p, k, s, &t, &f, &extent)) {
+    if (!lw_gpu_tree_match(p, k, s, &t, &f, &extent)) {
       if (ir_failed(p->ctx))
         return NULL;
       continue;
     }
     bool later_use = false;
     for (int j = i + 1; j < n && !later_use; j++)
-      later_use = stmt_uses_buffer(body->stmts[j], t.sh);
+      later_use = lw_gpu_stmt_uses_buffer(body->stmts[j], t.sh);
     if (later_use)
       continue;
-    if (use_warps)
-      items[i] = lw_gpu_tree_warp(p, k, s, &t, f, extent); /* gpu_tree_warp.c */
-    else {
-      items[i] = tree_build(p, k, s, &t, f, extent);
-      if (items[i] && p->target->kind == TG_VULKAN && lw_gpu_tree_subgroup_ok(k, &t, f, extent))
-        items[i] = lw_gpu_tree_subgroup(p, k, s, &t, f, items[i]); /* gpu_tree_subgroup.c */
-    }
+    items[i] = tree_for_target(p, body, &t, f, extent);
     if (!items[i])
       return NULL;
     changed = true;

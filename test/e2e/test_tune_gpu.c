@@ -4,6 +4,9 @@
  *     schedule, and the log's best,
  *     applied to a fresh schedule, is bound to blocks and threads and gives plain C's numbers,
  *     and built for cuda it is PTX that ptxas assembles for sm_80 and sm_90;
+ *   - vulkan on a 37 x 29 x 31 matmul (every extent prime): the gpu-tile candidates split the
+ *     axes by factors that do not divide them (guarded tails), and every one of them gives the
+ *     host's numbers;
  *   - cuda without a device: refused before anything is measured, with a message naming the
  *     target and the driver's reason, and no log written;
  *   - cuda on the fake driver (test/fake_cuda, which launches nothing): candidates go through
@@ -128,6 +131,49 @@ Test(tune_gpu, vulkan_offers_gpu_tile) {
   fclose(f);
   cr_assert_gt(tile, 0, "no gpu-tile candidate was measured");
   cr_assert_gt(shared, 0, "no candidate copied its inputs into shared memory");
+}
+
+/* Whether the trace at line splits axis (of extent ext) of stage with a tail: its inner factor
+   ("split STAGE AXIS F") or the one of the loop outside it ("split STAGE AXIS.o G") does not
+   divide what it splits. */
+static bool splits_with_tail(const char *line, const char *stage, const char *axis, int64_t ext) {
+  char inner[64], outer[64];
+  snprintf(inner, sizeof inner, "split %s %s ", stage, axis);
+  snprintf(outer, sizeof outer, "split %s %s.o ", stage, axis);
+  const char *p = strstr(line, inner), *q = strstr(line, outer);
+  int64_t f = p ? atoll(p + strlen(inner)) : 1, g = q ? atoll(q + strlen(outer)) : 1;
+  return f < 1 || g < 1 || ext % f != 0 || ((ext + f - 1) / f) % g != 0;
+}
+
+/* Prime extents: the gpu-tile sketch's tiles (space and reduce) may leave guarded tails, so its
+   candidates are not stuck with tiles of 1 or the whole axis; each is checked against the host. */
+Test(tune_gpu, vulkan_prime_matmul_tiles_leave_tails) {
+  te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(37, 31));
+  te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(31, 29));
+  te_tensor *C = TT_NN(tt_matmul(A, B, 37, 29, 31));
+  te_target *vk = TT_NN(te_target_parse(tt_ctx, "vulkan"));
+  te_tune_summary sum;
+  te_tune_options o = quick(12);
+  o.summary = &sum;
+  te_status st = te_tune(tt_ctx, 1, &C, vk, &o);
+  if (st == TE_ERR_RUNTIME && strstr(te_last_error(tt_ctx), "no Vulkan device"))
+    tt_skip("vulkan", "%s", te_last_error(tt_ctx));
+  cr_assert_eq(st, TE_OK, "%s", te_last_error(tt_ctx));
+  cr_assert_eq(sum.measured, 12);
+  cr_assert_eq(sum.errors, 0, "every candidate ran on the device and matched the reference");
+  FILE *f = fopen(logpath, "r");
+  cr_assert_not_null(f);
+  static char line[1 << 20]; /* a record: its trace first, its sketch after every cost */
+  int tails = 0, reduce_tails = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (!strstr(line, "\"sketch\":\"gpu-tile\""))
+      continue;
+    tails += splits_with_tail(line, "C", "i", 37) || splits_with_tail(line, "C", "j", 29);
+    reduce_tails += splits_with_tail(line, "C_local", "k", 31);
+  }
+  fclose(f);
+  cr_assert_gt(tails, 0, "no gpu-tile candidate split a space axis with a tail");
+  cr_assert_gt(reduce_tails, 0, "no gpu-tile candidate split the reduction with a tail");
 }
 
 Test(tune_gpu, cuda_without_device_is_refused) {

@@ -10,6 +10,12 @@
  *     memory poisoned at each block's start; against a plain C reduction on random non-zero
  *     inputs, the output poisoned. Thread counts 20, 48, 256 and 100 (a partial last warp), a
  *     reduce extent that no thread count divides; sum, max, min, product; f32, f64, i32, i64.
+ *   - two- and three-dimensional blocks: the partials along threadIdx.y (and z) while
+ *     threadIdx.x indexes output elements (each x a group with its own tree: shuffles by
+ *     multiples of the x extent, two rounds), along x while y indexes outputs, along every index
+ *     of the block (linearized), and a layout whose warps do not line up with the groups (the
+ *     shared-memory tree on cuda, emulated too). The emulator numbers threads as the hardware
+ *     does (x + X * (y + Y * z)) and makes warps of 32 consecutive numbers.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -38,6 +44,7 @@ typedef struct simt {
   int nbufs;
   buf bufs[MAXB];
   int64_t block;    /* threads a block */
+  int64_t dims[3];  /* its x, y, z extents */
   int64_t blockidx; /* the block being run */
   int nv[MAXT];     /* per thread: bound variables */
   te_expr *vars[MAXT][MAXV];
@@ -263,13 +270,63 @@ static void run_block(simt *s) {
 
 typedef te_expr *(*reduce_fn)(te_expr *, int, te_expr *const[]);
 
+/* Where the partials lie (the rfactor'd axis, of `threads` partials, bound to ...) */
+typedef enum tree_layout {
+  ALONG_X,        /* threadIdx.x; one output a block (a one-dimensional block) */
+  ALONG_Y,        /* threadIdx.y; threadIdx.x indexes `cols` outputs */
+  ALONG_X_COLS_Y, /* threadIdx.x; threadIdx.y indexes `cols` outputs */
+  ALONG_XY,       /* threadIdx.y * inner + threadIdx.x; one output a block */
+  ALONG_YZ,       /* threadIdx.z * inner + threadIdx.y; threadIdx.x indexes `cols` outputs */
+  ALONG_XYZ,      /* threadIdx.z, y, x (inner = the x extent, inner2 = x * y); one output */
+} tree_layout;
+
 typedef struct tree_case {
   const char *name;
   reduce_fn red;
   int op; /* 0 sum, 1 max, 2 min, 3 product */
   te_dtype dt;
   int64_t rows, k, threads;
+  tree_layout layout;
+  int64_t cols, inner, inner2;
+  bool shared_tree; /* cuda keeps the shared-memory tree (the warps do not line up) */
 } tree_case;
+
+/* The threads' loops of the rfactor'd stage srf (axis 0: the partials, axis 1 when cols: the
+   outputs) for c's layout. */
+static void bind_partials(const tree_case *c, te_stage *srf) {
+  te_iter *a = NULL, *b = NULL, *a2 = NULL, *b2 = NULL;
+  switch (c->layout) {
+  case ALONG_X:
+    cr_assert_eq(te_bind(srf, te_axis(srf, 0), TE_THREAD_X), TE_OK);
+    return;
+  case ALONG_Y:
+    cr_assert_eq(te_bind(srf, te_axis(srf, 0), TE_THREAD_Y), TE_OK);
+    cr_assert_eq(te_bind(srf, te_axis(srf, 1), TE_THREAD_X), TE_OK);
+    return;
+  case ALONG_X_COLS_Y:
+    cr_assert_eq(te_bind(srf, te_axis(srf, 0), TE_THREAD_X), TE_OK);
+    cr_assert_eq(te_bind(srf, te_axis(srf, 1), TE_THREAD_Y), TE_OK);
+    return;
+  case ALONG_XY:
+    cr_assert_eq(te_split(srf, te_axis(srf, 0), c->inner, &a, &b), TE_OK);
+    cr_assert_eq(te_bind(srf, a, TE_THREAD_Y), TE_OK);
+    cr_assert_eq(te_bind(srf, b, TE_THREAD_X), TE_OK);
+    return;
+  case ALONG_YZ:
+    cr_assert_eq(te_bind(srf, te_axis(srf, 1), TE_THREAD_X), TE_OK);
+    cr_assert_eq(te_split(srf, te_axis(srf, 0), c->inner, &a, &b), TE_OK);
+    cr_assert_eq(te_bind(srf, a, TE_THREAD_Z), TE_OK);
+    cr_assert_eq(te_bind(srf, b, TE_THREAD_Y), TE_OK);
+    return;
+  case ALONG_XYZ:
+    cr_assert_eq(te_split(srf, te_axis(srf, 0), c->inner2, &a, &b), TE_OK);
+    cr_assert_eq(te_split(srf, b, c->inner, &a2, &b2), TE_OK);
+    cr_assert_eq(te_bind(srf, a, TE_THREAD_Z), TE_OK);
+    cr_assert_eq(te_bind(srf, a2, TE_THREAD_Y), TE_OK);
+    cr_assert_eq(te_bind(srf, b2, TE_THREAD_X), TE_OK);
+    return;
+  }
+}
 
 static te_schedule *tree_schedule(te_ctx *ctx, const tree_case *c, te_tensor **A, te_tensor **B) {
   te_expr *i = te_var(ctx, "i");
@@ -280,14 +337,21 @@ static te_schedule *tree_schedule(te_ctx *ctx, const tree_case *c, te_tensor **A
   cr_assert_not_null(*B, "%s", te_last_error(ctx));
   te_schedule *s = te_schedule_new(ctx, 1, (te_tensor *const[]){*B});
   te_stage *sb = te_stage_of(s, *B);
-  te_iter *ko = NULL, *ki = NULL;
+  te_iter *ko = NULL, *ki = NULL, *io = NULL, *ii = NULL;
   te_tensor *rf = NULL;
   cr_assert_eq(te_split(sb, te_reduce_iter(sb, 0), c->threads, &ko, &ki), TE_OK);
   cr_assert_eq(te_rfactor(s, *B, ki, 0, &rf), TE_OK, "%s", te_last_error(ctx));
   te_stage *srf = te_stage_of(s, rf);
-  cr_assert_eq(te_bind(sb, te_axis(sb, 0), TE_BLOCK_X), TE_OK);
-  cr_assert_eq(te_compute_at(srf, sb, te_axis(sb, 0)), TE_OK);
-  cr_assert_eq(te_bind(srf, te_axis(srf, 0), TE_THREAD_X), TE_OK);
+  if (c->cols > 1) { /* cols outputs a block, on the index the partials do not use */
+    cr_assert_eq(te_split(sb, te_axis(sb, 0), c->cols, &io, &ii), TE_OK);
+    cr_assert_eq(te_bind(sb, io, TE_BLOCK_X), TE_OK);
+    cr_assert_eq(te_bind(sb, ii, c->layout == ALONG_X_COLS_Y ? TE_THREAD_Y : TE_THREAD_X), TE_OK);
+  } else {
+    io = te_axis(sb, 0);
+    cr_assert_eq(te_bind(sb, io, TE_BLOCK_X), TE_OK);
+  }
+  cr_assert_eq(te_compute_at(srf, sb, io), TE_OK, "%s", te_last_error(ctx));
+  bind_partials(c, srf);
   return s;
 }
 
@@ -328,10 +392,15 @@ static void check_emulated(const tree_case *c) {
                te_last_error(ctx));
   cr_assert(f->gpu && f->gpu->nkernels == 1);
   lw_gpu_kernel *k = &f->gpu->kernels[0];
-  int64_t grid = 0, block = 0;
-  cr_assert(ir_is_const_int(k->grid[0], &grid) && ir_is_const_int(k->block[0], &block));
-  cr_assert_eq(block, c->threads);
+  int64_t grid = 0, block = 1;
+  cr_assert(ir_is_const_int(k->grid[0], &grid));
   simt *s = calloc(1, sizeof *s);
+  for (int d = 0; d < 3; d++) {
+    cr_assert(ir_is_const_int(k->block[d], &s->dims[d]));
+    block *= s->dims[d];
+  }
+  cr_assert_eq(block, c->threads * (c->cols > 1 ? c->cols : 1));
+  cr_assert_leq(block, MAXT);
   s->k = k, s->block = block;
   unsigned seed = 1234u + (unsigned)c->threads;
   ir_eval_val *a = malloc(sizeof *a * (size_t)(c->rows * c->k));
@@ -362,14 +431,19 @@ static void check_emulated(const tree_case *c) {
     }
     for (int t = 0; t < block; t++) {
       s->nv[t] = 0;
-      ir_eval_val idx[LW_GPU_NIDX] = {{.i = bx}, {.i = 0}, {.i = 0}, {.i = t}, {.i = 0}, {.i = 0}};
+      /* the hardware's numbering: t = x + X * (y + Y * z) */
+      int64_t x = t % s->dims[0], y = t / s->dims[0] % s->dims[1], z = t / s->dims[0] / s->dims[1];
+      ir_eval_val idx[LW_GPU_NIDX] = {{.i = bx}, {.i = 0}, {.i = 0}, {.i = x}, {.i = y}, {.i = z}};
       for (int d = 0; d < LW_GPU_NIDX; d++)
         if (k->idx[d])
           bind(s, t, k->idx[d], idx[d]);
     }
     run_block(s);
   }
-  cr_expect_gt(s->shuffles, 0, "%s: no warp shuffle was run", c->name);
+  if (c->shared_tree)
+    cr_expect_eq(s->shuffles, 0, "%s: warp shuffles where the warps do not line up", c->name);
+  else
+    cr_expect_gt(s->shuffles, 0, "%s: no warp shuffle was run", c->name);
   int bad = 0;
   for (int64_t r = 0; r < c->rows; r++) {
     double ref = c->op == 3 ? 1 : 0, mag = 0;
@@ -423,12 +497,17 @@ static void check_ptx(const tree_case *c) {
                  TE_OK, "%s: %s", c->name, te_last_error(ctx));
     const char *ptx = te_module_source(m, "ptx");
     cr_assert_not_null(ptx);
-    cr_expect(strstr(ptx, "shfl.sync.bfly.b32"), "%s: no shfl.sync.bfly in\n%s", c->name, ptx);
-    /* a partial last warp: its mask names only the threads that exist */
-    char partial[40];
-    snprintf(partial, sizeof partial, "%u", (unsigned)((1ull << (c->threads % 32)) - 1));
-    cr_expect(c->threads % 32 == 0 || strstr(ptx, partial), "%s: no mask %s for the last warp:\n%s",
-              c->name, partial, ptx);
+    if (c->shared_tree) {
+      cr_expect(!strstr(ptx, "shfl.sync"), "%s: shfl.sync in\n%s", c->name, ptx);
+    } else {
+      cr_expect(strstr(ptx, "shfl.sync.bfly.b32"), "%s: no shfl.sync.bfly in\n%s", c->name, ptx);
+      /* a partial last warp: its mask names only the threads that exist */
+      int64_t threads = c->threads * (c->cols > 1 ? c->cols : 1);
+      char partial[40];
+      snprintf(partial, sizeof partial, "%u", (unsigned)((1ull << (threads % 32)) - 1));
+      cr_expect(threads % 32 == 0 || strstr(ptx, partial), "%s: no mask %s for the last warp:\n%s",
+                c->name, partial, ptx);
+    }
     char what[100];
     snprintf(what, sizeof what, "%s (%s)", c->name, archs[a][1]);
     tt_ptxas_assemble(what, ptx, archs[a][1]);
@@ -437,40 +516,75 @@ static void check_ptx(const tree_case *c) {
 }
 
 static void check(const tree_case *c) {
+  if (c->layout == ALONG_X)
+    cr_assert(c->cols <= 1);
   check_emulated(c);
   check_ptx(c);
 }
 
 Test(gpu_tree, sum_f32_48_threads) {
-  check(&(tree_case){"tsum48", te_sum, 0, TE_F32, 7, 1000, 48});
+  check(&(tree_case){"tsum48", te_sum, 0, TE_F32, 7, 1000, 48, .layout = ALONG_X});
 }
 Test(gpu_tree, sum_f32_256_threads) {
-  check(&(tree_case){"tsum256", te_sum, 0, TE_F32, 3, 3001, 256});
+  check(&(tree_case){"tsum256", te_sum, 0, TE_F32, 3, 3001, 256, .layout = ALONG_X});
 }
 Test(gpu_tree, sum_f32_one_warp_20_threads) {
-  check(&(tree_case){"tsum20", te_sum, 0, TE_F32, 5, 333, 20});
+  check(&(tree_case){"tsum20", te_sum, 0, TE_F32, 5, 333, 20, .layout = ALONG_X});
 }
 Test(gpu_tree, max_f32_100_threads_partial_warp) {
-  check(&(tree_case){"tmax100", te_max_r, 1, TE_F32, 4, 1777, 100});
+  check(&(tree_case){"tmax100", te_max_r, 1, TE_F32, 4, 1777, 100, .layout = ALONG_X});
 }
 Test(gpu_tree, min_f64_48_threads) {
-  check(&(tree_case){"tmin48", te_min_r, 2, TE_F64, 5, 999, 48});
+  check(&(tree_case){"tmin48", te_min_r, 2, TE_F64, 5, 999, 48, .layout = ALONG_X});
 }
 Test(gpu_tree, product_f32_64_threads) {
-  check(&(tree_case){"tprod64", te_prod, 3, TE_F32, 3, 500, 64});
+  check(&(tree_case){"tprod64", te_prod, 3, TE_F32, 3, 500, 64, .layout = ALONG_X});
 }
 Test(gpu_tree, sum_i32_48_threads) {
-  check(&(tree_case){"tisum48", te_sum, 0, TE_I32, 6, 1000, 48});
+  check(&(tree_case){"tisum48", te_sum, 0, TE_I32, 6, 1000, 48, .layout = ALONG_X});
 }
 Test(gpu_tree, max_i64_96_threads) {
-  check(&(tree_case){"timax96", te_max_r, 1, TE_I64, 4, 1000, 96});
+  check(&(tree_case){"timax96", te_max_r, 1, TE_I64, 4, 1000, 96, .layout = ALONG_X});
+}
+
+/* Two- and three-dimensional blocks (the row counts are multiples of cols: a stage bound to
+   threads needs a launch extent that does not depend on the block). */
+Test(gpu_tree, sum_f32_along_y_cols_x) { /* 8 groups of 12, shuffles by 8, 16: two rounds */
+  check(&(tree_case){"tsum_y", te_sum, 0, TE_F32, 32, 1000, 12, .layout = ALONG_Y, .cols = 8});
+}
+Test(gpu_tree, max_f64_along_y_cols_x_one_round) { /* 4 groups of 8 in a warp */
+  check(&(tree_case){"tmax_y", te_max_r, 1, TE_F64, 12, 777, 8, .layout = ALONG_Y, .cols = 4});
+}
+Test(gpu_tree, sum_i32_along_x_cols_y) { /* 3 groups of 64: two warps each */
+  check(&(tree_case){"tisum_x_cols_y", te_sum, 0, TE_I32, 9, 1000, 64, .layout = ALONG_X_COLS_Y,
+                     .cols = 3});
+}
+Test(gpu_tree, min_f32_along_x_cols_y_shared_tree) { /* groups of 20: warps straddle them */
+  check(&(tree_case){"tmin_x20_cols_y", te_min_r, 2, TE_F32, 9, 1000, 20, .layout = ALONG_X_COLS_Y,
+                     .cols = 3, .shared_tree = true});
+}
+Test(gpu_tree, sum_f32_along_xy_partial_warp) { /* 4 x 3 threads: one partial warp */
+  check(&(tree_case){"tsum_xy", te_sum, 0, TE_F32, 5, 1000, 12, .layout = ALONG_XY, .cols = 1,
+                     .inner = 4});
+}
+Test(gpu_tree, product_f64_along_xy_two_rounds) { /* 16 x 5 threads, partial last warp */
+  check(&(tree_case){"tprod_xy", te_prod, 3, TE_F64, 3, 400, 80, .layout = ALONG_XY, .cols = 1,
+                     .inner = 16});
+}
+Test(gpu_tree, sum_f32_along_yz_cols_x) { /* 4 groups of 5 x 3, 60 threads (partial warp) */
+  check(&(tree_case){"tsum_yz", te_sum, 0, TE_F32, 8, 1000, 15, .layout = ALONG_YZ, .cols = 4,
+                     .inner = 5});
+}
+Test(gpu_tree, max_i64_along_xyz) { /* 4 x 4 x 6 threads */
+  check(&(tree_case){"timax_xyz", te_max_r, 1, TE_I64, 3, 1000, 96, .layout = ALONG_XYZ, .cols = 1,
+                     .inner = 4, .inner2 = 16});
 }
 
 /* The IR: the one-thread loop is gone, shuffles of 16 .. 1, a barrier between the rounds. */
 Test(gpu_tree, lowered_text) {
   te_ctx *ctx = te_ctx_new();
   te_tensor *A = NULL, *B = NULL;
-  tree_case c = {"ttext", te_sum, 0, TE_F32, 7, 1000, 48};
+  tree_case c = {"ttext", te_sum, 0, TE_F32, 7, 1000, 48, .layout = ALONG_X};
   te_schedule *sch = tree_schedule(ctx, &c, &A, &B);
   char *text =
       te_lower_text_for(sch, te_target_parse(ctx, "cuda"), 2, (te_tensor *const[]){A, B}, 0, NULL);

@@ -9,6 +9,11 @@
  *     arithmetic) through libte_runtime's launcher on random non-zero inputs and a poisoned
  *     output, against a plain C reduction (skipped without a device; the subgroup module is
  *     skipped, visibly, on a device without subgroup arithmetic).
+ * Two- and three-dimensional workgroups get the shared-memory tree only (one module, no
+ * subgroup operations: lavapipe's subgroups of such workgroups are not the ones SubgroupId and
+ * NumSubgroups describe, gpu_tree_subgroup.c): the partials over threadIdx.x and y (and z) of
+ * the whole workgroup, and along y and z while threadIdx.x indexes 3 outputs (a tree per x),
+ * validated and run the same way.
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp */
 #include <criterion/criterion.h>
@@ -26,16 +31,49 @@
 
 typedef te_expr *(*reduce_fn)(te_expr *, int, te_expr *const[]);
 
+/* Where the partials lie: threadIdx.x (a row a workgroup); threadIdx.y * inner + x (a row a
+   workgroup); threadIdx.z * inner + y, x indexing COLS rows; z * inner2 + y * inner + x. */
+typedef enum sg_layout { ALONG_X, ALONG_XY, ALONG_YZ_COLS_X, ALONG_XYZ } sg_layout;
+
 typedef struct sg_case {
   const char *name;
   reduce_fn red;
   int op; /* 0 sum, 1 max, 2 min, 3 product */
   te_dtype dt;
   int64_t threads;
-  const char *spv_op; /* the instruction expected in the subgroup module */
+  const char *spv_op; /* the instruction expected in the subgroup module (NULL: none made) */
+  sg_layout layout;
+  int64_t inner, inner2;
 } sg_case;
 
-enum { ROWS = 9, K = 1000 };
+enum { ROWS = 9, K = 1000, COLS = 3 };
+
+static void bind_partials(const sg_case *c, te_stage *srf) {
+  te_iter *a = NULL, *b = NULL, *a2 = NULL, *b2 = NULL;
+  switch (c->layout) {
+  case ALONG_X:
+    cr_assert_eq(te_bind(srf, te_axis(srf, 0), TE_THREAD_X), TE_OK);
+    return;
+  case ALONG_XY:
+    cr_assert_eq(te_split(srf, te_axis(srf, 0), c->inner, &a, &b), TE_OK);
+    cr_assert_eq(te_bind(srf, a, TE_THREAD_Y), TE_OK);
+    cr_assert_eq(te_bind(srf, b, TE_THREAD_X), TE_OK);
+    return;
+  case ALONG_YZ_COLS_X:
+    cr_assert_eq(te_bind(srf, te_axis(srf, 1), TE_THREAD_X), TE_OK);
+    cr_assert_eq(te_split(srf, te_axis(srf, 0), c->inner, &a, &b), TE_OK);
+    cr_assert_eq(te_bind(srf, a, TE_THREAD_Z), TE_OK);
+    cr_assert_eq(te_bind(srf, b, TE_THREAD_Y), TE_OK);
+    return;
+  case ALONG_XYZ:
+    cr_assert_eq(te_split(srf, te_axis(srf, 0), c->inner2, &a, &b), TE_OK);
+    cr_assert_eq(te_split(srf, b, c->inner, &a2, &b2), TE_OK);
+    cr_assert_eq(te_bind(srf, a, TE_THREAD_Z), TE_OK);
+    cr_assert_eq(te_bind(srf, a2, TE_THREAD_Y), TE_OK);
+    cr_assert_eq(te_bind(srf, b2, TE_THREAD_X), TE_OK);
+    return;
+  }
+}
 
 static te_schedule *sg_schedule(te_ctx *ctx, const sg_case *c, te_tensor **A, te_tensor **B) {
   te_expr *i = te_var(ctx, "i");
@@ -46,14 +84,19 @@ static te_schedule *sg_schedule(te_ctx *ctx, const sg_case *c, te_tensor **A, te
   cr_assert_not_null(*B, "%s", te_last_error(ctx));
   te_schedule *s = te_schedule_new(ctx, 1, (te_tensor *const[]){*B});
   te_stage *sb = te_stage_of(s, *B);
-  te_iter *ko = NULL, *ki = NULL;
+  te_iter *ko = NULL, *ki = NULL, *io = NULL, *ii = NULL;
   te_tensor *rf = NULL;
   cr_assert_eq(te_split(sb, te_reduce_iter(sb, 0), c->threads, &ko, &ki), TE_OK);
   cr_assert_eq(te_rfactor(s, *B, ki, 0, &rf), TE_OK, "%s", te_last_error(ctx));
   te_stage *srf = te_stage_of(s, rf);
-  cr_assert_eq(te_bind(sb, te_axis(sb, 0), TE_BLOCK_X), TE_OK);
-  cr_assert_eq(te_compute_at(srf, sb, te_axis(sb, 0)), TE_OK);
-  cr_assert_eq(te_bind(srf, te_axis(srf, 0), TE_THREAD_X), TE_OK);
+  if (c->layout == ALONG_YZ_COLS_X) {
+    cr_assert_eq(te_split(sb, te_axis(sb, 0), COLS, &io, &ii), TE_OK);
+    cr_assert_eq(te_bind(sb, ii, TE_THREAD_X), TE_OK);
+  } else
+    io = te_axis(sb, 0);
+  cr_assert_eq(te_bind(sb, io, TE_BLOCK_X), TE_OK);
+  cr_assert_eq(te_compute_at(srf, sb, io), TE_OK);
+  bind_partials(c, srf);
   return s;
 }
 
@@ -128,7 +171,7 @@ static void run_module(const sg_case *c, const lw_gpu_kernel *k, const uint32_t 
   te_rt_vk_kernel *pipe = NULL;
   cr_assert_eq(te_rt_vk_kernel_new(k->name, words, nwords, k->name, 2, 0, &pipe), 0, "%s",
                te_rt_last_error());
-  uint64_t g[3] = {ROWS, 1, 1};
+  uint64_t g[3] = {c->layout == ALONG_YZ_COLS_X ? ROWS / COLS : ROWS, 1, 1};
   cr_assert_eq(te_rt_vk_dispatch(pipe, 2, bufs, NULL, 0, g), 0, "%s", te_rt_last_error());
   cr_assert_eq(te_rt_vk_buffer_read(bufs[1], 0, out, eb * ROWS), 0);
   int bad = 0;
@@ -168,22 +211,37 @@ static void check(const sg_case *c) {
   const lw_gpu_kernel *k = &f->gpu->kernels[0];
   cg_spv_kernel sk;
   cr_assert_eq(cg_spv_compile_kernel(ctx, k, true, &sk), TE_OK, "%s", te_last_error(ctx));
-  cr_assert_not_null(sk.plain_words, "%s: no module without subgroup operations", c->name);
-  cr_expect(sk.features & CG_SPV_SUBGROUP);
-  cr_expect(!(sk.plain_features & CG_SPV_SUBGROUP));
-  char *dis = cg_spv_disassemble(sk.words, sk.nwords);
-  char *pdis = cg_spv_disassemble(sk.plain_words, sk.plain_nwords);
-  cr_assert(dis && pdis);
-  char want[80];
-  snprintf(want, sizeof want, "%s %%", c->spv_op);
-  cr_expect(strstr(dis, want) && strstr(dis, "Reduce") && strstr(dis, "OpGroupNonUniformElect") &&
-                strstr(dis, "SubgroupId") && strstr(dis, "NumSubgroups"),
-            "%s: no subgroup reduction (%s) in\n%s", c->name, c->spv_op, dis);
-  cr_expect(strstr(pdis, "OpGroupNonUniform") == NULL && strstr(pdis, "GroupNonUniform") == NULL,
-            "%s: the plain module uses subgroups:\n%s", c->name, pdis);
-  free(dis), free(pdis);
-  spirv_val("the subgroup module", sk.words, sk.nwords);
-  spirv_val("the plain module", sk.plain_words, sk.plain_nwords);
+  if (!c->spv_op) { /* one module: the shared-memory tree */
+    cr_expect_null(sk.plain_words, "%s: a second module", c->name);
+    cr_expect(!(sk.features & CG_SPV_SUBGROUP));
+    char *dis = cg_spv_disassemble(sk.words, sk.nwords);
+    cr_assert(dis);
+    cr_expect(strstr(dis, "GroupNonUniform") == NULL, "%s: subgroups in\n%s", c->name, dis);
+    int barriers = 0; /* the serial loop has one, the tree one a step more */
+    for (const char *q = dis; (q = strstr(q, "OpControlBarrier")); q++)
+      barriers++;
+    cr_expect_geq(barriers, 3, "%s: %d barriers (no tree) in\n%s", c->name, barriers, dis);
+    free(dis);
+    spirv_val("the module", sk.words, sk.nwords);
+    sk.plain_words = sk.words, sk.plain_nwords = sk.nwords, sk.words = NULL;
+  } else {
+    cr_assert_not_null(sk.plain_words, "%s: no module without subgroup operations", c->name);
+    cr_expect(sk.features & CG_SPV_SUBGROUP);
+    cr_expect(!(sk.plain_features & CG_SPV_SUBGROUP));
+    char *dis = cg_spv_disassemble(sk.words, sk.nwords);
+    char *pdis = cg_spv_disassemble(sk.plain_words, sk.plain_nwords);
+    cr_assert(dis && pdis);
+    char want[80];
+    snprintf(want, sizeof want, "%s %%", c->spv_op);
+    cr_expect(strstr(dis, want) && strstr(dis, "Reduce") && strstr(dis, "OpGroupNonUniformElect") &&
+                  strstr(dis, "SubgroupId") && strstr(dis, "NumSubgroups"),
+              "%s: no subgroup reduction (%s) in\n%s", c->name, c->spv_op, dis);
+    cr_expect(strstr(pdis, "OpGroupNonUniform") == NULL && strstr(pdis, "GroupNonUniform") == NULL,
+              "%s: the plain module uses subgroups:\n%s", c->name, pdis);
+    free(dis), free(pdis);
+    spirv_val("the subgroup module", sk.words, sk.nwords);
+    spirv_val("the plain module", sk.plain_words, sk.plain_nwords);
+  }
   if (te_rt_vk_init() != 0)
     tt_skip("vulkan", "no Vulkan device: %s", te_rt_last_error());
   const te_rt_vk_info *in = te_rt_vk_device_info();
@@ -191,7 +249,9 @@ static void check(const sg_case *c) {
     tt_skip("vulkan", "%s: device '%s' lacks 64-bit %s", c->name, in->name,
             is_int(c->dt) ? "integers" : "floats");
   run_module(c, k, sk.plain_words, sk.plain_nwords, "plain");
-  if (!in->subgroup_arith)
+  if (!sk.words)
+    ;
+  else if (!in->subgroup_arith)
     tt_skip_part("vulkan-subgroup", "%s: device '%s' has no subgroup arithmetic", c->name,
                  in->name);
   else
@@ -202,26 +262,49 @@ static void check(const sg_case *c) {
 }
 
 Test(spirv_subgroup, sum_f32_48) {
-  check(&(sg_case){"sg_sum48", te_sum, 0, TE_F32, 48, "OpGroupNonUniformFAdd"});
+  check(&(sg_case){"sg_sum48", te_sum, 0, TE_F32, 48, "OpGroupNonUniformFAdd", .layout = ALONG_X});
 }
 Test(spirv_subgroup, sum_f32_256) {
-  check(&(sg_case){"sg_sum256", te_sum, 0, TE_F32, 256, "OpGroupNonUniformFAdd"});
+  check(
+      &(sg_case){"sg_sum256", te_sum, 0, TE_F32, 256, "OpGroupNonUniformFAdd", .layout = ALONG_X});
 }
 Test(spirv_subgroup, max_f32_100) {
-  check(&(sg_case){"sg_max100", te_max_r, 1, TE_F32, 100, "OpGroupNonUniformFMax"});
+  check(&(sg_case){"sg_max100", te_max_r, 1, TE_F32, 100, "OpGroupNonUniformFMax",
+                   .layout = ALONG_X});
 }
 Test(spirv_subgroup, min_f64_20) {
-  check(&(sg_case){"sg_min20", te_min_r, 2, TE_F64, 20, "OpGroupNonUniformFMin"});
+  check(
+      &(sg_case){"sg_min20", te_min_r, 2, TE_F64, 20, "OpGroupNonUniformFMin", .layout = ALONG_X});
 }
 Test(spirv_subgroup, product_f32_64) {
-  check(&(sg_case){"sg_prod64", te_prod, 3, TE_F32, 64, "OpGroupNonUniformFMul"});
+  check(
+      &(sg_case){"sg_prod64", te_prod, 3, TE_F32, 64, "OpGroupNonUniformFMul", .layout = ALONG_X});
 }
 Test(spirv_subgroup, sum_i32_48) {
-  check(&(sg_case){"sg_isum48", te_sum, 0, TE_I32, 48, "OpGroupNonUniformIAdd"});
+  check(&(sg_case){"sg_isum48", te_sum, 0, TE_I32, 48, "OpGroupNonUniformIAdd", .layout = ALONG_X});
 }
 Test(spirv_subgroup, max_i64_96) {
-  check(&(sg_case){"sg_imax96", te_max_r, 1, TE_I64, 96, "OpGroupNonUniformSMax"});
+  check(
+      &(sg_case){"sg_imax96", te_max_r, 1, TE_I64, 96, "OpGroupNonUniformSMax", .layout = ALONG_X});
 }
+Test(spirv_subgroup, sum_f32_xy_8x6) {
+  check(&(sg_case){"sg_sum_xy", te_sum, 0, TE_F32, 48, NULL, ALONG_XY, .inner = 8});
+}
+Test(spirv_subgroup, max_i32_xy_5x7) { /* 35: not a multiple of lavapipe's subgroups of 8 */
+  check(&(sg_case){"sg_imax_xy", te_max_r, 1, TE_I32, 35, NULL, ALONG_XY, .inner = 5});
+}
+Test(spirv_subgroup, product_f64_xyz_4x3x5) {
+  check(
+      &(sg_case){"sg_prod_xyz", te_prod, 3, TE_F64, 60, NULL, ALONG_XYZ, .inner = 4, .inner2 = 12});
+}
+Test(spirv_subgroup, sum_f32_yz_cols_x_shared_tree) { /* 3 trees of 5 x 4 a workgroup */
+  check(&(sg_case){"sg_sum_yz", te_sum, 0, TE_F32, 20, NULL, ALONG_YZ_COLS_X, .inner = 5});
+}
+Test(spirv_subgroup, min_i64_yz_cols_x_shared_tree) {
+  check(&(sg_case){"sg_imin_yz", te_min_r, 2, TE_I64, 21, NULL, ALONG_YZ_COLS_X, .inner = 7});
+}
+
 Test(spirv_subgroup, min_i32_33) {
-  check(&(sg_case){"sg_imin33", te_min_r, 2, TE_I32, 33, "OpGroupNonUniformSMin"});
+  check(
+      &(sg_case){"sg_imin33", te_min_r, 2, TE_I32, 33, "OpGroupNonUniformSMin", .layout = ALONG_X});
 }
