@@ -74,8 +74,8 @@ void tg_report(const char *what, const char *where, const tg_verdict *v) {
   fprintf(stderr,
           "%s: %s (%.4g ms against the hand schedule's %.4g ms, faster in %d of %d rounds, at "
           "%s)\n",
-          what, v->use_tuned ? "the tuning log's schedule" : "hand schedule kept",
-          v->tuned_s * 1e3, v->hand_s * 1e3, v->wins, TG_ROUNDS, where);
+          what, v->use_tuned ? "the tuning log's schedule" : "hand schedule kept", v->tuned_s * 1e3,
+          v->hand_s * 1e3, v->wins, TG_ROUNDS, where);
 }
 
 bool tg_log_has_target(const char *path, const char *target) {

@@ -17,10 +17,11 @@
  *   embed_add_ln        residual + layer norm               [m, 384] x 2 -> [m, 384]
  * With --tuning-log, each kernel takes the log's best schedule for B sentences of S tokens
  * (default 32 x 128) when it has one, it replays on the symbolic kernel and the timing guard
- * (gen_guard.c; --no-guard: untimed) finds it clearly faster, else its hand schedule. --export-tasks writes every kernel but embed_ln (an index gather: te-tune's random
- * inputs would read out of bounds) at that size as a task file for `te-tune tune-tasks`
- * (docs/tuning-tasks.md) and compiles nothing.
- * Exit status 0 on success, 1 with te's message on stderr otherwise, 2 for bad arguments.
+ * (gen_guard.c; --no-guard: untimed) finds it clearly faster, else its hand schedule.
+ * --export-tasks writes every kernel but embed_ln (an index gather: te-tune's random inputs would
+ * read out of bounds) at that size as a task file for `te-tune tune-tasks` (docs/tuning-tasks.md)
+ * and compiles nothing. Exit status 0 on success, 1 with te's message on stderr otherwise, 2 for
+ * bad arguments.
  */
 #include "gen.h"
 
@@ -119,9 +120,11 @@ static bool parse_args(int argc, char **argv, args *a) {
     return false;
   }
   if (!a->tasks && !a->prefix) {
-    fprintf(stderr, "usage: gen_kernels <dir/name> <target> [--tuning-log LOG [--no-guard]] "
-                    "[--batch B] [--seq S]\n       gen_kernels --export-tasks FILE [--target T] [--batch B] "
-                    "[--seq S]\n");
+    fprintf(
+        stderr,
+        "usage: gen_kernels <dir/name> <target> [--tuning-log LOG [--no-guard]] "
+        "[--batch B] [--seq S]\n       gen_kernels --export-tasks FILE [--target T] [--batch B] "
+        "[--seq S]\n");
     return false;
   }
   if (!a->target)
@@ -180,8 +183,7 @@ int main(int argc, char **argv) {
     if (st != TE_OK || gen_kernel(&g, k, &mods[k]) != TE_OK)
       return fail(g.ctx, gen_kernel_name(k));
   }
-  if (g.log && g.tuned + g.kept + g.same == 0 &&
-      !tg_log_has_target(g.log, te_target_str(g.target)))
+  if (g.log && g.tuned + g.kept + g.same == 0 && !tg_log_has_target(g.log, te_target_str(g.target)))
     fprintf(stderr,
             "gen_kernels: the tuning log %s holds no schedule for this target (%s): it was "
             "tuned on another CPU; hand schedules\n",

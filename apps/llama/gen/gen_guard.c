@@ -6,8 +6,8 @@
  * te-embed's generator, has the timing and the rule.
  *
  * A matmul is timed at TL_GUARD_TOKENS tokens at most (gen.h), so that the build's timing stays
- * at a few seconds. The arguments are the kernel's at that shape (gen_dense.c's order: X, W, [W3], [R], Y) with
- * fixed non-zero data, bf16 weights for the tl_bf16_* kernels.
+ * at a few seconds. The arguments are the kernel's at that shape (gen_dense.c's order: X, W, [W3],
+ * [R], Y) with fixed non-zero data, bf16 weights for the tl_bf16_* kernels.
  */
 #include "gen.h"
 

@@ -231,7 +231,8 @@ static int generate(te_ctx *ctx, te_target *t, const args *a) {
     else
       built++;
   }
-  if (rc == 0 && a->log && ntunable > 0 && tl_tune.found == 0 && !tg_log_has_target(a->log, te_target_str(t))) {
+  if (rc == 0 && a->log && ntunable > 0 && tl_tune.found == 0 &&
+      !tg_log_has_target(a->log, te_target_str(t))) {
     fprintf(stderr,
             "tl_gen: the tuning log %s holds no schedule for this target (%s): it was tuned on "
             "another CPU; hand schedules\n",

@@ -166,9 +166,10 @@ static te_status guarded(te_schedule *s, const char *name, int nargs, te_tensor 
   char what[96], where[96];
   snprintf(what, sizeof what, "tl_gen: %s", name);
   snprintf(where, sizeof where, "dim %lld, hidden %lld, %lld tokens", (long long)sh->dim,
-           (long long)sh->hidden, (long long)(!strstr(name, "matmul")      ? 1
-                      : sh->tokens > TL_GUARD_TOKENS ? TL_GUARD_TOKENS
-                                                     : sh->tokens));
+           (long long)sh->hidden,
+           (long long)(!strstr(name, "matmul")        ? 1
+                       : sh->tokens > TL_GUARD_TOKENS ? TL_GUARD_TOKENS
+                                                      : sh->tokens));
   tg_report(what, where, &v);
   tl_tune.tuned += v.use_tuned;
   tl_tune.kept += !v.use_tuned;
