@@ -27,6 +27,7 @@ typedef struct gen {
   char *tuned_trace; /* the schedule of the kernel being made, found in log (malloc'd) */
   int tuned;         /* kernels built with a schedule from log */
   int kept;          /* kernels whose hand schedule beat log's in gen_guard */
+  int same;          /* kernels whose best schedule in log is their hand schedule */
 } gen;
 
 /* The library's kernels, in its header's order: embed_ln, embed_qkv, embed_attention,
@@ -50,7 +51,8 @@ int gen_kernel_args(const gen *, int k, int64_t b, int64_t s, gen_arg a[GEN_MAX_
 /* te_module_call of name with those arguments. */
 te_status gen_call(te_module *, const char *name, gen_arg *a, int nargs);
 /* gen_guard.c: times kernel k's hand and tuned builds side by side at the tuned size, caches
-   flushed before each call; *use_tuned when the tuned one is at least as fast. */
+   flushed before each call (tg_compare, apps/common/tune_guard.h); *use_tuned when the tuned one
+   is clearly faster (tg_prefer_tuned's rule). */
 te_status gen_guard(gen *, int k, te_module *hand, te_module *tuned, bool *use_tuned);
 
 /* A size of the batch: the constant value when g->batch > 0 (task export, log look-up), else the

@@ -2,22 +2,23 @@
  * schedule, the generator times it against the hand schedule, both as the library would ship
  * them (symbolic sizes, bound at the call to the tuned batch), side by side in alternating
  * rounds with the caches flushed before each call (te-embed's weights are out of cache when a
- * kernel starts: 90 MB of them go by in a pass), on one thread, and keeps the faster.
+ * kernel starts: 90 MB of them go by in a pass), on one thread, and keeps the hand one unless
+ * the tuned one is clearly faster (apps/common/tune_guard.h: the timing and the rule, shared
+ * with te-llama's generator).
  *
  * Why not trust the log: te-tune measured the kernel with constant sizes and its inputs in
  * cache; the library's kernel has symbolic sizes (its loops have tails and guards the constant
  * one folded away) and runs among other kernels. Measured here: a log 1.05x faster than the
  * hand schedules made te-embed 1.1-1.3x slower in CPU time without this guard.
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "gen.h"
 
-#include <math.h>
+#include "../common/tune_guard.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-enum { H = MINILM_HIDDEN, F = MINILM_FFN, ROUNDS = 7, FLUSH_BYTES = 64 << 20 };
+enum { H = MINILM_HIDDEN, F = MINILM_FFN };
 
 static void set_shape(gen_arg *a, int ndim, const int64_t *shape) {
   a->ndim = ndim;
@@ -58,54 +59,31 @@ int gen_kernel_args(const gen *g, int k, int64_t b, int64_t s, gen_arg a[GEN_MAX
   return 4;
 }
 
-te_status gen_call(te_module *mod, const char *name, gen_arg *a, int nargs) {
-  DLTensor t[GEN_MAX_ARGS];
-  DLTensor *p[GEN_MAX_ARGS];
+/* The DLTensors of the arguments, in t, and pointers to them in p. */
+static void dltensors(gen_arg *a, int nargs, DLTensor t[], DLTensor *p[]) {
   for (int i = 0; i < nargs; i++) {
     t[i] = (DLTensor){a[i].data, {kDLCPU, 0}, a[i].ndim, {kDLFloat, 32, 1}, a[i].shape, NULL, 0};
     p[i] = &t[i];
   }
+}
+
+te_status gen_call(te_module *mod, const char *name, gen_arg *a, int nargs) {
+  DLTensor t[GEN_MAX_ARGS];
+  DLTensor *p[GEN_MAX_ARGS];
+  dltensors(a, nargs, t, p);
   return te_module_call(mod, name, nargs, p, 0, NULL);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int by_value(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
-/* The median time of one call of each module, alternating between them, caches flushed. */
-static te_status time_pair(const char *name, te_module *const mods[2], gen_arg *a, int nargs,
-                           double med[2]) {
-  double t[2][ROUNDS];
-  unsigned char *junk = malloc(FLUSH_BYTES);
-  if (!junk)
-    return TE_ERR_NOMEM;
-  te_status st = TE_OK;
-  for (int r = 0; r < ROUNDS && st == TE_OK; r++)
-    for (int j = 0; j < 2 && st == TE_OK; j++) {
-      int which = (r + j) % 2; /* the order turns each round: neither is always first */
-      memset(junk, r + j, FLUSH_BYTES);
-      double t0 = now_s();
-      st = gen_call(mods[which], name, a, nargs);
-      t[which][r] = now_s() - t0;
-    }
-  free(junk);
-  for (int j = 0; j < 2; j++) {
-    qsort(t[j], ROUNDS, sizeof(double), by_value);
-    med[j] = t[j][ROUNDS / 2];
-  }
-  return st;
-}
+/* The guard times at most this many rows (sentences x tokens): of the tuned 32 x 128, 8
+   sentences, so that the build's timing stays at a few seconds (a kernel's time per row hardly
+   changes past a few hundred rows: its weights are reused across them from cache). */
+enum { GUARD_ROWS = 1024 };
 
 te_status gen_guard(gen *g, int k, te_module *hand, te_module *tuned, bool *use_tuned) {
   gen_arg a[GEN_MAX_ARGS];
-  int terms, nargs = gen_kernel_args(g, k, g->tune_batch, g->tune_seq, a, &terms);
+  int64_t b = GUARD_ROWS / g->tune_seq;
+  b = b < 1 ? 1 : b > g->tune_batch ? g->tune_batch : b;
+  int terms, nargs = gen_kernel_args(g, k, b, g->tune_seq, a, &terms);
   te_status st = TE_OK;
   for (int i = 0; i < nargs && st == TE_OK; i++) {
     if (!(a[i].data = malloc(sizeof(float) * a[i].n)))
@@ -113,19 +91,20 @@ te_status gen_guard(gen *g, int k, te_module *hand, te_module *tuned, bool *use_
     for (size_t e = 0; st == TE_OK && e < a[i].n; e++)
       a[i].data[e] = (k == 2 && i == 1) ? 0.0f : (float)((e * 2654435761u) % 1000) * 1e-3f - 0.5f;
   }
-  double med[2] = {0, 0};
-  te_set_num_threads(1); /* one thread's speed: woken threads of a busy machine wait for a core */
+  DLTensor t[GEN_MAX_ARGS];
+  DLTensor *p[GEN_MAX_ARGS];
+  dltensors(a, nargs, t, p);
+  tg_verdict v;
   if (st == TE_OK)
-    st = time_pair(gen_kernel_name(k), (te_module *const[]){hand, tuned}, a, nargs, med);
-  te_set_num_threads(0);
+    st = tg_compare(hand, tuned, gen_kernel_name(k), nargs, p, &v);
   for (int i = 0; i < nargs; i++)
     free(a[i].data);
-  *use_tuned = st == TE_OK && med[1] <= med[0];
-  if (st == TE_OK)
-    fprintf(stderr,
-            "gen_kernels: %s: %s (%.4g ms against the hand schedule's %.4g ms at %lld x "
-            "%lld)\n",
-            gen_kernel_name(k), *use_tuned ? "the tuning log's schedule" : "hand schedule kept",
-            med[1] * 1e3, med[0] * 1e3, (long long)g->tune_batch, (long long)g->tune_seq);
+  *use_tuned = st == TE_OK && v.use_tuned;
+  if (st == TE_OK) {
+    char what[64], where[64];
+    snprintf(what, sizeof what, "gen_kernels: %s", gen_kernel_name(k));
+    snprintf(where, sizeof where, "%lld x %lld", (long long)b, (long long)g->tune_seq);
+    tg_report(what, where, &v);
+  }
   return st;
 }

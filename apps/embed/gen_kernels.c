@@ -1,7 +1,7 @@
 /* gen_kernels.c — the generator of te-embed's kernels (te_add_kernel_library runs it at build
  * time):
  *
- *   gen_kernels <dir/name> "<target string>" [--tuning-log LOG [--batch B --seq S]]
+ *   gen_kernels <dir/name> "<target string>" [--tuning-log LOG [--no-guard] [--batch B --seq S]]
  *   gen_kernels --export-tasks FILE [--target T] [--batch B --seq S]
  *
  * defines and schedules the encoder's kernels (gen.h) for the target and writes them with
@@ -16,13 +16,16 @@
  *   embed_ffn_down      its second                          [m, 1536] -> [m, 384]
  *   embed_add_ln        residual + layer norm               [m, 384] x 2 -> [m, 384]
  * With --tuning-log, each kernel takes the log's best schedule for B sentences of S tokens
- * (default 32 x 112) when it has one and it replays on the symbolic kernel, else its hand
- * schedule. --export-tasks writes every kernel but embed_ln (an index gather: te-tune's random
- * inputs would read out of bounds) at that size as a task file for `te-tune tune-tasks`
- * (docs/tuning-tasks.md) and compiles nothing.
- * Exit status 0 on success, 1 with te's message on stderr otherwise, 2 for bad arguments.
+ * (default 32 x 128) when it has one, it replays on the symbolic kernel and the timing guard
+ * (gen_guard.c; --no-guard: untimed) finds it clearly faster, else its hand schedule.
+ * --export-tasks writes every kernel but embed_ln (an index gather: te-tune's random inputs would
+ * read out of bounds) at that size as a task file for `te-tune tune-tasks` (docs/tuning-tasks.md)
+ * and compiles nothing. Exit status 0 on success, 1 with te's message on stderr otherwise, 2 for
+ * bad arguments.
  */
 #include "gen.h"
+
+#include "../common/tune_guard.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -56,6 +59,7 @@ static int write_config(const char *prefix, const gen *g) {
 typedef struct args {
   const char *prefix, *target, *tasks, *log;
   long long batch, seq;
+  bool no_guard;
 } args;
 
 /* "--batch N" / "--seq N": a count from 1 to 4096. */
@@ -71,9 +75,13 @@ static bool count_arg(const char *opt, const char *v, long long *out) {
 }
 
 static bool parse_args(int argc, char **argv, args *a) {
-  *a = (args){NULL, NULL, NULL, NULL, 32, 112};
+  *a = (args){NULL, NULL, NULL, NULL, 32, 128, false};
   for (int i = 1; i < argc; i++) {
     const char *opt = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(opt, "--no-guard")) {
+      a->no_guard = true;
+      continue;
+    }
     bool valued = !strcmp(opt, "--export-tasks") || !strcmp(opt, "--tuning-log") ||
                   !strcmp(opt, "--target") || !strcmp(opt, "--batch") || !strcmp(opt, "--seq");
     if (valued && !v) {
@@ -112,9 +120,11 @@ static bool parse_args(int argc, char **argv, args *a) {
     return false;
   }
   if (!a->tasks && !a->prefix) {
-    fprintf(stderr, "usage: gen_kernels <dir/name> <target> [--tuning-log LOG] [--batch B] "
-                    "[--seq S]\n       gen_kernels --export-tasks FILE [--target T] [--batch B] "
-                    "[--seq S]\n");
+    fprintf(
+        stderr,
+        "usage: gen_kernels <dir/name> <target> [--tuning-log LOG [--no-guard]] "
+        "[--batch B] [--seq S]\n       gen_kernels --export-tasks FILE [--target T] [--batch B] "
+        "[--seq S]\n");
     return false;
   }
   if (!a->target)
@@ -153,6 +163,7 @@ int main(int argc, char **argv) {
   g.lanes = te_target_vector_bits(g.target) / 32;
   g.nr = 4 * g.lanes;
   g.log = a.log;
+  g.no_guard = a.no_guard;
   g.tune_batch = a.batch, g.tune_seq = a.seq;
   if (a.tasks) {
     g.batch = a.batch, g.seq = a.seq;
@@ -172,10 +183,16 @@ int main(int argc, char **argv) {
     if (st != TE_OK || gen_kernel(&g, k, &mods[k]) != TE_OK)
       return fail(g.ctx, gen_kernel_name(k));
   }
-  if (g.log)
+  if (g.log && g.tuned + g.kept + g.same == 0 && !tg_log_has_target(g.log, te_target_str(g.target)))
     fprintf(stderr,
-            "gen_kernels: %d of %d kernels from the tuning log %s (%d hand schedules faster)\n",
-            g.tuned, GEN_NKERNELS, g.log, g.kept);
+            "gen_kernels: the tuning log %s holds no schedule for this target (%s): it was "
+            "tuned on another CPU; hand schedules\n",
+            g.log, te_target_short_str(g.target));
+  else if (g.log)
+    fprintf(stderr,
+            "gen_kernels: %d of %d kernels from the tuning log %s (%d where its best is the "
+            "hand schedule, %d slower than the hand schedule or within the noise of it)\n",
+            g.tuned, GEN_NKERNELS, g.log, g.same, g.kept);
   if (te_modules_save(g.ctx, GEN_NKERNELS, mods, a.prefix,
                       TE_SAVE_STATIC_LIB | TE_SAVE_HEADER | TE_SAVE_ASM) != TE_OK)
     return fail(g.ctx, "saving");

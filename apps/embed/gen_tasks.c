@@ -94,8 +94,9 @@ static te_status write_task(gen *g, te_schedule *s, const char *name, te_tensor 
 }
 
 /* The log's best schedule of the constant-size kernel, as a trace in g->tuned_trace (NULL when
-   the log has none for this kernel and target). */
-static te_status look_up(gen *g, const char *name, te_tensor *out) {
+   the log has none for this kernel and target, or when its best is the hand schedule s: the
+   hand schedule then stays, untimed, unless g->no_guard asks for every replay). */
+static te_status look_up(gen *g, te_schedule *s, const char *name, te_tensor *out) {
   te_schedule *fresh = te_schedule_new(g->ctx, 1, &out);
   if (!fresh)
     return te_last_status(g->ctx);
@@ -109,9 +110,20 @@ static te_status look_up(gen *g, const char *name, te_tensor *out) {
   }
   if (st != TE_OK)
     return st;
-  char *trace = te_schedule_trace(fresh);
-  if (!trace)
+  char *trace = te_schedule_trace(fresh), *hand = te_schedule_trace(s);
+  if (!trace || !hand) {
+    te_free(trace);
+    te_free(hand);
     return te_last_status(g->ctx);
+  }
+  bool same = !strcmp(trace, hand);
+  te_free(hand);
+  if (same && !g->no_guard) {
+    fprintf(stderr, "gen_kernels: %s: the log's best is the hand schedule; hand schedule\n", name);
+    g->same++;
+    te_free(trace);
+    return TE_OK;
+  }
   size_t n = strlen(trace) + 1;
   if ((g->tuned_trace = malloc(n)))
     memcpy(g->tuned_trace, trace, n);
@@ -124,7 +136,7 @@ te_status gen_finish(gen *g, te_schedule *s, const char *name, int nargs, te_ten
   te_tensor *y = args[nargs - 1];
   if (g->batch > 0) {
     *out = NULL;
-    return g->tasks ? write_task(g, s, name, y) : look_up(g, name, y);
+    return g->tasks ? write_task(g, s, name, y) : look_up(g, s, name, y);
   }
   if (!g->tuned_trace)
     return te_build(s, name, nargs, args, 0, NULL, g->target, out);

@@ -10,15 +10,21 @@
  * The hand kernels themselves are checked against plain C by apps.embed_kernels.
  *
  *   embed_tune_test LOG ALLOCATION BUDGET      (CTest apps.embed_tune_apply)
+ *   embed_tune_test --committed LOG BATCH SEQ  (CTest apps.embed_tuning_log: the log in the
+ *                                              repository, tuned at BATCH x SEQ; no allocation;
+ *                                              skipped, exit 77, on a CPU it has no record for)
  */
 #include "gen.h"
+
+#include "../common/tune_guard.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { H = MINILM_HIDDEN, F = MINILM_FFN, TUNED_BATCH = 2, TUNED_SEQ = 16 };
+enum { H = MINILM_HIDDEN, F = MINILM_FFN };
+static int64_t tuned_batch = 2, tuned_seq = 16; /* the size the log was tuned at */
 enum { B = 2, S = 28, M = B * S }; /* the size checked: 56 rows, not a multiple of 6 or 48 */
 
 static int failures;
@@ -66,7 +72,7 @@ static bool gen_init(gen *g, const char *log, bool guard) {
   *g = (gen){0};
   g->ctx = te_ctx_new();
   g->log = log;
-  g->tune_batch = TUNED_BATCH, g->tune_seq = TUNED_SEQ;
+  g->tune_batch = tuned_batch, g->tune_seq = tuned_seq;
   g->no_guard = !guard;
   if (!g->ctx || !(g->target = te_target_parse(g->ctx, "llvm")))
     return false;
@@ -80,7 +86,7 @@ static te_module *make_kernel(gen *g, int k) {
   te_module *m = NULL;
   te_status st = TE_OK;
   if (g->log) {
-    g->batch = TUNED_BATCH, g->seq = TUNED_SEQ;
+    g->batch = tuned_batch, g->seq = tuned_seq;
     st = gen_kernel(g, k, &m);
     g->batch = g->seq = 0;
   }
@@ -151,16 +157,35 @@ static void check_allocation(const char *path, int budget) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: embed_tune_test LOG ALLOCATION BUDGET\n");
+  bool committed = argc == 5 && !strcmp(argv[1], "--committed");
+  if (argc != 4 && !committed) {
+    fprintf(stderr, "usage: embed_tune_test LOG ALLOCATION BUDGET\n"
+                    "       embed_tune_test --committed LOG BATCH SEQ\n");
     return 2;
   }
-  check_allocation(argv[2], atoi(argv[3]));
+  const char *log = committed ? argv[2] : argv[1];
+  if (committed) {
+    tuned_batch = atoll(argv[3]), tuned_seq = atoll(argv[4]);
+    gen probe;
+    if (!gen_init(&probe, log, false))
+      return 1;
+    bool here = tg_log_has_target(log, te_target_str(probe.target));
+    if (!here)
+      printf("SKIP: the tuning log %s holds no record for this CPU (%s): it was tuned on "
+             "another machine\n",
+             log, te_target_short_str(probe.target));
+    te_ctx_free(probe.ctx);
+    if (!here)
+      return 77;
+  } else {
+    check_allocation(argv[2], atoi(argv[3]));
+  }
   /* Untimed, every kernel takes the log's schedule; guarded (as the generator builds the
-     library), each the faster of the log's and the hand one: either way the same outputs. */
-  for (int guard = 0; guard < 2; guard++) {
+     library), each the faster of the log's and the hand one: either way the same outputs. A
+     committed log is checked untimed only (what the guard does is apps.embed_tune_apply's). */
+  for (int guard = 0; guard < (committed ? 1 : 2); guard++) {
     gen hand, tuned;
-    if (!gen_init(&hand, NULL, false) || !gen_init(&tuned, argv[1], guard)) {
+    if (!gen_init(&hand, NULL, false) || !gen_init(&tuned, log, guard)) {
       printf("cannot make a context and a target\n");
       return 1;
     }

@@ -292,12 +292,32 @@ static ir_stmt *same_loop(part *st, ir_stmt *s, ir_stmt *body) {
   return r;
 }
 
+/* A part's extent ext of a loop whose extent was the constant c: ext, or min(ext, c) when ext
+   has no constant upper bound of its own. A part is a sub-range of the loop, so the clamp always
+   holds; it is kept for the later passes that need a constant bound of a tail's extent
+   (vectorize's lanes, unroll): this pass may have proved ext <= c from facts they do not see
+   (a tail of a split whose outer range is itself a tail, e.g. a cache_read at the last
+   iteration of a split reduction: max(k - ax0.o*16 - kk.o*4, 0)). Built unsimplified: the
+   simplifier would drop it again by the same proof. */
+static te_expr *clamped_extent(part *st, ir_stmt *loop, te_expr *ext) {
+  int64_t c, e;
+  if (!ir_is_const_int(IR_FOR_EXTENT(loop), &c) || ir_is_const_int(ext, &e) ||
+      ir_const_upper_bound(st->an, ext) <= c)
+    return ext;
+  te_expr *r = ir_min(ext, ir_i64(st->ctx, c));
+  if (!r)
+    st->failed = true;
+  return r;
+}
+
 /* The loop over [lo, hi) with body rewritten under that range and with what is known there;
    NULL when provably empty. */
 static ir_stmt *part_loop(part *st, ir_stmt *loop, te_expr *lo, te_expr *hi, ir_map *known) {
   te_expr *var = IR_FOR_VAR(loop), *ext;
   ir_stmt *body = rewrite_in(st, IR_FOR_BODY(loop), var, lo, hi, known, &ext);
   if (!body)
+    return NULL;
+  if (!(ext = clamped_extent(st, loop, ext)))
     return NULL;
   if (body == IR_FOR_BODY(loop) && lo == IR_FOR_MIN(loop) && ext == IR_FOR_EXTENT(loop))
     return loop;

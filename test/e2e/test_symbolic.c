@@ -1,7 +1,8 @@
 /* test_symbolic.c — symbolic shapes: one kernel built once and run at several sizes, the sizes
  * bound from the DLTensors. 1-D (n = 1, 7, 64, 100), 2-D (M x N), a reduction over a symbolic
  * extent, a size used in the body, a tensor of extent 2n, a symbolic matmul with tiles, and a
- * producer computed at a tile of a symbolic extent with its rows unrolled.
+ * producer computed at a tile of a symbolic extent with its rows unrolled, and vectorized copies
+ * (cache_read) at the tail of a split symbolic reduction.
  */
 #include "../common/te_test.h"
 
@@ -194,5 +195,55 @@ Test(symbolic, unrolled_rows_of_a_symbolic_tile) {
       tt_set(ref, p, (tt_get(a, p) * 2 + 1) * 3);
     tt_call(m, "tile", 2, TT_BUFS(a, got), 0, NULL);
     tt_assert_close(got, ref, 1);
+  }
+}
+
+/* Y[i] = sum_kk X[kk] W[i, kk] (n x k symbolic; te-llama's tl_matvec), kk split by 4 and X and
+   W copied at kk.o (cache_read), each copy split by 16 and vectorized: the schedule te-tune
+   found for the constant-size kernel. At the last kk.o (k % 4 != 0) the copies cover
+   k - kk.o*4 < 4 elements, and the tail of their split by 16 has the extent
+   max(k - ax0.o*16 - kk.o*4, 0), whose bound 16 only loop partitioning can prove: it keeps it as
+   min(..., 16) so the vectorizer has its lanes (it refused the schedule, "no constant upper
+   bound", before). */
+Test(symbolic, vectorized_copy_at_a_split_reduction_tail) {
+  te_ctx *c = tt_ctx;
+  te_expr *n = te_var(c, "n"), *k = te_var(c, "k"), *i = te_var(c, "i");
+  te_tensor *X = TT_NN(te_placeholder(c, "X", TE_F32, 1, TE_EXPRS(k)));
+  te_tensor *W = TT_NN(te_placeholder(c, "W", TE_F32, 2, TE_EXPRS(n, k)));
+  te_expr *kk = te_reduce_axis(c, "kk", te_int(c, 0), k);
+  te_tensor *Y = TT_NN(te_compute(c, "Y", 1, TE_EXPRS(n), TE_EXPRS(i),
+                                  TE_SUM(te_mul(tt_at1(X, kk), tt_at2(W, i, kk)), kk)));
+  te_schedule *s = tt_schedule1(Y);
+  TT_OK(te_schedule_replay(s, "cache_write Y local\n"
+                              "split Y i 40\n"
+                              "parallel Y i.o\n"
+                              "compute_at Y_local Y i.o\n"
+                              "split Y_local kk 4\n"
+                              "reorder Y_local kk.o i kk.i\n"
+                              "cache_read X local Y_local\n"
+                              "compute_at X_local Y_local kk.o\n"
+                              "split X_local ax0 16\n"
+                              "vectorize X_local ax0.i\n"
+                              "cache_read W local Y_local\n"
+                              "compute_at W_local Y_local kk.o\n"
+                              "split W_local ax1 16\n"
+                              "vectorize W_local ax1.i\n"));
+  te_module *m = tt_build(s, "mv", 3, TT_TENSORS(X, W, Y), 0, NULL);
+  static const int64_t shapes[][2] = {{1, 1}, {37, 203}, {40, 64}, {70, 1001}};
+  for (int t = 0; t < 4; t++) {
+    int64_t h = shapes[t][0], w = shapes[t][1];
+    tt_note("matvec %lld x %lld", (long long)h, (long long)w);
+    tt_buf *x = TT_ALLOC(TE_F32, w), *wt = TT_ALLOC(TE_F32, h, w);
+    tt_buf *got = TT_ALLOC(TE_F32, h), *ref = TT_ALLOC(TE_F32, h);
+    tt_fill(x, 7);
+    tt_fill(wt, 8);
+    for (int64_t p = 0; p < h; p++) {
+      double acc = 0;
+      for (int64_t q = 0; q < w; q++)
+        acc += tt_get(x, q) * tt_get(wt, p * w + q);
+      tt_set(ref, p, acc);
+    }
+    tt_call(m, "mv", 3, TT_BUFS(x, wt, got), 0, NULL);
+    tt_assert_close(got, ref, w);
   }
 }

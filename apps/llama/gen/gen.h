@@ -39,13 +39,25 @@ typedef struct tl_tuning {
   FILE *tasks;        /* --export-tasks */
   const char *log;    /* --tuning-log */
   char *trace;        /* the log's schedule of the kernel being built (malloc'd) */
+  bool no_guard;      /* take the log's schedule without timing it against the hand one */
   int found, tuned;   /* kernels found in log; built with its schedule */
+  int same;           /* of found: the log's best is the hand schedule (hand kept, untimed) */
+  int replayed, kept; /* of found: replayed on the symbolic kernel; of those, hand kept */
 } tl_tuning;
 extern tl_tuning tl_tune;
 bool tl_tunable(const char *kernel);
 te_expr *tl_size(te_ctx *, const char *name);
 te_status tl_finish(te_schedule *, const char *name, int nargs, te_tensor *const args[],
                     int nparams, te_expr *const params[], te_target *, te_module **out);
+/* The sizes of tunable kernel name at tl_tune.shape: *T tokens (1 for a matvec), an n x k
+   weight; false when name is not tunable. */
+bool tl_kernel_shape(const char *name, int64_t *T, int64_t *n, int64_t *k);
+/* gen_guard.c: times the hand and the tuned build of dense kernel name side by side at
+   tl_tune.shape (tg_compare, apps/common/tune_guard.h) into *out; out->use_tuned when the tuned
+   one is clearly faster (tg_prefer_tuned's rule). */
+enum { TL_GUARD_TOKENS = 32 }; /* the tokens of a timed matmul: of the tuned 128, 32 */
+struct tg_verdict;
+te_status tl_guard(const char *name, te_module *hand, te_module *tuned, struct tg_verdict *out);
 
 /* gen_dense.c: f32 weight products (W is n x k, row-major, as llama2.c stores it) */
 te_status tl_gen_matvec(te_ctx *, te_target *, te_module **);     /* Y[n] = W X[k]          */

@@ -1,18 +1,23 @@
 /* gen_main.c — te-llama's kernel generator (te_add_kernel_library runs it at build time):
  *
- *   tl_gen <dir/name> "<target string>" [<kernel>...] [--tuning-log LOG] [SHAPE]
+ *   tl_gen <dir/name> "<target string>" [<kernel>...] [--tuning-log LOG [--no-guard]] [SHAPE]
  *   tl_gen --export-tasks FILE [--target T] [<kernel>...] [SHAPE]
  *   SHAPE: --dim D --hidden H --layers L --tokens T   (defaults: stories15M's 288 768 6, 32)
  *
  * builds the named kernels (all of them when none is named) for the target and writes them
  * into dir/libname.a and dir/name.h (and dir/name.s, to read) with te_modules_save.
  * With --tuning-log, each dense kernel (gen_tasks.c) takes the log's best schedule for the
- * model SHAPE (the one the tasks were exported at), the hand schedule where the log has none;
- * a log with none of them at SHAPE (tuned for another shape or other kernels) is refused.
+ * model SHAPE (the one the tasks were exported at) when it replays on the symbolic kernel and
+ * the timing guard (gen_guard.c; --no-guard: untimed) finds it clearly faster than the hand
+ * schedule, which every other kernel keeps. A log with none of them at SHAPE (tuned for another
+ * shape or other kernels) is refused; one with no record for this target at all (tuned on
+ * another CPU) leaves the hand schedules, with a note.
  * --export-tasks writes the named dense kernels (all twelve when none is named) at SHAPE as
  * `te-tune tune-tasks` task lines (docs/tuning-tasks.md) and compiles nothing.
  * Exit status 0 on success, 1 with te's message on stderr, 2 for a wrong command line. */
 #include "gen.h"
+
+#include "../../common/tune_guard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +101,10 @@ static bool parse_args(int argc, char **argv, args *a) {
   }
   for (int i = first; i < argc; i++) {
     const char *opt = argv[i];
+    if (!strcmp(opt, "--no-guard")) {
+      tl_tune.no_guard = true;
+      continue;
+    }
     if (strncmp(opt, "--", 2)) {
       if (a->nwanted == NKERNELS) {
         fprintf(stderr, "tl_gen: too many kernels named\n");
@@ -132,7 +141,8 @@ static bool parse_args(int argc, char **argv, args *a) {
       return false;
   }
   if (a->tasks ? a->prefix != NULL || a->log != NULL : a->prefix == NULL) {
-    fprintf(stderr, "usage: tl_gen <dir/name> <target> [<kernel>...] [--tuning-log LOG] "
+    fprintf(stderr, "usage: tl_gen <dir/name> <target> [<kernel>...] [--tuning-log LOG "
+                    "[--no-guard]] "
                     "[--dim D --hidden H --layers L --tokens T]\n"
                     "       tl_gen --export-tasks FILE [--target T] [<kernel>...] [--dim D "
                     "--hidden H --layers L --tokens T]\n");
@@ -221,7 +231,13 @@ static int generate(te_ctx *ctx, te_target *t, const args *a) {
     else
       built++;
   }
-  if (rc == 0 && a->log && ntunable > 0 && tl_tune.found == 0) {
+  if (rc == 0 && a->log && ntunable > 0 && tl_tune.found == 0 &&
+      !tg_log_has_target(a->log, te_target_str(t))) {
+    fprintf(stderr,
+            "tl_gen: the tuning log %s holds no schedule for this target (%s): it was tuned on "
+            "another CPU; hand schedules\n",
+            a->log, te_target_short_str(t));
+  } else if (rc == 0 && a->log && ntunable > 0 && tl_tune.found == 0) {
     fprintf(stderr,
             "tl_gen: the tuning log %s has no schedule for any of these kernels at dim %lld, "
             "hidden %lld, tokens %lld for this target: it was tuned for another model shape or "
@@ -233,9 +249,11 @@ static int generate(te_ctx *ctx, te_target *t, const args *a) {
   }
   if (rc == 0 && a->log)
     fprintf(stderr,
-            "tl_gen: %d of %d dense kernels from the tuning log %s (%d found there, %d of them "
-            "not fitting the symbolic kernel)\n",
-            tl_tune.tuned, ntunable, a->log, tl_tune.found, tl_tune.found - tl_tune.tuned);
+            "tl_gen: %d of %d dense kernels from the tuning log %s (%d found there: %d where "
+            "its best is the hand schedule, %d not fitting the symbolic kernel, %d slower than "
+            "the hand schedule or within the noise of it)\n",
+            tl_tune.tuned, ntunable, a->log, tl_tune.found, tl_tune.same,
+            tl_tune.found - tl_tune.same - tl_tune.replayed, tl_tune.kept);
   if (rc == 0 && te_modules_save(ctx, built, mods, a->prefix,
                                  TE_SAVE_STATIC_LIB | TE_SAVE_HEADER | TE_SAVE_ASM) != TE_OK)
     rc = fail(ctx, "saving the library");

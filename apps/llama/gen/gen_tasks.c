@@ -17,6 +17,8 @@
  */
 #include "gen.h"
 
+#include "../../common/tune_guard.h"
+
 #include <jansson.h>
 
 #include <stdlib.h>
@@ -95,8 +97,10 @@ static te_status write_task(te_ctx *ctx, te_schedule *s, const char *name, te_te
 }
 
 /* The log's best schedule of the constant-size kernel, as a trace in tl_tune.trace (NULL when
-   the log has none for this kernel, shape and target). */
-static te_status look_up(te_ctx *ctx, te_target *tgt, const char *name, te_tensor *out) {
+   the log has none for this kernel, shape and target, or when its best is the hand schedule s:
+   the hand schedule then stays, untimed, unless tl_tune.no_guard asks for every replay). */
+static te_status look_up(te_ctx *ctx, te_target *tgt, te_schedule *s, const char *name,
+                         te_tensor *out) {
   te_schedule *fresh = te_schedule_new(ctx, 1, &out);
   if (!fresh)
     return te_last_status(ctx);
@@ -110,15 +114,67 @@ static te_status look_up(te_ctx *ctx, te_target *tgt, const char *name, te_tenso
   }
   if (st != TE_OK)
     return st;
-  char *trace = te_schedule_trace(fresh);
-  if (!trace)
+  char *trace = te_schedule_trace(fresh), *hand = te_schedule_trace(s);
+  if (!trace || !hand) {
+    te_free(trace);
+    te_free(hand);
     return te_last_status(ctx);
+  }
+  tl_tune.found++;
+  bool same = !strcmp(trace, hand);
+  te_free(hand);
+  if (same && !tl_tune.no_guard) { /* nothing to time: the hand schedule stays */
+    fprintf(stderr, "tl_gen: %s: the log's best is the hand schedule; hand schedule\n", name);
+    tl_tune.same++;
+    te_free(trace);
+    return TE_OK;
+  }
   size_t n = strlen(trace) + 1;
   if ((tl_tune.trace = malloc(n)))
     memcpy(tl_tune.trace, trace, n);
   te_free(trace);
-  tl_tune.found += tl_tune.trace != NULL;
   return tl_tune.trace ? TE_OK : TE_ERR_NOMEM;
+}
+
+bool tl_kernel_shape(const char *name, int64_t *T, int64_t *n, int64_t *k) {
+  int i = tunable_index(name);
+  if (i < 0)
+    return false;
+  *T = strstr(name, "matmul") ? tl_tune.shape.tokens : 1;
+  *n = size(tunable[i].n);
+  *k = size(tunable[i].k);
+  return true;
+}
+
+/* The hand-scheduled kernel, or the tuned one when the guard finds it clearly faster (or when
+   tl_tune.no_guard). tuned: the module built from the log's schedule. */
+static te_status guarded(te_schedule *s, const char *name, int nargs, te_tensor *const args[],
+                         int nparams, te_expr *const params[], te_target *tgt, te_module *tuned,
+                         te_module **out) {
+  tl_tune.replayed++;
+  if (tl_tune.no_guard) {
+    fprintf(stderr, "tl_gen: %s: the tuning log's schedule (not timed)\n", name);
+    tl_tune.tuned++;
+    *out = tuned;
+    return TE_OK;
+  }
+  te_module *hand;
+  TRY(te_build(s, name, nargs, args, nparams, params, tgt, &hand));
+  tg_verdict v;
+  TRY(tl_guard(name, hand, tuned, &v));
+  const tl_shape *sh = &tl_tune.shape;
+  char what[96], where[96];
+  snprintf(what, sizeof what, "tl_gen: %s", name);
+  snprintf(where, sizeof where, "dim %lld, hidden %lld, %lld tokens", (long long)sh->dim,
+           (long long)sh->hidden,
+           (long long)(!strstr(name, "matmul")        ? 1
+                       : sh->tokens > TL_GUARD_TOKENS ? TL_GUARD_TOKENS
+                                                      : sh->tokens));
+  tg_report(what, where, &v);
+  tl_tune.tuned += v.use_tuned;
+  tl_tune.kept += !v.use_tuned;
+  *out = v.use_tuned ? tuned : hand;
+  return TE_OK;
 }
 
 te_status tl_finish(te_schedule *s, const char *name, int nargs, te_tensor *const args[],
@@ -127,7 +183,7 @@ te_status tl_finish(te_schedule *s, const char *name, int nargs, te_tensor *cons
   te_tensor *y = args[nargs - 1];
   if (tl_tune.constant && tunable_index(name) >= 0) {
     *out = NULL;
-    return tl_tune.tasks ? write_task(ctx, s, name, y) : look_up(ctx, tgt, name, y);
+    return tl_tune.tasks ? write_task(ctx, s, name, y) : look_up(ctx, tgt, s, name, y);
   }
   if (!tl_tune.trace)
     return te_build(s, name, nargs, args, nparams, params, tgt, out);
@@ -135,11 +191,12 @@ te_status tl_finish(te_schedule *s, const char *name, int nargs, te_tensor *cons
   te_status st = tuned ? te_schedule_replay(tuned, tl_tune.trace) : te_last_status(ctx);
   free(tl_tune.trace);
   tl_tune.trace = NULL;
-  /* a searched schedule can hold a step that is legal only at the constant size (a vectorized
-     loop whose extent is constant there, symbolic here): replayed or built, it fails, and the
-     hand schedule stays */
+  /* replayed or built, a step that is legal only at the constant size fails here (none is
+     known since loop_partition.c keeps a tail's constant bound: a cache_read at the tail of a
+     split reduction lost it); the hand schedule then stays */
+  te_module *mt = NULL;
   if (st == TE_OK)
-    st = te_build(tuned, name, nargs, args, nparams, params, tgt, out);
+    st = te_build(tuned, name, nargs, args, nparams, params, tgt, &mt);
   if (st == TE_ERR_NOMEM)
     return st;
   if (st != TE_OK) {
@@ -150,7 +207,5 @@ te_status tl_finish(te_schedule *s, const char *name, int nargs, te_tensor *cons
     te_clear_error(ctx);
     return te_build(s, name, nargs, args, nparams, params, tgt, out);
   }
-  tl_tune.tuned++;
-  fprintf(stderr, "tl_gen: %s: the tuning log's schedule\n", name);
-  return TE_OK;
+  return guarded(s, name, nargs, args, nparams, params, tgt, mt, out);
 }
