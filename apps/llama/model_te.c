@@ -4,13 +4,17 @@
  *
  * A layer, for n tokens at positions pos .. pos + n - 1 (n > 1: the matrix-matrix kernels, one
  * pass over each weight for the whole prompt; n = 1: the matrix-vector kernels):
- *   xb = rmsnorm(x) ; q = Wq xb ; k = Wk xb ; v = Wv xb
- *   q = rope(q) ; cache_k[pos..] = rope(k) ; cache_v[pos..] = v   (stored in the cache's layout)
+ *   xb = rmsnorm(x) ; q = Wq xb ; k = Wk xb ; v = Wv xb   (n = 1: one product over the three,
+ *                                                           laid out one below the other)
+ *   q = rope(q) ; cache_k[pos..] = rope(k) ; cache_v[pos..] = v   (n = 1: one RoPE call for q
+ *                                                           and k where they are adjacent)
  *   xb = attention(q, cache_k[0 .. pos+n), cache_v[0 .. pos+n))   (grouped-query, causal)
  *   x = x + Wo xb                        (one kernel: product and residual)
  *   xb = rmsnorm(x) ; h = silu(W1 xb) * (W3 xb)   (one kernel: both products and SwiGLU)
  *   x = x + W2 h                         (one kernel)
- * then rmsnorm and the classifier for the last token only.
+ * then rmsnorm and the classifier for the last token only. A generated token so runs five
+ * parallel kernels a layer (the qkv product, attention, and the three above; RMSNorm and RoPE
+ * of one token are serial, a loop of one iteration).
  * f32 and bf16 weights take the same path through kernels of the same computation (tl_* and
  * tl_bf16_*, which read W as bf16 and widen it in registers); Q8_0 follows runq.c (layer_q8),
  * on its weights laid out once for the int8 dot-product kernels (q8_layout.h).
@@ -35,11 +39,13 @@ typedef struct {
   const tl_checkpoint *ck;
   int batch;
   float *x, *x2, *xb, *q, *qr, *kt, *kr, *vt, *hb, *logits; /* kt, kr: k before, after RoPE */
-  float *key_cache, *value_cache; /* n_layers x the layouts above */
+  float *key_cache, *value_cache;                           /* n_layers x the layouts above */
   int8_t *xq;      /* Q8_0: quantized activations, their scales and corrections (gen/gen_q8.c), */
   float *xs, *hb2; /* the second SwiGLU product */
   int32_t *xc;
-  float *fused; /* Q8_0: a generated token's q, k, v (or w1, w3) product, padded rows included */
+  float *fused;    /* a generated token's q, k, v (Q8_0: or w1, w3) product, padded rows included */
+  tl_matrix *wqkv; /* f32, bf16: each layer's wq, wk, wv one below the other (a generated token) */
+  void *wqkv_data;
   tl_q8_matrix *q8w; /* Q8_0: the weights in the kernels' layout: Q8_PER_LAYER a layer, wcls */
   const struct q8_kernels *q8;
   const struct dense_kernels *dense;
@@ -302,16 +308,23 @@ static int attention_block(te_model *m, int l, int n, int pos, const float *q, c
   const tl_config *c = &m->ck->c;
   int64_t hs = tl_head_size(c), G = c->n_kv_heads, M = c->n_heads / c->n_kv_heads;
   view a, b, e, f;
-  CALL(m, tl_rope, V4(&a, q, n, c->n_heads, hs / 2, 2), V4(&b, m->qr, n, c->n_heads, hs / 2, 2),
-       pos);
-  CALL(m, tl_rope, V4(&a, k, n, G, hs / 2, 2), V4(&b, m->kr, n, G, hs / 2, 2), pos);
-  store_kv(m, l, n, pos, m->kr, v);
+  const float *kr = m->kr;
+  if (n == 1 && k == q + c->dim) { /* q and k one after the other: one call for both */
+    CALL(m, tl_rope, V4(&a, q, 1, c->n_heads + G, hs / 2, 2),
+         V4(&b, m->qr, 1, c->n_heads + G, hs / 2, 2), pos);
+    kr = m->qr + c->dim;
+  } else {
+    CALL(m, tl_rope, V4(&a, q, n, c->n_heads, hs / 2, 2), V4(&b, m->qr, n, c->n_heads, hs / 2, 2),
+         pos);
+    CALL(m, tl_rope, V4(&a, k, n, G, hs / 2, 2), V4(&b, m->kr, n, G, hs / 2, 2), pos);
+  }
+  store_kv(m, l, n, pos, kr, v);
   /* the values of positions 0 .. pos + n - 1 of each head, seq_len rows apart */
   DLTensor *vt = V3(&e, layer_values(m, l), G, pos + n, hs);
   e.strides[0] = c->seq_len * hs, e.strides[1] = hs, e.strides[2] = 1;
   vt->strides = e.strides;
-  CALL(m, tl_attention, V4(&a, m->qr, n, G, M, hs), V4(&b, layer_keys(m, l), G, key_blocks(c), hs, 16),
-       vt, V4(&f, m->xb, n, G, M, hs));
+  CALL(m, tl_attention, V4(&a, m->qr, n, G, M, hs),
+       V4(&b, layer_keys(m, l), G, key_blocks(c), hs, 16), vt, V4(&f, m->xb, n, G, M, hs));
   return 0;
 }
 
@@ -321,12 +334,18 @@ static int layer(te_model *m, int l, int n, int pos) {
   int64_t d = c->dim, kv = tl_kv_dim(c), hid = c->hidden_dim;
   if (m->q8)
     return layer_q8(m, l, n, pos);
-  if (rmsnorm(m, m->x, ck->rms_att + l * d, m->xb, n, d) ||
-      product(m, m->xb, &ck->wq[l], d, d, m->q, n) ||
-      product(m, m->xb, &ck->wk[l], kv, d, m->kt, n) ||
-      product(m, m->xb, &ck->wv[l], kv, d, m->vt, n) ||
-      attention_block(m, l, n, pos, m->q, m->kt, m->vt))
+  if (rmsnorm(m, m->x, ck->rms_att + l * d, m->xb, n, d))
     return -1;
+  if (n == 1) { /* one product for q, k and v, read where it wrote them */
+    if (product(m, m->xb, &m->wqkv[l], d + 2 * kv, d, m->fused, 1) ||
+        attention_block(m, l, 1, pos, m->fused, m->fused + d, m->fused + d + kv))
+      return -1;
+  } else if (product(m, m->xb, &ck->wq[l], d, d, m->q, n) ||
+             product(m, m->xb, &ck->wk[l], kv, d, m->kt, n) ||
+             product(m, m->xb, &ck->wv[l], kv, d, m->vt, n) ||
+             attention_block(m, l, n, pos, m->q, m->kt, m->vt)) {
+    return -1;
+  }
   float *t;
   if (product_add(m, m->xb, &ck->wo[l], d, d, m->x, m->x2, n))
     return -1;
@@ -395,6 +414,37 @@ static int pack_q8(te_model *m) {
   return tl_q8_pack(1, (const tl_matrix *const[]){&ck->wcls}, &vocab, d, gs, &m->q8w[nmat - 1]);
 }
 
+/* f32 and bf16: each layer's wq, wk and wv copied one below the other into m->wqkv, so that a
+   generated token runs one matrix-vector product (one parallel loop, over d + 2 kv_dim rows)
+   instead of three (the prompt's matrix-matrix products read the checkpoint's). 0, or -1 when
+   out of memory. */
+static int pack_qkv(te_model *m) {
+  const tl_checkpoint *ck = m->ck;
+  const tl_config *c = &ck->c;
+  size_t d = (size_t)c->dim, kv = (size_t)tl_kv_dim(c),
+         elem = ck->weights == TL_WEIGHTS_BF16 ? 2 : 4;
+  size_t per_layer = (d + 2 * kv) * d * elem;
+  m->wqkv = calloc((size_t)c->n_layers, sizeof *m->wqkv);
+  m->wqkv_data = malloc(per_layer * (size_t)c->n_layers);
+  if (!m->wqkv || !m->wqkv_data)
+    return -1;
+  for (int l = 0; l < c->n_layers; l++) {
+    char *to = (char *)m->wqkv_data + per_layer * (size_t)l;
+    const tl_matrix *parts[3] = {&ck->wq[l], &ck->wk[l], &ck->wv[l]};
+    size_t rows[3] = {d, kv, kv};
+    if (elem == 2)
+      m->wqkv[l].b = (const uint16_t *)to;
+    else
+      m->wqkv[l].f = (const float *)to;
+    for (int i = 0; i < 3; i++) {
+      const void *from = elem == 2 ? (const void *)parts[i]->b : (const void *)parts[i]->f;
+      memcpy(to, from, rows[i] * d * elem);
+      to += rows[i] * d * elem;
+    }
+  }
+  return 0;
+}
+
 static void destroy(tl_model *base) {
   te_model *m = (te_model *)base;
   free(m->x), free(m->x2), free(m->xb), free(m->q), free(m->qr), free(m->kt), free(m->hb);
@@ -405,6 +455,7 @@ static void destroy(tl_model *base) {
     for (int i = 0; i <= m->ck->c.n_layers * Q8_PER_LAYER; i++)
       tl_q8_matrix_free(&m->q8w[i]);
   free(m->q8w);
+  free(m->wqkv), free(m->wqkv_data);
   free(m);
 }
 
@@ -438,7 +489,7 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
   size_t B = (size_t)m->batch, d = (size_t)c->dim, kv = (size_t)tl_kv_dim(c);
   size_t cache = (size_t)c->n_layers * (size_t)(key_blocks(c) * 16) * kv; /* keys; values fit */
   m->x = malloc(B * d * 4), m->x2 = malloc(B * d * 4), m->xb = malloc(B * d * 4);
-  m->q = malloc(B * d * 4), m->qr = malloc(B * d * 4), m->kt = malloc(B * kv * 4);
+  m->q = malloc(B * d * 4), m->qr = malloc((B * d + kv) * 4), m->kt = malloc(B * kv * 4);
   m->kr = malloc(B * kv * 4), m->vt = malloc(B * kv * 4);
   m->hb = malloc(B * (size_t)c->hidden_dim * 4), m->logits = malloc((size_t)c->vocab_size * 4);
   m->key_cache = malloc(cache * 4), m->value_cache = malloc(cache * 4);
@@ -456,19 +507,35 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
     snprintf(err, errlen, "out of memory for the Q8_0 weights in the kernels' layout");
     return NULL;
   }
+  if (!q8 && pack_qkv(m)) {
+    destroy(&m->base);
+    snprintf(err, errlen, "out of memory for the layers' wq, wk and wv in one matrix");
+    return NULL;
+  }
   if (!m->xq || !m->xs || !m->xc || !m->fused || !m->hb2 || !m->x || !m->x2 || !m->xb || !m->q ||
-      !m->qr || !m->kt || !m->kr || !m->vt || !m->hb || !m->logits || !m->key_cache || !m->value_cache) {
+      !m->qr || !m->kt || !m->kr || !m->vt || !m->hb || !m->logits || !m->key_cache ||
+      !m->value_cache) {
     destroy(&m->base);
     snprintf(err, errlen, "out of memory for the activations and the KV cache (%zu MB)",
              cache * 8 >> 20);
     return NULL;
   }
   /* Poisoned: a kernel that reads what no kernel wrote makes NaN logits, which the tests see. */
-  float *bufs[] = {m->x,  m->x2, m->xb,     m->q,   m->qr,  m->kt, m->kr,
+  float *bufs[] = {m->x,  m->x2, m->xb,     m->q,   m->qr, m->kt,   m->kr,
                    m->vt, m->hb, m->logits, m->hb2, m->xs, m->fused};
-  size_t lens[] = {B * d,  B * d,  B * d, B * d, B * d, B * kv, B * kv, B * kv,
-                   B * (size_t)c->hidden_dim, (size_t)c->vocab_size, 2 * B * (size_t)c->hidden_dim,
-                   wide,   fused};
+  size_t lens[] = {B * d,
+                   B * d,
+                   B * d,
+                   B * d,
+                   B * d + kv,
+                   B * kv,
+                   B * kv,
+                   B * kv,
+                   B * (size_t)c->hidden_dim,
+                   (size_t)c->vocab_size,
+                   2 * B * (size_t)c->hidden_dim,
+                   wide,
+                   fused};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     for (size_t j = 0; j < lens[i]; j++)
       bufs[i][j] = NAN;

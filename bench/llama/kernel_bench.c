@@ -133,7 +133,8 @@ static rate run_attention(int64_t G, int64_t M, int64_t hs, int64_t P, size_t bu
   int64_t nb = (P + 15) / 16;
   size_t kfl = (size_t)(G * nb * hs * 16), vfl = (size_t)(G * P * hs);
   size_t each = (kfl + vfl) * sizeof(float), copies = budget / each < 2 ? 2 : budget / each;
-  float *cache = aligned_alloc(64, each * copies), *q = malloc(sizeof(float) * (size_t)(G * M * hs));
+  float *cache = aligned_alloc(64, each * copies),
+        *q = malloc(sizeof(float) * (size_t)(G * M * hs));
   float *o = malloc(sizeof(float) * (size_t)(G * M * hs));
   rate best = {0, 0};
   if (!cache || !q || !o)
@@ -142,7 +143,8 @@ static rate run_attention(int64_t G, int64_t M, int64_t hs, int64_t P, size_t bu
     cache[i] = 0.01f * (float)(i % 13);
   for (int64_t i = 0; i < G * M * hs; i++)
     q[i] = 0.1f * (float)(i % 7);
-  int64_t qs[4] = {1, G, M, hs}, ks[4] = {G, nb, hs, 16}, vs[3] = {G, P, hs}, vst[3] = {P * hs, hs, 1};
+  int64_t qs[4] = {1, G, M, hs}, ks[4] = {G, nb, hs, 16}, vs[3] = {G, P, hs},
+          vst[3] = {P * hs, hs, 1};
   for (int rep = 0; rep < ROUNDS; rep++) {
     bandwidth_pass(buf, nbuf, bw);
     double t0 = clock_of(CLOCK_MONOTONIC), c0 = clock_of(CLOCK_PROCESS_CPUTIME_ID);

@@ -40,8 +40,8 @@ enum { BLOCK = 16, LANES = 16, SCORE_VECTORS = 4, COMMON_HEAD = 64 };
 static te_expr *f32(te_ctx *ctx, double v) { return te_float(ctx, TE_F32, v); }
 
 typedef struct {
-  te_tensor *q, *k, *v, *o;           /* the kernel's arguments */
-  te_tensor *sc, *mx, *e, *z, *ov;    /* scores, max, exponentials, sum, weighted values */
+  te_tensor *q, *k, *v, *o;        /* the kernel's arguments */
+  te_tensor *sc, *mx, *e, *z, *ov; /* scores, max, exponentials, sum, weighted values */
   te_expr *hs;
 } attention_def;
 
@@ -69,9 +69,9 @@ static te_status define(te_ctx *ctx, attention_def *a) {
       te_max_r(te_select(seen, te_div(TE_AT(a->sc, t, g, m, pp), scale), f32(ctx, -3.0e38)), 1,
                TE_EXPRS(pp)));
   te_expr *seen_p = te_le(p, te_add(te_sub(P, T), t));
-  te_expr *ex = te_call(
-      ctx, "exp", 1,
-      TE_EXPRS(te_sub(te_div(TE_AT(a->sc, t, g, m, p), scale), TE_AT(a->mx, t, g, m))));
+  te_expr *ex =
+      te_call(ctx, "exp", 1,
+              TE_EXPRS(te_sub(te_div(TE_AT(a->sc, t, g, m, p), scale), TE_AT(a->mx, t, g, m))));
   a->e = te_compute(ctx, "E", 4, TE_EXPRS(T, G, M, P), TE_EXPRS(t, g, m, p),
                     te_select(seen_p, ex, f32(ctx, 0.0)));
   te_expr *pz = te_reduce_axis(ctx, "pz", te_int(ctx, 0), P);
@@ -162,4 +162,3 @@ te_status tl_gen_attention(te_ctx *ctx, te_target *tgt, te_module **out) {
   return te_build(s, "tl_attention", 4, (te_tensor *const[]){a.q, a.k, a.v, a.o}, 0, NULL, tgt,
                   out);
 }
-

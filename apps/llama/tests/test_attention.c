@@ -87,8 +87,8 @@ static void check(int64_t T, int64_t G, int64_t M, int64_t hs, int64_t P, int64_
   int ok = worst <= 1e-5;
   printf("%-6s tl_attention, %lld token(s), %lld x %lld heads, head size %lld, %lld positions "
          "(cache %lld): error %.3g of max |V|%s%s\n",
-         ok ? "ok" : "FAIL", (long long)T, (long long)G, (long long)M, (long long)hs,
-         (long long)P, (long long)cap, worst, rc ? ": " : "", rc ? te_rt_last_error() : "");
+         ok ? "ok" : "FAIL", (long long)T, (long long)G, (long long)M, (long long)hs, (long long)P,
+         (long long)cap, worst, rc ? ": " : "", rc ? te_rt_last_error() : "");
   failures += !ok;
   free(q), free(o), free(k), free(v), free(w);
 }
