@@ -68,6 +68,7 @@ static const struct dense_kernels bf16_kernels = {
 
 /* The Q8_0 kernels of one group size (gen/gen_q8.c). */
 typedef int32_t (*quantize_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *);
+typedef int32_t (*quantize_swiglu_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *, DLTensor *);
 typedef int32_t (*q8_matmul_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *, DLTensor *,
                                 DLTensor *);
 typedef int32_t (*q8_matmul_add_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *, DLTensor *,
@@ -75,17 +76,19 @@ typedef int32_t (*q8_matmul_add_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor
 struct q8_kernels {
   int group_size;
   quantize_fn quantize;
+  quantize_swiglu_fn quantize_swiglu;
   q8_matmul_fn matmul, matvec;
   q8_matmul_add_fn matmul_add, matvec_add;
 };
 static const struct q8_kernels q8_kernels[] = {
-    {64, tl_quantize_g64, tl_q8_matmul_g64, tl_q8_matvec_g64, tl_q8_matmul_add_g64,
-     tl_q8_matvec_add_g64},
-    {32, tl_quantize_g32, tl_q8_matmul_g32, tl_q8_matvec_g32, tl_q8_matmul_add_g32,
-     tl_q8_matvec_add_g32},
-    {16, tl_quantize_g16, tl_q8_matmul_g16, tl_q8_matvec_g16, tl_q8_matmul_add_g16,
-     tl_q8_matvec_add_g16},
-    {8, tl_quantize_g8, tl_q8_matmul_g8, tl_q8_matvec_g8, tl_q8_matmul_add_g8, tl_q8_matvec_add_g8},
+    {64, tl_quantize_g64, tl_quantize_swiglu_g64, tl_q8_matmul_g64, tl_q8_matvec_g64,
+     tl_q8_matmul_add_g64, tl_q8_matvec_add_g64},
+    {32, tl_quantize_g32, tl_quantize_swiglu_g32, tl_q8_matmul_g32, tl_q8_matvec_g32,
+     tl_q8_matmul_add_g32, tl_q8_matvec_add_g32},
+    {16, tl_quantize_g16, tl_quantize_swiglu_g16, tl_q8_matmul_g16, tl_q8_matvec_g16,
+     tl_q8_matmul_add_g16, tl_q8_matvec_add_g16},
+    {8, tl_quantize_g8, tl_quantize_swiglu_g8, tl_q8_matmul_g8, tl_q8_matvec_g8,
+     tl_q8_matmul_add_g8, tl_q8_matvec_add_g8},
 };
 
 /* A DLTensor with its shape stored beside it. */
@@ -184,6 +187,17 @@ static int quantize(te_model *m, const float *x, int n, int64_t cols) {
   return rc ? kernel_failed(m, "tl_quantize", rc) : 0;
 }
 
+/* Q8_0: the same of silu(a) * b (n rows of `cols` each), SwiGLU and quantization in one
+   kernel. */
+static int quantize_swiglu(te_model *m, const float *a, const float *b, int n, int64_t cols) {
+  int64_t gs = m->q8->group_size, ng = cols / gs;
+  view va, vb, vs, vq, vc;
+  int rc = m->q8->quantize_swiglu(V3(&va, a, n, ng, gs), V3(&vb, b, n, ng, gs),
+                                  V2(&vs, m->xs, n, ng), tensor(&vq, m->xq, I8, 3, n, ng, gs, 0),
+                                  tensor(&vc, m->xc, I32, 2, n, ng, 0, 0));
+  return rc ? kernel_failed(m, "tl_quantize_swiglu", rc) : 0;
+}
+
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 /* The tokens the Q8_0 matrix-matrix kernel runs at once (gen/gen_q8.c, TOKENS). */
@@ -229,7 +243,7 @@ static int attention_block(te_model *m, int l, int n, int pos, const float *q, c
                            const float *v);
 
 /* A layer of a Q8_0 model: runq.c's order (quantize before each product; the residuals added
-   by the products' kernels, SwiGLU a separate element-wise kernel). */
+   by the products' kernels, SwiGLU computed by the kernel that quantizes its result). */
 static int layer_q8(te_model *m, int l, int n, int pos) {
 #define W(name) (l * Q8_PER_LAYER + Q8_##name)
   const tl_checkpoint *ck = m->ck;
@@ -254,7 +268,7 @@ static int layer_q8(te_model *m, int l, int n, int pos) {
   t = m->x, m->x = m->xb, m->xb = t;
   if (rmsnorm(m, m->x, ck->rms_ffn + l * d, m->xb, n, d) || quantize(m, m->xb, n, d))
     return -1;
-  float *h1 = m->hb, *h3 = m->hb2, *h = m->hb2 + (size_t)m->batch * (size_t)hid;
+  float *h1 = m->hb, *h3 = m->hb2;
   if (n == 1) {
     if (q8_product(m, W(W13), 0, 2, w13[2] * L, NULL, m->fused, 1))
       return -1;
@@ -263,9 +277,7 @@ static int layer_q8(te_model *m, int l, int n, int pos) {
              q8_product(m, W(W13), 1, 2, hid, NULL, h3, n)) {
     return -1;
   }
-  view va, vb, vy; /* h: the second half of hb2, so that no argument aliases */
-  CALL(m, tl_swiglu, V1(&va, h1, n * hid), V1(&vb, h3, n * hid), V1(&vy, h, n * hid));
-  if (quantize(m, h, n, hid) || q8_product(m, W(W2), 0, 1, d, m->x, m->xb, n))
+  if (quantize_swiglu(m, h1, h3, n, hid) || q8_product(m, W(W2), 0, 1, d, m->x, m->xb, n))
     return -1;
   t = m->x, m->x = m->xb, m->xb = t;
   return 0;
@@ -496,7 +508,7 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
   size_t wide = (size_t)round_up((int64_t)B, Q8_TOKENS) *
                 (d > (size_t)c->hidden_dim ? d : (size_t)c->hidden_dim);
   m->xq = malloc(wide), m->xs = malloc(wide * 4), m->xc = malloc(wide * 4),
-  m->hb2 = malloc(2 * B * (size_t)c->hidden_dim * 4);
+  m->hb2 = malloc(B * (size_t)c->hidden_dim * 4);
   size_t fused =
       (size_t)(round_up((int64_t)d, TL_Q8_ROW_ALIGN) + 2 * round_up((int64_t)kv, TL_Q8_ROW_ALIGN));
   size_t fused_ffn = (size_t)(2 * round_up(c->hidden_dim, TL_Q8_ROW_ALIGN));
@@ -533,7 +545,7 @@ tl_model *tl_te_model_new(const tl_checkpoint *ck, char *err, size_t errlen) {
                    B * kv,
                    B * (size_t)c->hidden_dim,
                    (size_t)c->vocab_size,
-                   2 * B * (size_t)c->hidden_dim,
+                   B * (size_t)c->hidden_dim,
                    wide,
                    fused};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)

@@ -71,6 +71,7 @@ te_status tl_gen_attention(te_ctx *, te_target *, te_module **);
 /* gen_q8.c: Q8_0 (int8 values, one f32 scale per group of GS) */
 #define TL_GEN_GROUP(GS)                                                                           \
   te_status tl_gen_quantize_g##GS(te_ctx *, te_target *, te_module **);                            \
+  te_status tl_gen_quantize_swiglu_g##GS(te_ctx *, te_target *, te_module **);                     \
   te_status tl_gen_q8_matmul_g##GS(te_ctx *, te_target *, te_module **);                           \
   te_status tl_gen_q8_matvec_g##GS(te_ctx *, te_target *, te_module **);                           \
   te_status tl_gen_q8_matmul_add_g##GS(te_ctx *, te_target *, te_module **);                       \
@@ -79,6 +80,5 @@ TL_GEN_GROUP(64)
 TL_GEN_GROUP(32)
 TL_GEN_GROUP(16)
 TL_GEN_GROUP(8)
-te_status tl_gen_swiglu(te_ctx *, te_target *, te_module **); /* Y = silu(A) * B  */
 
 #endif
