@@ -9,7 +9,8 @@
  * GB/s of weights read and that rate over the bandwidth of summing a buffer of the same size
  * (read_bandwidth, as te-llama-bench measures it). Rates are per CPU second / threads, as
  * te-llama-bench's "cpu" rates (the machine may be shared), best of 5 passes; the wall-clock
- * rate is printed beside.
+ * rate is printed beside. Then the attention of one generated token (tl_attention) at 160 and
+ * 512 cached positions: GB/s of the KV cache it reads, against the same bandwidth.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tl_kernels.h"
@@ -124,6 +125,46 @@ done:
   return best;
 }
 
+/* tl_attention for one generated token at P cached positions, G x M heads of hs: best GB/s of
+   the KV cache it reads (every head's keys and values of the P positions) over ROUNDS passes
+   through layer caches of `budget` bytes in all, as run() does for the weights. */
+static rate run_attention(int64_t G, int64_t M, int64_t hs, int64_t P, size_t budget,
+                          const float *buf, size_t nbuf, rate *bw) {
+  int64_t nb = (P + 15) / 16;
+  size_t kfl = (size_t)(G * nb * hs * 16), vfl = (size_t)(G * P * hs);
+  size_t each = (kfl + vfl) * sizeof(float), copies = budget / each < 2 ? 2 : budget / each;
+  float *cache = aligned_alloc(64, each * copies),
+        *q = malloc(sizeof(float) * (size_t)(G * M * hs));
+  float *o = malloc(sizeof(float) * (size_t)(G * M * hs));
+  rate best = {0, 0};
+  if (!cache || !q || !o)
+    goto done;
+  for (size_t i = 0; i < (kfl + vfl) * copies; i++)
+    cache[i] = 0.01f * (float)(i % 13);
+  for (int64_t i = 0; i < G * M * hs; i++)
+    q[i] = 0.1f * (float)(i % 7);
+  int64_t qs[4] = {1, G, M, hs}, ks[4] = {G, nb, hs, 16}, vs[3] = {G, P, hs},
+          vst[3] = {P * hs, hs, 1};
+  for (int rep = 0; rep < ROUNDS; rep++) {
+    bandwidth_pass(buf, nbuf, bw);
+    double t0 = clock_of(CLOCK_MONOTONIC), c0 = clock_of(CLOCK_PROCESS_CPUTIME_ID);
+    for (size_t c = 0; c < copies; c++) {
+      float *kc = cache + c * (kfl + vfl);
+      DLTensor Q = tensor(q, 32, kDLFloat, 4, qs), K = tensor(kc, 32, kDLFloat, 4, ks);
+      DLTensor V = tensor(kc + kfl, 32, kDLFloat, 3, vs), O = tensor(o, 32, kDLFloat, 4, qs);
+      V.strides = vst;
+      if (tl_attention(&Q, &K, &V, &O)) {
+        fprintf(stderr, "attention: %s\n", te_rt_last_error());
+        exit(1);
+      }
+    }
+    keep_best(&best, (double)(each * copies) / 1e9, t0, c0);
+  }
+done:
+  free(cache), free(q), free(o);
+  return best;
+}
+
 int main(int argc, char **argv) {
   const char *config = "110M";
   size_t mb = 256;
@@ -163,6 +204,15 @@ int main(int argc, char **argv) {
              b ? "bf16" : "f32", shapes[i].name, (long long)shapes[i].n, (long long)shapes[i].k_,
              r.wall, r.cpu, bw.wall, bw.cpu, r.wall / bw.wall, r.cpu / bw.cpu);
     }
+  int64_t G = big ? 4 : 12, M = big ? 8 : 1;
+  static const int64_t positions[] = {160, 512};
+  for (size_t i = 0; i < 2; i++) {
+    rate bw = {0, 0}, r = run_attention(G, M, 64, positions[i], budget, buf, nbuf, &bw);
+    printf("f32   attention, %3lld positions  (KV cache)     %6.2f GB/s (cpu %6.2f)  bandwidth "
+           "%6.2f (cpu %6.2f)  %.2f of it (cpu %.2f)\n",
+           (long long)positions[i], r.wall, r.cpu, bw.wall, bw.cpu, r.wall / bw.wall,
+           r.cpu / bw.cpu);
+  }
   free(buf);
   return 0;
 }

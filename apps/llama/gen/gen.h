@@ -74,14 +74,16 @@ te_status tl_gen_bf16_matmul(te_ctx *, te_target *, te_module **);
 te_status tl_gen_bf16_matmul_add(te_ctx *, te_target *, te_module **);
 te_status tl_gen_bf16_matmul_swiglu(te_ctx *, te_target *, te_module **);
 
-/* gen_layer.c: the rest of a decoder layer */
+/* gen_layer.c: RMSNorm and RoPE */
 te_status tl_gen_rmsnorm(te_ctx *, te_target *, te_module **);
 te_status tl_gen_rope(te_ctx *, te_target *, te_module **);
+/* gen_attention.c: attention over te-llama's KV cache layout (described there) */
 te_status tl_gen_attention(te_ctx *, te_target *, te_module **);
 
 /* gen_q8.c: Q8_0 (int8 values, one f32 scale per group of GS) */
 #define TL_GEN_GROUP(GS)                                                                           \
   te_status tl_gen_quantize_g##GS(te_ctx *, te_target *, te_module **);                            \
+  te_status tl_gen_quantize_swiglu_g##GS(te_ctx *, te_target *, te_module **);                     \
   te_status tl_gen_q8_matmul_g##GS(te_ctx *, te_target *, te_module **);                           \
   te_status tl_gen_q8_matvec_g##GS(te_ctx *, te_target *, te_module **);                           \
   te_status tl_gen_q8_matmul_add_g##GS(te_ctx *, te_target *, te_module **);                       \
@@ -90,6 +92,5 @@ TL_GEN_GROUP(64)
 TL_GEN_GROUP(32)
 TL_GEN_GROUP(16)
 TL_GEN_GROUP(8)
-te_status tl_gen_swiglu(te_ctx *, te_target *, te_module **); /* Y = silu(A) * B  */
 
 #endif

@@ -62,7 +62,10 @@ static const struct {
     {"tl_q8_matvec_add_g32", tl_gen_q8_matvec_add_g32},
     {"tl_q8_matvec_add_g16", tl_gen_q8_matvec_add_g16},
     {"tl_q8_matvec_add_g8", tl_gen_q8_matvec_add_g8},
-    {"tl_swiglu", tl_gen_swiglu},
+    {"tl_quantize_swiglu_g64", tl_gen_quantize_swiglu_g64},
+    {"tl_quantize_swiglu_g32", tl_gen_quantize_swiglu_g32},
+    {"tl_quantize_swiglu_g16", tl_gen_quantize_swiglu_g16},
+    {"tl_quantize_swiglu_g8", tl_gen_quantize_swiglu_g8},
 };
 enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
 

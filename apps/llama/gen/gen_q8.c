@@ -27,7 +27,8 @@
  * last step may round differently.
  * On a target without AVX512-VNNI the same schedule is built without te_tensorize: plain
  * vector code of the same exact sums.
- *   tl_swiglu  Y = silu(A) * B      (runq.c quantizes its result for the next product)
+ *   tl_quantize_swiglu_gGS   the same of X = silu(A) * B (runq.c quantizes the SwiGLU's
+ *                     result for the down product): one kernel for both
  */
 #include "gen.h"
 
@@ -38,10 +39,26 @@
    PROMPT_BLOCKS row vectors for TOKENS tokens (each weight vector loaded once for the four). */
 enum { LANES = 16, TOKENS = 4, GEN_BLOCKS = 4, PROMPT_BLOCKS = 2 };
 
-static te_status quantize(te_ctx *ctx, te_target *tgt, int gs, const char *name, te_module **out) {
+/* silu(a) * b, as the dense SwiGLU kernels compute it */
+static te_expr *silu_times(te_ctx *ctx, te_expr *a, te_expr *b) {
+  return te_mul(te_mul(a, te_call(ctx, "sigmoid", 1, TE_EXPRS(a))), b);
+}
+
+/* The quantization of X (swiglu: of X = silu(A) * B, A and B its arguments instead, X a stage
+   of its own computed first: runq.c quantizes the SwiGLU's result for the down product). */
+static te_status quantize(te_ctx *ctx, te_target *tgt, int gs, bool swiglu, const char *name,
+                          te_module **out) {
   te_expr *T = te_var(ctx, "T"), *ng = te_var(ctx, "ng"), *G = te_int(ctx, gs);
   te_expr *t = te_var(ctx, "t"), *g = te_var(ctx, "g"), *r = te_var(ctx, "r");
-  te_tensor *x = te_placeholder(ctx, "X", TE_F32, 3, TE_EXPRS(T, ng, G));
+  te_tensor *a = NULL, *b = NULL, *x;
+  if (swiglu) {
+    a = te_placeholder(ctx, "A", TE_F32, 3, TE_EXPRS(T, ng, G));
+    b = te_placeholder(ctx, "B", TE_F32, 3, TE_EXPRS(T, ng, G));
+    x = te_compute(ctx, "X", 3, TE_EXPRS(T, ng, G), TE_EXPRS(t, g, r),
+                   silu_times(ctx, TE_AT(a, t, g, r), TE_AT(b, t, g, r)));
+  } else {
+    x = te_placeholder(ctx, "X", TE_F32, 3, TE_EXPRS(T, ng, G));
+  }
   te_expr *rr = te_reduce_axis(ctx, "rr", te_int(ctx, 0), G);
   te_tensor *mx =
       te_compute(ctx, "Mx", 2, TE_EXPRS(T, ng), TE_EXPRS(t, g),
@@ -65,6 +82,12 @@ static te_status quantize(te_ctx *ctx, te_target *tgt, int gs, const char *name,
   TRY(te_parallel(qs, te_axis(qs, 0)));
   TRY(te_vectorize(qs, te_axis(qs, 2))); /* the group: GS lanes */
   TRY(te_parallel(cs, te_axis(cs, 0)));
+  if (swiglu) { /* X: the tokens in parallel, the group vectorized */
+    te_stage *xs = te_stage_of(sch, x);
+    TRY(te_parallel(xs, te_axis(xs, 0)));
+    TRY(te_vectorize(xs, te_axis(xs, 2)));
+    return te_build(sch, name, 5, (te_tensor *const[]){a, b, s, q, c}, 0, NULL, tgt, out);
+  }
   return te_build(sch, name, 4, (te_tensor *const[]){x, s, q, c}, 0, NULL, tgt, out);
 }
 
@@ -218,7 +241,10 @@ static te_status q8_product_best(te_ctx *ctx, te_target *tgt, int gs, int batche
 
 #define GROUP_SIZE(GS)                                                                             \
   te_status tl_gen_quantize_g##GS(te_ctx *c, te_target *t, te_module **o) {                        \
-    return quantize(c, t, GS, "tl_quantize_g" #GS, o);                                             \
+    return quantize(c, t, GS, false, "tl_quantize_g" #GS, o);                                      \
+  }                                                                                                \
+  te_status tl_gen_quantize_swiglu_g##GS(te_ctx *c, te_target *t, te_module **o) {                 \
+    return quantize(c, t, GS, true, "tl_quantize_swiglu_g" #GS, o);                                \
   }                                                                                                \
   te_status tl_gen_q8_matmul_g##GS(te_ctx *c, te_target *t, te_module **o) {                       \
     return q8_product_best(c, t, GS, 1, 0, "tl_q8_matmul_g" #GS, o);                               \
@@ -236,24 +262,3 @@ GROUP_SIZE(64)
 GROUP_SIZE(32)
 GROUP_SIZE(16)
 GROUP_SIZE(8)
-
-static te_status swiglu(te_ctx *ctx, te_target *tgt, te_module **out) {
-  te_expr *n = te_var(ctx, "n"), *i = te_var(ctx, "i");
-  te_tensor *a = te_placeholder(ctx, "A", TE_F32, 1, TE_EXPRS(n));
-  te_tensor *b = te_placeholder(ctx, "B", TE_F32, 1, TE_EXPRS(n));
-  te_expr *av = TE_AT(a, i), *bv = TE_AT(b, i);
-  te_expr *body = te_mul(te_mul(av, te_call(ctx, "sigmoid", 1, TE_EXPRS(av))), bv);
-  te_tensor *y = te_compute(ctx, "Y", 1, TE_EXPRS(n), TE_EXPRS(i), body);
-  if (!y)
-    return te_last_status(ctx);
-  te_schedule *s = te_schedule_new(ctx, 1, &y);
-  te_stage *st = te_stage_of(s, y);
-  te_iter *o, *in, *oo, *oi;
-  TRY(te_split(st, te_axis(st, 0), LANES, &o, &in));
-  TRY(te_split(st, o, 256, &oo, &oi));
-  TRY(te_parallel(st, oo));
-  TRY(te_vectorize(st, in));
-  return te_build(s, "tl_swiglu", 3, (te_tensor *const[]){a, b, y}, 0, NULL, tgt, out);
-}
-
-te_status tl_gen_swiglu(te_ctx *c, te_target *t, te_module **o) { return swiglu(c, t, o); }

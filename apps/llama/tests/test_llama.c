@@ -3,9 +3,9 @@
  *   test_llama <te-llama-make-checkpoint> <scratch dir>
  *
  * On random checkpoints written by the generator (sizes that divide none of the kernels'
- * vector, register and row blocks; grouped-query and multi-head attention; legacy, version 1
- * and Q8_0 files; a separate classifier), with te's buffers and KV cache poisoned (NaN) at
- * creation:
+ * vector, register and row blocks; grouped-query and multi-head attention; head sizes 64 and
+ * others; legacy, version 1, Q8_0 and bf16 files; a separate classifier), with te's buffers and
+ * KV cache poisoned (NaN) at creation:
  *   - logits at every position, one token at a time, within 1e-4 of the reference (relative to
  *     the largest reference logit);
  *   - the prompt as one batch (and as two batches, the second attending to the first's cache)
@@ -303,6 +303,11 @@ int main(int argc, char **argv) {
   compare("mha_v1_unshared", "--config tiny --heads 4 --kv-heads 4 --dim 40 --format v1 --unshared",
           1e-4);
   compare("gqa_v1_seed", "--config tiny --seed 5 --format v1 --kv-heads 1", 1e-4);
+  /* head size 64: the attention kernel's specialized code (the others take its general code) */
+  compare("gqa_hs64", "--config tiny --dim 256 --heads 4 --kv-heads 2 --format v1", 1e-4);
+  compare("q8_hs64", "--config tiny --dim 128 --hidden 192 --heads 2 --kv-heads 1 --format q8",
+          1e-4);
+  compare("bf16_hs64", "--config tiny --dim 128 --heads 2 --kv-heads 2 --format bf16", 1e-4);
   /* Q8_0 at each group size te-llama has kernels for */
   compare("q8_g64", "--config tiny --dim 128 --hidden 320 --heads 8 --kv-heads 2 --format q8",
           1e-4);
