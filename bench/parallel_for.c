@@ -11,12 +11,14 @@
  *   serial  a plain loop over them on the calling thread
  * alternating the three in each round (the machine may be loaded), and prints per call the
  * median wall time and CPU time (the whole process's: spinning workers count) of the rounds,
- * and te's ratios to omp and to serial.
+ * te's ratios to omp and to serial, and what a te call costs beyond the serial loop's CPU time
+ * (te cpu - serial cpu: the overhead a call adds, whatever the machine's load does to wall
+ * time).
  *   --work-us: the bodies' total work a call, in microseconds of one thread (0: empty bodies);
  *              a body is a calibrated chain of integer operations (no memory traffic)
  *   --gap-us:  serial work the caller does between two calls (the code between kernels); past
- *              the pool's spin, its workers are asleep when the next call comes; the times
- *              printed are without it (gap_us subtracted from both)
+ *              the pool's spin, its workers are asleep when the next call comes (the times
+ *              printed include it, the same for all three)
  *   --load K:  K other processes spinning meanwhile (their CPU time is not counted)
  *   --te-only: no omp or serial rows (a ThreadSanitizer build: libgomp is not instrumented)
  * Links only libte_runtime (and OpenMP for the omp rows), as a kernel library's program does.
@@ -135,8 +137,8 @@ static void measure(int threads, int64_t iters, double work_us, double gap_us, i
     for (int w = 0; w < nways; w++) {
       double t0 = clock_of(CLOCK_MONOTONIC), c0 = clock_of(CLOCK_PROCESS_CPUTIME_ID);
       run_calls((way)w, &j, iters, threads, calls, gap_steps);
-      wall[w][r] = (clock_of(CLOCK_MONOTONIC) - t0) * 1e6 / calls - gap_us;
-      cpu[w][r] = (clock_of(CLOCK_PROCESS_CPUTIME_ID) - c0) * 1e6 / calls - gap_us;
+      wall[w][r] = (clock_of(CLOCK_MONOTONIC) - t0) * 1e6 / calls;
+      cpu[w][r] = (clock_of(CLOCK_PROCESS_CPUTIME_ID) - c0) * 1e6 / calls;
     }
   for (int w = 0; w < NWAYS; w++)
     out[w] = w >= nways ? (cost){1, 1} : (cost){median(wall[w], rounds), median(cpu[w], rounds)};
@@ -194,14 +196,14 @@ static int parse_list(const char *s, double *v) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: te-parallel-bench [--threads 1,2] [--iters 48] [--work-us 0,30] "
+  fprintf(stderr, "usage: te-parallel-bench [--threads 1,2] [--iters 48] [--work-us 0,3,30] "
                   "[--gap-us 0,200] [--calls 2000] [--rounds 9] [--load K] [--te-only]\n");
   exit(2);
 }
 
 int main(int argc, char **argv) {
-  double threads[MAX_LIST] = {1, 2}, work[MAX_LIST] = {0, 30}, gap[MAX_LIST] = {0, 200};
-  int nthreads = 2, nwork = 2, ngap = 2, calls = 2000, rounds = 9, load = 0;
+  double threads[MAX_LIST] = {1, 2}, work[MAX_LIST] = {0, 3, 30}, gap[MAX_LIST] = {0, 200};
+  int nthreads = 2, nwork = 3, ngap = 2, calls = 2000, rounds = 9, load = 0;
   int64_t iters = 48;
   for (int a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "--te-only")) {
@@ -236,8 +238,9 @@ int main(int argc, char **argv) {
   printf("te-parallel-bench: %lld iterations a call, %d calls x %d rounds, medians; "
          "OMP_WAIT_POLICY=%s; %d load processes; load average %.1f\n",
          (long long)iters, calls, rounds, policy ? policy : "(unset)", load, loadavg());
-  printf("%3s %7s %6s | %17s | %17s | %17s | %11s | %11s\n", "thr", "work_us", "gap_us",
-         "te wall/cpu us", "omp wall/cpu us", "serial wall/cpu us", "te/omp w/c", "te/ser w/c");
+  printf("%3s %7s %6s | %17s | %17s | %17s | %11s | %11s | %s\n", "thr", "work_us", "gap_us",
+         "te wall/cpu us", "omp wall/cpu us", "serial wall/cpu us", "te/omp w/c", "te/ser w/c",
+         "te-ser cpu us");
   start_load(load);
   for (int t = 0; t < nthreads; t++)
     for (int w = 0; w < nwork; w++)
@@ -245,11 +248,12 @@ int main(int argc, char **argv) {
         cost c[NWAYS];
         measure((int)threads[t], iters, work[w], gap[g], calls, rounds, c);
         printf("%3d %7.1f %6.1f | %8.2f %8.2f | %8.2f %8.2f | %8.2f %8.2f | %5.2f %5.2f | %5.2f "
-               "%5.2f\n",
+               "%5.2f | %7.2f\n",
                (int)threads[t], work[w], gap[g], c[WAY_TE].wall, c[WAY_TE].cpu, c[WAY_OMP].wall,
                c[WAY_OMP].cpu, c[WAY_SERIAL].wall, c[WAY_SERIAL].cpu,
                c[WAY_TE].wall / c[WAY_OMP].wall, c[WAY_TE].cpu / c[WAY_OMP].cpu,
-               c[WAY_TE].wall / c[WAY_SERIAL].wall, c[WAY_TE].cpu / c[WAY_SERIAL].cpu);
+               c[WAY_TE].wall / c[WAY_SERIAL].wall, c[WAY_TE].cpu / c[WAY_SERIAL].cpu,
+               c[WAY_TE].cpu - c[WAY_SERIAL].cpu);
         fflush(stdout);
       }
   stop_load();

@@ -40,7 +40,8 @@
 enum {
   RT_MAX_WORKERS = 255,     /* threads beyond 256 a loop are not used */
   RT_CHUNKS_PER_THREAD = 4, /* a late thread costs at most a quarter of a share */
-  RT_SPIN_US_DEFAULT = 50,
+  RT_SPIN_US_DEFAULT = 0,
+  RT_WAKE_WORTH_NS = 10000, /* see rt_lazy_wake */
   RT_MSG_MAX = 1024,
 };
 
@@ -153,9 +154,28 @@ static void rt_run_range(te_rt_task body, void *closure, int64_t begin, int64_t 
   }
 }
 
+/* Sleeping workers are woken only for a loop worth it. A wake-up costs the caller a system call
+   and the worker a few microseconds of CPU, and the worker starts helping only after its wake-up
+   latency (tens of microseconds on a loaded machine): for a loop with less than
+   RT_WAKE_WORTH_NS of work left, it would come to find nothing left. So the caller times the
+   first iteration and wakes them when that times the trip count says more is left, or later,
+   at a chunk's start, once it has worked that long (a first iteration cheaper than the rest). */
+typedef struct rt_lazy_wake {
+  int helpers; /* slots 0..helpers-1 were posted the job */
+  bool woken;
+  uint64_t start;
+} rt_lazy_wake;
+
+static void rt_wake_helpers(rt_lazy_wake *lw) {
+  for (int w = 0; w < lw->helpers; w++)
+    rt_wake(&pool.slots[w].gen, &pool.slots[w].sleeping);
+  lw->woken = true;
+}
+
 /* Claims and runs chunks of job gen until none is left (or the job is another one), then adds
-   how many it ran to done: once, to keep that line from bouncing between threads. */
-static void rt_run_chunks(uint32_t gen) {
+   how many it ran to done: once, to keep that line from bouncing between threads. lw: the
+   caller's lazy wake-up (NULL on workers, or when none sleeps). */
+static void rt_run_chunks(uint32_t gen, rt_lazy_wake *lw) {
   uint32_t ran = 0, nchunks = 0;
   for (;;) {
     uint64_t c = __atomic_load_n(&pool.claim, __ATOMIC_ACQUIRE);
@@ -171,6 +191,17 @@ static void rt_run_chunks(uint32_t gen) {
     int64_t n = pool.n, base = n / nchunks, extra = n % nchunks;
     int64_t begin = (int64_t)k * base + (k < extra ? k : extra);
     int64_t end = begin + base + (k < extra ? 1 : 0);
+    if (lw && !lw->woken) {
+      if (ran == 0) {
+        uint64_t t0 = rt_now_ns();
+        rt_run_range(pool.body, pool.closure, begin, begin + 1);
+        if ((double)(rt_now_ns() - t0) * (double)(n - 1) > RT_WAKE_WORTH_NS)
+          rt_wake_helpers(lw);
+        begin++;
+      } else if (rt_now_ns() - lw->start > RT_WAKE_WORTH_NS) {
+        rt_wake_helpers(lw);
+      }
+    }
     rt_run_range(pool.body, pool.closure, begin, end);
     ran++;
   }
@@ -187,7 +218,7 @@ static void *rt_worker(void *arg) {
   for (;;) {
     rt_wait(&slot->gen, seen, false, &slot->sleeping);
     seen = __atomic_load_n(&slot->gen, __ATOMIC_ACQUIRE);
-    rt_run_chunks(seen);
+    rt_run_chunks(seen, NULL);
   }
   return NULL;
 }
@@ -258,13 +289,18 @@ bool rt_pool_run(te_rt_task body, void *closure, int64_t n, int threads, int32_t
   __atomic_store_n(&pool.result, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&pool.done, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&pool.claim, (uint64_t)gen << 32 | (uint64_t)nchunks, __ATOMIC_RELEASE);
+  /* spinning workers see the job at once; sleeping ones are woken when it is worth it */
+  rt_lazy_wake lw = {helpers, true, 0};
   for (int w = 0; w < helpers; w++) {
     __atomic_store_n(&pool.slots[w].gen, gen, __ATOMIC_SEQ_CST);
-    rt_wake(&pool.slots[w].gen, &pool.slots[w].sleeping);
+    if (__atomic_load_n(&pool.slots[w].sleeping, __ATOMIC_SEQ_CST))
+      lw.woken = false;
   }
+  if (!lw.woken)
+    lw.start = rt_now_ns();
 
   rt_inside = true;
-  rt_run_chunks(gen);
+  rt_run_chunks(gen, lw.woken ? NULL : &lw);
   rt_inside = false;
   rt_wait(&pool.done, (uint32_t)nchunks, true, &pool.caller_sleeping);
 

@@ -1,9 +1,10 @@
 /* test_runtime_pool.c — te_rt_parallel_for on the runtime's worker pool (lib/runtime/pool.c):
  * every iteration once for trip counts that do not divide the chunks (and fewer iterations
  * than threads), a failure in the last iteration or the first reaching the caller with its
- * own message, never more threads than asked for as the count changes between calls, nested
- * calls on the outer body's thread, two application threads at once, and a child forked after
- * the pool ran (it must not hang: an alarm kills it).
+ * own message (and the next call starting clean), workers really helping, never more threads
+ * than asked for as the count changes between calls, nested calls on the outer body's thread,
+ * two application threads at once, and a child forked after the pool ran (it must not hang:
+ * an alarm kills it; and its loops must use threads of its own).
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -17,6 +18,8 @@
 #include "te/runtime.h"
 
 enum { MAX_N = 4096, MAX_SEEN = 64 };
+
+TestSuite(runtime_pool, .timeout = 60); /* a deadlock fails instead of hanging */
 
 typedef struct record {
   atomic_int hits[MAX_N];
@@ -129,6 +132,10 @@ Test(runtime_pool, failure_in_last_first_or_middle_iteration) {
                      (long long)n, (long long)at[a], rc);
         cr_assert_str_eq(te_rt_last_error(), want);
         cr_assert_eq(atomic_load(&r->hits[at[a]]), 1);
+        /* the next call starts clean */
+        r = record_new(0);
+        cr_assert_eq(te_rt_parallel_for(record_body, r, n), 0);
+        expect_each_once(r, n, t);
       }
     }
   }
@@ -155,6 +162,16 @@ Test(runtime_pool, first_failure_wins_with_its_own_message) {
   te_rt_set_num_threads(0);
 }
 
+/* 64 iterations of 2 ms: however loaded the machine, a worker wakes and helps. */
+Test(runtime_pool, workers_help) {
+  te_rt_set_num_threads(2);
+  record *r = record_new(2000);
+  cr_assert_eq(te_rt_parallel_for(record_body, r, 64), 0);
+  expect_each_once(r, 64, 2);
+  cr_expect_eq(threads_used(r, 64), 2);
+  te_rt_set_num_threads(0);
+}
+
 Test(runtime_pool, thread_count_changes_between_calls) {
   static const int counts[] = {4, 2, 3, 1, 4, 2, 0};
   for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
@@ -163,8 +180,7 @@ Test(runtime_pool, thread_count_changes_between_calls) {
     record *r = record_new(200);
     cr_assert_eq(te_rt_parallel_for(record_body, r, 64), 0);
     expect_each_once(r, 64, t);
-    cr_expect_leq(threads_used(r, 64), t, "asked for %d threads, %d ran", t,
-                  threads_used(r, 64));
+    cr_expect_leq(threads_used(r, 64), t, "asked for %d threads, %d ran", t, threads_used(r, 64));
     if (t == 1)
       cr_expect(pthread_equal(r->who[0], pthread_self()), "one thread: the caller's");
   }
@@ -220,7 +236,8 @@ Test(runtime_pool, two_callers_at_once) {
 }
 
 /* A child forked after the pool ran (its workers asleep or spinning) runs loops on threads of
-   its own; the alarm turns a hang into a failure. */
+   its own (a pool still counting the parent's workers would run everything on the caller);
+   the alarm turns a hang into a failure. */
 Test(runtime_pool, child_forked_after_use_runs_loops) {
   te_rt_set_num_threads(3);
   record *r = record_new(100);
@@ -234,12 +251,14 @@ Test(runtime_pool, child_forked_after_use_runs_loops) {
       alarm(20);
       int bad = 0;
       for (int rep = 0; rep < 20 && !bad; rep++) {
-        record *c = record_new(rep == 0 ? 100 : 0);
+        record *c = record_new(rep == 0 ? 5000 : 0);
         c->fail_at = rep % 2 ? 63 : -1;
         int32_t rc = te_rt_parallel_for(record_body, c, 64);
         bad = rc != (rep % 2 ? 64 : 0); /* a failure may skip later iterations */
         for (int i = 0; i < 64 && !bad && rc == 0; i++)
           bad = atomic_load(&c->hits[i]) != 1;
+        if (rep == 0 && !bad)
+          bad = threads_used(c, 64) < 2 ? 2 : 0; /* 320 ms of work: the child's workers help */
       }
       _exit(bad);
     }
