@@ -11,8 +11,10 @@
  * Only chunks claimed delay the end of a call.
  *
  * Between jobs a worker spins on its own cache line for up to the spin time (TE_SPIN_US,
- * default RT_SPIN_US_DEFAULT) and then sleeps on a futex; the caller pays a wake-up system call
- * only for a worker that sleeps. The caller waits for the chunks still running the same way.
+ * default 0: on a machine with more runnable threads than cores the spinning cost more CPU
+ * time than the wake-ups it saved, docs/design.md) and then sleeps on a futex; the caller pays
+ * a wake-up system call only for a worker that sleeps, and only for a loop worth it
+ * (rt_lazy_wake). The caller waits for the chunks still running the same way.
  *
  * The claim word packs the job's generation with the chunks left (gen << 32 | left): a claim is
  * one compare-and-swap that succeeds only while that job has chunks left, so a worker that
