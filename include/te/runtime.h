@@ -1,7 +1,8 @@
 /* te/runtime.h — the small runtime that generated kernels call (libte_runtime).
  *
  * It has no dependency on LLVM or libte: an application that links ahead-of-time kernels needs
- * only this library (and OpenMP's runtime). All functions are thread-safe.
+ * only this library (and OpenMP's runtime, for the default thread count). All functions are
+ * thread-safe.
  */
 #ifndef TE_RUNTIME_H
 #define TE_RUNTIME_H
@@ -29,11 +30,19 @@ TE_RT_API int32_t te_rt_arg_error(int32_t code, const char *what, int64_t expect
 /* Records "what (got G)" and returns code (argument checks against a range). */
 TE_RT_API int32_t te_rt_value_error(int32_t code, const char *what, int64_t got);
 
-/* Runs body(i, closure) for i in [0, n) on the runtime's threads (OpenMP). Returns 0, or the
-   first nonzero value a body returned. Nested calls run serially inside the calling thread. */
+/* Runs body(i, closure) for i in [0, n) on the calling thread and the runtime's worker threads
+   (te_rt_num_threads in all; started on first use, kept, asleep when idle). Returns 0, or the
+   first nonzero value a body returned, whose message te_rt_last_error() then gives on the
+   calling thread; iterations not yet started when a body fails are skipped. Which thread runs
+   which iteration is unspecified. Runs serially on the calling thread for one thread or one
+   iteration, inside a body (nested loops), inside an OpenMP parallel region, and while
+   another thread's call has the workers. Between calls a worker spins for TE_SPIN_US
+   microseconds (default 0: it sleeps at once; see docs/design.md) before sleeping. Usable in a
+   child forked after calls: the child starts workers of its own. */
 typedef int32_t (*te_rt_task)(int64_t i, void *closure);
 TE_RT_API int32_t te_rt_parallel_for(te_rt_task body, void *closure, int64_t n);
-/* The number of threads parallel loops use (default: TE_NUM_THREADS, else OpenMP's default). */
+/* The number of threads parallel loops use (default: TE_NUM_THREADS, else OpenMP's default,
+   omp_get_max_threads(), read once). */
 TE_RT_API void te_rt_set_num_threads(int n);
 TE_RT_API int te_rt_num_threads(void);
 

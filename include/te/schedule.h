@@ -107,10 +107,11 @@ TE_API te_status te_vectorize(te_stage *, te_iter *);
    loops so that the schedule alone decides how much of a tiled kernel is copied. */
 TE_API te_status te_unroll(te_stage *, te_iter *);
 /* The iterations of the loop, a data-parallel leaf of the stage, run on several threads: on
-   CPU targets the body becomes a closure run by the runtime's parallel-for (OpenMP); a parallel
-   loop inside another runs serially within each outer iteration. TE_ERR_SCHEDULE for a reduce
-   axis (its iterations update the same element: use te_rfactor first) or a leaf that already
-   has another annotation. te_set_num_threads (te/build.h) sets how many threads run. */
+   CPU targets the body becomes a closure run by the runtime's parallel-for
+   (te_rt_parallel_for); a parallel loop inside another runs serially within each outer
+   iteration. TE_ERR_SCHEDULE for a reduce axis (its iterations update the same element: use
+   te_rfactor first) or a leaf that already has another annotation. te_set_num_threads
+   (te/build.h) sets how many threads run. */
 TE_API te_status te_parallel(te_stage *, te_iter *);
 /* Binds the loop, a data-parallel leaf of the stage, to a GPU block or thread index: on a cuda
    or vulkan target the loop becomes that index of a kernel launch (its extent the launch's,
