@@ -16,7 +16,8 @@
  * blocks) and element-aligned for arguments (the entry checks only that: requiring more would
  * refuse ordinary arrays); the offset's alignment comes from ir_modular_of of the (base) index
  * times the element size. So a dense access at `i.o*16` of an f32 allocation is 64-byte
- * aligned, one at `i.o*16 + 1` is 4-byte aligned. (On current x86 an aligned vmovups costs the
+ * aligned, one at `i.o*16 + 1` is 4-byte aligned. Device code may know a base better
+ * (cg->base_align: a CUDA kernel's arguments checked 16-byte aligned, ptx_vector.c). (On current x86 an aligned vmovups costs the
  * same as vmovaps; the facts mostly help LLVM combine accesses.)
  * Bools are i8 in memory: loads compare with zero, stores zero-extend.
  */
@@ -55,6 +56,9 @@ static uint64_t cg_gcd(uint64_t a, uint64_t b) {
 static unsigned cg_access_align(cg_llvm *cg, ir_buffer *buf, te_expr *at) {
   unsigned elem = (unsigned)ir_dtype_bytes(buf->dtype);
   unsigned base = buf->arg_index >= 0 ? elem : CG_ALLOC_ALIGN;
+  void *known = cg->base_align ? ir_map_get(cg->base_align, buf) : NULL;
+  if (known)
+    base = (unsigned)(uintptr_t)known;
   if (at->dtype.lanes != 1 || base <= elem)
     return elem;
   if (!cg->an && !(cg->an = ir_analyzer_new(cg->ctx)))

@@ -1,0 +1,127 @@
+/* ptx_vector.c — vector code (a vectorized loop inside a kernel) in CUDA kernels: the kernel's
+ * body written once with its arguments known 16-byte aligned and once without.
+ *
+ * The vector IR (ramps, broadcasts, vector arithmetic, selects, casts, math calls, loads,
+ * stores, masked regions) is written by the CPU back end's code (llvm_expr.c, llvm_mem.c,
+ * llvm_stmt.c): a dense access (a ramp index of stride 1) is one LLVM vector load or store
+ * carrying the alignment llvm_mem.c proves, and NVPTX makes of it the widest ld/st that
+ * alignment allows: 16 bytes: ld.global.v4.f32 / v2.f64 (ld.shared.* for shared buffers; 8 or 16
+ * lanes of f32 in several 128-bit pieces), 8 bytes: v2.f32, less: one access an element. A
+ * misaligned vector access is therefore never emitted: the alignment LLVM is given is one the
+ * code can prove. Gathers and scatters (any other vector index) and masked accesses are
+ * scalarized by LLVM, one predicated access a lane.
+ *
+ * What is proven: the offset's alignment comes from the index's modular analysis (ir_modular_of:
+ * `(blockIdx.x*64 + threadIdx.x)*4` is a multiple of 4 elements) times the element size; the
+ * base's is known for temporaries (device allocations: 256-byte aligned; llvm_mem.c assumes 64),
+ * shared buffers (64-byte aligned globals) and local ones (64-byte aligned allocas), but not for
+ * arguments: a caller's device pointer may be any element-aligned address (a DLTensor with a
+ * byte offset, a torch slice), and requiring 16 bytes would refuse ordinary views. So a kernel
+ * with a dense vector access to an argument checks at its entry that every such argument's
+ * pointer is 16-byte aligned and takes one of two copies of its body: the one where those bases
+ * are 16-byte aligned (cg->base_align), or the one where they are element-aligned (accesses an
+ * element at a time where the index alone does not prove more). The condition is the same for
+ * every thread of the launch, so the branch never diverges; the cost is the code size.
+ *
+ * Tails: a vectorized loop whose extent varies by thread (a split that does not divide, bound
+ * to threads: loop partitioning cannot peel a thread loop) is a masked region (vectorize.c).
+ * Masked accesses cost a branch a lane on NVPTX, so such a region is written twice as well
+ * (cg->mask_fast_path, llvm_stmt.c): unmasked when every lane is live (all threads but those at
+ * the end), masked otherwise.
+ */
+#include "ptx.h"
+
+enum { PV_ALIGN = 16 }; /* the widest access sm_80 and sm_90 have: 128 bits */
+
+typedef struct pv {
+  ir_buffer *bufs[64];
+  int n;
+  bool overflow;
+} pv;
+
+static void pv_add(pv *st, ir_buffer *b) {
+  if (b->arg_index < 0 || b->scope != TE_SCOPE_GLOBAL)
+    return;
+  for (int i = 0; i < st->n; i++)
+    if (st->bufs[i] == b)
+      return;
+  if (st->n == (int)(sizeof st->bufs / sizeof st->bufs[0]))
+    st->overflow = true;
+  else
+    st->bufs[st->n++] = b;
+}
+
+static bool pv_dense(const te_expr *idx) {
+  int64_t stride;
+  return idx->kind == IR_RAMP && ir_is_const_int(idx->args[1], &stride) && stride == 1;
+}
+
+static int pv_load(ir_visitor *v, te_expr *e) {
+  if (e->dtype.lanes > 1 && pv_dense(e->args[0]))
+    pv_add(v->data, e->u.buffer);
+  return IR_CONTINUE;
+}
+
+static int pv_store(ir_visitor *v, ir_stmt *s) {
+  if (s->exprs[0]->dtype.lanes > 1 && pv_dense(s->exprs[1]))
+    pv_add(v->data, s->u.buffer);
+  return IR_CONTINUE;
+}
+
+/* The argument buffers the body accesses densely with vectors. */
+static void pv_collect(ir_stmt *body, pv *st) {
+  ir_visitor v = {.data = st};
+  v.expr[IR_LOAD] = pv_load;
+  v.stmt[IR_S_STORE] = pv_store;
+  ir_visit_stmt(&v, body);
+}
+
+/* (p0 | p1 | ...) & 15 == 0 for the buffers' pointers. */
+static LLVMValueRef pv_aligned(cg_llvm *cg, const pv *st) {
+  LLVMValueRef any = LLVMConstInt(cg->t_i64, 0, 0);
+  for (int i = 0; i < st->n; i++) {
+    LLVMValueRef p = ir_map_get(cg->bufs, st->bufs[i]);
+    if (!p) {
+      ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': buffer '%s' unbound",
+               cg->kernel, st->bufs[i]->name);
+      return NULL;
+    }
+    any = LLVMBuildOr(cg->b, any, LLVMBuildPtrToInt(cg->b, p, cg->t_i64, ""), "");
+  }
+  LLVMValueRef low = LLVMBuildAnd(cg->b, any, LLVMConstInt(cg->t_i64, PV_ALIGN - 1, 0), "");
+  return LLVMBuildICmp(cg->b, LLVMIntEQ, low, LLVMConstInt(cg->t_i64, 0, 0), "args_aligned");
+}
+
+bool cg_ptx_vector_body(cg_llvm *cg, ir_stmt *body) {
+  pv st = {.n = 0};
+  pv_collect(body, &st);
+  cg->mask_fast_path = true;
+  cg->base_align = NULL;
+  if (st.n == 0 || st.overflow) { /* overflow: 64 arguments, all element-aligned */
+    if (!cg_stmt(cg, body))
+      return false;
+    LLVMBuildRetVoid(cg->b);
+    return true;
+  }
+  LLVMValueRef aligned = pv_aligned(cg, &st);
+  ir_map *known = aligned ? ir_map_new(cg->ctx) : NULL;
+  if (!known)
+    return false;
+  for (int i = 0; i < st.n; i++)
+    if (!ir_map_put(known, st.bufs[i], (void *)(uintptr_t)PV_ALIGN))
+      return false;
+  LLVMBasicBlockRef vec = cg_new_block(cg, "aligned_args"), elem = cg_new_block(cg, "any_args");
+  LLVMBuildCondBr(cg->b, aligned, vec, elem);
+  LLVMPositionBuilderAtEnd(cg->b, vec);
+  cg->base_align = known;
+  bool ok = cg_stmt(cg, body);
+  cg->base_align = NULL;
+  if (!ok)
+    return false;
+  LLVMBuildRetVoid(cg->b);
+  LLVMPositionBuilderAtEnd(cg->b, elem);
+  if (!cg_stmt(cg, body))
+    return false;
+  LLVMBuildRetVoid(cg->b);
+  return true;
+}
