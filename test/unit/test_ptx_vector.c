@@ -5,7 +5,8 @@
  *     argument, st.global.v4, ld/st.shared.v4; v2 for f64) where the alignment is proven, none
  *     where it is not (a read offset by one element, a row length not a multiple of 4, a gather),
  *     the entry's check of the arguments' alignment and the element-wise copy behind it, the
- *     pieces of 8- and 16-lane vectors, the unmasked copy of a masked tail;
+ *     pieces of 8- and 16-lane vectors, 8 lanes of f16/bf16, the unmasked copy of a masked tail,
+ *     vector math calls (inline and libdevice);
  *   - numerics by emulation: the lowered kernel (lw_lower for "cuda") is run for every block and
  *     thread, each vector statement lane by lane (a masked region's dead lanes touch nothing),
  *     the threads of a block one after the other between barriers, the last first, shared memory
@@ -96,6 +97,17 @@ Test(ptx_vector, wide_vectors_in_pieces) {
   n = ptx_both(SPEC("vec_16", TE_F32, 2, 1024, 16, 32, 0, 1, false, NULL));
   cr_expect_eq(n.ld_v4, 4);
   cr_expect_eq(n.st_v4, 4);
+}
+
+/* 8 lanes of f16 or bf16 (arithmetic in f32, widen_half.c): 16 bytes, one v4.b32 access. */
+Test(ptx_vector, half_8_lanes) {
+  te_dtype dts[2] = {TE_F16, TE_BF16};
+  for (int i = 0; i < 2; i++) {
+    ptx_counts n = ptx_both(SPEC(i ? "vec_bf16" : "vec_f16", dts[i], 3, 1024, 8, 64, 0, 1, true,
+                                 NULL));
+    cr_expect_eq(n.ld_v4, 1);
+    cr_expect_eq(n.st_v4, 1);
+  }
 }
 
 /* 2 x f64: ld.global.nc.v2.b64. */
