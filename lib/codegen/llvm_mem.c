@@ -17,8 +17,8 @@
  * refuse ordinary arrays); the offset's alignment comes from ir_modular_of of the (base) index
  * times the element size. So a dense access at `i.o*16` of an f32 allocation is 64-byte
  * aligned, one at `i.o*16 + 1` is 4-byte aligned. Device code may know a base better
- * (cg->base_align: a CUDA kernel's arguments checked 16-byte aligned, ptx_vector.c). (On current x86 an aligned vmovups costs the
- * same as vmovaps; the facts mostly help LLVM combine accesses.)
+ * (cg->base_align: a CUDA kernel's arguments checked 16-byte aligned, ptx_vector.c). (On current
+ * x86 an aligned vmovups costs the same as vmovaps; the facts mostly help LLVM combine accesses.)
  * Bools are i8 in memory: loads compare with zero, stores zero-extend.
  */
 #include <string.h>

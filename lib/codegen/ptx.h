@@ -49,10 +49,10 @@ LLVMValueRef cg_ptx_warp_shuffle(cg_llvm *, te_expr *call);
    none). */
 LLVMValueRef cg_ptx_intrinsic_call(cg_llvm *, const char *name, int n, LLVMValueRef *args);
 
-/* ptx_vector.c: the kernel's body and its return, at the builder (the kernel's parameters
+/* ptx_vector.c: kernel k's body (legalized) and its return, at the builder (k's parameters
    bound): twice when it has dense vector accesses to arguments, behind a check at the entry
    that their pointers are 16-byte aligned. Sets cg->mask_fast_path. */
-bool cg_ptx_vector_body(cg_llvm *, ir_stmt *body);
+bool cg_ptx_vector_body(cg_llvm *, const lw_gpu_kernel *k, ir_stmt *body);
 
 /* ptx_kernel.c: writes kernel k into cg's (NVPTX) module. */
 bool cg_ptx_kernel(cg_llvm *, const lw_gpu_kernel *k);

@@ -152,5 +152,5 @@ bool cg_ptx_kernel(cg_llvm *cg, const lw_gpu_kernel *k) {
   cg_fn_begin(cg, fn);
   if (!ptx_bind_params(cg, k, fn) || !ptx_bind_indices(cg, k) || !ptx_bind_buffers(cg, k))
     return false;
-  return cg_ptx_vector_body(cg, body);
+  return cg_ptx_vector_body(cg, k, body);
 }

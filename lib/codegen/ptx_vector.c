@@ -33,22 +33,20 @@
 
 enum { PV_ALIGN = 16 }; /* the widest access sm_80 and sm_90 have: 128 bits */
 
+/* The argument buffers accessed densely with vectors: buffer -> PV_ALIGN, what the aligned
+   copy of the body knows of their bases (cg->base_align). */
 typedef struct pv {
-  ir_buffer *bufs[64];
-  int n;
-  bool overflow;
+  ir_map *args;
+  bool nomem;
 } pv;
 
-static void pv_add(pv *st, ir_buffer *b) {
-  if (b->arg_index < 0 || b->scope != TE_SCOPE_GLOBAL)
-    return;
-  for (int i = 0; i < st->n; i++)
-    if (st->bufs[i] == b)
-      return;
-  if (st->n == (int)(sizeof st->bufs / sizeof st->bufs[0]))
-    st->overflow = true;
-  else
-    st->bufs[st->n++] = b;
+static int pv_add(pv *st, ir_buffer *b) {
+  if (b->arg_index < 0 || b->scope != TE_SCOPE_GLOBAL || ir_map_has(st->args, b))
+    return IR_CONTINUE;
+  if (ir_map_put(st->args, b, (void *)(uintptr_t)PV_ALIGN))
+    return IR_CONTINUE;
+  st->nomem = true;
+  return IR_ABORT;
 }
 
 static bool pv_dense(const te_expr *idx) {
@@ -57,33 +55,26 @@ static bool pv_dense(const te_expr *idx) {
 }
 
 static int pv_load(ir_visitor *v, te_expr *e) {
-  if (e->dtype.lanes > 1 && pv_dense(e->args[0]))
-    pv_add(v->data, e->u.buffer);
-  return IR_CONTINUE;
+  return e->dtype.lanes > 1 && pv_dense(e->args[0]) ? pv_add(v->data, e->u.buffer) : IR_CONTINUE;
 }
 
 static int pv_store(ir_visitor *v, ir_stmt *s) {
-  if (s->exprs[0]->dtype.lanes > 1 && pv_dense(s->exprs[1]))
-    pv_add(v->data, s->u.buffer);
-  return IR_CONTINUE;
+  return s->exprs[0]->dtype.lanes > 1 && pv_dense(s->exprs[1]) ? pv_add(v->data, s->u.buffer)
+                                                               : IR_CONTINUE;
 }
 
-/* The argument buffers the body accesses densely with vectors. */
-static void pv_collect(ir_stmt *body, pv *st) {
-  ir_visitor v = {.data = st};
-  v.expr[IR_LOAD] = pv_load;
-  v.stmt[IR_S_STORE] = pv_store;
-  ir_visit_stmt(&v, body);
-}
-
-/* (p0 | p1 | ...) & 15 == 0 for the buffers' pointers. */
-static LLVMValueRef pv_aligned(cg_llvm *cg, const pv *st) {
+/* (p0 | p1 | ...) & 15 == 0 for the pointers of k's buffer parameters in args, in the
+   parameters' order (the same code every build). */
+static LLVMValueRef pv_aligned(cg_llvm *cg, const lw_gpu_kernel *k, const ir_map *args) {
   LLVMValueRef any = LLVMConstInt(cg->t_i64, 0, 0);
-  for (int i = 0; i < st->n; i++) {
-    LLVMValueRef p = ir_map_get(cg->bufs, st->bufs[i]);
+  for (int i = 0; i < k->nparams; i++) {
+    const ir_buffer *b = k->params[i].buffer;
+    if (k->params[i].kind != LW_GPU_PARAM_BUFFER || !ir_map_has(args, b))
+      continue;
+    LLVMValueRef p = ir_map_get(cg->bufs, b);
     if (!p) {
       ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': buffer '%s' unbound",
-               cg->kernel, st->bufs[i]->name);
+               cg->kernel, b->name);
       return NULL;
     }
     any = LLVMBuildOr(cg->b, any, LLVMBuildPtrToInt(cg->b, p, cg->t_i64, ""), "");
@@ -92,28 +83,31 @@ static LLVMValueRef pv_aligned(cg_llvm *cg, const pv *st) {
   return LLVMBuildICmp(cg->b, LLVMIntEQ, low, LLVMConstInt(cg->t_i64, 0, 0), "args_aligned");
 }
 
-bool cg_ptx_vector_body(cg_llvm *cg, ir_stmt *body) {
-  pv st = {.n = 0};
-  pv_collect(body, &st);
+bool cg_ptx_vector_body(cg_llvm *cg, const lw_gpu_kernel *k, ir_stmt *body) {
+  pv st = {.args = ir_map_new(cg->ctx)};
+  if (!st.args)
+    return false;
+  ir_visitor v = {.data = &st};
+  v.expr[IR_LOAD] = pv_load;
+  v.stmt[IR_S_STORE] = pv_store;
+  ir_visit_stmt(&v, body);
+  if (st.nomem)
+    return false; /* ir_map_put recorded TE_ERR_NOMEM */
   cg->mask_fast_path = true;
   cg->base_align = NULL;
-  if (st.n == 0 || st.overflow) { /* overflow: 64 arguments, all element-aligned */
+  if (st.args->count == 0) {
     if (!cg_stmt(cg, body))
       return false;
     LLVMBuildRetVoid(cg->b);
     return true;
   }
-  LLVMValueRef aligned = pv_aligned(cg, &st);
-  ir_map *known = aligned ? ir_map_new(cg->ctx) : NULL;
-  if (!known)
+  LLVMValueRef aligned = pv_aligned(cg, k, st.args);
+  if (!aligned)
     return false;
-  for (int i = 0; i < st.n; i++)
-    if (!ir_map_put(known, st.bufs[i], (void *)(uintptr_t)PV_ALIGN))
-      return false;
   LLVMBasicBlockRef vec = cg_new_block(cg, "aligned_args"), elem = cg_new_block(cg, "any_args");
   LLVMBuildCondBr(cg->b, aligned, vec, elem);
   LLVMPositionBuilderAtEnd(cg->b, vec);
-  cg->base_align = known;
+  cg->base_align = st.args;
   bool ok = cg_stmt(cg, body);
   cg->base_align = NULL;
   if (!ok)

@@ -104,8 +104,8 @@ bool gpu_case_vector(te_ctx *ctx, gpu_case *c, const gpu_vec_spec *v) {
       te_placeholder(ctx, "A", v->dt, 2, E(R, te_int(ctx, v->cols * v->stride + v->offset)));
   te_expr *x = TE_AT(a, r, te_add(te_mul(j, te_int(ctx, v->stride)), te_int(ctx, v->offset)));
   te_expr *f = v->fn ? te_call(ctx, v->fn, 1, E(x)) : x;
-  te_expr *pos = te_select(te_gt(x, te_float(ctx, v->dt, 0.0)), f,
-                           te_mul(x, te_float(ctx, v->dt, 0.5)));
+  te_expr *pos =
+      te_select(te_gt(x, te_float(ctx, v->dt, 0.0)), f, te_mul(x, te_float(ctx, v->dt, 0.5)));
   te_expr *q = te_cast(v->dt, te_cast(TE_I32, te_mul(x, te_float(ctx, v->dt, 4.0))));
   te_tensor *out = te_compute(ctx, "B", 2, E(R, N), E(r, j), te_add(pos, q));
   te_schedule *s = out ? te_schedule_new(ctx, 1, (te_tensor *const[]){out}) : NULL;

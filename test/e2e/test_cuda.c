@@ -28,10 +28,10 @@
 TestSuite(cuda, .init = tt_setup, .fini = tt_teardown);
 
 static bool real_gpu;        /* a CUDA driver with a device: kernels run */
+static char why_no_gpu[300]; /* else why not */
 /* The tensors' byte_offset into their device allocations (run_on_device): 0, or one element to
    hand kernels pointers that are not 16-byte aligned. */
 static size_t dev_offset;
-static char why_no_gpu[300]; /* else why not */
 
 /* Whether the machine's CUDA driver (TE_CUDA_DRIVER or libcuda.so.1) finds a device. */
 static bool probe_gpu(void) {
@@ -133,8 +133,8 @@ static void run_on_device(te_module *m, const char *name, int nt, tt_buf *const 
   cr_assert_eq(te_device_sync(dev0), TE_OK, "%s", te_device_last_error());
   tt_buf *out = bufs[nt - 1];
   size_t bytes = (size_t)out->numel * out->elem_bytes;
-  cr_assert_eq(te_device_copy(out->dl.data, (DLDevice){kDLCPU, 0},
-                              (char *)mem[nt - 1] + dev_offset, dev0, bytes),
+  cr_assert_eq(te_device_copy(out->dl.data, (DLDevice){kDLCPU, 0}, (char *)mem[nt - 1] + dev_offset,
+                              dev0, bytes),
                TE_OK, "%s", te_device_last_error());
   for (int i = 0; i < nt; i++)
     te_device_free(dev0, mem[i]);
@@ -356,8 +356,7 @@ static void vector_case(const gpu_vec_spec *v, bool misaligned) {
   gpu_case c;
   cr_assert(gpu_case_vector(tt_ctx, &c, v), "%s", te_last_error(tt_ctx));
   te_module *m = NULL;
-  TT_OK(te_build(c.sch, c.name, 2, c.tensors, 0, NULL, TT_NN(te_target_parse(tt_ctx, "cuda")),
-                 &m));
+  TT_OK(te_build(c.sch, c.name, 2, c.tensors, 0, NULL, TT_NN(te_target_parse(tt_ctx, "cuda")), &m));
   const char *ptx = TT_NN((void *)te_module_source(m, "ptx"));
   cr_expect(strstr(ptx, "st.global.v4.b32"), "%s: no 128-bit store in the PTX:\n%s", v->name, ptx);
   int64_t acols = v->cols * v->stride + v->offset;

@@ -214,8 +214,7 @@ Test(err_gpu, vector_loop_around_threads) {
   cr_assert_eq(te_split(st, o, 64, &bo, &bi), TE_OK);
   te_bind(st, bo, TE_BLOCK_X), te_bind(st, bi, TE_THREAD_X);
   cr_assert_eq(te_vectorize(st, in), TE_OK, "%s", te_last_error(tt_ctx));
-  cr_expect_eq(build(s, "cuda", 2, (te_tensor *const[]){a, b}), TE_OK, "%s",
-               te_last_error(tt_ctx));
+  cr_expect_eq(build(s, "cuda", 2, (te_tensor *const[]){a, b}), TE_OK, "%s", te_last_error(tt_ctx));
   s = scale(1024, &a, &b, &st);
   cr_assert_eq(te_split(st, te_axis(st, 0), 4, &o, &in), TE_OK);
   cr_assert_eq(te_split(st, o, 64, &bo, &bi), TE_OK);

@@ -46,17 +46,16 @@ static ptx_counts ptx_of(const gpu_vec_spec *v, const char *target, const char *
   gpu_case c;
   cr_assert(gpu_case_vector(ctx, &c, v), "%s: %s", v->name, te_last_error(ctx));
   te_module *m = NULL;
-  cr_assert_eq(te_build(c.sch, c.name, c.ntensors, c.tensors, 0, NULL,
-                        te_target_parse(ctx, target), &m),
-               TE_OK, "%s: %s", v->name, te_last_error(ctx));
+  cr_assert_eq(
+      te_build(c.sch, c.name, c.ntensors, c.tensors, 0, NULL, te_target_parse(ctx, target), &m),
+      TE_OK, "%s: %s", v->name, te_last_error(ctx));
   const char *ptx = te_module_source(m, "ptx");
   cr_assert_not_null(ptx);
   bool wide = v->dt.bits == 64;
-  ptx_counts n = {
-      .ld_v4 = count(ptx, wide ? "ld.global.nc.v2.b64" : "ld.global.nc.v4.b32"),
-      .st_v4 = count(ptx, wide ? "st.global.v2.b64" : "st.global.v4.b32"),
-      .ld_scalar = count(ptx, wide ? "ld.global.nc.b64" : "ld.global.nc.b32") +
-                   count(ptx, wide ? "ld.global.b64" : "ld.global.b32")};
+  ptx_counts n = {.ld_v4 = count(ptx, wide ? "ld.global.nc.v2.b64" : "ld.global.nc.v4.b32"),
+                  .st_v4 = count(ptx, wide ? "st.global.v2.b64" : "st.global.v4.b32"),
+                  .ld_scalar = count(ptx, wide ? "ld.global.nc.b64" : "ld.global.nc.b32") +
+                               count(ptx, wide ? "ld.global.b64" : "ld.global.b32")};
   if (v->shared) {
     cr_expect(strstr(ptx, wide ? "ld.shared.v2.b64" : "ld.shared.v4.b32"),
               "%s: no 128-bit shared load in\n%s", v->name, ptx);
@@ -103,8 +102,8 @@ Test(ptx_vector, wide_vectors_in_pieces) {
 Test(ptx_vector, half_8_lanes) {
   te_dtype dts[2] = {TE_F16, TE_BF16};
   for (int i = 0; i < 2; i++) {
-    ptx_counts n = ptx_both(SPEC(i ? "vec_bf16" : "vec_f16", dts[i], 3, 1024, 8, 64, 0, 1, true,
-                                 NULL));
+    ptx_counts n =
+        ptx_both(SPEC(i ? "vec_bf16" : "vec_f16", dts[i], 3, 1024, 8, 64, 0, 1, true, NULL));
     cr_expect_eq(n.ld_v4, 1);
     cr_expect_eq(n.st_v4, 1);
   }
@@ -167,8 +166,7 @@ Test(ptx_vector, math_calls) {
     gpu_case c;
     cr_assert(gpu_case_vector(ctx, &c, SPEC("vec_fn", TE_F32, 2, 256, 4, 32, 0, 1, false, fns[i])));
     te_module *m = NULL;
-    te_status st =
-        te_build(c.sch, c.name, 2, c.tensors, 0, NULL, te_target_parse(ctx, "cuda"), &m);
+    te_status st = te_build(c.sch, c.name, 2, c.tensors, 0, NULL, te_target_parse(ctx, "cuda"), &m);
     if (st == TE_ERR_UNSUPPORTED && strstr(te_last_error(ctx), "libdevice")) {
       printf("ptx_vector: %s refused without libdevice, as for scalars\n", fns[i]);
     } else {
