@@ -140,6 +140,9 @@ LLVMValueRef cg_call_fn(cg_llvm *, const char *name, LLVMTypeRef ret, int n,
 
 /* llvm_mem.c */
 LLVMValueRef cg_load(cg_llvm *, te_expr *);
+/* The alignment in bytes of element `at` (a scalar index) of elem-byte elements from a base
+   aligned to `base` bytes: from at's modular facts (cg->an), at least elem, at most base. */
+unsigned cg_index_align(cg_llvm *, te_expr *at, unsigned elem, unsigned base);
 bool cg_store(cg_llvm *, ir_stmt *);
 
 /* llvm_stmt.c */

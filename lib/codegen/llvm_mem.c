@@ -52,13 +52,7 @@ static uint64_t cg_gcd(uint64_t a, uint64_t b) {
   return a;
 }
 
-/* The alignment of &buf[at] (at scalar: the element index, or a dense ramp's base). */
-static unsigned cg_access_align(cg_llvm *cg, ir_buffer *buf, te_expr *at) {
-  unsigned elem = (unsigned)ir_dtype_bytes(buf->dtype);
-  unsigned base = buf->arg_index >= 0 ? elem : CG_ALLOC_ALIGN;
-  void *known = cg->base_align ? ir_map_get(cg->base_align, buf) : NULL;
-  if (known)
-    base = (unsigned)(uintptr_t)known;
+unsigned cg_index_align(cg_llvm *cg, te_expr *at, unsigned elem, unsigned base) {
   if (at->dtype.lanes != 1 || base <= elem)
     return elem;
   if (!cg->an && !(cg->an = ir_analyzer_new(cg->ctx)))
@@ -71,6 +65,16 @@ static unsigned cg_access_align(cg_llvm *cg, ir_buffer *buf, te_expr *at) {
   while (g != 0 && g % align != 0)
     align /= 2;
   return align < elem ? elem : align;
+}
+
+/* The alignment of &buf[at] (at scalar: the element index, or a dense ramp's base). */
+static unsigned cg_access_align(cg_llvm *cg, ir_buffer *buf, te_expr *at) {
+  unsigned elem = (unsigned)ir_dtype_bytes(buf->dtype);
+  unsigned base = buf->arg_index >= 0 ? elem : CG_ALLOC_ALIGN;
+  void *known = cg->base_align ? ir_map_get(cg->base_align, buf) : NULL;
+  if (known)
+    base = (unsigned)(uintptr_t)known;
+  return cg_index_align(cg, at, elem, base);
 }
 
 static LLVMValueRef cg_elem_ptr(cg_llvm *cg, LLVMTypeRef elem, LLVMValueRef base,

@@ -17,10 +17,11 @@
  * shared buffers (64-byte aligned globals) and local ones (64-byte aligned allocas), but not for
  * arguments: a caller's device pointer may be any element-aligned address (a DLTensor with a
  * byte offset, a torch slice), and requiring 16 bytes would refuse ordinary views. So a kernel
- * with a dense vector access to an argument checks at its entry that every such argument's
- * pointer is 16-byte aligned and takes one of two copies of its body: the one where those bases
- * are 16-byte aligned (cg->base_align), or the one where they are element-aligned (accesses an
- * element at a time where the index alone does not prove more). The condition is the same for
+ * with a dense vector access to an argument, at an index that a 16-byte aligned base would make
+ * wider than an element, checks at its entry that every such argument's pointer is 16-byte
+ * aligned and takes one of two copies of its body: the one where those bases are 16-byte
+ * aligned (cg->base_align), or the one where they are element-aligned (accesses an element at a
+ * time where the index alone does not prove more). The condition is the same for
  * every thread of the launch, so the branch never diverges; the cost is the code size.
  *
  * Tails: a vectorized loop whose extent varies by thread (a split that does not divide, bound
@@ -33,34 +34,36 @@
 
 enum { PV_ALIGN = 16 }; /* the widest access sm_80 and sm_90 have: 128 bits */
 
-/* The argument buffers accessed densely with vectors: buffer -> PV_ALIGN, what the aligned
-   copy of the body knows of their bases (cg->base_align). */
+/* The argument buffers accessed densely with vectors at an index whose modular facts would make
+   the access wider than an element on a 16-byte aligned base: buffer -> PV_ALIGN, what the
+   aligned copy of the body knows of their bases (cg->base_align). A kernel without any (rows of
+   1001 f32: no vector start is ever 8-byte aligned) has one body. */
 typedef struct pv {
+  cg_llvm *cg;
   ir_map *args;
   bool nomem;
 } pv;
 
-static int pv_add(pv *st, ir_buffer *b) {
-  if (b->arg_index < 0 || b->scope != TE_SCOPE_GLOBAL || ir_map_has(st->args, b))
+static int pv_add(pv *st, ir_buffer *b, te_expr *idx) {
+  int64_t stride;
+  if (idx->kind != IR_RAMP || !ir_is_const_int(idx->args[1], &stride) || stride != 1 ||
+      b->arg_index < 0 || b->scope != TE_SCOPE_GLOBAL || ir_map_has(st->args, b))
     return IR_CONTINUE;
+  unsigned elem = (unsigned)ir_dtype_bytes(b->dtype);
+  if (cg_index_align(st->cg, idx->args[0], elem, PV_ALIGN) <= elem)
+    return IR_CONTINUE; /* element accesses whatever the base */
   if (ir_map_put(st->args, b, (void *)(uintptr_t)PV_ALIGN))
     return IR_CONTINUE;
   st->nomem = true;
   return IR_ABORT;
 }
 
-static bool pv_dense(const te_expr *idx) {
-  int64_t stride;
-  return idx->kind == IR_RAMP && ir_is_const_int(idx->args[1], &stride) && stride == 1;
-}
-
 static int pv_load(ir_visitor *v, te_expr *e) {
-  return e->dtype.lanes > 1 && pv_dense(e->args[0]) ? pv_add(v->data, e->u.buffer) : IR_CONTINUE;
+  return e->dtype.lanes > 1 ? pv_add(v->data, e->u.buffer, e->args[0]) : IR_CONTINUE;
 }
 
 static int pv_store(ir_visitor *v, ir_stmt *s) {
-  return s->exprs[0]->dtype.lanes > 1 && pv_dense(s->exprs[1]) ? pv_add(v->data, s->u.buffer)
-                                                               : IR_CONTINUE;
+  return s->exprs[0]->dtype.lanes > 1 ? pv_add(v->data, s->u.buffer, s->exprs[1]) : IR_CONTINUE;
 }
 
 /* (p0 | p1 | ...) & 15 == 0 for the pointers of k's buffer parameters in args, in the
@@ -84,7 +87,7 @@ static LLVMValueRef pv_aligned(cg_llvm *cg, const lw_gpu_kernel *k, const ir_map
 }
 
 bool cg_ptx_vector_body(cg_llvm *cg, const lw_gpu_kernel *k, ir_stmt *body) {
-  pv st = {.args = ir_map_new(cg->ctx)};
+  pv st = {.cg = cg, .args = ir_map_new(cg->ctx)};
   if (!st.args)
     return false;
   ir_visitor v = {.data = &st};

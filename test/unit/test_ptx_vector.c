@@ -36,9 +36,23 @@ static int count(const char *text, const char *what) {
   return n;
 }
 
+/* Lines holding both a and b. */
+static int count_lines(const char *text, const char *a, const char *b) {
+  int n = 0;
+  for (const char *p = text; p && *p;) {
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    const char *x = strstr(p, a), *y = strstr(p, b);
+    n += x && y && x < p + len && y < p + len;
+    p = end ? end + 1 : NULL;
+  }
+  return n;
+}
+
 typedef struct ptx_counts {
   int ld_v4, st_v4; /* ld.global.nc.v4 / st.global.v4 (or .v2 for 64-bit elements) */
   int ld_scalar;    /* element loads of A (ld.global.nc.b32 / .b64, or ld.global for a gather) */
+  int checks;       /* the entry's test of the arguments' pointers: and.b64 ..., 15 */
 } ptx_counts;
 
 static ptx_counts ptx_of(const gpu_vec_spec *v, const char *target, const char *arch) {
@@ -55,7 +69,8 @@ static ptx_counts ptx_of(const gpu_vec_spec *v, const char *target, const char *
   ptx_counts n = {.ld_v4 = count(ptx, wide ? "ld.global.nc.v2.b64" : "ld.global.nc.v4.b32"),
                   .st_v4 = count(ptx, wide ? "st.global.v2.b64" : "st.global.v4.b32"),
                   .ld_scalar = count(ptx, wide ? "ld.global.nc.b64" : "ld.global.nc.b32") +
-                               count(ptx, wide ? "ld.global.b64" : "ld.global.b32")};
+                               count(ptx, wide ? "ld.global.b64" : "ld.global.b32"),
+                  .checks = count_lines(ptx, "and.b64", ", 15;")};
   if (v->shared) {
     cr_expect(strstr(ptx, wide ? "ld.shared.v2.b64" : "ld.shared.v4.b32"),
               "%s: no 128-bit shared load in\n%s", v->name, ptx);
@@ -86,6 +101,7 @@ Test(ptx_vector, dense_f32x4) {
   cr_expect_eq(n.ld_v4, 1);
   cr_expect_eq(n.st_v4, 1);
   cr_expect_eq(n.ld_scalar, 4, "the element-aligned copy for arguments not 16-byte aligned");
+  cr_expect_eq(n.checks, 1, "the entry's check of the arguments' alignment");
 }
 
 /* 8 and 16 lanes: 128-bit pieces. */
@@ -124,11 +140,15 @@ Test(ptx_vector, offset_by_one_element) {
   cr_expect_eq(n.st_v4, 1);
 }
 
-/* Rows of 1001 elements: row r starts at 1001 r, not a multiple of 4: no 128-bit access. */
+/* Rows of 1001 elements: row r starts at 1001 r, not a multiple of 4: no 128-bit access, and
+   no check of the arguments (one body, whatever their alignment: 4 element loads unmasked, 4
+   masked for the last thread's tail). */
 Test(ptx_vector, row_length_not_a_multiple_of_4) {
   ptx_counts n = ptx_both(SPEC("vec_1001", TE_F32, 3, 1001, 4, 64, 0, 1, false, NULL));
   cr_expect_eq(n.ld_v4, 0);
   cr_expect_eq(n.st_v4, 0);
+  cr_expect_eq(n.checks, 0);
+  cr_expect_eq(n.ld_scalar, 8);
 }
 
 /* 8 lanes over rows of 1004: the last thread's vector is a masked tail of 4 lanes. Its masked
