@@ -6,9 +6,11 @@
 #   scripts/gpu-check.sh [BUILD_DIR]     (default: build)
 #
 # 1. nvidia-smi's view of the device, when it is installed.
-# 2. The CUDA test suite with TE_REQUIRE=cuda (a skip is a failure here): ctest -R 'cuda|ptx'
+# 2. The CUDA test suite with TE_REQUIRE=cuda (a skip is a failure here): ctest -R 'cuda|ptx|gpu'
 #    when ctest is on PATH, else the test binaries directly (e2e/test_cuda, unit/test_ptx,
-#    unit/test_ptx_mma, unit/test_gpu_tree, unit/test_cuda_launch, errors/test_gpu_errors).
+#    unit/test_ptx_mma, unit/test_ptx_vector, unit/test_gpu_tree, unit/test_cuda_launch,
+#    errors/test_gpu_errors). e2e/test_cuda's cuda.vector_* run vectorized kernels (128-bit
+#    accesses) and, with misaligned arguments, their element-wise copy.
 # 3. The GPU benchmark apps/te-bench-gpu --require-gpu (SGEMM 4096, softmax and layer norm
 #    8192^2 as fractions of the device's peak; TE_GPU_PEAK_TFLOPS / TE_GPU_PEAK_GBPS for a device
 #    other than an H200).
@@ -49,8 +51,8 @@ export TE_REQUIRE=cuda
 if command -v ctest >/dev/null 2>&1; then
   ctest --test-dir "$build" -R 'cuda|ptx|gpu' --output-on-failure || failed=$((failed + 1))
 else
-  for t in e2e/test_cuda unit/test_ptx unit/test_ptx_mma unit/test_gpu_tree unit/test_cuda_launch \
-    errors/test_gpu_errors; do
+  for t in e2e/test_cuda unit/test_ptx unit/test_ptx_mma unit/test_ptx_vector unit/test_gpu_tree \
+    unit/test_cuda_launch errors/test_gpu_errors; do
     if [ -x "$build/test/$t" ]; then
       echo "-- $t"
       "$build/test/$t" || failed=$((failed + 1))

@@ -96,7 +96,15 @@ TE_API te_status te_reorder(te_stage *, int n, te_iter *const order[]);
    constant first"), more than 1024 lanes, a store all lanes would make to one element, an inner
    loop whose extent depends on the loop without a constant bound. A reduction axis is refused
    here (use te_rfactor). A vectorized loop holding another vectorized loop is unrolled around
-   the inner vector code. */
+   the inner vector code.
+   In a cuda kernel a vectorized loop inside the thread-bound loops is each thread's vector code
+   (te's counterpart of Halide's gpu_lanes, docs/gpu.md): a contiguous access of 2 or 4 lanes of
+   32 bits (2 of 64) is one 128-bit ld/st.global.v4 (.shared for shared buffers) where its
+   address is proven 16-byte aligned (the index's modular facts, the buffer's base: an
+   argument's pointer is checked at the kernel's entry, the element-wise copy of the body taken
+   when it is not aligned), wider vectors go in 128-bit pieces, other accesses an element at a
+   time. A vectorized loop around a thread-bound loop is TE_ERR_SCHEDULE at te_build ("contains
+   the GPU-thread-bound loop"). */
 TE_API te_status te_vectorize(te_stage *, te_iter *);
 /* The loop, a leaf of the stage (data or reduce axis), is replaced by one copy of its body per
    iteration. TE_ERR_SCHEDULE when the leaf already has another annotation. Refused at te_build

@@ -70,6 +70,13 @@ typedef struct cg_llvm {
   LLVMValueRef mask; /* inside `attr vector_mask`: the live lanes (vector loads and stores are
                         masked with it); NULL elsewhere */
   ir_analyzer *an;   /* modular facts on indices, for the alignment of accesses (llvm_mem.c) */
+  /* device code: ir_buffer* -> the alignment in bytes of its base pointer, (void *)(uintptr_t),
+     where it is known better than llvm_mem.c's default (a CUDA kernel's arguments checked
+     16-byte aligned: ptx_vector.c); NULL: the defaults */
+  ir_map *base_align;
+  /* device code: a vector_mask region is written twice, its unmasked copy taken when every lane
+     is live (llvm_stmt.c; ptx_vector.c says why) */
+  bool mask_fast_path;
   const cg_host_hooks *host;         /* GPU modules' host entry (llvm_entry.c); NULL for CPUs */
   lw_func *func;                     /* the function whose entry is being written */
   bool (*barrier)(struct cg_llvm *); /* device code: writes IR_S_BARRIER (llvm_stmt.c) */
@@ -133,6 +140,9 @@ LLVMValueRef cg_call_fn(cg_llvm *, const char *name, LLVMTypeRef ret, int n,
 
 /* llvm_mem.c */
 LLVMValueRef cg_load(cg_llvm *, te_expr *);
+/* The alignment in bytes of element `at` (a scalar index) of elem-byte elements from a base
+   aligned to `base` bytes: from at's modular facts (cg->an), at least elem, at most base. */
+unsigned cg_index_align(cg_llvm *, te_expr *at, unsigned elem, unsigned base);
 bool cg_store(cg_llvm *, ir_stmt *);
 
 /* llvm_stmt.c */

@@ -16,8 +16,9 @@
  * blocks) and element-aligned for arguments (the entry checks only that: requiring more would
  * refuse ordinary arrays); the offset's alignment comes from ir_modular_of of the (base) index
  * times the element size. So a dense access at `i.o*16` of an f32 allocation is 64-byte
- * aligned, one at `i.o*16 + 1` is 4-byte aligned. (On current x86 an aligned vmovups costs the
- * same as vmovaps; the facts mostly help LLVM combine accesses.)
+ * aligned, one at `i.o*16 + 1` is 4-byte aligned. Device code may know a base better
+ * (cg->base_align: a CUDA kernel's arguments checked 16-byte aligned, ptx_vector.c). (On current
+ * x86 an aligned vmovups costs the same as vmovaps; the facts mostly help LLVM combine accesses.)
  * Bools are i8 in memory: loads compare with zero, stores zero-extend.
  */
 #include <string.h>
@@ -51,10 +52,7 @@ static uint64_t cg_gcd(uint64_t a, uint64_t b) {
   return a;
 }
 
-/* The alignment of &buf[at] (at scalar: the element index, or a dense ramp's base). */
-static unsigned cg_access_align(cg_llvm *cg, ir_buffer *buf, te_expr *at) {
-  unsigned elem = (unsigned)ir_dtype_bytes(buf->dtype);
-  unsigned base = buf->arg_index >= 0 ? elem : CG_ALLOC_ALIGN;
+unsigned cg_index_align(cg_llvm *cg, te_expr *at, unsigned elem, unsigned base) {
   if (at->dtype.lanes != 1 || base <= elem)
     return elem;
   if (!cg->an && !(cg->an = ir_analyzer_new(cg->ctx)))
@@ -67,6 +65,16 @@ static unsigned cg_access_align(cg_llvm *cg, ir_buffer *buf, te_expr *at) {
   while (g != 0 && g % align != 0)
     align /= 2;
   return align < elem ? elem : align;
+}
+
+/* The alignment of &buf[at] (at scalar: the element index, or a dense ramp's base). */
+static unsigned cg_access_align(cg_llvm *cg, ir_buffer *buf, te_expr *at) {
+  unsigned elem = (unsigned)ir_dtype_bytes(buf->dtype);
+  unsigned base = buf->arg_index >= 0 ? elem : CG_ALLOC_ALIGN;
+  void *known = cg->base_align ? ir_map_get(cg->base_align, buf) : NULL;
+  if (known)
+    base = (unsigned)(uintptr_t)known;
+  return cg_index_align(cg, at, elem, base);
 }
 
 static LLVMValueRef cg_elem_ptr(cg_llvm *cg, LLVMTypeRef elem, LLVMValueRef base,

@@ -8,7 +8,8 @@
  * buffer_bind and compute_scope are llvm_entry.c's. Thread-bound loops and barriers need a GPU
  * target.
  * `attr vector_mask = m { body }` (vectorize.c) makes m, ANDed with the enclosing mask, the
- * mask of every vector load and store in body (llvm_mem.c).
+ * mask of every vector load and store in body (llvm_mem.c). With cg->mask_fast_path (CUDA
+ * kernels) an outermost region is written twice: unmasked when every lane is live, else masked.
  *
  * Allocations of a constant size up to CG_STACK_MAX bytes are allocas in the function's entry
  * block (so LLVM can promote them to registers); larger or symbolic ones come from te_rt_alloc
@@ -293,6 +294,31 @@ static bool cg_assert(cg_llvm *cg, ir_stmt *s) {
   return s->nstmts == 0 || cg_stmt(cg, s->stmts[0]);
 }
 
+/* An outermost mask region where masked accesses cost a branch a lane (NVPTX scalarizes them):
+   `if (all lanes of m) body unmasked; else body masked by m`. Only outermost regions split (the
+   masked copy's inner regions do not), so d nested regions make d + 1 copies, not 2^d. */
+static bool cg_mask_both_ways(cg_llvm *cg, ir_stmt *s, LLVMValueRef m) {
+  LLVMValueRef all = cg_intrinsic(cg, "llvm.vector.reduce.and", LLVMTypeOf(m), 1, &m);
+  if (!all)
+    return false;
+  LLVMBasicBlockRef full = cg_new_block(cg, "all_lanes"), part = cg_new_block(cg, "some_lanes"),
+                    join = cg_new_block(cg, "lanes_done");
+  LLVMBuildCondBr(cg->b, all, full, part);
+  LLVMPositionBuilderAtEnd(cg->b, full);
+  if (!cg_stmt(cg, s->stmts[0]))
+    return false;
+  LLVMBuildBr(cg->b, join);
+  LLVMPositionBuilderAtEnd(cg->b, part);
+  cg->mask = m;
+  bool ok = cg_stmt(cg, s->stmts[0]);
+  cg->mask = NULL;
+  if (!ok)
+    return false;
+  LLVMBuildBr(cg->b, join);
+  LLVMPositionBuilderAtEnd(cg->b, join);
+  return true;
+}
+
 /* attr vector_mask = m { body }: body with m (and the enclosing mask) as the live lanes. */
 static bool cg_mask_attr(cg_llvm *cg, ir_stmt *s) {
   te_expr *me = s->exprs[0];
@@ -309,6 +335,8 @@ static bool cg_mask_attr(cg_llvm *cg, ir_stmt *s) {
   LLVMValueRef saved = cg->mask;
   if (saved && LLVMGetVectorSize(LLVMTypeOf(saved)) == me->dtype.lanes)
     m = LLVMBuildAnd(cg->b, saved, m, "mask");
+  if (cg->mask_fast_path && !saved && s->nstmts > 0)
+    return cg_mask_both_ways(cg, s, m);
   cg->mask = m;
   bool ok = s->nstmts == 0 || cg_stmt(cg, s->stmts[0]);
   cg->mask = saved;

@@ -9,6 +9,8 @@
  *                 statement and expression code (llvm_stmt.c, llvm_expr.c, llvm_mem.c)
  *   ptx_mma.c     te_tensorize's mma_m16n8k16/k32 as mma.sync (fragment layouts: ptx_mma.h)
  *   ptx_shuffle.c warp_shuffle_xor (the warp trees of gpu_tree_warp.c) as shfl.sync.bfly
+ *   ptx_vector.c  vector code: the body twice, with the arguments 16-byte aligned (checked at
+ *                 the entry: 128-bit ld/st.global.v4 where the index proves the rest) and not
  *   ptx_math.c    which math calls a kernel may make (all with libdevice; without it a few)
  *   ptx_libdevice.c  math calls as calls of NVIDIA's libdevice, linked into the module
  *   ptx_host.c    the host entry's body: device temporaries, launch dimensions, launches
@@ -22,9 +24,9 @@
 /* te_build's back end for a "cuda" target: fills the module (kernel record, PTX, host entry). */
 te_status cg_cuda_compile(te_module *, lw_func *);
 
-/* ptx_math.c: the kernel body checked for what NVPTX can write: NULL with TE_ERR_UNSUPPORTED
-   for vector code and, without libdevice, for sin, cos, tan, pow and erf (then exp2, log2 and
-   log10 are written through exp and log, whose polynomial code works on NVPTX). */
+/* ptx_math.c: the kernel body checked for what NVPTX can write: without libdevice, NULL with
+   TE_ERR_UNSUPPORTED for sin, cos, tan, pow and erf (then exp2, log2 and log10 are written
+   through exp and log, whose polynomial code works on NVPTX); scalars and vectors alike. */
 ir_stmt *cg_ptx_legalize(te_ctx *, const char *kernel, ir_stmt *body);
 
 /* ptx_libdevice.c: the libdevice file found (TE_LIBDEVICE, CUDA_HOME, CUDA_PATH,
@@ -46,6 +48,11 @@ LLVMValueRef cg_ptx_warp_shuffle(cg_llvm *, te_expr *call);
 /* ptx_kernel.c: a call of the NVVM intrinsic name (TE_ERR_INTERNAL set and NULL when LLVM has
    none). */
 LLVMValueRef cg_ptx_intrinsic_call(cg_llvm *, const char *name, int n, LLVMValueRef *args);
+
+/* ptx_vector.c: kernel k's body (legalized) and its return, at the builder (k's parameters
+   bound): twice when it has dense vector accesses to arguments, behind a check at the entry
+   that their pointers are 16-byte aligned. Sets cg->mask_fast_path. */
+bool cg_ptx_vector_body(cg_llvm *, const lw_gpu_kernel *k, ir_stmt *body);
 
 /* ptx_kernel.c: writes kernel k into cg's (NVPTX) module. */
 bool cg_ptx_kernel(cg_llvm *, const lw_gpu_kernel *k);

@@ -9,7 +9,8 @@
  * and widened to i64 (gpu.h's index variables). Shared buffers are addrspace(3) globals of the
  * kernel (named KERNEL_BUFFER, 64-byte aligned), local buffers are allocas; barriers are
  * llvm.nvvm.barrier.cta.sync.aligned.all(0) (bar.sync 0; LLVM 22's name for barrier0).
- * The body is written by the CPU back end's code (cg_stmt): it has no thread loops left.
+ * The body is written by the CPU back end's code (cg_stmt): it has no thread loops left; a
+ * kernel with vector accesses to its arguments gets two copies of it (ptx_vector.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -151,8 +152,5 @@ bool cg_ptx_kernel(cg_llvm *cg, const lw_gpu_kernel *k) {
   cg_fn_begin(cg, fn);
   if (!ptx_bind_params(cg, k, fn) || !ptx_bind_indices(cg, k) || !ptx_bind_buffers(cg, k))
     return false;
-  if (!cg_stmt(cg, body))
-    return false;
-  LLVMBuildRetVoid(cg->b);
-  return true;
+  return cg_ptx_vector_body(cg, k, body);
 }

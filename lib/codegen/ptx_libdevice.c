@@ -111,17 +111,30 @@ static const char *ld_base_name(ir_intrin id) {
   }
 }
 
+/* libdevice has scalar functions only: a vector call is one call a lane. */
 bool cg_ptx_libdevice_math(cg_llvm *cg, const te_expr *call, LLVMValueRef *args,
                            LLVMValueRef *out) {
   te_dtype t = call->dtype;
   const char *base = ld_base_name(call->u.call);
-  if (!base || !ir_is_float(t) || t.lanes != 1 || (t.bits != 32 && t.bits != 64))
+  if (!base || !ir_is_float(t) || call->nargs > 2 || (t.bits != 32 && t.bits != 64))
     return false;
   char name[32];
   snprintf(name, sizeof name, "__nv_%s%s", base, t.bits == 32 ? "f" : "");
   LLVMTypeRef ft = t.bits == 32 ? cg->t_f32 : cg->t_f64;
   LLVMTypeRef params[2] = {ft, ft};
-  *out = cg_call_fn(cg, name, ft, call->nargs, params, args);
+  if (t.lanes == 1) {
+    *out = cg_call_fn(cg, name, ft, call->nargs, params, args);
+    return true;
+  }
+  LLVMValueRef v = LLVMGetPoison(cg_type(cg, t));
+  for (unsigned l = 0; l < t.lanes; l++) {
+    LLVMValueRef at = LLVMConstInt(cg->t_i32, l, 0), lane[2];
+    for (int a = 0; a < call->nargs; a++)
+      lane[a] = LLVMBuildExtractElement(cg->b, args[a], at, "");
+    v = LLVMBuildInsertElement(cg->b, v, cg_call_fn(cg, name, ft, call->nargs, params, lane), at,
+                               "");
+  }
+  *out = v;
   return true;
 }
 

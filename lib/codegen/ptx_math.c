@@ -11,8 +11,7 @@
  *              sqrt, rsqrt, floor, ceil, round, trunc, fma, abs (and likely), and the integer
  *              operators (bitwise_*, shifts, rounding_shift_right: llvm_bits.c);
  *   refused with TE_ERR_UNSUPPORTED naming the function: sin, cos, tan, pow, erf.
- * Vector code (a vectorized loop inside a kernel) is refused either way: bind the loop to
- * threads (docs/gpu.md).
+ * Vector code is checked the same way, lane by lane (its PTX: ptx_vector.c).
  */
 #include "ptx.h"
 
@@ -25,15 +24,10 @@ typedef struct pm {
   bool failed;
 } pm;
 
-/* Records the first refusal: vector code, or a function that needs libdevice. */
-static te_expr *pm_refuse(ir_mutator *m, bool vector, const char *name) {
+/* Records the first refusal: a function that needs libdevice. */
+static te_expr *pm_refuse(ir_mutator *m, const char *name) {
   pm *st = m->data;
-  if (!st->failed && vector)
-    ir_error(m->ctx, TE_ERR_UNSUPPORTED,
-             "te_build: kernel '%s': vector code '%s' has no CUDA code in this version (a "
-             "vectorized loop inside a GPU kernel: bind the axis to threads instead)",
-             st->kernel, name);
-  else if (!st->failed)
+  if (!st->failed)
     ir_error(m->ctx, TE_ERR_UNSUPPORTED,
              "te_build: kernel '%s': the function '%s' needs the CUDA toolkit's libdevice, which "
              "is not installed (looked for nvvm/libdevice/libdevice.10.bc in $TE_LIBDEVICE, "
@@ -42,6 +36,12 @@ static te_expr *pm_refuse(ir_mutator *m, bool vector, const char *name) {
              st->kernel, name);
   st->failed = true;
   return NULL;
+}
+
+/* The constant k of c's type (a broadcast for vectors). */
+static te_expr *pm_const(ir_mutator *m, te_dtype t, double k) {
+  te_expr *c = ir_float(m->ctx, ir_elem(t), k);
+  return c && t.lanes > 1 ? ir_broadcast(c, t.lanes) : c;
 }
 
 static bool st_libdevice(ir_mutator *m) { return ((pm *)m->data)->libdevice; }
@@ -59,35 +59,30 @@ static te_expr *pm_call(ir_mutator *m, te_expr *e) {
   case IR_INTRIN_TAN:
   case IR_INTRIN_POW:
   case IR_INTRIN_ERF:
-    return pm_refuse(m, false, ir_intrin_table[c->u.call].name);
+    return pm_refuse(m, ir_intrin_table[c->u.call].name);
   case IR_INTRIN_EXP2: {
-    te_expr *x = ir_binary(IR_MUL, c->args[0], ir_float(m->ctx, t, pm_ln2));
+    te_expr *k = pm_const(m, t, pm_ln2);
+    te_expr *x = k ? ir_binary(IR_MUL, c->args[0], k) : NULL;
+    if (!x)
+      return NULL;
     return ir_call(m->ctx, IR_INTRIN_EXP, t, 1, &x);
   }
   case IR_INTRIN_LOG2:
   case IR_INTRIN_LOG10: {
     te_expr *l = ir_call(m->ctx, IR_INTRIN_LOG, t, 1, c->args);
     double k = c->u.call == IR_INTRIN_LOG2 ? 1.0 / pm_ln2 : 1.0 / pm_ln10;
-    return l ? ir_binary(IR_MUL, l, ir_float(m->ctx, t, k)) : NULL;
+    te_expr *kc = l ? pm_const(m, t, k) : NULL;
+    return kc ? ir_binary(IR_MUL, l, kc) : NULL;
   }
   default:
     return c;
   }
 }
 
-static te_expr *pm_vector(ir_mutator *m, te_expr *e) {
-  if (e->dtype.lanes > 1)
-    return pm_refuse(m, true, ir_expr_kind_name[e->kind]);
-  return ir_mutate_expr_children(m, e);
-}
-
 ir_stmt *cg_ptx_legalize(te_ctx *ctx, const char *kernel, ir_stmt *body) {
   pm st = {kernel, cg_libdevice_path() != NULL, false};
   ir_mutator m = {.ctx = ctx, .data = &st};
   m.expr[IR_CALL] = pm_call;
-  m.expr[IR_RAMP] = pm_vector;
-  m.expr[IR_BROADCAST] = pm_vector;
-  m.expr[IR_LOAD] = pm_vector;
   ir_stmt *r = ir_mutate_stmt(&m, body);
   return st.failed ? NULL : r;
 }

@@ -20,9 +20,10 @@
  *     STORE, LET_STMT, IF, SEQ, EVALUATE, BARRIER, ATTR (ignorable annotations: emit the body).
  *     No ALLOCATE (shared and local buffers are hoisted into lw_gpu_kernel::shared/local), no
  *     REALIZE/PROVIDE (flattened), no ASSERT, no thread-bound or parallel FOR.
- *     VECTORIZED loops, RAMP/BROADCAST and vector loads/stores appear only where the schedule
- *     asked for vectorize; a back end that cannot emit them refuses with TE_ERR_UNSUPPORTED
- *     naming the kernel.
+ *     No VECTORIZED loop (vectorize.c ran before); RAMP/BROADCAST, vector loads/stores and
+ *     `attr vector_mask` regions appear only where the schedule asked for vectorize (the cuda
+ *     back end writes them: ptx_vector.c); a back end that cannot emit them refuses with
+ *     TE_ERR_UNSUPPORTED naming the kernel.
  *   - Expressions: the ordinary flattened expression IR (ir.h). Free variables of a body are
  *     exactly: the kernel's index variables (lw_gpu_kernel::idx), its scalar and size params.
  *     Buffers read or written are exactly: its buffer params, its shared and its local buffers.

@@ -97,6 +97,47 @@ bool gpu_case_matmul(te_ctx *ctx, gpu_case *c) {
   return finish(c, "gpu_matmul", s, 3, (te_tensor *const[]){a, b, out});
 }
 
+bool gpu_case_vector(te_ctx *ctx, gpu_case *c, const gpu_vec_spec *v) {
+  te_expr *r = te_var(ctx, "r"), *j = te_var(ctx, "j");
+  te_expr *R = te_int(ctx, v->rows), *N = te_int(ctx, v->cols);
+  te_tensor *a =
+      te_placeholder(ctx, "A", v->dt, 2, E(R, te_int(ctx, v->cols * v->stride + v->offset)));
+  te_expr *x = TE_AT(a, r, te_add(te_mul(j, te_int(ctx, v->stride)), te_int(ctx, v->offset)));
+  te_expr *f = v->fn ? te_call(ctx, v->fn, 1, E(x)) : x;
+  te_expr *pos =
+      te_select(te_gt(x, te_float(ctx, v->dt, 0.0)), f, te_mul(x, te_float(ctx, v->dt, 0.5)));
+  te_expr *q = te_cast(v->dt, te_cast(TE_I32, te_mul(x, te_float(ctx, v->dt, 4.0))));
+  te_tensor *out = te_compute(ctx, "B", 2, E(R, N), E(r, j), te_add(pos, q));
+  te_schedule *s = out ? te_schedule_new(ctx, 1, (te_tensor *const[]){out}) : NULL;
+  te_stage *sb = s ? te_stage_of(s, out) : NULL;
+  te_iter *jo = NULL, *ji = NULL, *jb = NULL, *jt = NULL;
+  te_status st[7] = {te_split(sb, te_axis(sb, 1), v->lanes, &jo, &ji),
+                     te_split(sb, jo, v->threads, &jb, &jt),
+                     te_bind(sb, te_axis(sb, 0), TE_BLOCK_Y),
+                     te_bind(sb, jb, TE_BLOCK_X),
+                     te_bind(sb, jt, TE_THREAD_X),
+                     te_vectorize(sb, ji),
+                     TE_OK};
+  if (!ok_all(st, 6))
+    return false;
+  if (v->shared) {
+    te_tensor *as = NULL;
+    if (te_cache_read(s, a, TE_SCOPE_SHARED, 1, (te_stage *const[]){sb}, &as) != TE_OK)
+      return false;
+    te_stage *sa = te_stage_of(s, as);
+    te_iter *f2 = NULL, *co = NULL, *ci = NULL, *to = NULL, *ti = NULL;
+    te_status s2[6] = {te_compute_at(sa, sb, jb),
+                       te_split(sa, te_axis(sa, 1), v->lanes, &co, &ci),
+                       te_fuse(sa, te_axis(sa, 0), co, &f2),
+                       te_split(sa, f2, v->threads, &to, &ti),
+                       te_bind(sa, ti, TE_THREAD_X),
+                       te_vectorize(sa, ci)};
+    if (!ok_all(s2, 6))
+      return false;
+  }
+  return finish(c, v->name, s, 2, (te_tensor *const[]){a, out});
+}
+
 /* C = sum acc(A) * acc(B) in tiles of 16 x 8 x k_split, tensorized as insn. */
 static bool mma_gemm(te_ctx *ctx, gpu_case *c, te_dtype a_t, te_dtype b_t, te_dtype acc,
                      const char *insn, int64_t m, int64_t n, int64_t kk, int64_t k_split,

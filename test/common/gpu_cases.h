@@ -55,6 +55,22 @@ bool gpu_case_mma_gemm(te_ctx *, gpu_case *, te_dtype in, int64_t m, int64_t n, 
 bool gpu_case_mma_int8(te_ctx *, gpu_case *, te_dtype a, te_dtype b, int64_t m, int64_t n,
                        int64_t k, int64_t k_split, int64_t tiles_per_warp);
 
+/* Vector code inside a CUDA kernel (not in gpu_cases[]: CUDA only): B[r, j] =
+   select(a > 0, fn(a), a * 0.5) + f(i32(a * 4)), a = A[r, j * stride + offset], A of
+   rows x (cols * stride + offset); r on blockIdx.y, j split by lanes (vectorized) and the rest
+   by threads (threadIdx.x, blockIdx.x). With shared the block's part of A is first copied into
+   shared memory by its threads, lanes elements at a time (vectorized), and read from there. */
+typedef struct gpu_vec_spec {
+  const char *name; /* the kernel's */
+  te_dtype dt;
+  int64_t rows, cols;
+  int64_t lanes, threads;
+  int64_t offset, stride;
+  bool shared;
+  const char *fn; /* a math function of a (NULL: a itself) */
+} gpu_vec_spec;
+bool gpu_case_vector(te_ctx *, gpu_case *, const gpu_vec_spec *);
+
 /* All of them, by name. */
 typedef struct gpu_case_entry {
   const char *name;

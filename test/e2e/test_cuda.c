@@ -29,6 +29,9 @@ TestSuite(cuda, .init = tt_setup, .fini = tt_teardown);
 
 static bool real_gpu;        /* a CUDA driver with a device: kernels run */
 static char why_no_gpu[300]; /* else why not */
+/* The tensors' byte_offset into their device allocations (run_on_device): 0, or one element to
+   hand kernels pointers that are not 16-byte aligned. */
+static size_t dev_offset;
 
 /* Whether the machine's CUDA driver (TE_CUDA_DRIVER or libcuda.so.1) finds a device. */
 static bool probe_gpu(void) {
@@ -89,7 +92,7 @@ static void check_fake_launches(const char *name, int first, int nt, void *const
     for (int k = first; k < nl && !passed; k++) {
       const fake_cuda_launch *l = launch_at(k);
       for (int p = 0; p < l->nparams; p++)
-        passed |= l->pointer[p] && l->value[p] == (uint64_t)(uintptr_t)mem[i];
+        passed |= l->pointer[p] && l->value[p] == (uint64_t)(uintptr_t)mem[i] + dev_offset;
     }
     cr_expect(passed, "%s: buffer %d never reached a kernel", name, i);
   }
@@ -114,11 +117,14 @@ static void run_on_device(te_module *m, const char *name, int nt, tt_buf *const 
   DLTensor *dlp[8];
   for (int i = 0; i < nt; i++) {
     size_t bytes = (size_t)bufs[i]->numel * bufs[i]->elem_bytes;
-    cr_assert_eq(te_device_alloc(dev0, bytes, &mem[i]), TE_OK, "%s", te_device_last_error());
-    cr_assert_eq(te_device_copy(mem[i], dev0, bufs[i]->dl.data, (DLDevice){kDLCPU, 0}, bytes),
+    cr_assert_eq(te_device_alloc(dev0, bytes + dev_offset, &mem[i]), TE_OK, "%s",
+                 te_device_last_error());
+    cr_assert_eq(te_device_copy((char *)mem[i] + dev_offset, dev0, bufs[i]->dl.data,
+                                (DLDevice){kDLCPU, 0}, bytes),
                  TE_OK, "%s", te_device_last_error());
     dl[i] = bufs[i]->dl;
     dl[i].data = mem[i];
+    dl[i].byte_offset = dev_offset;
     dl[i].device = dev0;
     dlp[i] = &dl[i];
   }
@@ -127,8 +133,9 @@ static void run_on_device(te_module *m, const char *name, int nt, tt_buf *const 
   cr_assert_eq(te_device_sync(dev0), TE_OK, "%s", te_device_last_error());
   tt_buf *out = bufs[nt - 1];
   size_t bytes = (size_t)out->numel * out->elem_bytes;
-  cr_assert_eq(te_device_copy(out->dl.data, (DLDevice){kDLCPU, 0}, mem[nt - 1], dev0, bytes), TE_OK,
-               "%s", te_device_last_error());
+  cr_assert_eq(te_device_copy(out->dl.data, (DLDevice){kDLCPU, 0}, (char *)mem[nt - 1] + dev_offset,
+                              dev0, bytes),
+               TE_OK, "%s", te_device_last_error());
   for (int i = 0; i < nt; i++)
     te_device_free(dev0, mem[i]);
 }
@@ -338,3 +345,52 @@ static void warp_tree_case(const char *name, reduce_fn red, int op, int64_t T) {
 Test(cuda, warp_tree_sum_48) { warp_tree_case("wtree_sum48", te_sum, 0, 48); }
 Test(cuda, warp_tree_max_100) { warp_tree_case("wtree_max100", te_max_r, 1, 100); }
 Test(cuda, warp_tree_min_256) { warp_tree_case("wtree_min256", te_min_r, 2, 256); }
+
+/* Vectorized loops inside kernels (gpu_case_vector, lib/codegen/ptx_vector.c): B[r, j] =
+   select(a > 0, a, a / 2) + f32(i32(a * 4)) of a = A[r, j * stride + offset], against plain C.
+   With misaligned, every tensor starts one element past its allocation (byte_offset 4): the
+   kernels' entry check sends them down the element-wise copy of the body (a 128-bit access
+   there would fault). The fake driver checks the launches; a GPU runs them. */
+static void vector_case(const gpu_vec_spec *v, bool misaligned) {
+  use_cuda();
+  gpu_case c;
+  cr_assert(gpu_case_vector(tt_ctx, &c, v), "%s", te_last_error(tt_ctx));
+  te_module *m = NULL;
+  TT_OK(te_build(c.sch, c.name, 2, c.tensors, 0, NULL, TT_NN(te_target_parse(tt_ctx, "cuda")), &m));
+  const char *ptx = TT_NN((void *)te_module_source(m, "ptx"));
+  cr_expect(strstr(ptx, "st.global.v4.b32"), "%s: no 128-bit store in the PTX:\n%s", v->name, ptx);
+  int64_t acols = v->cols * v->stride + v->offset;
+  tt_buf *a = TT_ALLOC(TE_F32, v->rows, acols), *got = TT_ALLOC(TE_F32, v->rows, v->cols);
+  tt_buf *ref = TT_ALLOC(TE_F32, v->rows, v->cols);
+  tt_fill(a, 61);
+  for (int64_t r = 0; r < v->rows; r++)
+    for (int64_t j = 0; j < v->cols; j++) {
+      float x = (float)tt_get(a, r * acols + j * v->stride + v->offset);
+      float pos = x > 0 ? x : x * 0.5f;
+      tt_set(ref, r * v->cols + j, (double)(pos + (float)(int32_t)(x * 4.0f)));
+    }
+  tt_poison(got);
+  dev_offset = misaligned ? sizeof(float) : 0;
+  run_and_check(m, c.name, 2, (tt_buf *const[]){a, got}, ref, 1);
+  dev_offset = 0;
+}
+
+#define VSPEC(...) (&(gpu_vec_spec){__VA_ARGS__})
+
+Test(cuda, vector_dense) {
+  vector_case(VSPEC("vec_dense", TE_F32, 3, 1024, 4, 64, 0, 1, false, NULL), false);
+}
+Test(cuda, vector_misaligned_arguments) {
+  vector_case(VSPEC("vec_misaligned", TE_F32, 3, 1024, 4, 64, 0, 1, false, NULL), true);
+}
+Test(cuda, vector_masked_tail) {
+  vector_case(VSPEC("vec_tail", TE_F32, 3, 1004, 8, 32, 0, 1, false, NULL), false);
+}
+Test(cuda, vector_offset_and_gather) {
+  vector_case(VSPEC("vec_off", TE_F32, 2, 512, 4, 32, 1, 1, false, NULL), false);
+  vector_case(VSPEC("vec_gather", TE_F32, 2, 512, 4, 32, 0, 2, false, NULL), false);
+}
+Test(cuda, vector_shared_copy) {
+  vector_case(VSPEC("vec_shared", TE_F32, 3, 1024, 4, 64, 0, 1, true, NULL), false);
+  vector_case(VSPEC("vec_shared_mis", TE_F32, 3, 1024, 4, 64, 0, 1, true, NULL), true);
+}

@@ -203,11 +203,36 @@ Test(err_gpu, libdevice_not_bitcode) {
   unlink(path);
 }
 
-/* A vectorized loop inside a kernel is refused, naming the rule. */
-Test(err_gpu, vector_code_in_a_kernel) {
+/* A vectorized loop inside a thread-bound loop builds for cuda (its PTX: unit.ptx_vector); one
+   around a thread-bound loop is refused, naming both loops (its lanes would be threads). */
+Test(err_gpu, vector_loop_around_threads) {
+  te_tensor *a, *b;
+  te_stage *st;
+  te_schedule *s = scale(1024, &a, &b, &st);
+  te_iter *o, *in, *bo, *bi;
+  cr_assert_eq(te_split(st, te_axis(st, 0), 4, &o, &in), TE_OK);
+  cr_assert_eq(te_split(st, o, 64, &bo, &bi), TE_OK);
+  te_bind(st, bo, TE_BLOCK_X), te_bind(st, bi, TE_THREAD_X);
+  cr_assert_eq(te_vectorize(st, in), TE_OK, "%s", te_last_error(tt_ctx));
+  cr_expect_eq(build(s, "cuda", 2, (te_tensor *const[]){a, b}), TE_OK, "%s", te_last_error(tt_ctx));
+  s = scale(1024, &a, &b, &st);
+  cr_assert_eq(te_split(st, te_axis(st, 0), 4, &o, &in), TE_OK);
+  cr_assert_eq(te_split(st, o, 64, &bo, &bi), TE_OK);
+  cr_assert_eq(te_reorder(st, 3, (te_iter *const[]){bo, in, bi}), TE_OK);
+  te_bind(st, bo, TE_BLOCK_X), te_bind(st, bi, TE_THREAD_X);
+  cr_assert_eq(te_vectorize(st, in), TE_OK, "%s", te_last_error(tt_ctx));
+  cr_expect_eq(build(s, "cuda", 2, (te_tensor *const[]){a, b}), TE_ERR_SCHEDULE);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_vectorize: loop 'i.i'",
+                "contains the GPU-thread-bound loop 'i.o.i'");
+}
+
+/* Without libdevice a vectorized sin is refused as a scalar one is (the libdevice file is looked
+   up once a process: this test's own). */
+Test(err_gpu, vector_math_without_libdevice) {
+  setenv("TE_LIBDEVICE", "/nonexistent/te_no_libdevice.bc", 1);
   te_expr *i = te_var(tt_ctx, "i"), *n = te_int(tt_ctx, 256);
   te_tensor *a = te_placeholder(tt_ctx, "A", TE_F32, 1, E(n));
-  te_tensor *b = te_compute(tt_ctx, "B", 1, E(n), E(i), te_add(TE_AT(a, i), TE_AT(a, i)));
+  te_tensor *b = te_compute(tt_ctx, "B", 1, E(n), E(i), te_call(tt_ctx, "sin", 1, E(TE_AT(a, i))));
   te_schedule *s = te_schedule_new(tt_ctx, 1, (te_tensor *const[]){b});
   te_stage *st = te_stage_of(s, b);
   te_iter *o, *in;
@@ -215,7 +240,7 @@ Test(err_gpu, vector_code_in_a_kernel) {
   te_bind(st, o, TE_THREAD_X);
   cr_assert_eq(te_vectorize(st, in), TE_OK, "%s", te_last_error(tt_ctx));
   cr_expect_eq(build(s, "cuda", 2, (te_tensor *const[]){a, b}), TE_ERR_UNSUPPORTED);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "vector code", "bind the axis to threads");
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "'sin'", "needs the CUDA toolkit's libdevice");
 }
 
 /* Building needs no GPU; calling does. Without a driver the call fails cleanly. The driver is

@@ -2,9 +2,11 @@
  * sketches a matmul and a softmax get for vulkan and cuda, candidates that stay valid under
  * sampling, mutation and crossover and either apply (bound, within the limits, lowering for
  * the target) or are refused as over the limits, and the limits themselves (threads a block,
- * shared memory of the copies).
+ * shared memory of the copies), and cuda candidates with vectorized copies built to PTX.
  */
 #include "tune_util.h" /* first: it defines _GNU_SOURCE */
+
+#include "te_test.h"
 
 TestSuite(tune_space_gpu, .init = tu_setup, .fini = tu_teardown, .timeout = 240);
 
@@ -137,4 +139,47 @@ Test(tune_space_gpu, limits_refuse_candidates) {
   char *trace = te_schedule_trace(s);
   cr_assert_null(strstr(trace, "cache_read"), "%s", trace);
   te_free(trace);
+}
+
+/* cuda has vector code in kernels: the probe keeps vectorized shared-memory copies on, and
+   candidates with them build to PTX holding 128-bit copies (ld.global.nc.v4 into st.shared.v4)
+   that ptxas assembles. */
+Test(tune_space_gpu, cuda_vectorized_copies_build) {
+  at_workload wl;
+  at_task t = task("matmul M=64 N=48 K=40 dtype=f32", "cuda", &wl);
+  cr_assert(t.vectorize_ok, "the probe turned vectorized copies off for cuda");
+  int sk = at_task_sketch_index(&t, "gpu-tile");
+  cr_assert_geq(sk, 0);
+  const at_sketch *s = &t.sketch[sk];
+  at_rng rng;
+  at_rng_seed(&rng, 3);
+  te_target *tgt = te_target_parse(ctx, "cuda");
+  int built = 0, vector = 0;
+  for (int k = 0; k < 16; k++) {
+    at_cand c;
+    at_cand_sample(&t, sk, &rng, &c);
+    for (int n = 0; n < s->nknob; n++)
+      if (s->knob[n].role == AT_ROLE_VECTORIZE || s->knob[n].role == AT_ROLE_CACHE_READ)
+        c.v[s->knob[n].offset] = 1;
+    te_schedule *sch = te_schedule_new(ctx, wl.nout, wl.outs);
+    te_status st = at_cand_apply(&t, &c, sch);
+    if (st == TE_ERR_UNSUPPORTED) { /* over the limits */
+      te_clear_error(ctx);
+      continue;
+    }
+    cr_assert_eq(st, TE_OK, "%s", te_last_error(ctx));
+    te_module *m = NULL;
+    cr_assert_eq(te_build(sch, "at_vec", wl.nargs, wl.args, 0, NULL, tgt, &m), TE_OK, "%s",
+                 te_last_error(ctx));
+    const char *ptx = te_module_source(m, "ptx");
+    built++;
+    if (strstr(ptx, "st.shared.v4.b32") && strstr(ptx, "ld.global.nc.v4.b32")) {
+      vector++;
+      if (vector == 1)
+        tt_ptxas_assemble("a gpu-tile candidate with vectorized copies", ptx, "sm_80");
+    }
+  }
+  cr_assert_gt(built, 0);
+  cr_expect_gt(vector, 0, "%d candidates built, none with 128-bit shared copies", built);
+  printf("tune_space_gpu: %d of %d cuda candidates with 128-bit shared copies\n", vector, built);
 }
