@@ -7,6 +7,10 @@
  *   spirv_expr.c    expressions: arithmetic, comparisons, logic, select, loads, lets
  *   spirv_cast.c    casts and the 32-bit form of i64 indices (see "Index arithmetic")
  *   spirv_math.c    math calls through GLSL.std.450 (and what it lacks: erf, round, pow's cases)
+ *   spirv_math64.c  f64 exp, exp2, log, log2, log10, pow, tanh, sigmoid as SPIR-V functions
+ *                   of f64 arithmetic (GLSL.std.450 has them for 16/32-bit floats only), and
+ *                   the builder those functions are written with (spirv_math64.h)
+ *   spirv_math64_trig.c  f64 sin, cos, tan and erf, the same way
  *   spirv_subgroup.c  subgroup reductions, elect, SubgroupId / NumSubgroups (GroupNonUniform)
  *   spirv_stmt.c    statements: structured control flow (OpSelectionMerge / OpLoopMerge),
  *                   stores, lets, barriers
@@ -92,6 +96,8 @@ typedef struct cg_spv {
   cg_spv_words caps, exts, imports, entry, modes, debug, annot, globals;
   cg_spv_words fhead, fvars, code; /* the function: OpFunction and first label, its Function-
                                      storage variables, then the code */
+  cg_spv_words fns;                /* the functions the entry calls (f64 math), after it */
+  uint32_t f64_fns[IR_INTRIN_COUNT]; /* their ids by intrinsic, 0 until first called */
   unsigned features;               /* CG_SPV_* */
   bool oom;
   uint32_t glsl; /* GLSL.std.450 import */
@@ -177,6 +183,11 @@ cg_spv_val cg_spv_int_op(cg_spv *, te_expr *);
    (OpSelectionMerge) whose branches evaluate only the chosen side, joined by an OpPhi. */
 cg_spv_val cg_spv_select_branchy(cg_spv *, te_expr *e, uint32_t c);
 void cg_spv_cache_clear(cg_spv *);
+/* An f64 math call (exp, exp2, log, log2, log10, pow, tanh, sigmoid, sin, cos, tan, erf) on
+   argument values args: an OpFunctionCall of its function, written into the module on first use
+   (spirv_math64.c). 0 for another intrinsic. */
+bool cg_spv_is_f64_fn(ir_intrin);
+uint32_t cg_spv_f64_call(cg_spv *, ir_intrin, const uint32_t *args);
 /* The subgroup intrinsics (spirv_subgroup.c): which calls they are, and a call's value. */
 bool cg_spv_is_subgroup_op(ir_intrin);
 cg_spv_val cg_spv_subgroup_op(cg_spv *, te_expr *);
