@@ -11,6 +11,7 @@
  *                   of f64 arithmetic (GLSL.std.450 has them for 16/32-bit floats only), and
  *                   the builder those functions are written with (spirv_math64.h)
  *   spirv_math64_trig.c  f64 sin, cos, tan and erf, the same way
+ *   spirv_lanes.c   vectorized loops' vector code rewritten as per-lane scalar code first
  *   spirv_subgroup.c  subgroup reductions, elect, SubgroupId / NumSubgroups (GroupNonUniform)
  *   spirv_stmt.c    statements: structured control flow (OpSelectionMerge / OpLoopMerge),
  *                   stores, lets, barriers
@@ -195,6 +196,15 @@ cg_spv_val cg_spv_subgroup_op(cg_spv *, te_expr *);
 cg_spv_binding *cg_spv_bind(cg_spv *, te_expr *var, cg_spv_binding *b);
 /* The element pointer of buffer[index] (the index as i32). */
 uint32_t cg_spv_elem_ptr(cg_spv *, ir_buffer *, uint32_t index, cg_spv_buf **out);
+
+/* ---- vector code (spirv_lanes.c) ---- */
+
+/* The most lanes a vector of a Vulkan kernel may have (each is written as scalar code). */
+#define CG_SPV_MAX_LANES 16
+/* body with every vector expression and statement rewritten lane by lane (spirv_lanes.c says
+   how; body itself when it has none). NULL on failure: TE_ERR_UNSUPPORTED for vectors of more
+   than CG_SPV_MAX_LANES lanes and te_tensorize's vector instructions, named. */
+ir_stmt *cg_spv_scalarize(te_ctx *, const char *kernel, ir_stmt *body);
 
 /* ---- statements (spirv_stmt.c) ---- */
 bool cg_spv_stmt(cg_spv *, ir_stmt *);
