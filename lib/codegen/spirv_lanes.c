@@ -33,7 +33,7 @@
 typedef struct lanes_ctx {
   te_ctx *ctx;
   const char *kernel;
-  ir_map *vars;                     /* vector VAR -> te_expr *[lanes]: its per-lane variables */
+  ir_map *vars;                   /* vector VAR -> te_expr *[lanes]: its per-lane variables */
   ir_map *memo[CG_SPV_MAX_LANES]; /* per lane: vector expression -> its lane */
 } lanes_ctx;
 
@@ -283,9 +283,9 @@ static ir_stmt *lanes_stmt(lanes_ctx *L, ir_stmt *st, te_expr *mask) {
     if (st->exprs[0]->dtype.lanes > 1) { /* a vector condition: the two sides masked */
       te_expr *c = st->exprs[0], *nc = ir_not(c);
       ir_stmt *t = lanes_stmt(L, st->stmts[0], mask ? ir_binary(IR_AND, mask, c) : c);
-      ir_stmt *f = st->stmts[1] && t ? lanes_stmt(L, st->stmts[1],
-                                                  mask ? ir_binary(IR_AND, mask, nc) : nc)
-                                     : NULL;
+      ir_stmt *f = st->stmts[1] && t
+                       ? lanes_stmt(L, st->stmts[1], mask ? ir_binary(IR_AND, mask, nc) : nc)
+                       : NULL;
       return t && st->stmts[1] ? (f ? ir_seq2(L->ctx, t, f) : NULL) : t;
     }
     return lanes_children(L, st, mask);

@@ -47,10 +47,10 @@ uint32_t cg_m64_add(cg_m64 *m, uint32_t a, uint32_t b) { return m64_op2(m, SpvOp
 uint32_t cg_m64_sub(cg_m64 *m, uint32_t a, uint32_t b) { return m64_op2(m, SpvOpFSub, a, b); }
 uint32_t cg_m64_mul(cg_m64 *m, uint32_t a, uint32_t b) { return m64_op2(m, SpvOpFMul, a, b); }
 uint32_t cg_m64_div(cg_m64 *m, uint32_t a, uint32_t b) { return m64_op2(m, SpvOpFDiv, a, b); }
-uint32_t cg_m64_neg(cg_m64 *m, uint32_t a) {
-  return cg_spv_inst(m->s, SpvOpFNegate, m->d, 1, &a);
+uint32_t cg_m64_neg(cg_m64 *m, uint32_t a) { return cg_spv_inst(m->s, SpvOpFNegate, m->d, 1, &a); }
+uint32_t cg_m64_abs(cg_m64 *m, uint32_t a) {
+  return cg_spv_glsl(m->s, m->d, GLSLstd450FAbs, 1, &a);
 }
-uint32_t cg_m64_abs(cg_m64 *m, uint32_t a) { return cg_spv_glsl(m->s, m->d, GLSLstd450FAbs, 1, &a); }
 uint32_t cg_m64_floor(cg_m64 *m, uint32_t a) {
   return cg_spv_glsl(m->s, m->d, GLSLstd450Floor, 1, &a);
 }
@@ -74,16 +74,16 @@ uint32_t cg_m64_clamp(cg_m64 *m, uint32_t x, double lo, double hi) {
 static uint32_t m64_cmp(cg_m64 *m, SpvOp op, uint32_t a, uint32_t b) {
   return cg_spv_inst(m->s, op, m->b, 2, (uint32_t[]){a, b});
 }
-uint32_t cg_m64_lt(cg_m64 *m, uint32_t a, uint32_t b) { return m64_cmp(m, SpvOpFOrdLessThan, a, b); }
+uint32_t cg_m64_lt(cg_m64 *m, uint32_t a, uint32_t b) {
+  return m64_cmp(m, SpvOpFOrdLessThan, a, b);
+}
 uint32_t cg_m64_gt(cg_m64 *m, uint32_t a, uint32_t b) {
   return m64_cmp(m, SpvOpFOrdGreaterThan, a, b);
 }
 uint32_t cg_m64_eq(cg_m64 *m, uint32_t a, uint32_t b) { return m64_cmp(m, SpvOpFOrdEqual, a, b); }
 uint32_t cg_m64_isnan(cg_m64 *m, uint32_t a) { return cg_spv_inst(m->s, SpvOpIsNan, m->b, 1, &a); }
 uint32_t cg_m64_isinf(cg_m64 *m, uint32_t a) { return cg_spv_inst(m->s, SpvOpIsInf, m->b, 1, &a); }
-uint32_t cg_m64_and(cg_m64 *m, uint32_t a, uint32_t b) {
-  return m64_cmp(m, SpvOpLogicalAnd, a, b);
-}
+uint32_t cg_m64_and(cg_m64 *m, uint32_t a, uint32_t b) { return m64_cmp(m, SpvOpLogicalAnd, a, b); }
 uint32_t cg_m64_or(cg_m64 *m, uint32_t a, uint32_t b) { return m64_cmp(m, SpvOpLogicalOr, a, b); }
 uint32_t cg_m64_not(cg_m64 *m, uint32_t a) {
   return cg_spv_inst(m->s, SpvOpLogicalNot, m->b, 1, &a);
@@ -115,8 +115,8 @@ uint32_t cg_m64_with_hiword(cg_m64 *m, uint32_t x, uint32_t hi) {
 static uint32_t m64_pow2(cg_m64 *m, uint32_t k) {
   uint32_t e = cg_m64_iop(m, SpvOpIAdd, k, cg_m64_ci(m, 1023));
   uint32_t hi = cg_m64_iop(m, SpvOpShiftLeftLogical, e, cg_m64_ci(m, 20));
-  uint32_t v = cg_spv_inst(m->s, SpvOpCompositeConstruct, m->v2i, 2,
-                           (uint32_t[]){cg_m64_ci(m, 0), hi});
+  uint32_t v =
+      cg_spv_inst(m->s, SpvOpCompositeConstruct, m->v2i, 2, (uint32_t[]){cg_m64_ci(m, 0), hi});
   return cg_spv_inst(m->s, SpvOpBitcast, m->d, 1, &v);
 }
 
@@ -207,8 +207,8 @@ uint32_t cg_m64_expm1_kernel(cg_m64 *m, uint32_t r) {
 
 /* k = round(x / ln 2) (as f64 and i32) and r = x - k ln 2, |r| <= ln 2 / 2 (+ rounding). */
 static uint32_t m64_exp_reduce(cg_m64 *m, uint32_t x, uint32_t *ki) {
-  uint32_t k = cg_m64_floor(
-      m, cg_m64_add(m, cg_m64_mul(m, x, cg_m64_c(m, M64_INV_LN2)), cg_m64_c(m, 0.5)));
+  uint32_t k =
+      cg_m64_floor(m, cg_m64_add(m, cg_m64_mul(m, x, cg_m64_c(m, M64_INV_LN2)), cg_m64_c(m, 0.5)));
   *ki = cg_m64_ftoi(m, k);
   uint32_t r = cg_m64_sub(m, x, cg_m64_mul(m, k, cg_m64_c(m, M64_LN2_HI41)));
   return cg_m64_sub(m, r, cg_m64_mul(m, k, cg_m64_c(m, M64_LN2_LO41)));
@@ -245,15 +245,15 @@ static cg_dd m64_log_parts(cg_m64 *m, uint32_t x, uint32_t *e_out) {
   uint32_t sub = cg_m64_lt(m, x, cg_m64_c(m, 0x1p-1022));
   uint32_t xs = cg_m64_sel(m, sub, cg_m64_mul(m, x, cg_m64_c(m, 0x1p54)), x);
   uint32_t hi = cg_m64_hiword(m, xs);
-  uint32_t bexp = cg_m64_iop(m, SpvOpBitwiseAnd,
-                             cg_m64_iop(m, SpvOpShiftRightLogical, hi, cg_m64_ci(m, 20)),
-                             cg_m64_ci(m, 0x7ff));
-  uint32_t e = cg_m64_iop(m, SpvOpISub, bexp, cg_m64_seli(m, sub, cg_m64_ci(m, 1023 + 54),
-                                                          cg_m64_ci(m, 1023)));
+  uint32_t bexp =
+      cg_m64_iop(m, SpvOpBitwiseAnd, cg_m64_iop(m, SpvOpShiftRightLogical, hi, cg_m64_ci(m, 20)),
+                 cg_m64_ci(m, 0x7ff));
+  uint32_t e = cg_m64_iop(m, SpvOpISub, bexp,
+                          cg_m64_seli(m, sub, cg_m64_ci(m, 1023 + 54), cg_m64_ci(m, 1023)));
   /* the significand with exponent 0: m in [1, 2) */
-  uint32_t mhi = cg_m64_iop(m, SpvOpBitwiseOr,
-                            cg_m64_iop(m, SpvOpBitwiseAnd, hi, cg_m64_ci(m, 0x000fffff)),
-                            cg_m64_ci(m, 0x3ff00000));
+  uint32_t mhi =
+      cg_m64_iop(m, SpvOpBitwiseOr, cg_m64_iop(m, SpvOpBitwiseAnd, hi, cg_m64_ci(m, 0x000fffff)),
+                 cg_m64_ci(m, 0x3ff00000));
   uint32_t mant = cg_m64_with_hiword(m, xs, mhi);
   uint32_t big = cg_m64_gt(m, mant, cg_m64_c(m, 0x1.6a09e667f3bcdp+0));
   mant = cg_m64_sel(m, big, cg_m64_mul(m, mant, cg_m64_c(m, 0.5)), mant);
@@ -265,8 +265,8 @@ static cg_dd m64_log_parts(cg_m64 *m, uint32_t x, uint32_t *e_out) {
   cg_dd den = cg_dd_fast_two_sum(m, cg_m64_c(m, 2), f);
   uint32_t sh = cg_m64_div(m, f, den.hi);
   cg_dd p = cg_dd_two_prod(m, sh, den.hi);
-  uint32_t rem = cg_m64_sub(m, cg_m64_sub(m, cg_m64_sub(m, f, p.hi), p.lo),
-                            cg_m64_mul(m, sh, den.lo));
+  uint32_t rem =
+      cg_m64_sub(m, cg_m64_sub(m, cg_m64_sub(m, f, p.hi), p.lo), cg_m64_mul(m, sh, den.lo));
   cg_dd s = {sh, cg_m64_div(m, rem, den.hi)};
   /* log m = 2 atanh(s) = 2s + (2/3) s^3 + s^5 Q(s^2), |s| <= 0.1716: the first two in
      double-double; s^5 Q (< 2e-4 of the whole) in double; Q's terms 2 z^j / (2j + 5) to
@@ -322,8 +322,8 @@ static uint32_t m64_log_any(cg_m64 *m, ir_intrin id, uint32_t x) {
 static uint32_t m64_exp2_dd(cg_m64 *m, cg_dd t) {
   uint32_t k = cg_m64_floor(m, cg_m64_add(m, t.hi, cg_m64_c(m, 0.5)));
   uint32_t r = cg_m64_add(m, cg_m64_sub(m, t.hi, k), t.lo); /* t.hi - k is exact */
-  uint32_t e = cg_m64_add(m, cg_m64_c(m, 1),
-                          cg_m64_expm1_kernel(m, cg_m64_mul(m, r, cg_m64_c(m, M64_LN2))));
+  uint32_t e =
+      cg_m64_add(m, cg_m64_c(m, 1), cg_m64_expm1_kernel(m, cg_m64_mul(m, r, cg_m64_c(m, M64_LN2))));
   return cg_m64_scale(m, e, cg_m64_ftoi(m, k));
 }
 
@@ -347,9 +347,8 @@ static uint32_t m64_pow(cg_m64 *m, uint32_t x, uint32_t y) {
   uint32_t yneg = cg_m64_lt(m, y, zero);
   uint32_t inf_or_0 = cg_m64_sel(m, yneg, inf, zero); /* |x| = 0 */
   uint32_t below1 = cg_m64_lt(m, ax, one);
-  uint32_t yinf = cg_m64_sel(m, cg_spv_inst(m->s, SpvOpLogicalEqual, m->b, 2,
-                                            (uint32_t[]){below1, yneg}),
-                             inf, zero);
+  uint32_t yinf = cg_m64_sel(
+      m, cg_spv_inst(m->s, SpvOpLogicalEqual, m->b, 2, (uint32_t[]){below1, yneg}), inf, zero);
   yinf = cg_m64_sel(m, cg_m64_eq(m, ax, one), one, yinf);
   mag = cg_m64_sel(m, cg_m64_isinf(m, y), yinf, mag);
   mag = cg_m64_sel(m, cg_m64_eq(m, ax, zero), inf_or_0, mag);
@@ -358,14 +357,14 @@ static uint32_t m64_pow(cg_m64 *m, uint32_t x, uint32_t y) {
   uint32_t yint = cg_m64_eq(m, cg_m64_trunc(m, y), y);
   uint32_t half = cg_m64_mul(m, y, cg_m64_c(m, 0.5));
   uint32_t yodd = cg_m64_and(
-      m, yint, cg_spv_inst(m->s, SpvOpFUnordNotEqual, m->b, 2,
-                           (uint32_t[]){cg_m64_trunc(m, half), half}));
+      m, yint,
+      cg_spv_inst(m->s, SpvOpFUnordNotEqual, m->b, 2, (uint32_t[]){cg_m64_trunc(m, half), half}));
   uint32_t xneg = cg_m64_iop(m, SpvOpShiftRightArithmetic, cg_m64_hiword(m, x), cg_m64_ci(m, 31));
   xneg = cg_spv_inst(m->s, SpvOpINotEqual, m->b, 2, (uint32_t[]){xneg, cg_m64_ci(m, 0)});
   uint32_t r = cg_m64_sel(m, cg_m64_and(m, xneg, yodd), cg_m64_neg(m, mag), mag);
   uint32_t nan = cg_m64_c(m, NAN);
-  uint32_t neg_frac = cg_m64_and(m, cg_m64_and(m, cg_m64_lt(m, x, zero), finite_x),
-                                 cg_m64_not(m, yint));
+  uint32_t neg_frac =
+      cg_m64_and(m, cg_m64_and(m, cg_m64_lt(m, x, zero), finite_x), cg_m64_not(m, yint));
   r = cg_m64_sel(m, neg_frac, nan, r);
   r = cg_m64_sel(m, cg_m64_or(m, cg_m64_isnan(m, x), cg_m64_isnan(m, y)), nan, r);
   return cg_m64_sel(m, cg_m64_or(m, cg_m64_eq(m, x, one), cg_m64_eq(m, y, zero)), one, r);
@@ -465,8 +464,7 @@ static uint32_t m64_define(cg_spv *s, ir_intrin id) {
   uint32_t caller_block = s->block;
   ir_map *caller_cache = s->cache;
   s->code = s->fns;
-  cg_spv_op(s, &s->code, SpvOpFunction, 4,
-            (uint32_t[]){m.d, fn, SpvFunctionControlMaskNone, fty});
+  cg_spv_op(s, &s->code, SpvOpFunction, 4, (uint32_t[]){m.d, fn, SpvFunctionControlMaskNone, fty});
   for (int i = 0; i < nargs; i++) {
     args[i] = cg_spv_id(s);
     cg_spv_op(s, &s->code, SpvOpFunctionParameter, 2, (uint32_t[]){m.d, args[i]});

@@ -38,8 +38,8 @@ static void vv_schedule(te_stage *st, te_iter *axis, int64_t lanes) {
   TT_OK(te_vectorize(st, v));
 }
 
-static te_module *vv_build(te_schedule *s, const char *name, int nt, te_tensor *const ts[],
-                           int ns, te_expr *const sc[]) {
+static te_module *vv_build(te_schedule *s, const char *name, int nt, te_tensor *const ts[], int ns,
+                           te_expr *const sc[]) {
   te_module *m = NULL;
   TT_OK(te_build(s, name, nt, ts, ns, sc, TT_NN(te_target_parse(tt_ctx, "vulkan")), &m));
   return m;
@@ -52,12 +52,12 @@ static void vv_elementwise(int64_t lanes) {
   te_tensor *A = TT_NN(te_placeholder(tt_ctx, "A", TE_F32, 1, TE_EXPRS(n)));
   te_tensor *B = TT_NN(te_placeholder(tt_ctx, "B", TE_F32, 1, TE_EXPRS(n)));
   te_expr *a = tt_at1(A, i), *b = tt_at1(B, i);
-  te_expr *sel = te_select(te_gt(a, b), te_mul(a, b),
-                           te_sub(te_call(tt_ctx, "exp", 1, TE_EXPRS(a)), b));
-  te_expr *q = te_floormod(te_cast(TE_I32, te_mul(a, te_float(tt_ctx, TE_F32, 10))),
-                           te_int(tt_ctx, 7));
-  te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 1, TE_EXPRS(n), TE_EXPRS(i),
-                                  te_add(sel, te_cast(TE_F32, q))));
+  te_expr *sel =
+      te_select(te_gt(a, b), te_mul(a, b), te_sub(te_call(tt_ctx, "exp", 1, TE_EXPRS(a)), b));
+  te_expr *q =
+      te_floormod(te_cast(TE_I32, te_mul(a, te_float(tt_ctx, TE_F32, 10))), te_int(tt_ctx, 7));
+  te_tensor *C =
+      TT_NN(te_compute(tt_ctx, "C", 1, TE_EXPRS(n), TE_EXPRS(i), te_add(sel, te_cast(TE_F32, q))));
   te_schedule *s = tt_schedule1(C);
   te_stage *st = tt_stage(s, C);
   vv_schedule(st, te_axis(st, 0), lanes);
@@ -96,10 +96,10 @@ Test(vulkan_vector, f64_math_4_lanes) {
   te_tensor *A = TT_NN(te_placeholder(tt_ctx, "A", TE_F64, 1, TE_EXPRS(n)));
   te_tensor *B = TT_NN(te_placeholder(tt_ctx, "B", TE_F64, 1, TE_EXPRS(n)));
   te_expr *a = tt_at1(A, i), *b = tt_at1(B, i);
-  te_expr *body = te_add(te_mul(te_call(tt_ctx, "sin", 1, TE_EXPRS(a)),
-                                te_call(tt_ctx, "pow", 2,
-                                        TE_EXPRS(b, te_float(tt_ctx, TE_F64, 2.5)))),
-                         te_cast(TE_F64, te_lt(a, te_float(tt_ctx, TE_F64, 0))));
+  te_expr *body =
+      te_add(te_mul(te_call(tt_ctx, "sin", 1, TE_EXPRS(a)),
+                    te_call(tt_ctx, "pow", 2, TE_EXPRS(b, te_float(tt_ctx, TE_F64, 2.5)))),
+             te_cast(TE_F64, te_lt(a, te_float(tt_ctx, TE_F64, 0))));
   te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 1, TE_EXPRS(n), TE_EXPRS(i), body));
   te_schedule *s = tt_schedule1(C);
   te_stage *st = tt_stage(s, C);
