@@ -99,7 +99,7 @@ typedef struct cg_spv {
                                      storage variables, then the code */
   cg_spv_words fns;                /* the functions the entry calls (f64 math), after it */
   uint32_t f64_fns[IR_INTRIN_COUNT]; /* their ids by intrinsic, 0 until first called */
-  uint32_t two_over_pi;              /* their table of 2/pi's bits (a Private array), or 0 */
+  uint32_t two_over_pi;              /* sin/cos/tan's table of 2/pi (in the one being written) */
   unsigned features;               /* CG_SPV_* */
   bool oom;
   uint32_t glsl; /* GLSL.std.450 import */

@@ -470,6 +470,8 @@ static uint32_t m64_define(cg_spv *s, ir_intrin id) {
     cg_spv_op(s, &s->code, SpvOpFunctionParameter, 2, (uint32_t[]){m.d, args[i]});
   }
   cg_spv_label(s, cg_spv_id(s));
+  if (id == IR_INTRIN_SIN || id == IR_INTRIN_COS || id == IR_INTRIN_TAN)
+    cg_m64_trig_table(&m);
   uint32_t r = m64_body(&m, id, args);
   cg_spv_op(s, &s->code, SpvOpReturnValue, 1, &r);
   cg_spv_op(s, &s->code, SpvOpFunctionEnd, 0, NULL);

@@ -77,5 +77,7 @@ uint32_t cg_m64_exp_finite(cg_m64 *, uint32_t x);
 /* The f64 functions of spirv_math64_trig.c: body of the function named by id on argument x. */
 uint32_t cg_m64_sin_cos_tan(cg_m64 *, ir_intrin id, uint32_t x);
 uint32_t cg_m64_erf(cg_m64 *, uint32_t x);
+/* Declares sin/cos/tan's table of 2/pi (the first thing in their function's first block). */
+uint32_t cg_m64_trig_table(cg_m64 *);
 
 #endif

@@ -11,7 +11,7 @@
  * |x| < 2^-27: sin x = tan x = x (-0 kept), cos x = 1.
  *
  * |x| > 2^27: Payne & Hanek's reduction. |x| = X 2^E with X a 53-bit integer, 2/pi the sum of
- * 24-bit chunks c_j 2^(-24 (j + 1)) (a table of 56, 1344 bits, in a Private array). The products
+ * 24-bit chunks c_j 2^(-24 (j + 1)) (a table of 56, 1344 bits, in a Function array). The products
  * X c_j 2^(E - 24 (j + 1)) of the chunks before j0 are multiples of 4 (dropped: only |x| 2/pi
  * mod 4 matters); the next eight, each split in two exact halves (X = Xh 2^27 + Xl) and reduced
  * mod 4 exactly, are summed in double-double: k = round(sum), r = (sum - k) pi/2. Measured
@@ -69,11 +69,11 @@ static cg_dd m64_trig_reduce(cg_m64 *m, uint32_t x, uint32_t *quadrant) {
   return cg_dd_two_sum(m, r.hi, lo);
 }
 
-/* The Private array of m64_two_over_pi's chunks as f64 (one per module). */
-static uint32_t m64_table(cg_m64 *m) {
+/* The array of m64_two_over_pi's chunks as f64: a Function variable with that initializer,
+   declared by cg_m64_trig_table at the top of the function's first block (SPIR-V's rule for
+   Function variables; lavapipe reads an initialized Private array wrongly in some processes). */
+uint32_t cg_m64_trig_table(cg_m64 *m) {
   cg_spv *s = m->s;
-  if (s->two_over_pi)
-    return s->two_over_pi;
   uint32_t n = sizeof m64_two_over_pi / sizeof m64_two_over_pi[0];
   uint32_t arr = cg_spv_type(s, SpvOpTypeArray, 2, (uint32_t[]){m->d, cg_spv_const_u32(s, n)});
   uint32_t ops[2 + 56] = {arr, cg_spv_id(s)};
@@ -81,10 +81,9 @@ static uint32_t m64_table(cg_m64 *m) {
     ops[2 + j] = cg_m64_c(m, (double)m64_two_over_pi[j]);
   cg_spv_op(s, &s->globals, SpvOpConstantComposite, 2 + (int)n, ops);
   uint32_t var = cg_spv_id(s);
-  cg_spv_op(s, &s->globals, SpvOpVariable, 4,
-            (uint32_t[]){cg_spv_t_ptr(s, SpvStorageClassPrivate, arr), var, SpvStorageClassPrivate,
-                         ops[1]});
-  cg_spv_name(s, var, "te_two_over_pi");
+  cg_spv_op(s, &s->code, SpvOpVariable, 4,
+            (uint32_t[]){cg_spv_t_ptr(s, SpvStorageClassFunction, arr), var,
+                         SpvStorageClassFunction, ops[1]});
   return s->two_over_pi = var;
 }
 
@@ -110,8 +109,8 @@ static cg_dd m64_trig_reduce_huge(cg_m64 *m, uint32_t ax, uint32_t *quadrant) {
   uint32_t j0 = cg_m64_seli(
       m, cg_spv_inst(m->s, SpvOpSGreaterThan, m->b, 2, (uint32_t[]){t, cg_m64_ci(m, 0)}),
       cg_m64_iop(m, SpvOpSDiv, t, cg_m64_ci(m, 24)), cg_m64_ci(m, 0));
-  uint32_t table = m64_table(m);
-  uint32_t pd = cg_spv_t_ptr(m->s, SpvStorageClassPrivate, m->d);
+  uint32_t table = m->s->two_over_pi;
+  uint32_t pd = cg_spv_t_ptr(m->s, SpvStorageClassFunction, m->d);
   cg_dd sum = {cg_m64_c(m, 0), cg_m64_c(m, 0)};
   for (int i = 0; i < 8; i++) {
     uint32_t j = cg_m64_iop(m, SpvOpIAdd, j0, cg_m64_ci(m, i));

@@ -229,8 +229,8 @@ static void m64_run(const m64_case *c) {
     if (err > worst)
       worst = err, worst_k = k;
     if (err > c->max_ulp && bad++ < 8)
-      cr_expect(false, "%s(%a%s%a) = %a, want %a (%.3g ulp)", c->fn, x[k], is_pow ? ", " : "",
-                is_pow ? y[k] : 0.0, r[k], (double)want, err);
+      cr_expect(false, "%s(%a, y = %a) = %a, want %a (%.3g ulp)", c->fn, x[k], y[k], r[k],
+                (double)want, err);
   }
   char at[80];
   if (is_pow)
