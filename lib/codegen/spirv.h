@@ -7,6 +7,11 @@
  *   spirv_expr.c    expressions: arithmetic, comparisons, logic, select, loads, lets
  *   spirv_cast.c    casts and the 32-bit form of i64 indices (see "Index arithmetic")
  *   spirv_math.c    math calls through GLSL.std.450 (and what it lacks: erf, round, pow's cases)
+ *   spirv_math64.c  f64 exp, exp2, log, log2, log10, pow, tanh, sigmoid as SPIR-V functions
+ *                   of f64 arithmetic (GLSL.std.450 has them for 16/32-bit floats only), and
+ *                   the builder those functions are written with (spirv_math64.h)
+ *   spirv_math64_trig.c  f64 sin, cos, tan and erf, the same way
+ *   spirv_lanes.c   vectorized loops' vector code rewritten as per-lane scalar code first
  *   spirv_subgroup.c  subgroup reductions, elect, SubgroupId / NumSubgroups (GroupNonUniform)
  *   spirv_stmt.c    statements: structured control flow (OpSelectionMerge / OpLoopMerge),
  *                   stores, lets, barriers
@@ -92,6 +97,9 @@ typedef struct cg_spv {
   cg_spv_words caps, exts, imports, entry, modes, debug, annot, globals;
   cg_spv_words fhead, fvars, code; /* the function: OpFunction and first label, its Function-
                                      storage variables, then the code */
+  cg_spv_words fns;                /* the functions the entry calls (f64 math), after it */
+  uint32_t f64_fns[IR_INTRIN_COUNT]; /* their ids by intrinsic, 0 until first called */
+  uint32_t two_over_pi;              /* sin/cos/tan's table of 2/pi (in the one being written) */
   unsigned features;               /* CG_SPV_* */
   bool oom;
   uint32_t glsl; /* GLSL.std.450 import */
@@ -177,6 +185,11 @@ cg_spv_val cg_spv_int_op(cg_spv *, te_expr *);
    (OpSelectionMerge) whose branches evaluate only the chosen side, joined by an OpPhi. */
 cg_spv_val cg_spv_select_branchy(cg_spv *, te_expr *e, uint32_t c);
 void cg_spv_cache_clear(cg_spv *);
+/* An f64 math call (exp, exp2, log, log2, log10, pow, tanh, sigmoid, sin, cos, tan, erf) on
+   argument values args: an OpFunctionCall of its function, written into the module on first use
+   (spirv_math64.c). 0 for another intrinsic. */
+bool cg_spv_is_f64_fn(ir_intrin);
+uint32_t cg_spv_f64_call(cg_spv *, ir_intrin, const uint32_t *args);
 /* The subgroup intrinsics (spirv_subgroup.c): which calls they are, and a call's value. */
 bool cg_spv_is_subgroup_op(ir_intrin);
 cg_spv_val cg_spv_subgroup_op(cg_spv *, te_expr *);
@@ -184,6 +197,15 @@ cg_spv_val cg_spv_subgroup_op(cg_spv *, te_expr *);
 cg_spv_binding *cg_spv_bind(cg_spv *, te_expr *var, cg_spv_binding *b);
 /* The element pointer of buffer[index] (the index as i32). */
 uint32_t cg_spv_elem_ptr(cg_spv *, ir_buffer *, uint32_t index, cg_spv_buf **out);
+
+/* ---- vector code (spirv_lanes.c) ---- */
+
+/* The most lanes a vector of a Vulkan kernel may have (each is written as scalar code). */
+#define CG_SPV_MAX_LANES 16
+/* body with every vector expression and statement rewritten lane by lane (spirv_lanes.c says
+   how; body itself when it has none). NULL on failure: TE_ERR_UNSUPPORTED for vectors of more
+   than CG_SPV_MAX_LANES lanes and te_tensorize's vector instructions, named. */
+ir_stmt *cg_spv_scalarize(te_ctx *, const char *kernel, ir_stmt *body);
 
 /* ---- statements (spirv_stmt.c) ---- */
 bool cg_spv_stmt(cg_spv *, ir_stmt *);

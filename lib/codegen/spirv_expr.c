@@ -379,9 +379,6 @@ static cg_spv_val spv_expr_uncached(cg_spv *s, te_expr *e) {
     return spv_load(s, e);
   case IR_LET:
     return spv_let(s, e);
-  case IR_RAMP:
-  case IR_BROADCAST:
-    return spv_unsupported(s, e, "vector expressions");
   default:
     break;
   }
@@ -394,8 +391,12 @@ static cg_spv_val spv_expr_uncached(cg_spv *s, te_expr *e) {
 cg_spv_val cg_spv_expr(cg_spv *s, te_expr *e) {
   if (!e)
     return spv_fail();
-  if (e->dtype.lanes != 1)
-    return spv_unsupported(s, e, "vector expressions (a vectorized loop)");
+  if (e->dtype.lanes != 1) { /* cg_spv_scalarize rewrote the kernel's vector code */
+    ir_error(s->ctx, TE_ERR_INTERNAL,
+             "internal: te_build: kernel '%s': a vector '%s' reached SPIR-V generation",
+             s->kernel, ir_expr_kind_name[e->kind]);
+    return spv_fail();
+  }
   if (e->dtype.code == kDLBfloat) { /* no bf16 type in Vulkan 1.1's SPIR-V */
     char buf[24];
     ir_error(s->ctx, TE_ERR_UNSUPPORTED,

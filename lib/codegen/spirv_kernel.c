@@ -301,7 +301,8 @@ static te_status compile_one(te_ctx *ctx, const lw_gpu_kernel *k, bool validate,
   uint32_t iface[4];
   int niface = 0;
   st = kernel_prologue(&s, k, out, iface, &niface);
-  if (st == TE_OK && !cg_spv_stmt(&s, k->body))
+  ir_stmt *body = st == TE_OK ? cg_spv_scalarize(ctx, k->name, k->body) : NULL;
+  if (st == TE_OK && (!body || !cg_spv_stmt(&s, body)))
     st = te_last_status(ctx) != TE_OK ? te_last_status(ctx) : TE_ERR_INTERNAL;
   if (st == TE_OK) {
     if (s.block)

@@ -10,9 +10,10 @@
  *                t = trunc(x); t + (|x - t| >= 0.5 ? sign(x) : 0)
  *   pow(x, y)  = Pow(|x|, y) with C's cases GLSL leaves undefined: y == 0 gives 1; x < 0 gives
  *                the sign of an odd integer y, or NaN for a non-integer y.
- * GLSL.std.450's exp, log, trigonometric, pow and tanh take only 16/32-bit floats: on f64 they
- * are TE_ERR_UNSUPPORTED, a documented limit (docs/gpu.md; sqrt, rsqrt, floor, ceil, trunc,
- * round, abs, fma work on f64). if_then_else is a structured selection (spirv_expr.c).
+ * GLSL.std.450's exp, log, trigonometric, pow and tanh take only 16/32-bit floats: on f64 these
+ * and log10, sigmoid and erf are te's own SPIR-V functions of f64 arithmetic (spirv_math64.c);
+ * sqrt, rsqrt, floor, ceil, trunc, round, abs and fma are GLSL.std.450's on f64 too.
+ * if_then_else is a structured selection (spirv_expr.c).
  */
 #include <math.h>
 
@@ -165,13 +166,6 @@ cg_spv_val cg_spv_call(cg_spv *s, te_expr *e) {
   if (cg_spv_is_subgroup_op(id))
     return cg_spv_subgroup_op(s, e);
   te_dtype t = e->dtype;
-  if (ir_is_float(t) && t.bits == 64 && needs_f32(id)) {
-    ir_error(s->ctx, TE_ERR_UNSUPPORTED,
-             "te_build: kernel '%s': '%s' on f64 is not available in Vulkan (GLSL.std.450 "
-             "computes it on 16/32-bit floats only)",
-             s->kernel, name);
-    return (cg_spv_val){0, false};
-  }
   uint32_t a[3] = {0};
   bool narrow = false;
   for (int i = 0; i < e->nargs && i < 3; i++) {
@@ -180,6 +174,8 @@ cg_spv_val cg_spv_call(cg_spv *s, te_expr *e) {
       return v;
     a[i] = v.id, narrow = v.narrow;
   }
+  if (ir_is_float(t) && t.bits == 64 && needs_f32(id))
+    return (cg_spv_val){cg_spv_f64_call(s, id, a), false};
   if (id == IR_INTRIN_ABS && !ir_is_float(t)) {
     if (!ir_is_int(t)) /* unsigned */
       return (cg_spv_val){a[0], false};

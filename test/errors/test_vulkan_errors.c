@@ -68,31 +68,6 @@ Test(err_vulkan, symbolic_thread_extent) {
   cr_assert_null(m);
 }
 
-/* f64 transcendental functions are a deliberate limit of the Vulkan target (docs/gpu.md):
-   GLSL.std.450 has them for 16/32-bit floats only. Each is refused naming the function. */
-Test(err_vulkan, f64_transcendental_refused) {
-  static const char *const fns[] = {"exp", "log", "sin", "cos", "tan", "tanh", "pow", "erf"};
-  for (size_t q = 0; q < sizeof fns / sizeof fns[0]; q++) {
-    te_expr *n = te_int(tt_ctx, 64), *i = te_var(tt_ctx, "i");
-    te_tensor *A = TT_NN(te_placeholder(tt_ctx, "A", TE_F64, 1, TE_EXPRS(n)));
-    te_expr *x = tt_at1(A, i);
-    te_expr *body = !strcmp(fns[q], "pow") ? te_call(tt_ctx, fns[q], 2, TE_EXPRS(x, x))
-                                           : te_call(tt_ctx, fns[q], 1, TE_EXPRS(x));
-    te_tensor *C = TT_NN(te_compute(tt_ctx, "C", 1, TE_EXPRS(n), TE_EXPRS(i), body));
-    te_schedule *s = tt_schedule1(C);
-    te_stage *st = tt_stage(s, C);
-    TT_OK(te_bind(st, te_axis(st, 0), TE_THREAD_X));
-    te_module *m = NULL;
-    cr_expect_eq(te_build(s, "f64math", 2, TT_TENSORS(A, C), 0, NULL,
-                          TT_NN(te_target_parse(tt_ctx, "vulkan")), &m),
-                 TE_ERR_UNSUPPORTED, "%s: %s", fns[q], te_last_error(tt_ctx));
-    char quoted[32];
-    snprintf(quoted, sizeof quoted, "'%s' on f64", fns[q]);
-    TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, quoted, "16/32-bit floats");
-    te_clear_error(tt_ctx);
-  }
-}
-
 /* Arguments are checked before the device is touched: these hold with or without a driver. */
 Test(err_vulkan, wrong_arguments) {
   te_module *m = build_add(NULL, NULL);
