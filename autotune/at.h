@@ -73,6 +73,10 @@ char *at_workload_text(const at_workload *);
 /* Floating-point operations of one evaluation (arithmetic nodes of float type, reductions
    counted once per point of their domain); 0 for computations without float arithmetic. */
 double at_workload_flops(const at_workload *);
+/* Integer arithmetic of one evaluation, counted the same way but only where values are computed
+   (not tensor indices or conditions): an int8 matmul's 2 M N K multiply-adds; 0 for float-only
+   computations. */
+double at_workload_int_ops(const at_workload *);
 /* The key of a workload text: the hex FNV-1a hash. */
 void at_workload_key(const char *text, char out[17]);
 
@@ -448,6 +452,7 @@ typedef struct at_record {
   uint64_t seed;
   int trial;
   double elapsed_s, flops;
+  double int_ops;    /* integer operations of one run ("int_ops"; 0 in logs that predate it) */
   double load1;      /* 1-minute load average when written (-1: unknown) */
   char *measured_on; /* tuner.measured_on: the host (and rank) that measured it; may be NULL */
   at_measure_opts measure;
@@ -461,6 +466,11 @@ typedef struct at_record {
 double at_record_cost(const at_record *);
 /* GFLOP/s of a record (0 for failures or unknown flops). */
 double at_record_gflops(const at_record *);
+/* Throughput in G operations a second, float and integer ones together (0 for failures or when
+   neither is known), and its unit: "GOP/s" when the workload has integer arithmetic, else
+   "GFLOP/s" (then the same number as at_record_gflops). */
+double at_record_gops(const at_record *);
+const char *at_record_rate_unit(const at_record *);
 void at_record_free(at_record *);
 
 /* Opens path for appending records (created when missing). When the file does not end with a

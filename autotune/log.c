@@ -38,6 +38,13 @@ double at_record_gflops(const at_record *r) {
   return isfinite(c) && c > 0 && r->flops > 0 ? r->flops / c * 1e-9 : 0;
 }
 
+double at_record_gops(const at_record *r) {
+  double c = at_record_cost(r), ops = r->flops + r->int_ops;
+  return isfinite(c) && c > 0 && ops > 0 ? ops / c * 1e-9 : 0;
+}
+
+const char *at_record_rate_unit(const at_record *r) { return r->int_ops > 0 ? "GOP/s" : "GFLOP/s"; }
+
 void at_record_free(at_record *r) {
   char **s[] = {&r->key,     &r->wl_text,   &r->wl_desc,    &r->target,
                 &r->trace,   &r->sketch,    &r->params,     &r->error_kind,
@@ -107,10 +114,14 @@ static json_t *record_json(const at_record *r) {
     json_object_set_new(tuner, "search_cost_s", json_real(r->search_cost_s));
   if (tuner && r->measured_on && *r->measured_on)
     json_object_set_new(tuner, "measured_on", json_string(r->measured_on));
-  return json_pack("{s:i, s:o, s:s?, s:s?, s:f, s:o, s:s?, s:s?, s:o}", "version", r->version,
+  json_t *rec = json_pack("{s:i, s:o, s:s?, s:s?, s:f, s:o, s:s?, s:s?, s:o}", "version", r->version,
                    "workload", wl, "target", r->target, "trace", r->trace, "flops", r->flops,
                    "result", res, "timestamp", r->timestamp, "te_version", r->te_version, "tuner",
                    tuner);
+  /* only where there are some: the records of float workloads stay as they were */
+  if (rec && r->int_ops > 0)
+    json_object_set_new(rec, "int_ops", json_real(r->int_ops));
+  return rec;
 }
 
 bool at_log_append(FILE *f, const at_record *r) {
@@ -185,6 +196,11 @@ static bool parse_record(json_t *j, at_record *r) {
   r->target = dup_str(j, "target");
   r->trace = dup_str(j, "trace");
   r->flops = json_number_value(json_object_get(j, "flops"));
+  r->int_ops = json_number_value(json_object_get(j, "int_ops"));
+  if (!(r->flops >= 0) || !isfinite(r->flops))
+    r->flops = 0; /* a hand-edited log's nonsense does not become a rate */
+  if (!(r->int_ops >= 0) || !isfinite(r->int_ops))
+    r->int_ops = 0;
   r->timestamp = dup_str(j, "timestamp");
   r->te_version = dup_str(j, "te_version");
   json_t *err = json_object_get(res, "error");

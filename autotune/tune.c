@@ -92,6 +92,15 @@ double at_reference_timeout_s(const te_tune_options *o) {
   return o->timeout_s * 10 > 60 ? o->timeout_s * 10 : 60;
 }
 
+double at_session_ops(const at_session *s) {
+  return s->flops + s->int_ops > 0 ? s->flops + s->int_ops : 1;
+}
+
+double at_session_gops(const at_session *s, double cost) {
+  double ops = s->flops + s->int_ops;
+  return isfinite(cost) && cost > 0 && ops > 0 ? ops / cost * 1e-9 : 0;
+}
+
 static bool stop_now(const at_session *s) {
   if (s->done >= s->o.trials)
     return true;
@@ -109,6 +118,8 @@ static void report(at_session *s, const at_result *r, const at_job *j, double co
   p.best_cost_s = s->best_cost;
   p.best_gflops = isfinite(s->best_cost) && s->flops > 0 ? s->flops / s->best_cost * 1e-9 : 0;
   p.last_gflops = isfinite(cost) && s->flops > 0 ? s->flops / cost * 1e-9 : 0;
+  p.best_gops = at_session_gops(s, s->best_cost);
+  p.last_gops = at_session_gops(s, cost);
   p.last_status = j->status != TE_OK ? j->status : r->status;
   p.last_error = j->status != TE_OK ? j->message : r->message;
   p.elapsed_s = at_now_s() - s->t0;
@@ -136,7 +147,7 @@ static te_status record_one(at_session *s, const at_proposal *p, const at_job *j
   s->measured++;
   s->errors += !isfinite(cost);
   at_search_observe(s->search, &p->cand, p->trace, p->feat,
-                    isfinite(cost) ? (s->flops > 0 ? s->flops : 1) / cost : 0);
+                    isfinite(cost) ? at_session_ops(s) / cost : 0);
   if (cost < s->best_cost) {
     s->best_cost = cost;
     s->since_best = 0;
@@ -245,6 +256,7 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
   at_workload_key(s->text, s->key);
   s->target = te_target_str(target);
   s->flops = at_workload_flops(&s->wl);
+  s->int_ops = at_workload_int_ops(&s->wl);
   s->gpu = tg_is_gpu(target);
   if (s->gpu && !s->remote) { /* measured here: the device must be here */
     char why[512];
@@ -303,6 +315,9 @@ static void summarize(at_session *s) {
   sum->errors = s->errors;
   sum->best_cost_s = s->best_cost;
   sum->best_gflops = isfinite(s->best_cost) && s->flops > 0 ? s->flops / s->best_cost * 1e-9 : 0;
+  sum->best_gops = at_session_gops(s, s->best_cost);
+  sum->flops = s->flops;
+  sum->int_ops = s->int_ops;
   memcpy(sum->key, s->key, sizeof sum->key);
   sum->confirmed = s->confirmed;
   sum->transfer_records = s->transfer_records;

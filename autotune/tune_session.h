@@ -14,7 +14,7 @@ typedef struct at_session {
   char key[17];
   const char *target;
   bool gpu; /* a cuda or vulkan target: candidates run on its device (measure.c) */
-  double flops;
+  double flops, int_ops; /* of one run (at_workload_flops, at_workload_int_ops) */
   at_task task;
   at_search *search;
   at_bench *bench;
@@ -57,6 +57,10 @@ te_status at_session_write_confirm(at_session *, const at_record *was, const at_
 te_status at_session_confirm(at_session *);
 
 double at_now_s(void);
+/* Operations of one run, float and integer (1 when there are none: then throughputs only rank
+   the workload's schedules), and the G operations a second of a cost (0 when not finite). */
+double at_session_ops(const at_session *);
+double at_session_gops(const at_session *, double cost_s);
 
 /* te_tune's options checked and their defaults filled in (tune.c), for the searching process and
    the measurers alike; the timeout of the reference run for options o. */

@@ -131,7 +131,8 @@ static int prepare(run *r) {
         t->in_log++;
     t->hand_cost = INFINITY;
     t->s = (at_sched_task){t->def->weight,
-                           at_workload_flops(&t->w.wl),
+                           /* an int8 task's multiply-adds count as a float task's */
+                           at_workload_flops(&t->w.wl) + at_workload_int_ops(&t->w.wl),
                            -1,
                            false,
                            0,

@@ -73,6 +73,12 @@ typedef struct te_tune_progress {
   double elapsed_s;       /* since te_tune started */
   double eta_s;           /* estimated time left (-1 when unknown) */
   int round;
+  /* The same two rates in G operations a second, float and integer arithmetic together (an int8
+     matmul's integer multiply-adds count, where best_gflops stays 0): the rates to show for a
+     workload with integer arithmetic (te_tune_summary.int_ops > 0); for a float-only workload
+     they equal best_gflops and last_gflops. */
+  double best_gops;
+  double last_gops;
 } te_tune_progress;
 
 typedef struct te_tune_options {
@@ -142,6 +148,11 @@ typedef struct te_tune_summary {
   int confirmed;          /* schedules measured again by the confirm pass */
   int transfer_records;   /* records of other workloads that trained the model (transfer_logs) */
   int transfer_workloads; /* how many workloads they came from */
+  double best_gops;       /* the best's G operations a second, integer ones included (as
+                             te_tune_progress.best_gops) */
+  double flops;           /* floating-point operations of one run of the workload */
+  double int_ops;         /* integer operations of one run (multiplies and adds computing values,
+                             not indices); > 0: an integer workload, whose rate is best_gops */
 } te_tune_summary;
 
 /* Tunes the computation that produces outs for target, appending to opts->log_path. Returns
