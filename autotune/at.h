@@ -253,6 +253,13 @@ void at_cand_mutate(const at_task *, const at_cand *c, at_rng *, at_cand *out);
 void at_cand_crossover(const at_task *, const at_cand *a, const at_cand *b, at_rng *, at_cand *out);
 /* True when the values are a valid point of the sketch (products, ranges). */
 bool at_cand_valid(const at_task *, const at_cand *);
+/* Shaped samples (space_shaped.c): a point of a tile+cache+read sketch (not a dot one) with
+   the structure of te's hand SGEMM schedule — a register tile of 4..12 rows by 32..64 lanes, a
+   row block of up to 342 rows, a k block, packed copies (cache-read knobs 3 or 4), vectorized,
+   rows unrolled, outer tiles parallel — the other knobs drawn as at_cand_sample draws them.
+   False (c unspecified) when the sketch takes none or the shape is not valid here. */
+bool at_sketch_shapeable(const at_task *, int sketch);
+bool at_cand_sample_shaped(const at_task *, int sketch, at_rng *, at_cand *c);
 /* Applies the candidate's primitives to a fresh schedule of the workload. */
 te_status at_cand_apply(const at_task *, const at_cand *, te_schedule *);
 /* The "user" sketch's at_cand_apply (knobs.c): the template run with c's knob values. A knob
@@ -559,6 +566,7 @@ typedef struct at_search_opts {
   int population, generations;
   double epsilon; /* fraction of random candidates in a batch */
   bool use_model;
+  bool no_shaped; /* no shaped samples (space_shaped.c): every random candidate uniform */
 } at_search_opts;
 
 at_search *at_search_new(const at_task *, const at_search_opts *);
