@@ -404,6 +404,10 @@ te_status at_reference_set(const at_workload *, const char *target, at_bench *, 
    test can give every real candidate a timeout that no loaded machine reaches and still see the
    hang end quickly. Only tests set them. */
 void at_test_plant(int crash_at, int hang_at, int wrong_at, double hang_timeout_s);
+/* Test hook: the calls of at_bench_run numbered in calls[0..n) (0-based, counted as above) have
+   their costs multiplied by factor, as a burst of load on the machine would stretch them; n 0
+   disables. Only tests set it. */
+void at_test_noise(int n, const int *calls, double factor);
 
 /* ---------------------------------------------------------------- measuring elsewhere (remote.c)
  *
@@ -466,11 +470,21 @@ typedef struct at_record {
   bool confirm;         /* written by the confirm pass (a trace measured again), not a trial */
   double search_cost_s; /* on a confirm record: the cost the search measured (tuner.search_cost_s);
                            0 when unknown */
+  /* On a confirm record (tune_confirm.c): the median of each round's runs (tuner.round_costs_s)
+     and the confirmed cost, the lowest of them (tuner.confirm_cost_s; 0 in logs that predate
+     it); reconfirmed when rounds were added because the first ones disagreed with the search. */
+  int nround_costs;
+  double *round_costs;
+  double confirm_cost_s;
+  bool reconfirmed;
   bool superseded;      /* set by at_log_read: a later record has this key, target and trace */
 } at_record;
 
-/* Median of the costs; INFINITY for a failed or cost-less record. */
+/* The record's cost: the median of the costs, or on a confirm record with a confirm_cost_s that
+   cost (the lowest round median: docs/tuning-log.md); INFINITY for a failed or cost-less record. */
 double at_record_cost(const at_record *);
+/* The median of n values (not reordered); INFINITY when n <= 0. */
+double at_median(const double *v, int n);
 /* GFLOP/s of a record (0 for failures or unknown flops). */
 double at_record_gflops(const at_record *);
 /* Throughput in G operations a second, float and integer ones together (0 for failures or when

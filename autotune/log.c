@@ -23,14 +23,22 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+double at_median(const double *v, int n) {
+  if (n <= 0)
+    return INFINITY;
+  double tmp[256];
+  n = n < 256 ? n : 256;
+  memcpy(tmp, v, sizeof(double) * (size_t)n);
+  qsort(tmp, (size_t)n, sizeof tmp[0], cmp_double);
+  return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+}
+
 double at_record_cost(const at_record *r) {
   if (r->error != TE_OK || r->ncosts <= 0)
     return INFINITY;
-  double tmp[256];
-  int n = r->ncosts < 256 ? r->ncosts : 256;
-  memcpy(tmp, r->costs, sizeof(double) * (size_t)n);
-  qsort(tmp, (size_t)n, sizeof tmp[0], cmp_double);
-  return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+  if (r->confirm && r->confirm_cost_s > 0 && isfinite(r->confirm_cost_s))
+    return r->confirm_cost_s;
+  return at_median(r->costs, r->ncosts);
 }
 
 double at_record_gflops(const at_record *r) {
@@ -55,6 +63,8 @@ void at_record_free(at_record *r) {
   }
   free(r->costs);
   r->costs = NULL;
+  free(r->round_costs);
+  r->round_costs = NULL;
 }
 
 void at_timestamp(char *buf) {
@@ -112,6 +122,16 @@ static json_t *record_json(const at_record *r) {
     json_object_set_new(tuner, "confirm", json_true());
   if (tuner && r->confirm && r->search_cost_s > 0 && isfinite(r->search_cost_s))
     json_object_set_new(tuner, "search_cost_s", json_real(r->search_cost_s));
+  if (tuner && r->confirm && r->confirm_cost_s > 0 && isfinite(r->confirm_cost_s))
+    json_object_set_new(tuner, "confirm_cost_s", json_real(r->confirm_cost_s));
+  if (tuner && r->confirm && r->nround_costs > 0) {
+    json_t *rounds = json_array();
+    for (int i = 0; i < r->nround_costs; i++)
+      json_array_append_new(rounds, json_real(r->round_costs[i]));
+    json_object_set_new(tuner, "round_costs_s", rounds);
+  }
+  if (tuner && r->confirm && r->reconfirmed)
+    json_object_set_new(tuner, "reconfirmed", json_true());
   if (tuner && r->measured_on && *r->measured_on)
     json_object_set_new(tuner, "measured_on", json_string(r->measured_on));
   json_t *rec = json_pack("{s:i, s:o, s:s?, s:s?, s:f, s:o, s:s?, s:s?, s:o}", "version", r->version,
@@ -160,6 +180,16 @@ static bool parse_costs(json_t *arr, at_record *r) {
   return true;
 }
 
+/* tuner.round_costs_s: the numbers of the array (others skipped); none when it is absent or
+   memory runs out (it only informs). */
+static void parse_round_costs(json_t *arr, at_record *r) {
+  size_t n = json_is_array(arr) ? json_array_size(arr) : 0;
+  r->round_costs = n ? ir_malloc(NULL, n * sizeof(double)) : NULL;
+  for (size_t i = 0; r->round_costs && i < n; i++)
+    if (json_is_number(json_array_get(arr, i)))
+      r->round_costs[r->nround_costs++] = json_number_value(json_array_get(arr, i));
+}
+
 static void parse_tuner(json_t *t, at_record *r) {
   const char *seed = json_string_value(json_object_get(t, "seed"));
   r->seed = seed ? strtoull(seed, NULL, 10) : 0;
@@ -171,6 +201,11 @@ static void parse_tuner(json_t *t, at_record *r) {
   r->params = dup_str(t, "params");
   r->confirm = json_is_true(json_object_get(t, "confirm"));
   r->search_cost_s = json_number_value(json_object_get(t, "search_cost_s"));
+  r->confirm_cost_s = json_number_value(json_object_get(t, "confirm_cost_s"));
+  if (!(r->confirm_cost_s > 0) || !isfinite(r->confirm_cost_s))
+    r->confirm_cost_s = 0; /* unknown: the record is judged by its median */
+  r->reconfirmed = json_is_true(json_object_get(t, "reconfirmed"));
+  parse_round_costs(json_object_get(t, "round_costs_s"), r);
   r->measured_on = dup_str(t, "measured_on");
   json_t *m = json_object_get(t, "measure");
   r->measure.min_repeat_s = json_number_value(json_object_get(m, "min_repeat_s"));

@@ -126,7 +126,8 @@ te_status at_session_write(at_session *s, const at_proposal *p, const at_job *j,
 }
 
 te_status at_session_write_confirm(at_session *s, const at_record *was, const at_measure_opts *mo,
-                                   const at_job *j, const at_result *res) {
+                                   const at_job *j, const at_result *res,
+                                   const at_confirm_rounds *cr) {
   at_record r = {0};
   r.trace = was->trace;
   r.sketch = was->sketch;
@@ -134,5 +135,11 @@ te_status at_session_write_confirm(at_session *s, const at_record *was, const at
   r.trial = was->trial; /* the trial measured again */
   r.confirm = true;
   r.search_cost_s = was->confirm ? was->search_cost_s : at_record_cost(was);
+  if (j->status == TE_OK && res->status == TE_OK && cr->n > 0) {
+    r.nround_costs = cr->n;
+    r.round_costs = (double *)cr->median;
+    r.confirm_cost_s = at_confirm_cost(cr->median, cr->n);
+    r.reconfirmed = cr->reconfirmed;
+  }
   return write_record(s, &r, mo, j, res);
 }

@@ -119,7 +119,11 @@ typedef struct te_tune_options {
                                 and te-tune best then take the best of that pass.
                                 A run measures its candidates minutes apart, and a machine whose
                                 speed drifts by 15% between minutes ranks them by their minute;
-                                side by side, they share it. 0: 4; < 0: no confirm pass; at most 64.
+                                side by side, they share it. A schedule's confirmed cost is the
+                                lowest of its round medians (load only adds time); one over 3x
+                                the cost the search measured sends every finalist to
+                                confirm_rounds rounds more (tuner.reconfirmed).
+                                0: 4; < 0: no confirm pass; at most 64.
                                 Runs after the time budget too; skipped when fewer than 2 schedules
                                 succeeded (or confirm is 1): one has nothing to be compared with */
   int confirm_rounds;        /* 0: 3; at most 16 */
