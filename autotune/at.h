@@ -477,7 +477,7 @@ typedef struct at_record {
   double *round_costs;
   double confirm_cost_s;
   bool reconfirmed;
-  bool superseded;      /* set by at_log_read: a later record has this key, target and trace */
+  bool superseded; /* set by at_log_read: a later record has this key, target and trace */
 } at_record;
 
 /* The record's cost: the median of the costs, or on a confirm record with a confirm_cost_s that

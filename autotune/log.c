@@ -134,10 +134,10 @@ static json_t *record_json(const at_record *r) {
     json_object_set_new(tuner, "reconfirmed", json_true());
   if (tuner && r->measured_on && *r->measured_on)
     json_object_set_new(tuner, "measured_on", json_string(r->measured_on));
-  json_t *rec = json_pack("{s:i, s:o, s:s?, s:s?, s:f, s:o, s:s?, s:s?, s:o}", "version", r->version,
-                   "workload", wl, "target", r->target, "trace", r->trace, "flops", r->flops,
-                   "result", res, "timestamp", r->timestamp, "te_version", r->te_version, "tuner",
-                   tuner);
+  json_t *rec =
+      json_pack("{s:i, s:o, s:s?, s:s?, s:f, s:o, s:s?, s:s?, s:o}", "version", r->version,
+                "workload", wl, "target", r->target, "trace", r->trace, "flops", r->flops, "result",
+                res, "timestamp", r->timestamp, "te_version", r->te_version, "tuner", tuner);
   /* only where there are some: the records of float workloads stay as they were */
   if (rec && r->int_ops > 0)
     json_object_set_new(rec, "int_ops", json_real(r->int_ops));

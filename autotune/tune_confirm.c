@@ -170,8 +170,8 @@ te_status at_session_confirm(at_session *s) {
     at_log_free(&after);
   }
   if (getenv("TE_TUNE_DEBUG"))
-    fprintf(stderr, "te_tune: confirm pass: %d schedules, %d rounds (%d more: %d disagreed)\n",
-            n, rounds, disagree ? rounds : 0, disagree);
+    fprintf(stderr, "te_tune: confirm pass: %d schedules, %d rounds (%d more: %d disagreed)\n", n,
+            rounds, disagree ? rounds : 0, disagree);
   at_compiled_free(c);
 done:
   free(r);

@@ -13,7 +13,7 @@ typedef struct at_session {
   char *text;
   char key[17];
   const char *target;
-  bool gpu; /* a cuda or vulkan target: candidates run on its device (measure.c) */
+  bool gpu;              /* a cuda or vulkan target: candidates run on its device (measure.c) */
   double flops, int_ops; /* of one run (at_workload_flops, at_workload_int_ops) */
   at_task task;
   at_search *search;

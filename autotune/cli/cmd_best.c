@@ -85,8 +85,8 @@ int cmd_best(int argc, char **argv) {
       continue;
     const at_record *r = &log.rec[g[k].best];
     if (!shown++)
-      printf("%-16s  %-44s  %-12s  %6s  %10s  %-7s  %10s  %s\n", "key", "workload", "cpu",
-             "trials", "rate", "unit", "median ms", "sketch");
+      printf("%-16s  %-44s  %-12s  %6s  %10s  %-7s  %10s  %s\n", "key", "workload", "cpu", "trials",
+             "rate", "unit", "median ms", "sketch");
     printf("%-16s  %-44.44s  %-12s  %6d  %10.2f  %-7s  %10.4g  %s\n", r->key, desc_of(r),
            cli_target_cpu(r->target, cpu, sizeof cpu), g[k].trials, at_record_gops(r),
            at_record_rate_unit(r), at_record_cost(r) * 1e3, r->sketch ? r->sketch : "-");
@@ -197,9 +197,9 @@ int cmd_show(int argc, char **argv) {
              "runs, trial %d%s, sketch %s, %s\ntrace:\n%s",
              r->wl_desc ? r->wl_desc : "(text)", r->key,
              verbose ? r->target : cli_target_short(r->target, short_target, sizeof short_target),
-             at_record_gops(r), at_record_rate_unit(r), at_record_cost(r) * 1e3, r->ncosts, r->trial,
-             r->confirm ? " (measured again by the confirm pass)" : "", r->sketch ? r->sketch : "-",
-             r->timestamp ? r->timestamp : "", r->trace);
+             at_record_gops(r), at_record_rate_unit(r), at_record_cost(r) * 1e3, r->ncosts,
+             r->trial, r->confirm ? " (measured again by the confirm pass)" : "",
+             r->sketch ? r->sketch : "-", r->timestamp ? r->timestamp : "", r->trace);
   }
   cli_workload_free(&w);
   at_log_free(&log);

@@ -1,8 +1,8 @@
 /* cmd_tune.c — `te-tune tune`: options to te_tune_options, a progress display, a summary.
  *
  * On a terminal the progress is one bar redrawn in place on stderr (trials done/total, best
- * GFLOP/s, or GOP/s for a workload with integer arithmetic, elapsed, ETA); otherwise one plain line per trial on stdout, so logs of CI runs stay
- * readable.
+ * GFLOP/s, or GOP/s for a workload with integer arithmetic, elapsed, ETA); otherwise one plain line
+ * per trial on stdout, so logs of CI runs stay readable.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -100,8 +100,8 @@ static void on_progress(const te_tune_progress *p, void *user) {
     return;
   }
   if (p->last_status == TE_OK)
-    printf("trial %d/%d: %.2f %s (best %.2f) elapsed %s eta %s\n", p->trials_done,
-           p->trials_total, last, unit, best, el, eta);
+    printf("trial %d/%d: %.2f %s (best %.2f) elapsed %s eta %s\n", p->trials_done, p->trials_total,
+           last, unit, best, el, eta);
   else
     printf("trial %d/%d: error %s: %.160s (best %.2f) elapsed %s\n", p->trials_done,
            p->trials_total, te_status_str(p->last_status), p->last_error, best, el);
@@ -188,8 +188,8 @@ int cli_tune_run(te_tune_options *o, const char *target, cli_workload *w, cli_pr
   printf("%s: %d trials (%d measured now, %d failed%s%s); best %.2f %s (%.4g ms); key %s; "
          "log %s\n",
          w->is_op ? w->desc : "workload", sum.trials_done, sum.measured, sum.errors, confirmed,
-         warm, integer ? sum.best_gops : sum.best_gflops, integer ? "GOP/s" : "GFLOP/s", isfinite(sum.best_cost_s) ? sum.best_cost_s * 1e3 : 0.0, sum.key,
-         o->log_path);
+         warm, integer ? sum.best_gops : sum.best_gflops, integer ? "GOP/s" : "GFLOP/s",
+         isfinite(sum.best_cost_s) ? sum.best_cost_s * 1e3 : 0.0, sum.key, o->log_path);
   return CLI_OK;
 }
 

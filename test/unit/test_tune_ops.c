@@ -21,8 +21,8 @@ static te_tensor *matrix(const char *name, te_dtype dt, int64_t r, int64_t c) {
 
 /* u8 x i8 -> i32: 2 M N K integer operations (the widening casts are not arithmetic). */
 Test(tune_ops, int8_matmul_counts_integer_multiply_adds) {
-  te_tensor *c = te_op_matmul_acc(ctx, matrix("A", TE_U8, 12, 20), matrix("B", TE_I8, 20, 7), 0,
-                                  0, TE_I32, NULL);
+  te_tensor *c = te_op_matmul_acc(ctx, matrix("A", TE_U8, 12, 20), matrix("B", TE_I8, 20, 7), 0, 0,
+                                  TE_I32, NULL);
   cr_assert_not_null(c, "%s", te_last_error(ctx));
   at_workload wl = workload_of(c);
   cr_assert_float_eq(at_workload_int_ops(&wl), 2.0 * 12 * 7 * 20, 1e-9);
@@ -40,10 +40,12 @@ Test(tune_ops, float_matmul_has_no_integer_ops) {
 /* A padded, strided float convolution: its padding stage's bounds conditions and its input's
    index arithmetic (y * 2 + ry - 1) are integer expressions, and count nothing. */
 Test(tune_ops, index_arithmetic_and_conditions_are_not_counted) {
-  te_tensor *d = te_placeholder(ctx, "data", TE_F32, 4,
-                                TE_EXPRS(te_int(ctx, 1), te_int(ctx, 3), te_int(ctx, 9), te_int(ctx, 9)));
-  te_tensor *w = te_placeholder(ctx, "kernel", TE_F32, 4,
-                                TE_EXPRS(te_int(ctx, 4), te_int(ctx, 3), te_int(ctx, 3), te_int(ctx, 3)));
+  te_tensor *d =
+      te_placeholder(ctx, "data", TE_F32, 4,
+                     TE_EXPRS(te_int(ctx, 1), te_int(ctx, 3), te_int(ctx, 9), te_int(ctx, 9)));
+  te_tensor *w =
+      te_placeholder(ctx, "kernel", TE_F32, 4,
+                     TE_EXPRS(te_int(ctx, 4), te_int(ctx, 3), te_int(ctx, 3), te_int(ctx, 3)));
   te_conv2d_params p = {2, 2, 1, 1, 1, 1};
   te_tensor *o = te_op_conv2d_nchw(ctx, d, w, &p, NULL);
   cr_assert_not_null(o, "%s", te_last_error(ctx));

@@ -399,8 +399,7 @@ Test(tune_run, confirm_ranking_survives_noisy_rounds) {
   cr_assert_eq(c->nround_costs, 3);
   cr_assert(!c->reconfirmed);
   cr_assert_gt(at_median(c->costs, c->ncosts), 20 * search, "the noise is in the runs");
-  cr_assert_lt(at_record_cost(c), 5 * search, "confirmed %g, search %g", at_record_cost(c),
-               search);
+  cr_assert_lt(at_record_cost(c), 5 * search, "confirmed %g, search %g", at_record_cost(c), search);
   cr_assert_float_eq(c->search_cost_s, search, 1e-15);
   int worse = 0; /* finalists the noisy one still beats */
   for (int i = 8; i < 16; i++)
@@ -421,8 +420,7 @@ Test(tune_run, confirm_reconfirms_a_disagreeing_finalist) {
   cr_assert_eq(c->nround_costs, 6);
   for (int r = 0; r < 3; r++)
     cr_assert_gt(c->round_costs[r], 20 * search, "round %d is the noise", r);
-  cr_assert_lt(at_record_cost(c), 5 * search, "confirmed %g, search %g", at_record_cost(c),
-               search);
+  cr_assert_lt(at_record_cost(c), 5 * search, "confirmed %g, search %g", at_record_cost(c), search);
   for (int i = 8; i < 16; i++) /* every finalist ran the extra rounds beside it */
     cr_assert_eq(l.rec[i].nround_costs, 6, "finalist %d", i - 8);
   at_log_free(&l);
