@@ -73,6 +73,10 @@ char *at_workload_text(const at_workload *);
 /* Floating-point operations of one evaluation (arithmetic nodes of float type, reductions
    counted once per point of their domain); 0 for computations without float arithmetic. */
 double at_workload_flops(const at_workload *);
+/* Integer arithmetic of one evaluation, counted the same way but only where values are computed
+   (not tensor indices or conditions): an int8 matmul's 2 M N K multiply-adds; 0 for float-only
+   computations. */
+double at_workload_int_ops(const at_workload *);
 /* The key of a workload text: the hex FNV-1a hash. */
 void at_workload_key(const char *text, char out[17]);
 
@@ -249,6 +253,13 @@ void at_cand_mutate(const at_task *, const at_cand *c, at_rng *, at_cand *out);
 void at_cand_crossover(const at_task *, const at_cand *a, const at_cand *b, at_rng *, at_cand *out);
 /* True when the values are a valid point of the sketch (products, ranges). */
 bool at_cand_valid(const at_task *, const at_cand *);
+/* Shaped samples (space_shaped.c): a point of a tile+cache+read sketch (not a dot one) with
+   the structure of te's hand SGEMM schedule — a register tile of 4..12 rows by 32..64 lanes, a
+   row block of up to 342 rows, a k block, packed copies (cache-read knobs 3 or 4), vectorized,
+   rows unrolled, outer tiles parallel — the other knobs drawn as at_cand_sample draws them.
+   False (c unspecified) when the sketch takes none or the shape is not valid here. */
+bool at_sketch_shapeable(const at_task *, int sketch);
+bool at_cand_sample_shaped(const at_task *, int sketch, at_rng *, at_cand *c);
 /* Applies the candidate's primitives to a fresh schedule of the workload. */
 te_status at_cand_apply(const at_task *, const at_cand *, te_schedule *);
 /* The "user" sketch's at_cand_apply (knobs.c): the template run with c's knob values. A knob
@@ -393,6 +404,10 @@ te_status at_reference_set(const at_workload *, const char *target, at_bench *, 
    test can give every real candidate a timeout that no loaded machine reaches and still see the
    hang end quickly. Only tests set them. */
 void at_test_plant(int crash_at, int hang_at, int wrong_at, double hang_timeout_s);
+/* Test hook: the calls of at_bench_run numbered in calls[0..n) (0-based, counted as above) have
+   their costs multiplied by factor, as a burst of load on the machine would stretch them; n 0
+   disables. Only tests set it. */
+void at_test_noise(int n, const int *calls, double factor);
 
 /* ---------------------------------------------------------------- measuring elsewhere (remote.c)
  *
@@ -448,19 +463,35 @@ typedef struct at_record {
   uint64_t seed;
   int trial;
   double elapsed_s, flops;
+  double int_ops;    /* integer operations of one run ("int_ops"; 0 in logs that predate it) */
   double load1;      /* 1-minute load average when written (-1: unknown) */
   char *measured_on; /* tuner.measured_on: the host (and rank) that measured it; may be NULL */
   at_measure_opts measure;
   bool confirm;         /* written by the confirm pass (a trace measured again), not a trial */
   double search_cost_s; /* on a confirm record: the cost the search measured (tuner.search_cost_s);
                            0 when unknown */
-  bool superseded;      /* set by at_log_read: a later record has this key, target and trace */
+  /* On a confirm record (tune_confirm.c): the median of each round's runs (tuner.round_costs_s)
+     and the confirmed cost, the lowest of them (tuner.confirm_cost_s; 0 in logs that predate
+     it); reconfirmed when rounds were added because the first ones disagreed with the search. */
+  int nround_costs;
+  double *round_costs;
+  double confirm_cost_s;
+  bool reconfirmed;
+  bool superseded; /* set by at_log_read: a later record has this key, target and trace */
 } at_record;
 
-/* Median of the costs; INFINITY for a failed or cost-less record. */
+/* The record's cost: the median of the costs, or on a confirm record with a confirm_cost_s that
+   cost (the lowest round median: docs/tuning-log.md); INFINITY for a failed or cost-less record. */
 double at_record_cost(const at_record *);
+/* The median of n values (not reordered); INFINITY when n <= 0. */
+double at_median(const double *v, int n);
 /* GFLOP/s of a record (0 for failures or unknown flops). */
 double at_record_gflops(const at_record *);
+/* Throughput in G operations a second, float and integer ones together (0 for failures or when
+   neither is known), and its unit: "GOP/s" when the workload has integer arithmetic, else
+   "GFLOP/s" (then the same number as at_record_gflops). */
+double at_record_gops(const at_record *);
+const char *at_record_rate_unit(const at_record *);
 void at_record_free(at_record *);
 
 /* Opens path for appending records (created when missing). When the file does not end with a
@@ -549,6 +580,7 @@ typedef struct at_search_opts {
   int population, generations;
   double epsilon; /* fraction of random candidates in a batch */
   bool use_model;
+  bool no_shaped; /* no shaped samples (space_shaped.c): every random candidate uniform */
 } at_search_opts;
 
 at_search *at_search_new(const at_task *, const at_search_opts *);

@@ -23,20 +23,35 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+double at_median(const double *v, int n) {
+  if (n <= 0)
+    return INFINITY;
+  double tmp[256];
+  n = n < 256 ? n : 256;
+  memcpy(tmp, v, sizeof(double) * (size_t)n);
+  qsort(tmp, (size_t)n, sizeof tmp[0], cmp_double);
+  return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+}
+
 double at_record_cost(const at_record *r) {
   if (r->error != TE_OK || r->ncosts <= 0)
     return INFINITY;
-  double tmp[256];
-  int n = r->ncosts < 256 ? r->ncosts : 256;
-  memcpy(tmp, r->costs, sizeof(double) * (size_t)n);
-  qsort(tmp, (size_t)n, sizeof tmp[0], cmp_double);
-  return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+  if (r->confirm && r->confirm_cost_s > 0 && isfinite(r->confirm_cost_s))
+    return r->confirm_cost_s;
+  return at_median(r->costs, r->ncosts);
 }
 
 double at_record_gflops(const at_record *r) {
   double c = at_record_cost(r);
   return isfinite(c) && c > 0 && r->flops > 0 ? r->flops / c * 1e-9 : 0;
 }
+
+double at_record_gops(const at_record *r) {
+  double c = at_record_cost(r), ops = r->flops + r->int_ops;
+  return isfinite(c) && c > 0 && ops > 0 ? ops / c * 1e-9 : 0;
+}
+
+const char *at_record_rate_unit(const at_record *r) { return r->int_ops > 0 ? "GOP/s" : "GFLOP/s"; }
 
 void at_record_free(at_record *r) {
   char **s[] = {&r->key,     &r->wl_text,   &r->wl_desc,    &r->target,
@@ -48,6 +63,8 @@ void at_record_free(at_record *r) {
   }
   free(r->costs);
   r->costs = NULL;
+  free(r->round_costs);
+  r->round_costs = NULL;
 }
 
 void at_timestamp(char *buf) {
@@ -105,12 +122,26 @@ static json_t *record_json(const at_record *r) {
     json_object_set_new(tuner, "confirm", json_true());
   if (tuner && r->confirm && r->search_cost_s > 0 && isfinite(r->search_cost_s))
     json_object_set_new(tuner, "search_cost_s", json_real(r->search_cost_s));
+  if (tuner && r->confirm && r->confirm_cost_s > 0 && isfinite(r->confirm_cost_s))
+    json_object_set_new(tuner, "confirm_cost_s", json_real(r->confirm_cost_s));
+  if (tuner && r->confirm && r->nround_costs > 0) {
+    json_t *rounds = json_array();
+    for (int i = 0; i < r->nround_costs; i++)
+      json_array_append_new(rounds, json_real(r->round_costs[i]));
+    json_object_set_new(tuner, "round_costs_s", rounds);
+  }
+  if (tuner && r->confirm && r->reconfirmed)
+    json_object_set_new(tuner, "reconfirmed", json_true());
   if (tuner && r->measured_on && *r->measured_on)
     json_object_set_new(tuner, "measured_on", json_string(r->measured_on));
-  return json_pack("{s:i, s:o, s:s?, s:s?, s:f, s:o, s:s?, s:s?, s:o}", "version", r->version,
-                   "workload", wl, "target", r->target, "trace", r->trace, "flops", r->flops,
-                   "result", res, "timestamp", r->timestamp, "te_version", r->te_version, "tuner",
-                   tuner);
+  json_t *rec =
+      json_pack("{s:i, s:o, s:s?, s:s?, s:f, s:o, s:s?, s:s?, s:o}", "version", r->version,
+                "workload", wl, "target", r->target, "trace", r->trace, "flops", r->flops, "result",
+                res, "timestamp", r->timestamp, "te_version", r->te_version, "tuner", tuner);
+  /* only where there are some: the records of float workloads stay as they were */
+  if (rec && r->int_ops > 0)
+    json_object_set_new(rec, "int_ops", json_real(r->int_ops));
+  return rec;
 }
 
 bool at_log_append(FILE *f, const at_record *r) {
@@ -149,6 +180,16 @@ static bool parse_costs(json_t *arr, at_record *r) {
   return true;
 }
 
+/* tuner.round_costs_s: the numbers of the array (others skipped); none when it is absent or
+   memory runs out (it only informs). */
+static void parse_round_costs(json_t *arr, at_record *r) {
+  size_t n = json_is_array(arr) ? json_array_size(arr) : 0;
+  r->round_costs = n ? ir_malloc(NULL, n * sizeof(double)) : NULL;
+  for (size_t i = 0; r->round_costs && i < n; i++)
+    if (json_is_number(json_array_get(arr, i)))
+      r->round_costs[r->nround_costs++] = json_number_value(json_array_get(arr, i));
+}
+
 static void parse_tuner(json_t *t, at_record *r) {
   const char *seed = json_string_value(json_object_get(t, "seed"));
   r->seed = seed ? strtoull(seed, NULL, 10) : 0;
@@ -160,6 +201,11 @@ static void parse_tuner(json_t *t, at_record *r) {
   r->params = dup_str(t, "params");
   r->confirm = json_is_true(json_object_get(t, "confirm"));
   r->search_cost_s = json_number_value(json_object_get(t, "search_cost_s"));
+  r->confirm_cost_s = json_number_value(json_object_get(t, "confirm_cost_s"));
+  if (!(r->confirm_cost_s > 0) || !isfinite(r->confirm_cost_s))
+    r->confirm_cost_s = 0; /* unknown: the record is judged by its median */
+  r->reconfirmed = json_is_true(json_object_get(t, "reconfirmed"));
+  parse_round_costs(json_object_get(t, "round_costs_s"), r);
   r->measured_on = dup_str(t, "measured_on");
   json_t *m = json_object_get(t, "measure");
   r->measure.min_repeat_s = json_number_value(json_object_get(m, "min_repeat_s"));
@@ -185,6 +231,11 @@ static bool parse_record(json_t *j, at_record *r) {
   r->target = dup_str(j, "target");
   r->trace = dup_str(j, "trace");
   r->flops = json_number_value(json_object_get(j, "flops"));
+  r->int_ops = json_number_value(json_object_get(j, "int_ops"));
+  if (!(r->flops >= 0) || !isfinite(r->flops))
+    r->flops = 0; /* a hand-edited log's nonsense does not become a rate */
+  if (!(r->int_ops >= 0) || !isfinite(r->int_ops))
+    r->int_ops = 0;
   r->timestamp = dup_str(j, "timestamp");
   r->te_version = dup_str(j, "te_version");
   json_t *err = json_object_get(res, "error");

@@ -51,6 +51,25 @@ typedef struct child_msg {
 static int plant_crash = -1, plant_hang = -1, plant_wrong = -1, bench_calls;
 static double plant_hang_timeout_s;
 
+static int noise_calls[64], noise_n;
+static double noise_factor = 1;
+
+void at_test_noise(int n, const int *calls, double factor) {
+  noise_n = n < 0 ? 0 : n > 64 ? 64 : n;
+  for (int i = 0; i < noise_n; i++)
+    noise_calls[i] = calls[i];
+  noise_factor = factor;
+  bench_calls = 0;
+}
+
+/* Whether call number `call` of at_bench_run is one at_test_noise stretches. */
+static bool noisy(int call) {
+  for (int i = 0; i < noise_n; i++)
+    if (noise_calls[i] == call)
+      return true;
+  return false;
+}
+
 void at_test_plant(int crash_at, int hang_at, int wrong_at, double hang_timeout_s) {
   plant_crash = crash_at;
   plant_hang = hang_at;
@@ -537,7 +556,10 @@ static bool compare(at_bench *b, int i, at_result *r) {
 }
 
 void at_bench_run(at_bench *b, void *entry, bool check, const at_measure_opts *o, at_result *r) {
+  int call = bench_calls;
   run_child(b, entry, 1, o, o->timeout_s > 0 ? o->timeout_s : 10, r);
+  for (int i = 0; noisy(call) && i < r->ncosts; i++)
+    r->costs[i] *= noise_factor;
   if (gethostname(r->measured_on, sizeof r->measured_on) != 0)
     r->measured_on[0] = 0;
   r->measured_on[sizeof r->measured_on - 1] = 0;

@@ -28,7 +28,8 @@ enum { AT_SCHED_MAX_ROUNDS = 4096 };
 
 typedef struct at_sched_task {
   double weight; /* calls per model pass (> 0) */
-  double flops;  /* of one call; 0: unknown (no similar-task optimism) */
+  double flops;  /* operations of one call, float and integer; 0: unknown (no similar-task
+                    optimism) */
   int group;     /* tasks of one group (>= 0) are similar; -1: none */
   bool dead;     /* no more rounds: set by the caller or by at_sched_record */
   int rounds;    /* rounds given so far (the warm-up's included) */

@@ -92,6 +92,15 @@ double at_reference_timeout_s(const te_tune_options *o) {
   return o->timeout_s * 10 > 60 ? o->timeout_s * 10 : 60;
 }
 
+double at_session_ops(const at_session *s) {
+  return s->flops + s->int_ops > 0 ? s->flops + s->int_ops : 1;
+}
+
+double at_session_gops(const at_session *s, double cost) {
+  double ops = s->flops + s->int_ops;
+  return isfinite(cost) && cost > 0 && ops > 0 ? ops / cost * 1e-9 : 0;
+}
+
 static bool stop_now(const at_session *s) {
   if (s->done >= s->o.trials)
     return true;
@@ -109,6 +118,8 @@ static void report(at_session *s, const at_result *r, const at_job *j, double co
   p.best_cost_s = s->best_cost;
   p.best_gflops = isfinite(s->best_cost) && s->flops > 0 ? s->flops / s->best_cost * 1e-9 : 0;
   p.last_gflops = isfinite(cost) && s->flops > 0 ? s->flops / cost * 1e-9 : 0;
+  p.best_gops = at_session_gops(s, s->best_cost);
+  p.last_gops = at_session_gops(s, cost);
   p.last_status = j->status != TE_OK ? j->status : r->status;
   p.last_error = j->status != TE_OK ? j->message : r->message;
   p.elapsed_s = at_now_s() - s->t0;
@@ -136,7 +147,7 @@ static te_status record_one(at_session *s, const at_proposal *p, const at_job *j
   s->measured++;
   s->errors += !isfinite(cost);
   at_search_observe(s->search, &p->cand, p->trace, p->feat,
-                    isfinite(cost) ? (s->flops > 0 ? s->flops : 1) / cost : 0);
+                    isfinite(cost) ? at_session_ops(s) / cost : 0);
   if (cost < s->best_cost) {
     s->best_cost = cost;
     s->since_best = 0;
@@ -245,6 +256,7 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
   at_workload_key(s->text, s->key);
   s->target = te_target_str(target);
   s->flops = at_workload_flops(&s->wl);
+  s->int_ops = at_workload_int_ops(&s->wl);
   s->gpu = tg_is_gpu(target);
   if (s->gpu && !s->remote) { /* measured here: the device must be here */
     char why[512];
@@ -277,7 +289,11 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
   te_ctx_free(tmp);
   if (st != TE_OK)
     return st;
-  at_search_opts so = {s->o.seed, s->o.population, s->o.generations, s->o.epsilon, !s->o.no_model};
+  /* TE_TUNE_NO_SHAPED=1: every random candidate uniform, as before shaped samples (space_shaped.c)
+     existed, to measure what they change (bench/tuners/search_curve.py) */
+  const char *no_shaped = getenv("TE_TUNE_NO_SHAPED");
+  at_search_opts so = {s->o.seed,    s->o.population, s->o.generations,
+                       s->o.epsilon, !s->o.no_model,  no_shaped && *no_shaped && *no_shaped != '0'};
   s->search = at_search_new(&s->task, &so);
   s->bench = at_bench_new(&s->wl, s->o.seed);
   if (!s->search || !s->bench)
@@ -303,6 +319,9 @@ static void summarize(at_session *s) {
   sum->errors = s->errors;
   sum->best_cost_s = s->best_cost;
   sum->best_gflops = isfinite(s->best_cost) && s->flops > 0 ? s->flops / s->best_cost * 1e-9 : 0;
+  sum->best_gops = at_session_gops(s, s->best_cost);
+  sum->flops = s->flops;
+  sum->int_ops = s->int_ops;
   memcpy(sum->key, s->key, sizeof sum->key);
   sum->confirmed = s->confirmed;
   sum->transfer_records = s->transfer_records;

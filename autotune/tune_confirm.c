@@ -7,10 +7,21 @@
  * pass takes the best `confirm` schedules of the log (this workload and target, each judged by
  * its latest record), builds them again and times them in `confirm_rounds` rounds, each round
  * running every one of them once in an order rotated per round, so a slow minute falls on all
- * of them. Each gets one new record (tuner.confirm) holding the costs of all rounds; the log's
- * reading rule takes the best of a confirm pass that follows the last trial, so te_apply_best
- * uses the side-by-side ranking, whatever minute the others were measured in. The first round
- * also checks the outputs against the default schedule's.
+ * of them. The first round also checks the outputs against the default schedule's.
+ *
+ * Load only ever adds time: a burst that lands on one schedule's run makes that run's median
+ * large, never small. So a schedule's confirmed cost is the lowest of its round medians (not the
+ * median of every run, which one or two slow rounds of the few decide): the round in which it
+ * was least disturbed. And a schedule whose confirmed cost is still over AT_CONFIRM_DISAGREE
+ * times the cost the search measured is measured again, all finalists beside it, in as many
+ * rounds more: a fast search measurement is seldom luck, a slow confirmation often is (a 1.15 ms
+ * conv2d measured at 90 ms under load 16 lost its place to a 33 ms one). What the extra rounds
+ * give stands, whatever it says.
+ * Each schedule gets one new record (tuner.confirm) with the costs of all rounds (result.costs),
+ * each round's median (tuner.round_costs_s), the confirmed cost (tuner.confirm_cost_s, which
+ * the log's readers rank it by), the search's cost (tuner.search_cost_s) and tuner.reconfirmed;
+ * the reading rule takes the best of a confirm pass that follows the last trial, so
+ * te_apply_best uses the side-by-side ranking, whatever minute the others were measured in.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,9 +30,17 @@
 
 #include "tune_session.h"
 
+/* A confirmed cost over this many times the search's sends the finalists to more rounds. */
+#define AT_CONFIRM_DISAGREE 3.0
+
+enum { MAX_ROUNDS = 32 }; /* confirm_rounds (at most 16), twice when reconfirmed */
+
 typedef struct confirm_item {
   const at_record *was; /* the schedule's latest record */
   at_result res;        /* the costs of every round so far, or the failure */
+  double round_med[MAX_ROUNDS];
+  int nround;
+  bool reconfirmed;
 } confirm_item;
 
 typedef struct ranked {
@@ -67,8 +86,37 @@ static void measure_round(at_session *s, confirm_item *items, at_job *jobs, int 
     }
     for (int c = 0; c < r.ncosts && it->res.ncosts < 256; c++)
       it->res.costs[it->res.ncosts++] = r.costs[c];
+    if (it->nround < MAX_ROUNDS)
+      it->round_med[it->nround++] = at_median(r.costs, r.ncosts);
     memcpy(it->res.measured_on, r.measured_on, sizeof r.measured_on);
   }
+}
+
+double at_confirm_cost(const double *round_medians, int n) {
+  double best = INFINITY;
+  for (int i = 0; i < n; i++)
+    best = round_medians[i] < best ? round_medians[i] : best;
+  return best;
+}
+
+bool at_confirm_disagrees(double confirmed_s, double search_s) {
+  return search_s > 0 && isfinite(search_s) && confirmed_s > AT_CONFIRM_DISAGREE * search_s;
+}
+
+/* The search's cost of a finalist: its record's, or the one an earlier confirm record kept. */
+static double search_cost(const at_record *was) {
+  return was->confirm ? was->search_cost_s : at_record_cost(was);
+}
+
+/* Marks the finalists whose confirmed cost disagrees with the search's; how many. */
+static int mark_disagreeing(confirm_item *items, int n) {
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (items[i].res.status == TE_OK &&
+        at_confirm_disagrees(at_confirm_cost(items[i].round_med, items[i].nround),
+                             search_cost(items[i].was)))
+      items[i].reconfirmed = true, m++;
+  return m;
 }
 
 te_status at_session_confirm(at_session *s) {
@@ -99,16 +147,21 @@ te_status at_session_confirm(at_session *s) {
     st = ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory (confirm pass)");
     goto done;
   }
-  /* every round gets the search's repeats, within the record's 256 costs */
+  /* every round gets the search's repeats, within the record's 256 costs even when the rounds
+     are doubled */
   at_measure_opts mo = s->mo;
-  int cap = 256 / rounds;
+  int cap = 256 / (2 * rounds);
   mo.max_repeats = mo.max_repeats < cap ? mo.max_repeats : cap;
   mo.min_repeats = mo.min_repeats < mo.max_repeats ? mo.min_repeats : mo.max_repeats;
   bool check = at_bench_has_reference(s->bench);
   for (int round = 0; round < rounds; round++)
     measure_round(s, items, jobs, n, round % n, check && round == 0, &mo);
+  int disagree = mark_disagreeing(items, n);
+  for (int round = 0; disagree && round < rounds; round++) /* all side by side again */
+    measure_round(s, items, jobs, n, (round + 1) % n, false, &mo);
   for (int i = 0; i < n && st == TE_OK; i++) {
-    st = at_session_write_confirm(s, items[i].was, &mo, &jobs[i], &items[i].res);
+    at_confirm_rounds cr = {items[i].nround, items[i].round_med, items[i].reconfirmed};
+    st = at_session_write_confirm(s, items[i].was, &mo, &jobs[i], &items[i].res, &cr);
     s->confirmed += st == TE_OK;
   }
   at_log after; /* the best now, by the log's own rule */
@@ -117,7 +170,8 @@ te_status at_session_confirm(at_session *s) {
     at_log_free(&after);
   }
   if (getenv("TE_TUNE_DEBUG"))
-    fprintf(stderr, "te_tune: confirm pass: %d schedules, %d rounds\n", n, rounds);
+    fprintf(stderr, "te_tune: confirm pass: %d schedules, %d rounds (%d more: %d disagreed)\n", n,
+            rounds, disagree ? rounds : 0, disagree);
   at_compiled_free(c);
 done:
   free(r);

@@ -38,7 +38,7 @@ static void take_record(at_session *s, const at_record *r, const at_workload *wl
   float feat[AT_NFEAT];
   bool have_feat = tgt && at_trace_features(wl, tgt, r->trace, feat);
   double cost = at_record_cost(r);
-  double thr = isfinite(cost) && cost > 0 ? (s->flops > 0 ? s->flops : 1) / cost : 0;
+  double thr = isfinite(cost) && cost > 0 ? at_session_ops(s) / cost : 0;
   at_cand c;
   int sk = r->sketch ? at_task_sketch_index(&s->task, r->sketch) : -1;
   bool have_cand = sk >= 0 && at_cand_from_params(&s->task, sk, r->params, &c);
@@ -103,6 +103,7 @@ static te_status write_record(at_session *s, at_record *rp, const at_measure_opt
   r.seed = s->o.seed;
   r.elapsed_s = s->elapsed_offset + (at_now_s() - s->t0);
   r.flops = s->flops;
+  r.int_ops = s->int_ops;
   r.measure = *mo;
   double load[1];
   r.load1 = getloadavg(load, 1) == 1 ? load[0] : -1;
@@ -125,7 +126,8 @@ te_status at_session_write(at_session *s, const at_proposal *p, const at_job *j,
 }
 
 te_status at_session_write_confirm(at_session *s, const at_record *was, const at_measure_opts *mo,
-                                   const at_job *j, const at_result *res) {
+                                   const at_job *j, const at_result *res,
+                                   const at_confirm_rounds *cr) {
   at_record r = {0};
   r.trace = was->trace;
   r.sketch = was->sketch;
@@ -133,5 +135,11 @@ te_status at_session_write_confirm(at_session *s, const at_record *was, const at
   r.trial = was->trial; /* the trial measured again */
   r.confirm = true;
   r.search_cost_s = was->confirm ? was->search_cost_s : at_record_cost(was);
+  if (j->status == TE_OK && res->status == TE_OK && cr->n > 0) {
+    r.nround_costs = cr->n;
+    r.round_costs = (double *)cr->median;
+    r.confirm_cost_s = at_confirm_cost(cr->median, cr->n);
+    r.reconfirmed = cr->reconfirmed;
+  }
   return write_record(s, &r, mo, j, res);
 }

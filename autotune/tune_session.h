@@ -13,8 +13,8 @@ typedef struct at_session {
   char *text;
   char key[17];
   const char *target;
-  bool gpu; /* a cuda or vulkan target: candidates run on its device (measure.c) */
-  double flops;
+  bool gpu;              /* a cuda or vulkan target: candidates run on its device (measure.c) */
+  double flops, int_ops; /* of one run (at_workload_flops, at_workload_int_ops) */
   at_task task;
   at_search *search;
   at_bench *bench;
@@ -47,16 +47,36 @@ te_status at_session_load_history(at_session *);
 
 /* Appends the record of one measured (or failed) candidate; TE_ERR_IO when it cannot. */
 te_status at_session_write(at_session *, const at_proposal *, const at_job *, const at_result *);
+/* What the confirm pass's rounds gave one schedule: each round's median, and whether rounds were
+   added because the first ones disagreed with the search. */
+typedef struct at_confirm_rounds {
+  int n;
+  const double *median;
+  bool reconfirmed;
+} at_confirm_rounds;
+
 /* Appends the confirm pass's record of a logged schedule (was: its latest record), with the
-   costs of every round, measured with mo. */
+   costs of every round, measured with mo, its round medians and its confirmed cost (the lowest
+   of them: at_confirm_cost). */
 te_status at_session_write_confirm(at_session *, const at_record *was, const at_measure_opts *mo,
-                                   const at_job *, const at_result *);
+                                   const at_job *, const at_result *, const at_confirm_rounds *);
+
+/* The confirmed cost of a schedule measured in n rounds: the lowest round median (load only
+   adds time); INFINITY when n is 0. */
+double at_confirm_cost(const double *round_medians, int n);
+/* Whether a confirmed cost disagrees with the search's enough to measure again: over
+   AT_CONFIRM_DISAGREE (3) times it. False when the search's cost is unknown (0, INFINITY). */
+bool at_confirm_disagrees(double confirmed_s, double search_s);
 
 /* The confirm pass (tune_confirm.c): the log's best te_tune_options.confirm schedules of this
    workload and target measured again, side by side; updates best_cost and confirmed. */
 te_status at_session_confirm(at_session *);
 
 double at_now_s(void);
+/* Operations of one run, float and integer (1 when there are none: then throughputs only rank
+   the workload's schedules), and the G operations a second of a cost (0 when not finite). */
+double at_session_ops(const at_session *);
+double at_session_gops(const at_session *, double cost_s);
 
 /* te_tune's options checked and their defaults filled in (tune.c), for the searching process and
    the measurers alike; the timeout of the reference run for options o. */

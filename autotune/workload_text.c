@@ -155,7 +155,54 @@ static double op_points(const sch_op *op, bool with_reduce) {
   return pts;
 }
 
-double at_workload_flops(const at_workload *wl) {
+/* Integer arithmetic of an expression where it computes values: not tensor indices (an access's
+   arguments), not conditions (comparisons, a select's condition), which are addressing and
+   control, so a float convolution's padding conditions count nothing. */
+static int64_t int_ops(const te_expr *e) {
+  switch (e->kind) {
+  case IR_ACCESS:
+  case IR_LOAD:
+  case IR_EQ:
+  case IR_NE:
+  case IR_LT:
+  case IR_LE:
+  case IR_GT:
+  case IR_GE:
+  case IR_AND:
+  case IR_OR:
+  case IR_NOT:
+    return 0;
+  case IR_SELECT:
+    return int_ops(e->args[1]) + int_ops(e->args[2]);
+  default:
+    break;
+  }
+  int64_t n = 0;
+  switch (e->kind) {
+  case IR_ADD:
+  case IR_SUB:
+  case IR_MUL:
+  case IR_FLOORDIV:
+  case IR_FLOORMOD:
+  case IR_TRUNCDIV:
+  case IR_TRUNCMOD:
+  case IR_MIN:
+  case IR_MAX:
+  case IR_CALL:
+    n = ir_is_intlike(e->dtype);
+    break;
+  default:
+    break;
+  }
+  for (int a = 0; a < e->nargs; a++)
+    n += int_ops(e->args[a]);
+  return n;
+}
+
+/* One evaluation's operations of the kind count_of counts, reductions counted once per point of
+   their domain (with their combination when is_op says its dtype is of the kind). */
+static double workload_ops(const at_workload *wl, int64_t (*count_of)(const te_expr *),
+                           bool (*is_kind)(te_dtype)) {
   double total = 0;
   for (int i = 0; i < wl->nops; i++) {
     const sch_op *op = wl->ops[i];
@@ -165,15 +212,23 @@ double at_workload_flops(const at_workload *wl) {
       te_expr *b = op->body[k];
       if (b->kind == IR_REDUCE) {
         if (b->u.reduce->value_index != k)
-          continue;                                /* a tuple reduction: counted once */
-        int64_t n = ir_is_float(b->dtype) ? 1 : 0; /* the combination */
+          continue;                            /* a tuple reduction: counted once */
+        int64_t n = is_kind(b->dtype) ? 1 : 0; /* the combination */
         for (int a = 0; a < b->nargs; a++)
-          n += float_ops(b->args[a]);
+          n += count_of(b->args[a]);
         total += (double)n * op_points(op, true);
       } else {
-        total += (double)float_ops(b) * op_points(op, false);
+        total += (double)count_of(b) * op_points(op, false);
       }
     }
   }
   return total;
 }
+
+static int64_t float_ops_of(const te_expr *e) { return float_ops((te_expr *)e); }
+static bool is_float(te_dtype t) { return ir_is_float(t); }
+static bool is_intlike(te_dtype t) { return ir_is_intlike(t); }
+
+double at_workload_flops(const at_workload *wl) { return workload_ops(wl, float_ops_of, is_float); }
+
+double at_workload_int_ops(const at_workload *wl) { return workload_ops(wl, int_ops, is_intlike); }

@@ -68,6 +68,7 @@ void cli_workload_free(cli_workload *);
 /* te-tune tune's progress display (cmd_tune.c). */
 typedef struct cli_progress {
   bool tty, quiet;
+  bool integer; /* the workload has integer arithmetic: rates in GOP/s (set by cli_tune_run) */
 } cli_progress;
 /* One te_tune run of w as `te-tune tune` makes it (progress, summary line): an exit code.
    mpi_size > 1: rank 0 searches, the others measure (cli_mpi_*). */

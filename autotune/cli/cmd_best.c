@@ -14,8 +14,9 @@ static void best_help(void) {
       "usage: te-tune best [--log F] [--target T] [WORKLOAD | --key K]\n"
       "\n"
       "Lists, for each workload and target in the log (default " CLI_DEFAULT_LOG "), its best\n"
-      "record (after a confirm pass, the pass's best: docs/tuning-log.md): GFLOP/s, median\n"
-      "time, trials, sketch. With --target (a target string such as\n"
+      "record (after a confirm pass, the pass's best: docs/tuning-log.md): its rate (GFLOP/s, or\n"
+      "GOP/s for a workload with integer arithmetic), median time, trials, sketch. With\n"
+      "--target (a target string such as\n"
       "\"" CLI_DEFAULT_TARGET "\") only that target; with a workload (as `te-tune tune` takes\n"
       "it) or --key only that workload.\n"
       "\n"
@@ -84,11 +85,11 @@ int cmd_best(int argc, char **argv) {
       continue;
     const at_record *r = &log.rec[g[k].best];
     if (!shown++)
-      printf("%-16s  %-44s  %-12s  %6s  %10s  %10s  %s\n", "key", "workload", "cpu", "trials",
-             "GFLOP/s", "median ms", "sketch");
-    printf("%-16s  %-44.44s  %-12s  %6d  %10.2f  %10.4g  %s\n", r->key, desc_of(r),
-           cli_target_cpu(r->target, cpu, sizeof cpu), g[k].trials, at_record_gflops(r),
-           at_record_cost(r) * 1e3, r->sketch ? r->sketch : "-");
+      printf("%-16s  %-44s  %-12s  %6s  %10s  %-7s  %10s  %s\n", "key", "workload", "cpu", "trials",
+             "rate", "unit", "median ms", "sketch");
+    printf("%-16s  %-44.44s  %-12s  %6d  %10.2f  %-7s  %10.4g  %s\n", r->key, desc_of(r),
+           cli_target_cpu(r->target, cpu, sizeof cpu), g[k].trials, at_record_gops(r),
+           at_record_rate_unit(r), at_record_cost(r) * 1e3, r->sketch ? r->sketch : "-");
   }
   if (rc == CLI_OK && !shown) {
     fprintf(stderr, "te-tune: no successful record%s in '%s'\n",
@@ -132,9 +133,9 @@ static int show_c(const at_record *r, cli_workload *w, const char *tstr) {
   int nnames = 0;
   char *wc = at_op_spec_c(&w->spec, names, &nnames), err[256], comment[1024];
   snprintf(comment, sizeof comment,
-           "%s: best schedule from a te-tune log (workload key %s), %.2f GFLOP/s,\n"
+           "%s: best schedule from a te-tune log (workload key %s), %.2f %s,\n"
            "median %.4g ms, sketch %s, trial %d, measured %s",
-           w->desc, r->key, at_record_gflops(r), at_record_cost(r) * 1e3,
+           w->desc, r->key, at_record_gops(r), at_record_rate_unit(r), at_record_cost(r) * 1e3,
            r->sketch ? r->sketch : "-", r->trial, r->timestamp ? r->timestamp : "?");
   char *c = wc ? at_trace_to_c(r->trace, wc, names, nnames, te_tensor_name(w->wl.outs[0]), tstr,
                                comment, err, sizeof err)
@@ -192,13 +193,13 @@ int cmd_show(int argc, char **argv) {
     else if (ir)
       rc = show_ir(r, &w);
     else
-      printf("workload  %s (key %s)\ntarget    %s\nbest      %.2f GFLOP/s, median %.4g ms of %d "
+      printf("workload  %s (key %s)\ntarget    %s\nbest      %.2f %s, median %.4g ms of %d "
              "runs, trial %d%s, sketch %s, %s\ntrace:\n%s",
              r->wl_desc ? r->wl_desc : "(text)", r->key,
              verbose ? r->target : cli_target_short(r->target, short_target, sizeof short_target),
-             at_record_gflops(r), at_record_cost(r) * 1e3, r->ncosts, r->trial,
-             r->confirm ? " (measured again by the confirm pass)" : "", r->sketch ? r->sketch : "-",
-             r->timestamp ? r->timestamp : "", r->trace);
+             at_record_gops(r), at_record_rate_unit(r), at_record_cost(r) * 1e3, r->ncosts,
+             r->trial, r->confirm ? " (measured again by the confirm pass)" : "",
+             r->sketch ? r->sketch : "-", r->timestamp ? r->timestamp : "", r->trace);
   }
   cli_workload_free(&w);
   at_log_free(&log);

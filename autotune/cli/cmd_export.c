@@ -34,8 +34,9 @@ static int export_best(const at_record *r, cli_workload *w, const char *tstr, co
     fprintf(stderr, "te-tune export: %s\n", te_last_error(w->ctx));
     return st == TE_ERR_IO ? CLI_IO : CLI_FAIL;
   }
-  printf("wrote %.*slib%s.a and %s.h (kernel %s, %.2f GFLOP/s when tuned)\n",
-         (int)(slash ? slash - out + 1 : 0), out, name, out, name, at_record_gflops(r));
+  printf("wrote %.*slib%s.a and %s.h (kernel %s, %.2f %s when tuned)\n",
+         (int)(slash ? slash - out + 1 : 0), out, name, out, name, at_record_gops(r),
+         at_record_rate_unit(r));
   return CLI_OK;
 }
 

@@ -1,8 +1,8 @@
 /* cmd_tune.c — `te-tune tune`: options to te_tune_options, a progress display, a summary.
  *
  * On a terminal the progress is one bar redrawn in place on stderr (trials done/total, best
- * GFLOP/s, elapsed, ETA); otherwise one plain line per trial on stdout, so logs of CI runs stay
- * readable.
+ * GFLOP/s, or GOP/s for a workload with integer arithmetic, elapsed, ETA); otherwise one plain line
+ * per trial on stdout, so logs of CI runs stay readable.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -83,6 +83,9 @@ static void on_progress(const te_tune_progress *p, void *user) {
   if (pr->quiet)
     return;
   char el[32], eta[32];
+  const char *unit = pr->integer ? "GOP/s" : "GFLOP/s";
+  double best = pr->integer ? p->best_gops : p->best_gflops;
+  double last = pr->integer ? p->last_gops : p->last_gflops;
   fmt_time(p->elapsed_s, el, sizeof el);
   fmt_time(p->eta_s, eta, sizeof eta);
   if (pr->tty) {
@@ -91,17 +94,17 @@ static void on_progress(const te_tune_progress *p, void *user) {
     for (int i = 0; i < width; i++)
       bar[i] = i < fill ? '#' : '.';
     bar[width] = 0;
-    fprintf(stderr, "\r[%s] %d/%d  best %.2f GFLOP/s  elapsed %s  ETA %s \033[K", bar,
-            p->trials_done, p->trials_total, p->best_gflops, el, eta);
+    fprintf(stderr, "\r[%s] %d/%d  best %.2f %s  elapsed %s  ETA %s \033[K", bar, p->trials_done,
+            p->trials_total, best, unit, el, eta);
     fflush(stderr);
     return;
   }
   if (p->last_status == TE_OK)
-    printf("trial %d/%d: %.2f GFLOP/s (best %.2f) elapsed %s eta %s\n", p->trials_done,
-           p->trials_total, p->last_gflops, p->best_gflops, el, eta);
+    printf("trial %d/%d: %.2f %s (best %.2f) elapsed %s eta %s\n", p->trials_done, p->trials_total,
+           last, unit, best, el, eta);
   else
     printf("trial %d/%d: error %s: %.160s (best %.2f) elapsed %s\n", p->trials_done,
-           p->trials_total, te_status_str(p->last_status), p->last_error, p->best_gflops, el);
+           p->trials_total, te_status_str(p->last_status), p->last_error, best, el);
   fflush(stdout);
 }
 
@@ -160,6 +163,7 @@ int cli_tune_run(te_tune_options *o, const char *target, cli_workload *w, cli_pr
     fflush(stdout);
   }
   te_tune_summary sum;
+  pr->integer = at_workload_int_ops(&w->wl) > 0;
   o->summary = &sum;
   o->description = w->is_op ? w->desc : NULL;
   o->progress = on_progress;
@@ -180,11 +184,12 @@ int cli_tune_run(te_tune_options *o, const char *target, cli_workload *w, cli_pr
   if (o->transfer_logs)
     snprintf(warm, sizeof warm, "; model warmed by %d records of %d other workloads",
              sum.transfer_records, sum.transfer_workloads);
-  printf("%s: %d trials (%d measured now, %d failed%s%s); best %.2f GFLOP/s (%.4g ms); key %s; "
+  bool integer = sum.int_ops > 0;
+  printf("%s: %d trials (%d measured now, %d failed%s%s); best %.2f %s (%.4g ms); key %s; "
          "log %s\n",
          w->is_op ? w->desc : "workload", sum.trials_done, sum.measured, sum.errors, confirmed,
-         warm, sum.best_gflops, isfinite(sum.best_cost_s) ? sum.best_cost_s * 1e3 : 0.0, sum.key,
-         o->log_path);
+         warm, integer ? sum.best_gops : sum.best_gflops, integer ? "GOP/s" : "GFLOP/s",
+         isfinite(sum.best_cost_s) ? sum.best_cost_s * 1e3 : 0.0, sum.key, o->log_path);
   return CLI_OK;
 }
 
@@ -197,7 +202,7 @@ int cmd_tune(int argc, char **argv) {
   char *words[32];
   int nw = 0;
   bool bad = false, mpi = false;
-  cli_progress pr = {isatty(STDERR_FILENO) != 0, false};
+  cli_progress pr = {isatty(STDERR_FILENO) != 0, false, false};
   for (int i = 1; i < argc && !bad; i++) {
     long long n;
     if (cli_flag(argv, i, "--help") || cli_flag(argv, i, "-h")) {

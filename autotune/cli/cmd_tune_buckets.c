@@ -149,14 +149,15 @@ static int write_dispatch(te_ctx *ctx, const te_tune_options *o, te_target *t, s
     rc = CLI_IO;
   }
   if (rc == CLI_OK) {
-    printf("\nbucket  serves              best_ms     GFLOP/s  key\n");
+    bool integer = b->n > 0 && log.rec[at_log_best(&log, b->keys[0], tstr)].int_ops > 0;
+    printf("\nbucket  serves              best_ms     %-8s key\n", integer ? "GOP/s" : "GFLOP/s");
     for (int i = 0; i < b->n; i++) {
       int best = at_log_best(&log, b->keys[i], tstr);
       char range[96];
       served(b, i, range, sizeof range);
       double c = at_record_cost(&log.rec[best]);
       printf("%-7lld %-19s %-11.5g %-8.2f %s\n", (long long)b->values[i], range, c * 1e3,
-             at_record_gflops(&log.rec[best]), b->keys[i]);
+             at_record_gops(&log.rec[best]), b->keys[i]);
     }
     printf("dispatch of %d buckets: workload %s; log %s (te_apply_best on the schedule with the "
            "symbolic size builds it)\n",

@@ -131,13 +131,9 @@ static int prepare(run *r) {
         t->in_log++;
     t->hand_cost = INFINITY;
     t->s = (at_sched_task){t->def->weight,
-                           at_workload_flops(&t->w.wl),
-                           -1,
-                           false,
-                           0,
-                           0,
-                           at_log_best_cost(&log, t->w.key, tstr),
-                           t->curve};
+                           /* an int8 task's multiply-adds count as a float task's */
+                           at_workload_flops(&t->w.wl) + at_workload_int_ops(&t->w.wl), -1, false,
+                           0, 0, at_log_best_cost(&log, t->w.key, tstr), t->curve};
     for (int k = 0; k < i && t->def->group; k++) /* the group: the first task's index */
       if (r->t[k].def->group && !strcmp(r->t[k].def->group, t->def->group)) {
         t->s.group = k;

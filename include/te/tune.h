@@ -73,6 +73,12 @@ typedef struct te_tune_progress {
   double elapsed_s;       /* since te_tune started */
   double eta_s;           /* estimated time left (-1 when unknown) */
   int round;
+  /* The same two rates in G operations a second, float and integer arithmetic together (an int8
+     matmul's integer multiply-adds count, where best_gflops stays 0): the rates to show for a
+     workload with integer arithmetic (te_tune_summary.int_ops > 0); for a float-only workload
+     they equal best_gflops and last_gflops. */
+  double best_gops;
+  double last_gops;
 } te_tune_progress;
 
 typedef struct te_tune_options {
@@ -113,7 +119,11 @@ typedef struct te_tune_options {
                                 and te-tune best then take the best of that pass.
                                 A run measures its candidates minutes apart, and a machine whose
                                 speed drifts by 15% between minutes ranks them by their minute;
-                                side by side, they share it. 0: 4; < 0: no confirm pass; at most 64.
+                                side by side, they share it. A schedule's confirmed cost is the
+                                lowest of its round medians (load only adds time); one over 3x
+                                the cost the search measured sends every finalist to
+                                confirm_rounds rounds more (tuner.reconfirmed).
+                                0: 4; < 0: no confirm pass; at most 64.
                                 Runs after the time budget too; skipped when fewer than 2 schedules
                                 succeeded (or confirm is 1): one has nothing to be compared with */
   int confirm_rounds;        /* 0: 3; at most 16 */
@@ -142,6 +152,11 @@ typedef struct te_tune_summary {
   int confirmed;          /* schedules measured again by the confirm pass */
   int transfer_records;   /* records of other workloads that trained the model (transfer_logs) */
   int transfer_workloads; /* how many workloads they came from */
+  double best_gops;       /* the best's G operations a second, integer ones included (as
+                             te_tune_progress.best_gops) */
+  double flops;           /* floating-point operations of one run of the workload */
+  double int_ops;         /* integer operations of one run (multiplies and adds computing values,
+                             not indices); > 0: an integer workload, whose rate is best_gops */
 } te_tune_summary;
 
 /* Tunes the computation that produces outs for target, appending to opts->log_path. Returns

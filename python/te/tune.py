@@ -30,7 +30,8 @@ class te_tune_progress(ctypes.Structure):
                 ("best_gflops", ctypes.c_double), ("best_cost_s", ctypes.c_double),
                 ("last_gflops", ctypes.c_double), ("last_status", ctypes.c_int),
                 ("last_error", ctypes.c_char_p), ("elapsed_s", ctypes.c_double),
-                ("eta_s", ctypes.c_double), ("round", ctypes.c_int)]
+                ("eta_s", ctypes.c_double), ("round", ctypes.c_int),
+                ("best_gops", ctypes.c_double), ("last_gops", ctypes.c_double)]
 
 
 class te_tune_summary(ctypes.Structure):
@@ -38,7 +39,8 @@ class te_tune_summary(ctypes.Structure):
                 ("errors", ctypes.c_int), ("best_cost_s", ctypes.c_double),
                 ("best_gflops", ctypes.c_double), ("key", ctypes.c_char * 17),
                 ("confirmed", ctypes.c_int), ("transfer_records", ctypes.c_int),
-                ("transfer_workloads", ctypes.c_int)]
+                ("transfer_workloads", ctypes.c_int), ("best_gops", ctypes.c_double),
+                ("flops", ctypes.c_double), ("int_ops", ctypes.c_double)]
 
 
 PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.POINTER(te_tune_progress), ctypes.c_void_p)
@@ -76,10 +78,14 @@ _lib.declare({
 
 HAS_TUNE = _lib.has("te_tune") and _lib.has("te_apply_best")
 
+# best_gops / last_gops: G operations a second, integer arithmetic included (the rate of an
+# integer workload, int_ops > 0, whose best_gflops is 0); equal to the GFLOP/s otherwise.
 TuneSummary = namedtuple("TuneSummary",
-                         "trials_done measured errors best_cost_s best_gflops key confirmed")
+                         "trials_done measured errors best_cost_s best_gflops key confirmed "
+                         "best_gops flops int_ops")
 TuneProgress = namedtuple("TuneProgress", "trials_done trials_total best_gflops best_cost_s "
-                          "last_gflops last_status last_error elapsed_s eta_s round")
+                          "last_gflops last_status last_error elapsed_s eta_s round "
+                          "best_gops last_gops")
 
 _OPTION_NAMES = ("trials", "time_budget_s", "early_stop", "jobs", "seed", "resume", "batch",
                  "population", "generations", "epsilon", "no_model", "min_repeat_s",
@@ -168,7 +174,8 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, te
                 progress(TuneProgress(v.trials_done, v.trials_total, v.best_gflops, v.best_cost_s,
                                       v.last_gflops, v.last_status,
                                       (v.last_error or b"").decode("utf-8", "replace"),
-                                      v.elapsed_s, v.eta_s, v.round))
+                                      v.elapsed_s, v.eta_s, v.round, v.best_gops,
+                                      v.last_gops))
             except BaseException as e:     # raised again after te_tune returns
                 failure.append(e)
         opts.progress = PROGRESS_FN(cb)
@@ -185,7 +192,7 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, te
         raise failure[0]
     return TuneSummary(summary.trials_done, summary.measured, summary.errors,
                        summary.best_cost_s, summary.best_gflops, summary.key.decode(),
-                       summary.confirmed)
+                       summary.confirmed, summary.best_gops, summary.flops, summary.int_ops)
 
 
 def apply_best(s, log_path, target="llvm"):

@@ -261,3 +261,60 @@ Test(tune_dot, int8_tuning_run_finds_vpdpbusd) {
   cr_assert(best_is_dot, "the best record is %s (%.3g ms), the best dot record %.3g ms", sketch,
             best_cost * 1e3, best_dot * 1e3);
 }
+
+/* The value of knob (role, axis) of c: its first level. */
+static const int64_t *knob_vals(const at_task *t, const at_cand *c, at_knob_role role, int axis) {
+  const at_sketch *sk = &t->sketch[c->sketch];
+  for (int k = 0; k < sk->nknob; k++)
+    if (sk->knob[k].role == role && sk->knob[k].axis == axis)
+      return c->v + sk->knob[k].offset;
+  cr_assert_fail("no knob of role %d axis %d", role, axis);
+  return NULL;
+}
+
+/* Shaped samples (space_shaped.c) of tile+cache+read and of tile+cache+read:0 have the hand
+   kernel's structure — a register tile of 4..12 rows by whole 16-lane vectors, the rows
+   unrolled, both copies packed (3 or 4), vectorized — on 104 x 70 x 48, which no register tile
+   divides (vector axes of 70 and 104: 64 lanes at most, then a tail), and compute the same as the
+   default schedule. */
+Test(tune_dot, shaped_samples_are_hand_kernels_and_right) {
+  at_workload wl = matmul(TE_F32, TE_F32, TE_F32, 104, 70, 48);
+  at_task t;
+  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK, "%s", te_last_error(ctx));
+  const char *names[] = {"tile+cache+read", "tile+cache+read:0"};
+  at_rng rng;
+  at_rng_seed(&rng, 11);
+  at_cand c[8];
+  for (int i = 0; i < 8; i++) {
+    int sk = at_task_sketch_index(&t, names[i % 2]);
+    cr_assert_geq(sk, 0, "no sketch %s", names[i % 2]);
+    cr_assert(at_sketch_shapeable(&t, sk));
+    cr_assert(at_cand_sample_shaped(&t, sk, &rng, &c[i]), "sample %d is not valid", i);
+    int vec = i % 2 ? 0 : 1, rows = 1 - vec;
+    int64_t lanes = knob_vals(&t, &c[i], AT_ROLE_SPACE_TILE, vec)[3];
+    int64_t mr = knob_vals(&t, &c[i], AT_ROLE_SPACE_TILE, rows)[3];
+    cr_assert(lanes % 16 == 0 && lanes <= 64, "vector %lld", (long long)lanes);
+    cr_assert(mr >= 4 && mr <= 12, "rows %lld", (long long)mr);
+    cr_assert_eq(knob_vals(&t, &c[i], AT_ROLE_UNROLL, 0)[0], 1);
+    for (int in = 0; in < 2; in++) {
+      int64_t cr = knob_vals(&t, &c[i], AT_ROLE_CACHE_READ, in)[0];
+      cr_assert(cr == 3 || cr == 4, "input %d copied as %lld", in, (long long)cr);
+    }
+  }
+  check_cands(&wl, &t, 8, c, NULL);
+}
+
+/* Sketches without that structure take no shaped sample. */
+Test(tune_dot, shaped_samples_only_for_tile_cache_read) {
+  at_workload wl = matmul(TE_F32, TE_F32, TE_F32, 64, 64, 64);
+  at_task t;
+  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK, "%s", te_last_error(ctx));
+  at_rng rng;
+  at_rng_seed(&rng, 1);
+  at_cand c;
+  for (int k = 0; k < t.nsketch; k++) {
+    bool want = !strncmp(t.sketch[k].name, "tile+cache+read", 15) && !t.sketch[k].dot.insn;
+    cr_assert_eq(at_sketch_shapeable(&t, k), want, "%s", t.sketch[k].name);
+    cr_assert_eq(at_cand_sample_shaped(&t, k, &rng, &c), want, "%s", t.sketch[k].name);
+  }
+}

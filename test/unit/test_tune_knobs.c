@@ -218,7 +218,7 @@ static int propose(uint64_t seed, char **traces, int n) {
   at_workload wl = wl_make();
   at_task t;
   task_of(&wl, four_knobs, &t);
-  at_search_opts o = {seed, 16, 1, 0.15, true};
+  at_search_opts o = {seed, 16, 1, 0.15, true, false};
   at_search *s = at_search_new(&t, &o);
   at_proposal ps[16];
   int got = at_search_propose(s, &wl, tu_target(ctx), n, ps);

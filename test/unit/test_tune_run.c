@@ -5,6 +5,8 @@
  */
 #include "tune_util.h" /* first: it defines _GNU_SOURCE */
 
+#include "../../autotune/tune_session.h" /* at_confirm_cost */
+
 #include <math.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -336,4 +338,90 @@ static void expect_all_correct(const char *desc, int trials) {
 Test(tune_run, every_sketch_computes_the_default_function) {
   expect_all_correct("matmul M=24 N=40 K=36 dtype=f32", 16);
   expect_all_correct("conv2d C=3 H=10 W=12 O=8 pad=1 dtype=f32", 16);
+}
+
+/* The confirmed cost is the lowest round median; it disagrees with the search beyond 3x. */
+Test(tune_run, confirm_cost_rules) {
+  double rounds[3] = {9e-3, 1e-3, 4e-3};
+  cr_assert_float_eq(at_confirm_cost(rounds, 3), 1e-3, 1e-15);
+  cr_assert(isinf(at_confirm_cost(rounds, 0)));
+  cr_assert(!at_confirm_disagrees(2.9e-3, 1e-3));
+  cr_assert(at_confirm_disagrees(3.1e-3, 1e-3));
+  cr_assert(!at_confirm_disagrees(1, 0), "no search cost: nothing to disagree with");
+  cr_assert(!at_confirm_disagrees(1, INFINITY));
+}
+
+/* The confirm record of the trial whose trace is trace. */
+static const at_record *confirm_of(const at_log *l, const char *trace) {
+  for (int i = l->n - 1; i >= 0; i--)
+    if (l->rec[i].confirm && !strcmp(l->rec[i].trace, trace))
+      return &l->rec[i];
+  cr_assert_fail("no confirm record of\n%s", trace);
+  return NULL;
+}
+
+/* Tunes 8 trials of a 64^3 matmul without a confirm pass, then resumes with a confirm pass of
+   all 8 in 3 rounds while the best trial's runs at the calls in noisy[0..nnoisy) of that pass are
+   stretched 1000x (a burst of load). Returns the log; *best the search's best trial. */
+static void noisy_confirm(const char *log, const int *noisy, int nnoisy, at_log *l, int *best) {
+  te_tensor *out = tu_op(ctx, "matmul M=64 N=64 K=64 dtype=f32");
+  te_tune_options o = tu_quick(log, 8, 3);
+  o.confirm = -1;
+  cr_assert_eq(tune(ctx, out, &o), TE_OK, "%s", te_last_error(ctx));
+  tu_read(log, l);
+  cr_assert_eq(l->n, 8);
+  *best = 0;
+  for (int i = 1; i < 8; i++)
+    *best = at_record_cost(&l->rec[i]) < at_record_cost(&l->rec[*best]) ? i : *best;
+  /* rounds of the 8 finalists, cheapest first, rotated: finalist 0 runs at calls 0, 15, 22 */
+  o = tu_quick(log, 8, 3);
+  o.resume = 1;
+  o.confirm = 8;
+  o.confirm_rounds = 3;
+  at_test_noise(nnoisy, noisy, 1000);
+  te_status st = tune(ctx, out, &o);
+  at_test_noise(0, NULL, 1);
+  cr_assert_eq(st, TE_OK, "%s", te_last_error(ctx));
+  at_log_free(l);
+  tu_read(log, l);
+  cr_assert_eq(l->n, 16);
+}
+
+/* Two of the best schedule's three confirm rounds stretched 1000x: the pooled median of its
+   runs is the noise (what ranked it by before), its confirmed cost is the clean round's, and
+   the ranking keeps it near the top rather than last. */
+Test(tune_run, confirm_ranking_survives_noisy_rounds) {
+  at_log l;
+  int best;
+  noisy_confirm(tu_path("log.jsonl"), (const int[]){0, 15}, 2, &l, &best);
+  const at_record *c = confirm_of(&l, l.rec[best].trace);
+  double search = at_record_cost(&l.rec[best]);
+  cr_assert_eq(c->nround_costs, 3);
+  cr_assert(!c->reconfirmed);
+  cr_assert_gt(at_median(c->costs, c->ncosts), 20 * search, "the noise is in the runs");
+  cr_assert_lt(at_record_cost(c), 5 * search, "confirmed %g, search %g", at_record_cost(c), search);
+  cr_assert_float_eq(c->search_cost_s, search, 1e-15);
+  int worse = 0; /* finalists the noisy one still beats */
+  for (int i = 8; i < 16; i++)
+    worse += at_record_cost(&l.rec[i]) > at_record_cost(c);
+  cr_assert_geq(worse, 4, "the best of the search fell to rank %d of 8", 8 - worse);
+  at_log_free(&l);
+}
+
+/* All three rounds stretched: its confirmed cost disagrees with the search's, so every finalist
+   is measured in 3 rounds more, which give the clean cost. */
+Test(tune_run, confirm_reconfirms_a_disagreeing_finalist) {
+  at_log l;
+  int best;
+  noisy_confirm(tu_path("log.jsonl"), (const int[]){0, 15, 22}, 3, &l, &best);
+  const at_record *c = confirm_of(&l, l.rec[best].trace);
+  double search = at_record_cost(&l.rec[best]);
+  cr_assert(c->reconfirmed);
+  cr_assert_eq(c->nround_costs, 6);
+  for (int r = 0; r < 3; r++)
+    cr_assert_gt(c->round_costs[r], 20 * search, "round %d is the noise", r);
+  cr_assert_lt(at_record_cost(c), 5 * search, "confirmed %g, search %g", at_record_cost(c), search);
+  for (int i = 8; i < 16; i++) /* every finalist ran the extra rounds beside it */
+    cr_assert_eq(l.rec[i].nround_costs, 6, "finalist %d", i - 8);
+  at_log_free(&l);
 }

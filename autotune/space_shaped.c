@@ -1,0 +1,133 @@
+/* space_shaped.c — samples of a tile+cache+read sketch shaped like a BLAS kernel.
+ *
+ * te's hand SGEMM schedule (bench/sgemm_schedule.c) is a point of the tile+cache+read sketch: a
+ * 6 x 64 register tile accumulated in a local block as tall as a row block (MC, up to 342 rows)
+ * and one or a few register tiles wide, k in blocks of ~128, B packed whole into panels and A
+ * into row groups (cache-read knobs 4 and 3), vectorized, the rows unrolled, the row blocks
+ * parallel. Drawn uniformly, the knobs almost never land there: a register tile is one
+ * innermost factor among up to 64 per axis, a row block one middle factor among hundreds, and
+ * the two packed layouts two of five choices per input, so a 64-trial search measured 3 such
+ * points of 68 (docs/tuning-space.md). A shaped sample fixes what makes that structure (a
+ * register tile from the shapes that fill the 32 zmm registers, a row block, a k block, packed
+ * copies) and leaves the rest to the ordinary draw; the search takes a share of its random
+ * candidates from here (search.c), so the first rounds measure such points and the cost model
+ * and the elite's mutations take over from there.
+ */
+#include <math.h>
+
+#include "at.h"
+
+/* Register tiles rows x vector-lanes as the hand kernels use them: 24 or 16 accumulators of 16
+   lanes (the 32 zmm registers also hold the broadcasts and the loaded vectors). */
+static const int64_t tiles[][2] = {{6, 64}, {8, 48}, {12, 32}, {4, 64}, {8, 32}, {6, 48}};
+
+/* Shaped samples take the sketch tile+cache+read and its variants with the vector along another
+   axis; a dot sketch's register tile has rules of its own (space.c). */
+bool at_sketch_shapeable(const at_task *t, int sketch) {
+  const at_sketch *sk = &t->sketch[sketch];
+  return sk->kind == AT_SK_TILE_CACHE_READ && !sk->dot.insn && t->tiled >= 0;
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The space axis of the register tile's rows: the widest space axis but the vector's (-1 when
+   the stage has no other). */
+static int rows_axis(const at_stage_info *s, int vec) {
+  int best = -1;
+  for (int a = 0; a < s->nspace; a++)
+    if (a != vec && (best < 0 || s->space_ext[a] > s->space_ext[best]))
+      best = a;
+  return best;
+}
+
+/* A log-uniform draw in [lo, hi]. */
+static int64_t log_uniform(at_rng *r, int64_t lo, int64_t hi) {
+  if (hi <= lo)
+    return lo;
+  double x = exp(log((double)lo) + at_rng_unit(r) * (log((double)hi) - log((double)lo)));
+  int64_t v = (int64_t)(x + 0.5);
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* A k block: a divisor of the extent in [32, 512] (the hand's 128 keeps a 32 KB panel of B in
+   L1), the largest divisor up to 512 when none is that large. */
+static int64_t k_block(at_rng *r, int64_t ext) {
+  int64_t d[512];
+  int n = 0;
+  for (int64_t x = 32; x <= 512 && x <= ext && n < 512; x++)
+    if (ext % x == 0)
+      d[n++] = x;
+  if (n)
+    return d[at_rng_int(r, n)];
+  for (int64_t x = min64(ext, 512); x >= 1; x--)
+    if (ext % x == 0)
+      return x;
+  return 1;
+}
+
+/* The four levels S0 S1 S2 S3 of a space tile (S0 the tiles S1..S3 make, rounded up). */
+static void set_space(int64_t *v, int64_t ext, int64_t s1, int64_t s2, int64_t s3) {
+  v[3] = s3;
+  v[2] = s2;
+  v[1] = s1;
+  v[0] = ceil_div(ext, s1 * s2 * s3);
+}
+
+static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, const int64_t tile[2],
+                       at_rng *r, int64_t *v) {
+  const at_stage_info *s = &t->stage[t->tiled];
+  int64_t ext = k->extent > 0 ? k->extent : 1;
+  switch (k->role) {
+  case AT_ROLE_SPACE_TILE:
+    if (k->axis == vec) { /* whole vectors, the local block one to a few register tiles wide */
+      int64_t lanes = ext >= 16 ? min64(tile[1], ext / 16 * 16) : ext;
+      int64_t wide = (int64_t[]){1, 1, 2, 4, 8}[at_rng_int(r, 5)];
+      set_space(v, ext, 1, min64(wide, ceil_div(ext, lanes)), lanes);
+    } else if (k->axis == rows) { /* the rows, in a row block of up to 342 (a multiple of them) */
+      int64_t mr = min64(tile[0], ext);
+      int64_t groups = ceil_div(log_uniform(r, 8 * mr, 342), mr);
+      set_space(v, ext, 1, min64(groups, ceil_div(ext, mr)), mr);
+    } else { /* batches, a convolution's other axis: whole tiles of one point, parallel */
+      set_space(v, ext, 1, 1, 1);
+    }
+    break;
+  case AT_ROLE_REDUCE_TILE: { /* the widest reduce axis blocked, the others whole inside */
+    int widest = 0;
+    for (int a = 1; a < s->nreduce; a++)
+      widest = s->reduce_ext[a] > s->reduce_ext[widest] ? a : widest;
+    v[1] = k->axis == widest ? k_block(r, ext) : ext;
+    v[0] = ext / v[1];
+    break;
+  }
+  case AT_ROLE_PARALLEL_DEPTH:
+    v[0] = 0; /* the row blocks (S0) parallel */
+    break;
+  case AT_ROLE_UNROLL:
+    v[0] = 1; /* the register tile's rows unrolled */
+    break;
+  case AT_ROLE_VECTORIZE:
+    v[0] = k->nchoices > 1;
+    break;
+  case AT_ROLE_CACHE_READ: /* packed: a block at the reduce loop or whole, in the tile's layout */
+    v[0] = k->nchoices > 4 ? 3 + at_rng_int(r, 2) : v[0];
+    break;
+  default: /* the kept stages and the simple stages: as drawn */
+    break;
+  }
+}
+
+bool at_cand_sample_shaped(const at_task *t, int sketch, at_rng *r, at_cand *c) {
+  if (sketch < 0 || sketch >= t->nsketch || !at_sketch_shapeable(t, sketch))
+    return false;
+  const at_sketch *sk = &t->sketch[sketch];
+  const at_stage_info *s = &t->stage[t->tiled];
+  at_cand_sample(t, sketch, r, c);
+  int vec = sk->vec_axis >= 0 ? sk->vec_axis : s->nspace - 1;
+  int rows = rows_axis(s, vec);
+  const int64_t *tile = tiles[at_rng_int(r, (int)(sizeof tiles / sizeof tiles[0]))];
+  for (int k = 0; k < sk->nknob; k++)
+    if (sk->knob[k].stage == t->tiled || sk->knob[k].role == AT_ROLE_VECTORIZE)
+      shape_knob(t, &sk->knob[k], vec, rows, tile, r, c->v + sk->knob[k].offset);
+  return at_cand_valid(t, c);
+}
