@@ -12,6 +12,7 @@
  * Rate: GB/s of minimal traffic (X read once, Y written once).
  */
 #include "bench.h"
+#include "dot_time.h"
 #include "report.h"
 #include "rows_te.h"
 #include "te_util.h"
@@ -202,6 +203,13 @@ void wl_layernorm(const bench_cfg *cfg) {
       d.threads = t;
       bench_run_variant(cfg, wl, "c-vec", t, ROW_BYTES, bytes, run_c, &d, d.y, n, &chk,
                         "3 passes, gcc -O3 -march=native, OpenMP rows");
+    }
+    if (have_te && (t == 1 || (k.flags & TB_PAR))) {
+      char label[64];
+      snprintf(label, sizeof label, "%s %dT", wl, t);
+      tb_set_threads(t);
+      d.threads = t;
+      dot_cpu_versus(label, "te", tb_run, &targs, "c-vec", run_c, &d);
     }
   }
   if (have_te)
