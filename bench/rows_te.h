@@ -30,7 +30,7 @@ te_tensor *row_reduce(te_ctx *, const char *name, const rows_shape *, int lanes6
    vectors unrolled (TB_UNROLL), rows parallel when parallel_rows (TB_PAR). */
 void sched_elementwise(te_stage *, unsigned flags, int parallel_rows);
 /* A per-row stage: with TB_EXTRA2 computed at the row loop (axis 0) of consumer, a stage that
-   reads it directly (te_compute_at's rule; chains of per-row stages attach one to the next), else
+   reads it or contains its readers (place the readers first: te_compute_at's rule), else
    at root, rows in parallel. */
 void place_row_stage(te_stage *, te_stage *consumer, unsigned flags);
 /* A partial-lane stage: lanes innermost and vectorized, then placed as place_row_stage. */
