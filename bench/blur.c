@@ -180,8 +180,8 @@ static void run_tuned(const bench_cfg *cfg, const char *wl, blur_data *d, const 
       bench_run_variant(cfg, twl, "te-tuned", t, ROW_BYTES, bytes, tb_run, &targs, d->out, nout,
                         chk, tk.note);
       if (hl[t > 1])
-        bench_run_variant(cfg, twl, "halide", t, ROW_BYTES, bytes, hl_run, hl[t > 1], d->out,
-                          nout, chk, "the anchor, beside te-tuned");
+        bench_run_variant(cfg, twl, "halide", t, ROW_BYTES, bytes, hl_run, hl[t > 1], d->out, nout,
+                          chk, "the anchor, beside te-tuned");
     }
     char label[80];
     snprintf(label, sizeof label, "%s %dT", twl, t);

@@ -245,8 +245,8 @@ void wl_softmax(const bench_cfg *cfg) {
   }
   if (cfg->tuned_log) {
     rows_tuned tp = {d.s, cfg->tuned_log, 0};
-    rows_run_tuned(cfg, wl, &tp, (DLTensor *const[]){&tx, &ty}, 2, &k, have_te, "c-vec", run_c, &d, &d.threads, d.y, n,
-                   bytes, &chk);
+    rows_run_tuned(cfg, wl, &tp, (DLTensor *const[]){&tx, &ty}, 2, &k, have_te, "c-vec", run_c, &d,
+                   &d.threads, d.y, n, bytes, &chk);
   }
   if (have_te)
     tb_free(&k);
