@@ -388,17 +388,49 @@ static bool is_simple(const applier *a, int i) {
   return !(a->sk->kind == AT_SK_TILE_FUSE && i == a->t->fuse_consumer);
 }
 
+/* simple+lanes: stage i's reduce axis split by its lanes knob's 16 << v lanes (halved down to
+   the extent) and te_rfactor'ed into the partials' stage *rf, reduce loop outside the lane
+   loop, which is vectorized; *st is then i's rebuilt stage. *rf is NULL without the knob. */
+static te_status reduce_lanes(applier *a, int i, te_stage **st, te_stage **rf) {
+  *rf = NULL;
+  const int64_t *v = knob_vals(a, AT_ROLE_REDUCE_LANES, i, 0);
+  if (!v)
+    return TE_OK;
+  const at_stage_info *si = &a->t->stage[i];
+  int64_t lanes = (int64_t)16 << v[0];
+  while (lanes > 16 && lanes > si->reduce_ext[0])
+    lanes /= 2;
+  te_iter *ko = NULL, *ki = NULL;
+  te_tensor *part = NULL;
+  AT_TRY(te_split(*st, te_reduce_iter(*st, 0), lanes, &ko, &ki));
+  AT_TRY(te_rfactor(a->s, (*st)->op->outputs[0], ki, si->nspace, &part));
+  te_stage *ps = te_stage_of(a->s, part);
+  *st = stage_named(a, i);
+  if (!ps || !*st)
+    return te_last_status(a->s->ctx);
+  te_iter *lane = te_axis(ps, si->nspace);
+  AT_TRY(te_reorder(ps, 2, (te_iter *const[]){te_reduce_iter(ps, 0), lane}));
+  if (vec_on(a))
+    AT_TRY(te_vectorize(ps, lane));
+  *rf = ps;
+  return TE_OK;
+}
+
 static te_status apply_simple(applier *a, int i) {
   const at_stage_info *si = &a->t->stage[i];
-  te_stage *st = stage_named(a, i);
+  te_stage *st = stage_named(a, i), *rf = NULL;
   if (!st)
     return te_last_status(a->s->ctx);
+  AT_TRY(reduce_lanes(a, i, &st, &rf));
+  int n = si->nspace;
+  /* the partials of one point of the reduction at a time: their lanes stay in registers */
+  te_iter *last = n > 0 ? te_axis(st, n - 1) : NULL;
   int o = at_task_row_consumer(a->t, i);
   if (choice(a, AT_ROLE_AT_CONSUMER, -1, 0) && o >= 0 && a->row[o]) {
     te_stage *os = stage_named(a, o);
-    return os ? te_compute_at(st, os, a->row[o]) : te_last_status(a->s->ctx);
+    AT_TRY(os ? te_compute_at(st, os, a->row[o]) : te_last_status(a->s->ctx));
+    return rf ? te_compute_at(rf, st, last) : TE_OK;
   }
-  int n = si->nspace;
   te_iter *axes[AT_MAX_AXES], *outer = NULL, *lo = NULL, *li = NULL;
   for (int k = 0; k < n; k++)
     axes[k] = te_axis(st, k);
@@ -420,7 +452,7 @@ static te_status apply_simple(applier *a, int i) {
   if (outer && outer_ext > 1)
     AT_TRY(te_parallel(st, outer));
   a->row[i] = outer;
-  return TE_OK;
+  return rf ? te_compute_at(rf, st, last) : TE_OK;
 }
 
 te_status at_cand_apply(const at_task *t, const at_cand *c, te_schedule *s) {

@@ -151,7 +151,11 @@ typedef enum at_knob_role {
                              its chosen candidate */
   AT_ROLE_GPU_TILE,       /* gpu-tile: factors of a space axis over block, thread and the
                              thread's own tile (at most AT_GPU_MAX_INNER) */
-  AT_ROLE_GPU_THREADS     /* a GPU simple stage: 32 << v threads a block (capped) */
+  AT_ROLE_GPU_THREADS,    /* a GPU simple stage: 32 << v threads a block (capped) */
+  AT_ROLE_REDUCE_LANES    /* simple+lanes, one per reduction stage: its reduce axis split by
+                             16 << v lanes (at most the extent) and te_rfactor'ed into that many
+                             partial results, the lanes innermost and vectorized (v = 2: 4 zmm
+                             of independent accumulators) */
 } at_knob_role;
 
 typedef struct at_knob {
@@ -178,9 +182,10 @@ typedef struct at_sketch {
   at_dot dot;    /* tile+cache+read+dot:INSN: the register tile as dot-product instructions */
   int vec_axis;  /* tile+cache+read: the space axis whose innermost level is the vector (the
                     local block and copied blocks stored with it contiguous); -1: the last */
+  bool lanes;    /* simple+lanes: reductions accumulate in vector lanes (AT_ROLE_REDUCE_LANES) */
   char name[40]; /* "tile", "tile+cache", "tile+cache+read", "tile+cache+read:A" (vector along
                     space axis A), "tile+cache+read+dot:INSN", "tile+fuse", "simple",
-                    "default", "user" */
+                    "simple+lanes", "default", "user" */
   int nknob, nvals;
   at_knob knob[AT_MAX_KNOBS];
 } at_sketch;

@@ -27,7 +27,13 @@
  *     computed at that reader's S1 tile (sketch "tile+fuse");
  *   - every other stage is "simple": outer space axes fused and parallel, the last split for a
  *     vector; a reduction feeding an output row by row (softmax, layer norm) may be computed at
- *     that output's row loop.
+ *     that output's row loop. Without a tiled stage, sketch "simple+lanes" is "simple" whose
+ *     reductions (one reduce axis of 32 or more) accumulate in 16, 32, 64 or 128 vector lanes
+ *     (a knob each): the reduce axis split by the lanes and te_rfactor'ed, the partials' lane
+ *     loop innermost and vectorized, computed at the reduction's innermost space loop, then
+ *     the lanes reduced; scalar code would chain every addition (or max) of a row on the last
+ *     one, as C does without -ffast-math, where the lanes are independent accumulators (what
+ *     bench/rows_te.c writes into the algorithm by hand).
  * Knobs (see at.h) are tile factors and small choices (parallel depth, te_unroll of the
  * register tile's rows, vectorize). te_pragma unroll_max_step is not a knob: with it, te's unroll
  * pass takes minutes on some matmul tiles (16 steps already), which would stall a tuning run.
@@ -189,10 +195,19 @@ int at_task_row_consumer(const at_task *t, int i) {
   return found;
 }
 
+/* Whether sketch simple+lanes may accumulate stage i's reduction in vector lanes: one reduce
+   axis, long enough for two vectors of 16, and space axes to compute the partials at. */
+static bool lanes_stage(const at_task *t, int i) {
+  const at_stage_info *s = &t->stage[i];
+  return !s->placeholder && s->nspace > 0 && s->nreduce == 1 && s->reduce_ext[0] >= 32;
+}
+
 static void simple_knobs(const at_task *t, at_sketch *sk, int i) {
   const at_stage_info *s = &t->stage[i];
   if (s->nspace == 0)
     return;
+  if (sk->lanes && lanes_stage(t, i))
+    add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_REDUCE_LANES, i, 0, 1, 0, 4);
   if (s->nreduce == 0)
     add_knob(sk, AT_KNOB_TILE, AT_ROLE_SIMPLE_VEC, i, s->nspace - 1, 2, s->space_ext[s->nspace - 1],
              0);
@@ -233,13 +248,14 @@ static bool is_simple(const at_task *t, const at_sketch *sk, int i) {
 
 /* A dot sketch has its dot set before its knobs are made (they depend on it). */
 static at_sketch *make_sketch_dot(at_task *t, at_sketch_kind kind, const char *name,
-                                  const at_dot *dot) {
+                                  const at_dot *dot, bool lanes) {
   if (t->nsketch >= AT_MAX_SKETCHES)
     return NULL;
   at_sketch *sk = &t->sketch[t->nsketch++];
   memset(sk, 0, sizeof *sk);
   sk->kind = kind;
   sk->vec_axis = -1;
+  sk->lanes = lanes;
   if (dot)
     sk->dot = *dot;
   snprintf(sk->name, sizeof sk->name, "%s", name);
@@ -264,7 +280,7 @@ static at_sketch *make_sketch_dot(at_task *t, at_sketch_kind kind, const char *n
 }
 
 static at_sketch *make_sketch(at_task *t, at_sketch_kind kind, const char *name) {
-  return make_sketch_dot(t, kind, name, NULL);
+  return make_sketch_dot(t, kind, name, NULL, false);
 }
 
 /* The dot-product instruction for the tiled stage of s, when it multiplies u8 by i8 into i32
@@ -391,12 +407,17 @@ te_status at_task_analyze(const at_workload *wl, at_task *t) {
     if (t->stage[t->tiled].output && find_dot(s, t, &dot)) {
       char name[40];
       snprintf(name, sizeof name, "tile+cache+read+dot:%s", dot.insn);
-      make_sketch_dot(t, AT_SK_TILE_CACHE_READ, name, &dot);
+      make_sketch_dot(t, AT_SK_TILE_CACHE_READ, name, &dot, false);
     }
     if (t->fuse_consumer >= 0)
       make_sketch(t, AT_SK_TILE_FUSE, "tile+fuse");
   } else {
     make_sketch(t, AT_SK_SIMPLE, "simple");
+    bool any = false; /* a reduction scalar code would make one long dependent chain of */
+    for (int i = 0; i < t->nstage; i++)
+      any |= lanes_stage(t, i);
+    if (any)
+      make_sketch_dot(t, AT_SK_SIMPLE, "simple+lanes", NULL, true);
   }
   probe_sketches(wl, t);
   if (t->nsketch == 0) { /* nothing applies: the default schedule is the only candidate */

@@ -1,5 +1,7 @@
-/* dot_time.h — the low-precision rows' (int8gemm.c, bf16gemm.c, int8conv.c, bf16conv.c) timing
- * of te against its anchor by CPU time, beside the table's wall-clock rows.
+/* dot_time.h — te against its anchor by CPU time, beside the table's wall-clock rows: the
+ * low-precision rows (int8gemm.c, bf16gemm.c, int8conv.c, bf16conv.c) and the memory-bound ones
+ * (blur.c against Halide, softmax.c and layernorm.c against their vectorized C), at 1 and N
+ * threads.
  */
 #ifndef TE_BENCH_DOT_TIME_H
 #define TE_BENCH_DOT_TIME_H

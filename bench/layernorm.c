@@ -4,14 +4,14 @@
  * te vs a hand-vectorized C version (same two-pass algorithm), at 1 and 2 threads.
  *
  * te's schedule: the two row sums in two levels of 64 partial lanes (extra "lanes64",
- * rows_te.h); the per-row stages computed inside the row loop of their reader (extra2
- * "rowlocal", which computes the mean twice because te_compute_at wants one reader per stage) or
- * at root in parallel; Y's columns split 64 / 16, vectorized and unrolled; rows in parallel.
+ * rows_te.h); the per-row stages computed inside Y's row loop (extra2 "rowlocal") or at root in
+ * parallel; Y's columns split 64 / 16, vectorized and unrolled; rows in parallel.
  * The C version makes three passes over each row (sum, squared deviations, normalize), the sums
  * in 64 partial lanes so gcc -O3 -march=native vectorizes them without reassociating.
  * Rate: GB/s of minimal traffic (X read once, Y written once).
  */
 #include "bench.h"
+#include "dot_time.h"
 #include "report.h"
 #include "rows_te.h"
 #include "te_util.h"
@@ -42,30 +42,28 @@ static te_expr *elem_scaled(te_ctx *ctx, te_expr *i, te_expr *k, void *user) {
   return te_mul(TE_AT(u->x, i, k), u->inv_c);
 }
 
-/* Row-local form (TB_EXTRA2): one reader per per-row stage, as te_compute_at requires, so the
-   mean is computed twice:  mean -> var(_p) -> var -> rstd -> Y,  mean2 -> Y. Shared form: one
-   mean read by var and Y, every stage at root (in parallel). */
+/* Row-local form (TB_EXTRA2): every per-row stage computed at Y's row loop, its readers placed
+   first (te_compute_at lets a stage be read by several stages inside the loop: the mean by var
+   and Y), so a row is read three times from L1 after the first read from memory, as the C
+   version does: mean, var, Y. Shared form: the same stages, every one at root (in parallel). */
 static void layernorm_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
   const rows_shape *s = params;
   int lanes64 = (flags & TB_TILE) && (flags & TB_EXTRA);
-  int rowlocal = (flags & TB_TILE) && (flags & TB_EXTRA2);
   te_expr *R = te_int(ctx, s->rows), *C = te_int(ctx, s->cols);
   te_tensor *X = te_placeholder(ctx, "X", TE_F32, 2, TE_EXPRS(R, C));
   te_tensor *gamma = te_placeholder(ctx, "gamma", TE_F32, 1, TE_EXPRS(C));
   te_tensor *beta = te_placeholder(ctx, "beta", TE_F32, 1, TE_EXPRS(C));
   dev_user u = {X, NULL, te_float(ctx, TE_F32, 1.0 / s->cols)};
-  te_tensor *mp, *vp, *m2p = NULL;
+  te_tensor *mp, *vp;
   te_tensor *mean = row_reduce(ctx, "mean", s, lanes64, 1, elem_scaled, &u, &mp);
   u.mean = mean;
   te_tensor *var = row_reduce(ctx, "var", s, lanes64, 1, elem_dev2, &u, &vp);
-  te_tensor *mean2 =
-      rowlocal ? row_reduce(ctx, "mean2", s, lanes64, 1, elem_scaled, &u, &m2p) : mean;
   te_expr *r = te_var(ctx, "i");
   te_expr *veps = te_add(TE_AT(var, r), te_float(ctx, TE_F32, EPS));
   te_tensor *rstd = te_compute(ctx, "rstd", 1, TE_EXPRS(R), TE_EXPRS(r),
                                te_call(ctx, "rsqrt", 1, TE_EXPRS(veps)));
   te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
-  te_expr *norm = te_mul(te_sub(TE_AT(X, i, j), TE_AT(mean2, i)), TE_AT(rstd, i));
+  te_expr *norm = te_mul(te_sub(TE_AT(X, i, j), TE_AT(mean, i)), TE_AT(rstd, i));
   te_tensor *Y = te_compute(ctx, "Y", 2, TE_EXPRS(R, C), TE_EXPRS(i, j),
                             te_add(te_mul(norm, TE_AT(gamma, j)), TE_AT(beta, j)));
   out->s = te_schedule_new(ctx, 1, &Y);
@@ -79,19 +77,13 @@ static void layernorm_define(te_ctx *ctx, unsigned flags, const void *params, tb
   te_stage *ys = te_stage_of(out->s, Y), *ms = te_stage_of(out->s, mean);
   te_stage *vs = te_stage_of(out->s, var), *rs = te_stage_of(out->s, rstd);
   sched_elementwise(ys, flags, 1);
-  place_row_stage(rs, ys, flags);
-  place_row_stage(vs, rs, flags);
+  place_row_stage(rs, ys, flags); /* readers first: rstd, var(_p), mean(_p) */
+  place_row_stage(vs, ys, flags);
   if (vp)
-    sched_partial(te_stage_of(out->s, vp), vs, flags);
-  place_row_stage(ms, rowlocal ? te_stage_of(out->s, vp ? vp : var) : ys, flags);
+    sched_partial(te_stage_of(out->s, vp), ys, flags);
+  place_row_stage(ms, ys, flags);
   if (mp)
-    sched_partial(te_stage_of(out->s, mp), ms, flags);
-  if (rowlocal) {
-    te_stage *m2s = te_stage_of(out->s, mean2);
-    place_row_stage(m2s, ys, flags);
-    if (m2p)
-      sched_partial(te_stage_of(out->s, m2p), m2s, flags);
-  }
+    sched_partial(te_stage_of(out->s, mp), ys, flags);
 }
 
 static void layernorm_row(const float *restrict x, const float *restrict g, const float *restrict b,
@@ -203,6 +195,18 @@ void wl_layernorm(const bench_cfg *cfg) {
       bench_run_variant(cfg, wl, "c-vec", t, ROW_BYTES, bytes, run_c, &d, d.y, n, &chk,
                         "3 passes, gcc -O3 -march=native, OpenMP rows");
     }
+    if (have_te && (t == 1 || (k.flags & TB_PAR))) {
+      char label[64];
+      snprintf(label, sizeof label, "%s %dT", wl, t);
+      tb_set_threads(t);
+      d.threads = t;
+      dot_cpu_versus(label, "te", tb_run, &targs, "c-vec", run_c, &d);
+    }
+  }
+  if (cfg->tuned_log) {
+    rows_tuned tp = {d.s, cfg->tuned_log, 1};
+    rows_run_tuned(cfg, wl, &tp, (DLTensor *const[]){&tx, &tg, &tbeta, &ty}, 4, &k, have_te,
+                   "c-vec", run_c, &d, &d.threads, d.y, n, bytes, &chk);
   }
   if (have_te)
     tb_free(&k);

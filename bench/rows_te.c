@@ -3,6 +3,8 @@
  * and partial-lane stages (rows_te.h).
  */
 #include "rows_te.h"
+#include "dot_time.h"
+#include "report.h"
 
 #include <stdio.h>
 
@@ -59,4 +61,71 @@ void sched_partial(te_stage *p, te_stage *consumer, unsigned flags) {
   if (flags & TB_VEC)
     te_vectorize(p, te_axis(p, 1));
   place_row_stage(p, consumer, flags);
+}
+
+void rows_define_tuned(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
+  (void)flags;
+  const rows_tuned *p = params;
+  te_expr *C = te_int(ctx, p->s.cols);
+  te_tensor *x = te_placeholder(ctx, "x", TE_F32, 2, TE_EXPRS(te_int(ctx, p->s.rows), C));
+  te_tensor *g = NULL, *b = NULL, *y;
+  if (p->layer_norm) {
+    g = te_placeholder(ctx, "gamma", TE_F32, 1, TE_EXPRS(C));
+    b = te_placeholder(ctx, "beta", TE_F32, 1, TE_EXPRS(C));
+    y = te_op_layer_norm(ctx, x, g, b, 1e-5, NULL);
+  } else {
+    y = te_op_softmax(ctx, x, NULL);
+  }
+  out->s = y ? te_schedule_new(ctx, 1, &y) : NULL;
+  out->ntensors = 0;
+  out->tensors[out->ntensors++] = x;
+  if (p->layer_norm) {
+    out->tensors[out->ntensors++] = g;
+    out->tensors[out->ntensors++] = b;
+  }
+  out->tensors[out->ntensors++] = y;
+  te_target *target = te_target_parse(ctx, "llvm -mcpu=native");
+  if (out->s && (!target || te_apply_best(out->s, p->log, target) != TE_OK))
+    out->s = NULL; /* tb_build reports te's message */
+}
+
+void rows_run_tuned(const bench_cfg *cfg, const char *wl, const rows_tuned *p,
+                    DLTensor *const args[], int nargs, const tb_kernel *hand, int have_hand,
+                    const char *anchor_name, bench_fn anchor, void *anchor_arg, int *threads,
+                    float *out, size_t nout, double bytes, const bench_ref *chk) {
+  char twl[64];
+  snprintf(twl, sizeof twl, "%s tuned", wl);
+  unsigned only = TB_TILE;
+  tb_kernel tk;
+  if (!tb_build(twl, p->layer_norm ? "layernorm_tuned" : "softmax_tuned", rows_define_tuned, p,
+                &only, 1, NULL, &tk)) {
+    bench_add_failed(twl, "te-tuned", 1, tk.note);
+    return;
+  }
+  snprintf(tk.note, sizeof tk.note, "te_apply_best(%s)", p->log);
+  tb_args targs = {&tk, {NULL}}, hargs = {hand, {NULL}};
+  for (int a = 0; a < nargs; a++)
+    targs.args[a] = hargs.args[a] = args[a];
+  int tl[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
+  for (int ti = 0; ti < nthreads; ti++) {
+    int t = tl[ti];
+    for (int round = 0; round < cfg->rounds; round++) {
+      tb_set_threads(t);
+      bench_run_variant(cfg, twl, "te-tuned", t, ROW_BYTES, bytes, tb_run, &targs, out, nout, chk,
+                        tk.note);
+      *threads = t;
+      bench_run_variant(cfg, twl, anchor_name, t, ROW_BYTES, bytes, anchor, anchor_arg, out, nout,
+                        chk, "the anchor, beside te-tuned");
+    }
+    char label[80];
+    snprintf(label, sizeof label, "%s %dT", twl, t);
+    tb_set_threads(t);
+    *threads = t;
+    dot_cpu_versus(label, "te-tuned", tb_run, &targs, anchor_name, anchor, anchor_arg);
+    if (have_hand) {
+      tb_set_threads(t);
+      dot_cpu_versus(label, "te-tuned", tb_run, &targs, "te-hand", tb_run, &hargs);
+    }
+  }
+  tb_free(&tk);
 }

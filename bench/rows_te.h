@@ -30,10 +30,30 @@ te_tensor *row_reduce(te_ctx *, const char *name, const rows_shape *, int lanes6
    vectors unrolled (TB_UNROLL), rows parallel when parallel_rows (TB_PAR). */
 void sched_elementwise(te_stage *, unsigned flags, int parallel_rows);
 /* A per-row stage: with TB_EXTRA2 computed at the row loop (axis 0) of consumer, a stage that
-   reads it directly (te_compute_at's rule; chains of per-row stages attach one to the next), else
+   reads it or contains its readers (place the readers first: te_compute_at's rule), else
    at root, rows in parallel. */
 void place_row_stage(te_stage *, te_stage *consumer, unsigned flags);
 /* A partial-lane stage: lanes innermost and vectorized, then placed as place_row_stage. */
 void sched_partial(te_stage *partial, te_stage *consumer, unsigned flags);
+
+/* "<wl> tuned" rows (te-bench --tuned LOG): te_op_softmax or te_op_layer_norm of x [rows, cols]
+   (gamma, beta [cols]), named as te-tune's operators name them (`te-tune tune "softmax
+   N=4096 D=4096"`), so that te_apply_best finds the log's best schedule for them. */
+typedef struct rows_tuned {
+  rows_shape s;
+  const char *log;
+  int layer_norm; /* 0: softmax */
+} rows_tuned;
+/* A tb_define_fn: the workload with te_apply_best(log) applied; no schedule (refused, with te's
+   message) when the log has no record of it. */
+void rows_define_tuned(te_ctx *, unsigned flags, const void *rows_tuned, tb_def *out);
+/* The "<wl> tuned" rows: the tuned kernel (args: the kernel's tensors in order) as variant
+   "te-tuned" at 1 and cfg's threads, alternating with the anchor (anchor_name; *threads set
+   before each of its runs) in every round; with TE_BENCH_CPU also by CPU time against the
+   anchor and against hand (te's hand schedule, when have_hand). */
+void rows_run_tuned(const bench_cfg *cfg, const char *wl, const rows_tuned *p,
+                    DLTensor *const args[], int nargs, const tb_kernel *hand, int have_hand,
+                    const char *anchor_name, bench_fn anchor, void *anchor_arg, int *threads,
+                    float *out, size_t nout, double bytes, const bench_ref *chk);
 
 #endif

@@ -18,6 +18,7 @@
  * Rate: GB/s of minimal traffic (X read once, Y written once).
  */
 #include "bench.h"
+#include "dot_time.h"
 #include "report.h"
 #include "rows_te.h"
 #include "te_util.h"
@@ -234,6 +235,18 @@ void wl_softmax(const bench_cfg *cfg) {
       bench_run_variant(cfg, wl, "c-vec", t, ROW_BYTES, bytes, run_c, &d, d.y, n, &chk,
                         "3 passes, polynomial exp, gcc -O3 -march=native, OpenMP rows");
     }
+    if (have_te && (t == 1 || (k.flags & TB_PAR))) {
+      char label[64];
+      snprintf(label, sizeof label, "%s %dT", wl, t);
+      tb_set_threads(t);
+      d.threads = t;
+      dot_cpu_versus(label, "te", tb_run, &targs, "c-vec", run_c, &d);
+    }
+  }
+  if (cfg->tuned_log) {
+    rows_tuned tp = {d.s, cfg->tuned_log, 0};
+    rows_run_tuned(cfg, wl, &tp, (DLTensor *const[]){&tx, &ty}, 2, &k, have_te, "c-vec", run_c, &d,
+                   &d.threads, d.y, n, bytes, &chk);
   }
   if (have_te)
     tb_free(&k);

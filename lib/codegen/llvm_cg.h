@@ -52,6 +52,7 @@ typedef struct cg_fn {
   LLVMBasicBlockRef alloca_block; /* the entry block: allocas, then a branch to the body */
   int nlive, cap;                 /* heap allocations live at the insertion point */
   LLVMValueRef *live;
+  int64_t stack_bytes; /* the bytes of the buffers given allocas so far (llvm_stmt.c) */
 } cg_fn;
 
 typedef struct cg_llvm {

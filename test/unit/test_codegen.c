@@ -106,8 +106,9 @@ Test(codegen, parallel_2d_symbolic) {
   te_rt_set_num_threads(0);
 }
 
-/* allocate T[count] { for i: T[i] = A[i] * 3 }; for i: B[i] = T[i] + 1 */
-static void check_allocate(te_expr *count, int64_t n, bool symbolic) {
+/* allocate T[count] { for i: T[i] = A[i] * 3 }; for i: B[i] = T[i] + 1; T on the heap (a call
+   of te_rt_alloc in the module) when heap, else on the stack */
+static void check_allocate(te_expr *count, int64_t n, bool symbolic, bool heap) {
   te_expr *nv = symbolic ? ir_var_new(ctx, "n", TE_I64, IR_VAR_INDEX) : I64(n);
   if (symbolic)
     count = nv;
@@ -126,6 +127,10 @@ static void check_allocate(te_expr *count, int64_t n, bool symbolic) {
   if (symbolic)
     add_size(f, nv, 0, 0);
   te_module *m = compile(f);
+  const char *ll = te_module_source(m, "ll");
+  cr_assert_not_null(ll);
+  cr_expect_eq(strstr(ll, "te_rt_alloc") != NULL, heap, "T of %lld i32 %s", (long long)n,
+               heap ? "should be on the heap" : "should be an alloca");
   int32_t *a = malloc(sizeof(int32_t) * (size_t)n), *b = malloc(sizeof(int32_t) * (size_t)n);
   for (int64_t x = 0; x < n; x++)
     a[x] = (int32_t)(x * 7 - 100), b[x] = 0;
@@ -140,9 +145,12 @@ static void check_allocate(te_expr *count, int64_t n, bool symbolic) {
   free(b);
 }
 
-Test(codegen, allocate_stack) { check_allocate(I64(16), 16, false); }
-Test(codegen, allocate_heap) { check_allocate(I64(5000), 5000, false); }
-Test(codegen, allocate_symbolic) { check_allocate(NULL, 777, true); }
+Test(codegen, allocate_stack) { check_allocate(I64(16), 16, false, false); }
+/* 32 KiB: a tile a producer computed at its consumer's tile fills (blur's bx per 256 x 32 tile)
+   is an alloca, not a malloc per tile */
+Test(codegen, allocate_tile_on_the_stack) { check_allocate(I64(8192), 8192, false, false); }
+Test(codegen, allocate_heap) { check_allocate(I64(20000), 20000, false, true); }
+Test(codegen, allocate_symbolic) { check_allocate(NULL, 777, true, true); }
 
 static int32_t floordiv_ref(int32_t a, int32_t b) {
   int32_t q = a / b;

@@ -35,7 +35,7 @@ Test(tune_space, sketches_by_workload) {
                   (const char *const[]){"tile", "tile+fuse"}, 2);
   expect_sketches("conv2d C=4 H=8 W=8 O=8 pad=1 dtype=f32",
                   (const char *const[]){"tile", "tile+cache", "tile+cache+read"}, 3);
-  expect_sketches("softmax N=8 D=32 dtype=f32", (const char *const[]){"simple"}, 1);
+  expect_sketches("softmax N=8 D=32 dtype=f32", (const char *const[]){"simple", "simple+lanes"}, 2);
 }
 
 /* Every sampled, mutated and crossed candidate is valid and applies; its schedule lowers. */
