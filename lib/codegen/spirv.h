@@ -95,12 +95,12 @@ typedef struct cg_spv {
   const char *kernel; /* for messages */
   uint32_t bound;     /* next id */
   cg_spv_words caps, exts, imports, entry, modes, debug, annot, globals;
-  cg_spv_words fhead, fvars, code; /* the function: OpFunction and first label, its Function-
-                                     storage variables, then the code */
-  cg_spv_words fns;                /* the functions the entry calls (f64 math), after it */
+  cg_spv_words fhead, fvars, code;   /* the function: OpFunction and first label, its Function-
+                                       storage variables, then the code */
+  cg_spv_words fns;                  /* the functions the entry calls (f64 math), after it */
   uint32_t f64_fns[IR_INTRIN_COUNT]; /* their ids by intrinsic, 0 until first called */
   uint32_t two_over_pi;              /* sin/cos/tan's table of 2/pi (in the one being written) */
-  unsigned features;               /* CG_SPV_* */
+  unsigned features;                 /* CG_SPV_* */
   bool oom;
   uint32_t glsl; /* GLSL.std.450 import */
   uint32_t fn;   /* the entry function */

@@ -393,8 +393,8 @@ cg_spv_val cg_spv_expr(cg_spv *s, te_expr *e) {
     return spv_fail();
   if (e->dtype.lanes != 1) { /* cg_spv_scalarize rewrote the kernel's vector code */
     ir_error(s->ctx, TE_ERR_INTERNAL,
-             "internal: te_build: kernel '%s': a vector '%s' reached SPIR-V generation",
-             s->kernel, ir_expr_kind_name[e->kind]);
+             "internal: te_build: kernel '%s': a vector '%s' reached SPIR-V generation", s->kernel,
+             ir_expr_kind_name[e->kind]);
     return spv_fail();
   }
   if (e->dtype.code == kDLBfloat) { /* no bf16 type in Vulkan 1.1's SPIR-V */

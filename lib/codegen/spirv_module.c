@@ -49,7 +49,7 @@ void cg_spv_init(cg_spv *s, te_ctx *ctx, const char *kernel) {
 
 void cg_spv_free(cg_spv *s) {
   cg_spv_words *all[] = {&s->caps,  &s->exts,    &s->imports, &s->entry, &s->modes, &s->debug,
-                         &s->annot, &s->globals, &s->fhead,   &s->fvars, &s->code, &s->fns};
+                         &s->annot, &s->globals, &s->fhead,   &s->fvars, &s->code,  &s->fns};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     free(all[i]->w);
   free(s->dkeys);
@@ -345,9 +345,9 @@ uint32_t *cg_spv_finish(cg_spv *s, size_t *nwords) {
   cg_spv_words mm = {0};
   cg_spv_op(s, &mm, SpvOpMemoryModel, 2,
             (uint32_t[]){SpvAddressingModelLogical, SpvMemoryModelGLSL450});
-  cg_spv_words *order[] = {&s->caps,  &s->exts,  &s->imports, &mm,       &s->entry, &s->modes,
-                           &s->debug, &s->annot, &s->globals, &s->fhead, &s->fvars, &s->code,
-                           &s->fns};
+  cg_spv_words *order[] = {&s->caps,  &s->exts,  &s->imports, &mm,         &s->entry,
+                           &s->modes, &s->debug, &s->annot,   &s->globals, &s->fhead,
+                           &s->fvars, &s->code,  &s->fns};
   size_t n = 5;
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
     n += order[i]->n;

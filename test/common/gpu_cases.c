@@ -215,3 +215,40 @@ const gpu_case_entry gpu_cases[] = {
     {"softmax", gpu_case_softmax},
 };
 const int gpu_ncases = (int)(sizeof gpu_cases / sizeof gpu_cases[0]);
+
+#define BIND_TRY(call)                                                                             \
+  do {                                                                                             \
+    te_status bind_st_ = (call);                                                                   \
+    if (bind_st_ != TE_OK)                                                                         \
+      return bind_st_;                                                                             \
+  } while (0)
+
+te_status gpu_bind_partials(te_stage *srf, gpu_partials layout, int64_t inner, int64_t inner2) {
+  te_iter *a = NULL, *b = NULL, *a2 = NULL, *b2 = NULL;
+  switch (layout) {
+  case ALONG_X:
+    return te_bind(srf, te_axis(srf, 0), TE_THREAD_X);
+  case ALONG_Y:
+    BIND_TRY(te_bind(srf, te_axis(srf, 0), TE_THREAD_Y));
+    return te_bind(srf, te_axis(srf, 1), TE_THREAD_X);
+  case ALONG_X_COLS_Y:
+    BIND_TRY(te_bind(srf, te_axis(srf, 0), TE_THREAD_X));
+    return te_bind(srf, te_axis(srf, 1), TE_THREAD_Y);
+  case ALONG_XY:
+    BIND_TRY(te_split(srf, te_axis(srf, 0), inner, &a, &b));
+    BIND_TRY(te_bind(srf, a, TE_THREAD_Y));
+    return te_bind(srf, b, TE_THREAD_X);
+  case ALONG_YZ_COLS_X:
+    BIND_TRY(te_bind(srf, te_axis(srf, 1), TE_THREAD_X));
+    BIND_TRY(te_split(srf, te_axis(srf, 0), inner, &a, &b));
+    BIND_TRY(te_bind(srf, a, TE_THREAD_Z));
+    return te_bind(srf, b, TE_THREAD_Y);
+  case ALONG_XYZ:
+    BIND_TRY(te_split(srf, te_axis(srf, 0), inner2, &a, &b));
+    BIND_TRY(te_split(srf, b, inner, &a2, &b2));
+    BIND_TRY(te_bind(srf, a, TE_THREAD_Z));
+    BIND_TRY(te_bind(srf, a2, TE_THREAD_Y));
+    return te_bind(srf, b2, TE_THREAD_X);
+  }
+  return TE_ERR_INVALID_ARG;
+}

@@ -71,6 +71,21 @@ typedef struct gpu_vec_spec {
 } gpu_vec_spec;
 bool gpu_case_vector(te_ctx *, gpu_case *, const gpu_vec_spec *);
 
+/* Where a cross-thread reduction's partials lie, for the tree tests (unit.gpu_tree,
+   unit.spirv_subgroup): the thread indices that the rfactor'd stage's axis 0 (the partials)
+   and, in the *_COLS_* layouts, its axis 1 (the outputs) are bound to. inner is the extent of
+   the lowest thread index the partials are split over, inner2 that of the two lowest. */
+typedef enum gpu_partials {
+  ALONG_X,         /* threadIdx.x; one output a block (a one-dimensional block) */
+  ALONG_Y,         /* threadIdx.y; threadIdx.x indexes the outputs */
+  ALONG_X_COLS_Y,  /* threadIdx.x; threadIdx.y indexes the outputs */
+  ALONG_XY,        /* threadIdx.y * inner + threadIdx.x; one output a block */
+  ALONG_YZ_COLS_X, /* threadIdx.z * inner + threadIdx.y; threadIdx.x indexes the outputs */
+  ALONG_XYZ,       /* threadIdx.z * inner2 + threadIdx.y * inner + threadIdx.x; one output */
+} gpu_partials;
+/* Binds the rfactor'd stage srf's loops for layout; the first failing call's status. */
+te_status gpu_bind_partials(te_stage *srf, gpu_partials layout, int64_t inner, int64_t inner2);
+
 /* All of them, by name. */
 typedef struct gpu_case_entry {
   const char *name;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_cases.h"
 #include "ir_eval.h"
 #include "lower/gpu_lower.h"
 #include "te/te.h"
@@ -270,63 +271,16 @@ static void run_block(simt *s) {
 
 typedef te_expr *(*reduce_fn)(te_expr *, int, te_expr *const[]);
 
-/* Where the partials lie (the rfactor'd axis, of `threads` partials, bound to ...) */
-typedef enum tree_layout {
-  ALONG_X,        /* threadIdx.x; one output a block (a one-dimensional block) */
-  ALONG_Y,        /* threadIdx.y; threadIdx.x indexes `cols` outputs */
-  ALONG_X_COLS_Y, /* threadIdx.x; threadIdx.y indexes `cols` outputs */
-  ALONG_XY,       /* threadIdx.y * inner + threadIdx.x; one output a block */
-  ALONG_YZ,       /* threadIdx.z * inner + threadIdx.y; threadIdx.x indexes `cols` outputs */
-  ALONG_XYZ,      /* threadIdx.z, y, x (inner = the x extent, inner2 = x * y); one output */
-} tree_layout;
-
 typedef struct tree_case {
   const char *name;
   reduce_fn red;
   int op; /* 0 sum, 1 max, 2 min, 3 product */
   te_dtype dt;
   int64_t rows, k, threads;
-  tree_layout layout;
+  gpu_partials layout;
   int64_t cols, inner, inner2;
   bool shared_tree; /* cuda keeps the shared-memory tree (the warps do not line up) */
 } tree_case;
-
-/* The threads' loops of the rfactor'd stage srf (axis 0: the partials, axis 1 when cols: the
-   outputs) for c's layout. */
-static void bind_partials(const tree_case *c, te_stage *srf) {
-  te_iter *a = NULL, *b = NULL, *a2 = NULL, *b2 = NULL;
-  switch (c->layout) {
-  case ALONG_X:
-    cr_assert_eq(te_bind(srf, te_axis(srf, 0), TE_THREAD_X), TE_OK);
-    return;
-  case ALONG_Y:
-    cr_assert_eq(te_bind(srf, te_axis(srf, 0), TE_THREAD_Y), TE_OK);
-    cr_assert_eq(te_bind(srf, te_axis(srf, 1), TE_THREAD_X), TE_OK);
-    return;
-  case ALONG_X_COLS_Y:
-    cr_assert_eq(te_bind(srf, te_axis(srf, 0), TE_THREAD_X), TE_OK);
-    cr_assert_eq(te_bind(srf, te_axis(srf, 1), TE_THREAD_Y), TE_OK);
-    return;
-  case ALONG_XY:
-    cr_assert_eq(te_split(srf, te_axis(srf, 0), c->inner, &a, &b), TE_OK);
-    cr_assert_eq(te_bind(srf, a, TE_THREAD_Y), TE_OK);
-    cr_assert_eq(te_bind(srf, b, TE_THREAD_X), TE_OK);
-    return;
-  case ALONG_YZ:
-    cr_assert_eq(te_bind(srf, te_axis(srf, 1), TE_THREAD_X), TE_OK);
-    cr_assert_eq(te_split(srf, te_axis(srf, 0), c->inner, &a, &b), TE_OK);
-    cr_assert_eq(te_bind(srf, a, TE_THREAD_Z), TE_OK);
-    cr_assert_eq(te_bind(srf, b, TE_THREAD_Y), TE_OK);
-    return;
-  case ALONG_XYZ:
-    cr_assert_eq(te_split(srf, te_axis(srf, 0), c->inner2, &a, &b), TE_OK);
-    cr_assert_eq(te_split(srf, b, c->inner, &a2, &b2), TE_OK);
-    cr_assert_eq(te_bind(srf, a, TE_THREAD_Z), TE_OK);
-    cr_assert_eq(te_bind(srf, a2, TE_THREAD_Y), TE_OK);
-    cr_assert_eq(te_bind(srf, b2, TE_THREAD_X), TE_OK);
-    return;
-  }
-}
 
 static te_schedule *tree_schedule(te_ctx *ctx, const tree_case *c, te_tensor **A, te_tensor **B) {
   te_expr *i = te_var(ctx, "i");
@@ -351,7 +305,7 @@ static te_schedule *tree_schedule(te_ctx *ctx, const tree_case *c, te_tensor **A
     cr_assert_eq(te_bind(sb, io, TE_BLOCK_X), TE_OK);
   }
   cr_assert_eq(te_compute_at(srf, sb, io), TE_OK, "%s", te_last_error(ctx));
-  bind_partials(c, srf);
+  cr_assert_eq(gpu_bind_partials(srf, c->layout, c->inner, c->inner2), TE_OK);
   return s;
 }
 
@@ -572,8 +526,8 @@ Test(gpu_tree, product_f64_along_xy_two_rounds) { /* 16 x 5 threads, partial las
                      .inner = 16});
 }
 Test(gpu_tree, sum_f32_along_yz_cols_x) { /* 4 groups of 5 x 3, 60 threads (partial warp) */
-  check(&(tree_case){"tsum_yz", te_sum, 0, TE_F32, 8, 1000, 15, .layout = ALONG_YZ, .cols = 4,
-                     .inner = 5});
+  check(&(tree_case){"tsum_yz", te_sum, 0, TE_F32, 8, 1000, 15, .layout = ALONG_YZ_COLS_X,
+                     .cols = 4, .inner = 5});
 }
 Test(gpu_tree, max_i64_along_xyz) { /* 4 x 4 x 6 threads */
   check(&(tree_case){"timax_xyz", te_max_r, 1, TE_I64, 3, 1000, 96, .layout = ALONG_XYZ, .cols = 1,

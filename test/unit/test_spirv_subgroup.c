@@ -24,16 +24,13 @@
 #include <unistd.h>
 
 #include "codegen/spirv.h"
+#include "gpu_cases.h"
 #include "lower/gpu_lower.h"
 #include "runtime/vulkan.h"
 #include "te/te.h"
 #include "te_test.h"
 
 typedef te_expr *(*reduce_fn)(te_expr *, int, te_expr *const[]);
-
-/* Where the partials lie: threadIdx.x (a row a workgroup); threadIdx.y * inner + x (a row a
-   workgroup); threadIdx.z * inner + y, x indexing COLS rows; z * inner2 + y * inner + x. */
-typedef enum sg_layout { ALONG_X, ALONG_XY, ALONG_YZ_COLS_X, ALONG_XYZ } sg_layout;
 
 typedef struct sg_case {
   const char *name;
@@ -42,38 +39,11 @@ typedef struct sg_case {
   te_dtype dt;
   int64_t threads;
   const char *spv_op; /* the instruction expected in the subgroup module (NULL: none made) */
-  sg_layout layout;
+  gpu_partials layout;
   int64_t inner, inner2;
 } sg_case;
 
 enum { ROWS = 9, K = 1000, COLS = 3 };
-
-static void bind_partials(const sg_case *c, te_stage *srf) {
-  te_iter *a = NULL, *b = NULL, *a2 = NULL, *b2 = NULL;
-  switch (c->layout) {
-  case ALONG_X:
-    cr_assert_eq(te_bind(srf, te_axis(srf, 0), TE_THREAD_X), TE_OK);
-    return;
-  case ALONG_XY:
-    cr_assert_eq(te_split(srf, te_axis(srf, 0), c->inner, &a, &b), TE_OK);
-    cr_assert_eq(te_bind(srf, a, TE_THREAD_Y), TE_OK);
-    cr_assert_eq(te_bind(srf, b, TE_THREAD_X), TE_OK);
-    return;
-  case ALONG_YZ_COLS_X:
-    cr_assert_eq(te_bind(srf, te_axis(srf, 1), TE_THREAD_X), TE_OK);
-    cr_assert_eq(te_split(srf, te_axis(srf, 0), c->inner, &a, &b), TE_OK);
-    cr_assert_eq(te_bind(srf, a, TE_THREAD_Z), TE_OK);
-    cr_assert_eq(te_bind(srf, b, TE_THREAD_Y), TE_OK);
-    return;
-  case ALONG_XYZ:
-    cr_assert_eq(te_split(srf, te_axis(srf, 0), c->inner2, &a, &b), TE_OK);
-    cr_assert_eq(te_split(srf, b, c->inner, &a2, &b2), TE_OK);
-    cr_assert_eq(te_bind(srf, a, TE_THREAD_Z), TE_OK);
-    cr_assert_eq(te_bind(srf, a2, TE_THREAD_Y), TE_OK);
-    cr_assert_eq(te_bind(srf, b2, TE_THREAD_X), TE_OK);
-    return;
-  }
-}
 
 static te_schedule *sg_schedule(te_ctx *ctx, const sg_case *c, te_tensor **A, te_tensor **B) {
   te_expr *i = te_var(ctx, "i");
@@ -96,7 +66,7 @@ static te_schedule *sg_schedule(te_ctx *ctx, const sg_case *c, te_tensor **A, te
     io = te_axis(sb, 0);
   cr_assert_eq(te_bind(sb, io, TE_BLOCK_X), TE_OK);
   cr_assert_eq(te_compute_at(srf, sb, io), TE_OK);
-  bind_partials(c, srf);
+  cr_assert_eq(gpu_bind_partials(srf, c->layout, c->inner, c->inner2), TE_OK);
   return s;
 }
 
