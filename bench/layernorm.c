@@ -11,7 +11,6 @@
  * Rate: GB/s of minimal traffic (X read once, Y written once).
  */
 #include "bench.h"
-#include "dot_time.h"
 #include "report.h"
 #include "rows_te.h"
 #include "te_util.h"
@@ -186,23 +185,8 @@ void wl_layernorm(const bench_cfg *cfg) {
   tb_tensor(&tbeta, sb, d.b, 1, shape + 1);
   tb_tensor(&ty, sy, d.y, 2, shape);
   tb_args targs = {&k, {&tx, &tg, &tbeta, &ty}};
-  int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
-  for (int ti = 0; ti < nthreads; ti++) {
-    int t = threads[ti];
-    for (int round = 0; round < cfg->rounds; round++) { /* harness.h: rounds */
-      tb_run_te(cfg, wl, t, ROW_BYTES, bytes, have_te, &targs, d.y, n, &chk);
-      d.threads = t;
-      bench_run_variant(cfg, wl, "c-vec", t, ROW_BYTES, bytes, run_c, &d, d.y, n, &chk,
-                        "3 passes, gcc -O3 -march=native, OpenMP rows");
-    }
-    if (have_te && (t == 1 || (k.flags & TB_PAR))) {
-      char label[64];
-      snprintf(label, sizeof label, "%s %dT", wl, t);
-      tb_set_threads(t);
-      d.threads = t;
-      dot_cpu_versus(label, "te", tb_run, &targs, "c-vec", run_c, &d);
-    }
-  }
+  rows_run_hand(cfg, wl, &targs, have_te, "c-vec", "3 passes, gcc -O3 -march=native, OpenMP rows",
+                run_c, &d, &d.threads, d.y, n, bytes, &chk);
   if (cfg->tuned_log) {
     rows_tuned tp = {d.s, cfg->tuned_log, 1};
     rows_run_tuned(cfg, wl, &tp, (DLTensor *const[]){&tx, &tg, &tbeta, &ty}, 4, &k, have_te,

@@ -89,6 +89,29 @@ void rows_define_tuned(te_ctx *ctx, unsigned flags, const void *params, tb_def *
     out->s = NULL; /* tb_build reports te's message */
 }
 
+void rows_run_hand(const bench_cfg *cfg, const char *wl, tb_args *targs, int have_te,
+                   const char *anchor_name, const char *anchor_note, bench_fn anchor,
+                   void *anchor_arg, int *threads, float *out, size_t nout, double bytes,
+                   const bench_ref *chk) {
+  int tl[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
+  for (int ti = 0; ti < nthreads; ti++) {
+    int t = tl[ti];
+    for (int round = 0; round < cfg->rounds; round++) { /* harness.h: rounds */
+      tb_run_te(cfg, wl, t, ROW_BYTES, bytes, have_te, targs, out, nout, chk);
+      *threads = t;
+      bench_run_variant(cfg, wl, anchor_name, t, ROW_BYTES, bytes, anchor, anchor_arg, out, nout,
+                        chk, anchor_note);
+    }
+    if (have_te && (t == 1 || (targs->k->flags & TB_PAR))) {
+      char label[64];
+      snprintf(label, sizeof label, "%s %dT", wl, t);
+      tb_set_threads(t);
+      *threads = t;
+      dot_cpu_versus(label, "te", tb_run, targs, anchor_name, anchor, anchor_arg);
+    }
+  }
+}
+
 void rows_run_tuned(const bench_cfg *cfg, const char *wl, const rows_tuned *p,
                     DLTensor *const args[], int nargs, const tb_kernel *hand, int have_hand,
                     const char *anchor_name, bench_fn anchor, void *anchor_arg, int *threads,

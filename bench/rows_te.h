@@ -36,6 +36,15 @@ void place_row_stage(te_stage *, te_stage *consumer, unsigned flags);
 /* A partial-lane stage: lanes innermost and vectorized, then placed as place_row_stage. */
 void sched_partial(te_stage *partial, te_stage *consumer, unsigned flags);
 
+/* The hand rows of a row-wise workload: te's kernel (targs; a failed row when have_te is 0)
+   and the anchor (anchor_name, its note; *threads set before each of its runs) alternating in
+   every round at 1 and cfg's threads, then with TE_BENCH_CPU by CPU time against each other
+   (at t > 1 only when the kernel has a parallel loop). */
+void rows_run_hand(const bench_cfg *cfg, const char *wl, tb_args *targs, int have_te,
+                   const char *anchor_name, const char *anchor_note, bench_fn anchor,
+                   void *anchor_arg, int *threads, float *out, size_t nout, double bytes,
+                   const bench_ref *chk);
+
 /* "<wl> tuned" rows (te-bench --tuned LOG): te_op_softmax or te_op_layer_norm of x [rows, cols]
    (gamma, beta [cols]), named as te-tune's operators name them (`te-tune tune "softmax
    N=4096 D=4096"`), so that te_apply_best finds the log's best schedule for them. */
