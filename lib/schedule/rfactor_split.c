@@ -114,8 +114,8 @@ static bool sample(te_ctx *ctx, const ir_custom_reducer *cr, int s, te_expr *out
   return true;
 }
 
-te_status sch_rfactor_check_combiner(te_ctx *ctx, ir_analyzer *an, const char *fn, const char *stage,
-                                     const ir_custom_reducer *cr) {
+te_status sch_rfactor_check_combiner(te_ctx *ctx, ir_analyzer *an, const char *fn,
+                                     const char *stage, const ir_custom_reducer *cr) {
   reads_walk w = {.cr = cr};
   for (int i = 0; i < cr->nvalues; i++)
     if (!reads_only_own(&w, cr->results[i]) || !reads_only_own(&w, cr->identity[i]))
