@@ -3,21 +3,26 @@
  *     Y[i,j]  = (X[i,j] - mean[i]) * rsqrt(var[i] + 1e-5) * gamma[j] + beta[j]
  * te vs a hand-vectorized C version, at 1 and 2 threads.
  *
- * te's hand schedule ("layernorm RxC") reads each row twice: one pass for both statistics, one
- * to normalize. The statistics are one tuple reduction (te_reducer_new) of the shifted values
+ * te's hand schedule ("layernorm RxC"), the C version's algorithm: the two row sums (mean, then
+ * the squared deviations) each in two levels of 64 partial lanes (extra "lanes64", rows_te.h);
+ * the per-row stages computed inside Y's row loop (extra2 "rowlocal") or at root in parallel;
+ * Y's columns split 64 / 16, vectorized and unrolled; rows in parallel.
+ * "layernorm RxC 1-pass" reads each row twice: one pass for both statistics, one to normalize.
+ * The statistics are one tuple reduction (te_reducer_new) of the shifted values
  * d = X[i,k] - X[i,0] and d^2, summed together (sum, sum of squares): split by 64 and
  * te_rfactor'ed (extra "rfactor64") into 64 vector lanes of each sum, 8 zmm accumulators; then
  *     mean = X[i,0] + s / C,   var = q / C - (s / C)^2
- * (the shift keeps the difference of the two terms small). The per-row stages are computed
- * inside Y's row loop (extra2 "rowlocal") or at root in parallel; Y's columns split 64 / 16,
- * vectorized and unrolled; rows in parallel.
- * "layernorm RxC 3-pass" is the earlier te schedule, the C version's algorithm: mean, then the
- * squared deviations, each in two levels of 64 partial lanes (extra "lanes64", rows_te.h).
+ * (the shift keeps the difference of the two terms small). It is no faster here: a 16 KiB row
+ * stays in L1 between the passes, so both forms read DRAM once and write it once, and the extra
+ * pass costs as many vector operations as the shift and the second accumulator save
+ * (docs/tuning-space.md has the numbers). With TE_BENCH_CPU the two te schedules are also timed
+ * against each other.
  * The C version makes three passes over each row (sum, squared deviations, normalize), the sums
  * in 64 partial lanes so gcc -O3 -march=native vectorizes them without reassociating.
  * Rate: GB/s of minimal traffic (X read once, Y written once).
  */
 #include "bench.h"
+#include "dot_time.h"
 #include "report.h"
 #include "rows_te.h"
 #include "te_util.h"
@@ -236,13 +241,13 @@ void wl_layernorm(const bench_cfg *cfg) {
 
   unsigned ladder[TB_MAX_LADDER];
   int nl = tb_ladder(TB_EXTRA | TB_EXTRA2, ladder);
-  tb_kernel k, k3;
-  int have_te = tb_build(wl, "layernorm", layernorm1_define, &d.s, ladder, nl,
-                         (const char *const[2]){"rfactor64", "rowlocal"}, &k);
-  char wl3[64];
-  snprintf(wl3, sizeof wl3, "%s 3-pass", wl);
-  int have_te3 = tb_build(wl3, "layernorm3", layernorm_define, &d.s, ladder, nl,
-                          (const char *const[2]){"lanes64", "rowlocal"}, &k3);
+  tb_kernel k, k1;
+  int have_te = tb_build(wl, "layernorm", layernorm_define, &d.s, ladder, nl,
+                         (const char *const[2]){"lanes64", "rowlocal"}, &k);
+  char wl1[64];
+  snprintf(wl1, sizeof wl1, "%s 1-pass", wl);
+  int have_te1 = tb_build(wl1, "layernorm1", layernorm1_define, &d.s, ladder, nl,
+                          (const char *const[2]){"rfactor64", "rowlocal"}, &k1);
   if (have_te) {
     char note[160];
     snprintf(note, sizeof note, "lower %.1f + llvm %.1f + jit %.1f ms", k.times.lower_s * 1e3,
@@ -259,9 +264,15 @@ void wl_layernorm(const bench_cfg *cfg) {
   tb_args targs = {&k, {&tx, &tg, &tbeta, &ty}};
   rows_run_hand(cfg, wl, &targs, have_te, "c-vec", "3 passes, gcc -O3 -march=native, OpenMP rows",
                 run_c, &d, &d.threads, d.y, n, bytes, &chk);
-  tb_args targs3 = {&k3, {&tx, &tg, &tbeta, &ty}};
-  rows_run_hand(cfg, wl3, &targs3, have_te3, "c-vec", "the anchor, beside te's 3-pass schedule",
+  tb_args targs1 = {&k1, {&tx, &tg, &tbeta, &ty}};
+  rows_run_hand(cfg, wl1, &targs1, have_te1, "c-vec", "the anchor, beside te's 1-pass schedule",
                 run_c, &d, &d.threads, d.y, n, bytes, &chk);
+  for (int t = 1; have_te && have_te1 && t <= (cfg->max_threads > 1 ? 2 : 1); t++) {
+    char label[80]; /* TE_BENCH_CPU: te's two schedules against each other, by CPU time */
+    snprintf(label, sizeof label, "%s %dT", wl1, t == 1 ? 1 : cfg->max_threads);
+    tb_set_threads(t == 1 ? 1 : cfg->max_threads);
+    dot_cpu_versus(label, "te-1pass", tb_run, &targs1, "te-3pass", tb_run, &targs);
+  }
   if (cfg->tuned_log) {
     rows_tuned tp = {d.s, cfg->tuned_log, 1};
     rows_run_tuned(cfg, wl, &tp, (DLTensor *const[]){&tx, &tg, &tbeta, &ty}, 4, &k, have_te,
@@ -269,8 +280,8 @@ void wl_layernorm(const bench_cfg *cfg) {
   }
   if (have_te)
     tb_free(&k);
-  if (have_te3)
-    tb_free(&k3);
+  if (have_te1)
+    tb_free(&k1);
 done:
   bench_free(d.x);
   bench_free(d.y);
