@@ -146,6 +146,7 @@ typedef struct cloner {
   ir_map *vars;    /* source VAR -> destination VAR */
   ir_map *tensors; /* source te_tensor -> destination te_tensor */
   ir_map *memo;    /* source expression -> copy */
+  ir_map *custom;  /* source ir_custom_reducer -> copy: a tuple's results share one reducer */
 } cloner;
 
 static te_expr *copy_expr(cloner *c, te_expr *e);
@@ -167,10 +168,15 @@ static te_expr *map_var(cloner *c, te_expr *v) {
   return NULL;
 }
 
+/* One copy per reducer: the n results of a tuple reduction (te_compute_multi's bodies) must
+   keep pointing to one reducer, or the copy is refused as results of different te_reduce calls. */
 static ir_custom_reducer *copy_custom(cloner *c, const ir_custom_reducer *r) {
+  ir_custom_reducer *done = ir_map_get(c->custom, r);
+  if (done)
+    return done;
   int n = r->nvalues;
   ir_custom_reducer *o = ir_alloc_persistent(c->dst, sizeof *o);
-  if (!o)
+  if (!o || !ir_map_put(c->custom, r, o))
     return NULL;
   o->nvalues = n;
   te_expr ***lists[4] = {&o->lhs, &o->rhs, &o->results, &o->identity};
@@ -341,8 +347,8 @@ static te_status clone_op(cloner *c, const sch_op *op) {
 
 te_status at_workload_clone(const at_workload *src, te_ctx *dst, at_workload *out) {
   memset(out, 0, sizeof *out);
-  cloner c = {dst, ir_map_new(dst), ir_map_new(dst), ir_map_new(dst)};
-  if (!c.vars || !c.tensors || !c.memo)
+  cloner c = {dst, ir_map_new(dst), ir_map_new(dst), ir_map_new(dst), ir_map_new(dst)};
+  if (!c.vars || !c.tensors || !c.memo || !c.custom)
     return te_last_status(dst);
   for (int i = 0; i < src->nops; i++) {
     te_status st = clone_op(&c, src->ops[i]);

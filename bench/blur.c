@@ -4,14 +4,17 @@
  * over an input of (H+2) x (W+2) (no boundary condition), multiplying by 1/3 in every variant.
  * te vs Halide 14 (same classic schedule) vs C, at 1 and 2 threads (C: 1).
  *
- * te's schedule is Halide's with another tile: out tiled 64 rows x 128 columns, the tile's
- * columns split by 16 and vectorized, rows of tiles in parallel; bx computed per tile
- * (te_compute_at at the tile's column loop: the extra step "compute_at") with its columns
- * vectorized too. Without compute_at bx is computed at root (a full intermediate image), in
- * parallel and vectorized. The tile: bx's 66 x 128 floats (33 KiB) fit L1 as Halide's 34 x 256
- * do, while the 2 rows of bx each tile computes twice are 3% of its rows instead of 6% (more
- * input read, more work); measured on a Zen 5 by CPU time, 64 x 128 ran 1.05x Halide, 32 x 256
- * 0.95x, 32 x 128 0.98-1.0x, 64 x 64 and 128 x 64 0.93-0.95x.
+ * te's hand schedule ("blur WxH") is the form te-tune's `simple` sketch found best: bx inlined
+ * into out (each output reads its 9 inputs, the 3 input rows L1-resident), out's columns split
+ * by 16 and vectorized, rows in parallel: no intermediate, no bx rows computed twice.
+ * "blur WxH tiles" is Halide's classic schedule with another tile: out tiled 64 rows x 128
+ * columns, the tile's columns split by 16 and vectorized, rows of tiles in parallel; bx computed
+ * per tile (te_compute_at at the tile's column loop: the extra step "compute_at") with its
+ * columns vectorized too. Without compute_at bx is computed at root (a full intermediate
+ * image), in parallel and vectorized. The tile: bx's 66 x 128 floats (33 KiB) fit L1 as
+ * Halide's 34 x 256 do, while the 2 rows of bx each tile computes twice are 3% of its rows
+ * instead of 6%; on a Zen 5 by CPU time, 64 x 128 ran 1.05x Halide, 32 x 256 0.95x. On
+ * Emerald Rapids the inlined form runs 1.2-1.6x the tiles by CPU time (docs/tuning-space.md).
  * The C version keeps a ring of three blurred rows (L1-resident) and is vectorized by gcc.
  * Rate: GB/s of minimal traffic (input read once, output written once).
  */
@@ -52,6 +55,16 @@ static void blur_define(te_ctx *ctx, unsigned flags, const void *params, tb_def 
     return;
 
   te_stage *sy = te_stage_of(out->s, by), *sx = te_stage_of(out->s, bx);
+  if (flags & TB_EXTRA2) { /* blur_inline_define's form */
+    te_iter *xo = NULL, *xi = NULL;
+    te_compute_inline(sx);
+    te_split(sy, te_axis(sy, 1), 16, &xo, &xi);
+    if (flags & TB_VEC)
+      te_vectorize(sy, xi);
+    if (flags & TB_PAR)
+      te_parallel(sy, te_axis(sy, 0));
+    return;
+  }
   te_iter *yo = NULL, *xo = NULL, *yi = NULL, *xi = NULL, *xio = NULL, *xii = NULL;
   te_tile(sy, te_axis(sy, 0), te_axis(sy, 1), 64, 128, &yo, &xo, &yi, &xi);
   te_split(sy, xi, 16, &xio, &xii);
@@ -69,6 +82,13 @@ static void blur_define(te_ctx *ctx, unsigned flags, const void *params, tb_def 
     te_vectorize(sx, bxi);
   if ((flags & TB_PAR) && !(flags & TB_EXTRA))
     te_parallel(sx, te_axis(sx, 0));
+}
+
+/* The form te-tune's `simple` sketch finds best: bx inlined into out (each output reads its 9
+   inputs, 3 rows of them L1-resident), out's columns split by 16 and vectorized, rows in
+   parallel. No tiles, no intermediate buffer, no bx rows computed twice. */
+static void blur_inline_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
+  blur_define(ctx, flags & TB_TILE ? flags | TB_EXTRA2 : flags, params, out);
 }
 
 /* The same computation as a workload text, for `te-tune tune "$(text)"` and the "blur tuned"
@@ -220,10 +240,9 @@ void wl_blur(const bench_cfg *cfg) {
   double bytes = 4.0 * (double)(nin + nout);
 
   unsigned ladder[TB_MAX_LADDER];
-  int nl = tb_ladder(TB_EXTRA, ladder);
+  int nl = tb_ladder(0, ladder);
   tb_kernel k;
-  int have_te = tb_build(wl, "blur", blur_define, &d.s, ladder, nl,
-                         (const char *const[2]){"compute_at", NULL}, &k);
+  int have_te = tb_build(wl, "blur", blur_inline_define, &d.s, ladder, nl, NULL, &k);
   if (have_te) {
     char note[160];
     snprintf(note, sizeof note, "lower %.1f + llvm %.1f + jit %.1f ms", k.times.lower_s * 1e3,
@@ -264,6 +283,28 @@ void wl_blur(const bench_cfg *cfg) {
       dot_cpu_versus(label, "te", tb_run, &targs, "halide", hl_run, hl[t > 1]);
     }
   }
+  unsigned ladder_t[TB_MAX_LADDER];
+  int nlt = tb_ladder(TB_EXTRA, ladder_t);
+  char wlt[64];
+  snprintf(wlt, sizeof wlt, "%s tiles", wl);
+  tb_kernel kt;
+  int have_tiles = tb_build(wlt, "blur_tiles", blur_define, &d.s, ladder_t, nlt,
+                            (const char *const[2]){"compute_at", NULL}, &kt);
+  tb_args ttargs = {&kt, {&ti, &to}};
+  for (int ti_ = 0; ti_ < nthreads; ti_++) { /* Halide's form in te, beside Halide and te's */
+    int t = threads[ti_];
+    for (int round = 0; round < cfg->rounds; round++)
+      tb_run_te(cfg, wlt, t, ROW_BYTES, bytes, have_tiles, &ttargs, d.out, nout, &chk);
+    char label[96];
+    snprintf(label, sizeof label, "%s %dT", wlt, t);
+    tb_set_threads(t);
+    if (have_tiles && hl[t > 1])
+      dot_cpu_versus(label, "te-tiles", tb_run, &ttargs, "halide", hl_run, hl[t > 1]);
+    if (have_tiles && have_te)
+      dot_cpu_versus(label, "te-tiles", tb_run, &ttargs, "te-inline", tb_run, &targs);
+  }
+  if (have_tiles)
+    tb_free(&kt);
   if (cfg->tuned_log)
     run_tuned(cfg, wl, &d, &targs, have_te, hl, bytes, &chk);
   hl_free(hl[0]);

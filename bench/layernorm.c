@@ -1,16 +1,28 @@
 /* layernorm.c — layer normalization over the rows of a 4096 x 4096 f32 matrix:
  *     mean[i] = sum_k X[i,k] / C;   var[i] = sum_k (X[i,k] - mean[i])^2 / C
  *     Y[i,j]  = (X[i,j] - mean[i]) * rsqrt(var[i] + 1e-5) * gamma[j] + beta[j]
- * te vs a hand-vectorized C version (same two-pass algorithm), at 1 and 2 threads.
+ * te vs a hand-vectorized C version, at 1 and 2 threads.
  *
- * te's schedule: the two row sums in two levels of 64 partial lanes (extra "lanes64",
- * rows_te.h); the per-row stages computed inside Y's row loop (extra2 "rowlocal") or at root in
- * parallel; Y's columns split 64 / 16, vectorized and unrolled; rows in parallel.
+ * te's hand schedule ("layernorm RxC"), the C version's algorithm: the two row sums (mean, then
+ * the squared deviations) each in two levels of 64 partial lanes (extra "lanes64", rows_te.h);
+ * the per-row stages computed inside Y's row loop (extra2 "rowlocal") or at root in parallel;
+ * Y's columns split 64 / 16, vectorized and unrolled; rows in parallel.
+ * "layernorm RxC 1-pass" reads each row twice: one pass for both statistics, one to normalize.
+ * The statistics are one tuple reduction (te_reducer_new) of the shifted values
+ * d = X[i,k] - X[i,0] and d^2, summed together (sum, sum of squares): split by 64 and
+ * te_rfactor'ed (extra "rfactor64") into 64 vector lanes of each sum, 8 zmm accumulators; then
+ *     mean = X[i,0] + s / C,   var = q / C - (s / C)^2
+ * (the shift keeps the difference of the two terms small). It is no faster here: a 16 KiB row
+ * stays in L1 between the passes, so both forms read DRAM once and write it once, and the extra
+ * pass costs as many vector operations as the shift and the second accumulator save
+ * (docs/tuning-space.md has the numbers). With TE_BENCH_CPU the two te schedules are also timed
+ * against each other.
  * The C version makes three passes over each row (sum, squared deviations, normalize), the sums
  * in 64 partial lanes so gcc -O3 -march=native vectorizes them without reassociating.
  * Rate: GB/s of minimal traffic (X read once, Y written once).
  */
 #include "bench.h"
+#include "dot_time.h"
 #include "report.h"
 #include "rows_te.h"
 #include "te_util.h"
@@ -83,6 +95,67 @@ static void layernorm_define(te_ctx *ctx, unsigned flags, const void *params, tb
   place_row_stage(ms, ys, flags);
   if (mp)
     sched_partial(te_stage_of(out->s, mp), ys, flags);
+}
+
+/* The sum and sum-of-squares pair reducer: (ls + rs, lq + rq) from (0, 0). */
+static te_reducer *sum_pair(te_ctx *ctx) {
+  te_expr *ls = te_param(ctx, "ls", TE_F32), *lq = te_param(ctx, "lq", TE_F32);
+  te_expr *rs = te_param(ctx, "rs", TE_F32), *rq = te_param(ctx, "rq", TE_F32);
+  te_expr *zero = te_float(ctx, TE_F32, 0);
+  return te_reducer_new(ctx, 2, TE_EXPRS(ls, lq), TE_EXPRS(rs, rq),
+                        TE_EXPRS(te_add(ls, rs), te_add(lq, rq)), TE_EXPRS(zero, zero));
+}
+
+/* The one-pass form (header comment). With TB_EXTRA the statistics' k is split by LANES and
+   k.i rfactored, the lanes innermost and vectorized. */
+static void layernorm1_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
+  const rows_shape *s = params;
+  te_expr *R = te_int(ctx, s->rows), *C = te_int(ctx, s->cols);
+  te_tensor *X = te_placeholder(ctx, "X", TE_F32, 2, TE_EXPRS(R, C));
+  te_tensor *gamma = te_placeholder(ctx, "gamma", TE_F32, 1, TE_EXPRS(C));
+  te_tensor *beta = te_placeholder(ctx, "beta", TE_F32, 1, TE_EXPRS(C));
+  te_expr *i = te_var(ctx, "i"), *zero = te_int(ctx, 0);
+  te_expr *k = te_reduce_axis(ctx, "k", zero, C);
+  te_expr *d = te_sub(TE_AT(X, i, k), TE_AT(X, i, zero)), *red[2];
+  te_tensor *sq[2] = {NULL, NULL};
+  te_reducer *pair = sum_pair(ctx);
+  if (!pair || te_reduce(pair, 2, TE_EXPRS(d, te_mul(d, d)), 1, &k, NULL, red) != TE_OK ||
+      te_compute_multi(ctx, "stats", 1, TE_EXPRS(R), &i, 2, red, sq) != TE_OK)
+    return; /* the error is on the context */
+  te_expr *inv_c = te_float(ctx, TE_F32, 1.0 / s->cols);
+  te_expr *r = te_var(ctx, "i");
+  te_expr *m = te_mul(TE_AT(sq[0], r), inv_c);
+  te_tensor *mean =
+      te_compute(ctx, "mean", 1, TE_EXPRS(R), TE_EXPRS(r), te_add(TE_AT(X, r, zero), m));
+  te_expr *var = te_sub(te_mul(TE_AT(sq[1], r), inv_c), te_mul(m, m));
+  te_tensor *rstd =
+      te_compute(ctx, "rstd", 1, TE_EXPRS(R), TE_EXPRS(r),
+                 te_call(ctx, "rsqrt", 1, TE_EXPRS(te_add(var, te_float(ctx, TE_F32, EPS)))));
+  te_expr *y = te_var(ctx, "i"), *j = te_var(ctx, "j");
+  te_expr *norm = te_mul(te_sub(TE_AT(X, y, j), TE_AT(mean, y)), TE_AT(rstd, y));
+  te_tensor *Y = te_compute(ctx, "Y", 2, TE_EXPRS(R, C), TE_EXPRS(y, j),
+                            te_add(te_mul(norm, TE_AT(gamma, j)), TE_AT(beta, j)));
+  out->s = te_schedule_new(ctx, 1, &Y);
+  out->ntensors = 4;
+  out->tensors[0] = X;
+  out->tensors[1] = gamma;
+  out->tensors[2] = beta;
+  out->tensors[3] = Y;
+  if (!out->s || !(flags & TB_TILE))
+    return;
+  te_stage *ys = te_stage_of(out->s, Y), *ss = te_stage_of(out->s, sq[0]);
+  sched_elementwise(ys, flags, 1);
+  place_row_stage(te_stage_of(out->s, rstd), ys, flags); /* readers first */
+  place_row_stage(te_stage_of(out->s, mean), ys, flags);
+  te_tensor *rf = NULL;
+  if (flags & TB_EXTRA) {
+    te_iter *ko, *ki;
+    te_split(ss, te_reduce_iter(ss, 0), LANES, &ko, &ki);
+    te_rfactor(out->s, sq[0], ki, 1, &rf); /* rf[i, ki] = sums over ko: (s, q) lanes */
+  }
+  place_row_stage(te_stage_of(out->s, sq[0]), ys, flags);
+  if (rf)
+    sched_partial(te_stage_of(out->s, rf), ys, flags);
 }
 
 static void layernorm_row(const float *restrict x, const float *restrict g, const float *restrict b,
@@ -168,9 +241,13 @@ void wl_layernorm(const bench_cfg *cfg) {
 
   unsigned ladder[TB_MAX_LADDER];
   int nl = tb_ladder(TB_EXTRA | TB_EXTRA2, ladder);
-  tb_kernel k;
+  tb_kernel k, k1;
   int have_te = tb_build(wl, "layernorm", layernorm_define, &d.s, ladder, nl,
                          (const char *const[2]){"lanes64", "rowlocal"}, &k);
+  char wl1[64];
+  snprintf(wl1, sizeof wl1, "%s 1-pass", wl);
+  int have_te1 = tb_build(wl1, "layernorm1", layernorm1_define, &d.s, ladder, nl,
+                          (const char *const[2]){"rfactor64", "rowlocal"}, &k1);
   if (have_te) {
     char note[160];
     snprintf(note, sizeof note, "lower %.1f + llvm %.1f + jit %.1f ms", k.times.lower_s * 1e3,
@@ -187,6 +264,15 @@ void wl_layernorm(const bench_cfg *cfg) {
   tb_args targs = {&k, {&tx, &tg, &tbeta, &ty}};
   rows_run_hand(cfg, wl, &targs, have_te, "c-vec", "3 passes, gcc -O3 -march=native, OpenMP rows",
                 run_c, &d, &d.threads, d.y, n, bytes, &chk);
+  tb_args targs1 = {&k1, {&tx, &tg, &tbeta, &ty}};
+  rows_run_hand(cfg, wl1, &targs1, have_te1, "c-vec", "the anchor, beside te's 1-pass schedule",
+                run_c, &d, &d.threads, d.y, n, bytes, &chk);
+  for (int t = 1; have_te && have_te1 && t <= (cfg->max_threads > 1 ? 2 : 1); t++) {
+    char label[80]; /* TE_BENCH_CPU: te's two schedules against each other, by CPU time */
+    snprintf(label, sizeof label, "%s %dT", wl1, t == 1 ? 1 : cfg->max_threads);
+    tb_set_threads(t == 1 ? 1 : cfg->max_threads);
+    dot_cpu_versus(label, "te-1pass", tb_run, &targs1, "te-3pass", tb_run, &targs);
+  }
   if (cfg->tuned_log) {
     rows_tuned tp = {d.s, cfg->tuned_log, 1};
     rows_run_tuned(cfg, wl, &tp, (DLTensor *const[]){&tx, &tg, &tbeta, &ty}, 4, &k, have_te,
@@ -194,6 +280,8 @@ void wl_layernorm(const bench_cfg *cfg) {
   }
   if (have_te)
     tb_free(&k);
+  if (have_te1)
+    tb_free(&k1);
 done:
   bench_free(d.x);
   bench_free(d.y);

@@ -182,11 +182,18 @@ TE_API te_status te_cache_write(te_schedule *, te_tensor *, te_scope, te_tensor 
    factor_axis, reducing over t's other reduce leaves; t's stage becomes the reduction of T_rf
    over that axis (a new reduce axis named like k). The partial results are independent, so
    they may be parallel, vectorized or bound to threads. t's stage is rebuilt: schedule it
-   after te_rfactor. Errors: TE_ERR_INVALID_ARG for a NULL t or k, or factor_axis outside
-   [0, ndim(t)]; TE_ERR_NOT_FOUND when t has no stage; TE_ERR_SCHEDULE when t's body is no
-   reduction, k is data-parallel, of another stage or not a leaf, or another stage is computed
-   at one of its loops; TE_ERR_UNSUPPORTED for a custom reducer (te_reduce) or a stage with
-   fused reduce iterators. */
+   after te_rfactor. A reduction by a custom reducer (te_reduce; t any output of its stage) is
+   factored with all its values together: T_rf has as many outputs as the reducer has values
+   (*rf is the first; any of them names the stage), each partial starts from the reducer's
+   identity, and t's stage combines the partials with the same reducer, so the reducer must
+   combine two accumulated states (commutative and associative, as te_reducer_new asks).
+   Errors: TE_ERR_INVALID_ARG for a NULL t or k, or factor_axis outside [0, ndim(t)];
+   TE_ERR_NOT_FOUND when t has no stage; TE_ERR_SCHEDULE when t's body is no reduction, k is
+   data-parallel, of another stage or not a leaf, or another stage is computed at one of its
+   loops; TE_ERR_UNSUPPORTED for a stage with fused reduce iterators, or a custom reducer that
+   cannot combine partial results: one whose results or identities read a tensor, a loop or
+   reduce variable or a reduction, or one a probe at sample values finds not commutative or
+   not associative (l + r * r). */
 TE_API te_status te_rfactor(te_schedule *, te_tensor *, te_iter *, int factor_axis, te_tensor **rf);
 /* How splits of the iterator (of this stage; it need not be a leaf, and may be split later)
    handle a factor that does not divide its extent. TE_TAIL_GUARD, the default: the last tile

@@ -5,6 +5,11 @@
  *     C[i]         = sum(C_rf[k.i, i], k.i)
  * so the partial sums over k.o can run in parallel (or across GPU threads). Only reduce
  * iterators made by splits are supported (a fused reduce iterator is refused).
+ *
+ * A custom reducer (te_reducer_new) of n values is factored the same way, all n members at
+ * once: C_rf is a stage of n outputs reducing with the reducer over the other leaves (starting
+ * from its identities), and C combines C_rf's n partials with the same reducer. That needs a
+ * combiner of two accumulated states (rfactor_split.c checks what it can).
  */
 #include <stdio.h>
 #include <string.h>
@@ -24,11 +29,12 @@ static te_status check(const char *fn, te_schedule *s, te_tensor *t, te_iter *it
   if (ext != TE_OK)
     return ext;
   te_expr *body = st->op->body[0];
-  if (body->kind != IR_REDUCE || st->op->nbody != 1 || body->u.reduce->kind == IR_REDUCER_CUSTOM)
-    return ir_error(ctx, body->kind == IR_REDUCE ? TE_ERR_UNSUPPORTED : TE_ERR_SCHEDULE,
-                    "%s: stage '%s' is not a reduction by te_sum, te_prod, te_min_r or te_max_r%s",
-                    fn, st->name,
-                    body->kind == IR_REDUCE ? " (custom reducers are not supported)" : "");
+  ir_custom_reducer *cr = body->kind == IR_REDUCE ? body->u.reduce->custom : NULL;
+  if (body->kind != IR_REDUCE || st->op->nbody != (cr ? cr->nvalues : 1))
+    return ir_error(ctx, TE_ERR_SCHEDULE,
+                    "%s: stage '%s' is not a reduction (te_sum, te_prod, te_min_r, te_max_r or "
+                    "te_reduce)",
+                    fn, st->name);
   if (!it)
     return ir_error_null(ctx, "%s: stage '%s': iter is NULL", fn, st->name);
   if (it->stage != st)
@@ -87,9 +93,15 @@ static te_status rfactor_impl(te_schedule *s, te_tensor *t, te_iter *it, int axi
   sch_op *op = st->op;
   te_expr *red = op->body[0];
   ir_reducer_kind kind = red->u.reduce->kind;
+  ir_custom_reducer *cr = red->u.reduce->custom;
+  int nv = op->nbody; /* the tuple's members (1 for a built-in reducer) */
   ir_analyzer *an = ir_analyzer_new(ctx);
-  if (!an || (r = domains(st, an)) != TE_OK)
-    return r ? r : te_last_status(ctx);
+  if (!an)
+    return te_last_status(ctx);
+  if (cr && (r = sch_rfactor_check_combiner(ctx, an, fn, st->name, cr)) != TE_OK)
+    return r;
+  if ((r = domains(st, an)) != TE_OK)
+    return r;
   ir_map *values = sch_iter_values(st, an);
   if (!values)
     return te_last_status(ctx);
@@ -107,7 +119,7 @@ static te_status rfactor_impl(te_schedule *s, te_tensor *t, te_iter *it, int axi
                     st->name);
   char name[160];
   snprintf(name, sizeof name, "%s_rf", st->name);
-  sch_op *rop = sch_op_new(ctx, SCH_OP_COMPUTE, name, nd, shape, names, 1);
+  sch_op *rop = sch_op_new(ctx, SCH_OP_COMPUTE, name, nd, shape, names, nv);
   te_expr **raxes = rop ? rop->axes : NULL;
   te_expr **rred = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)st->nleaf);
   te_expr **from = ir_alloc(ctx, sizeof(te_expr *) * (size_t)(st->nleaf + op->ndim + op->nreduce));
@@ -125,7 +137,9 @@ static te_status rfactor_impl(te_schedule *s, te_tensor *t, te_iter *it, int axi
     from[n] = op->reduce_axes[k];
     to[n++] = ir_map_get(values, st->root[op->ndim + k]);
   }
-  te_expr *src = ir_substitute(ctx, red->args[0], n, from, to);
+  te_expr *src[16];
+  for (int v = 0; v < red->nargs; v++)
+    src[v] = ir_substitute(ctx, red->args[v], n, from, to);
   te_expr *cond = red->u.reduce->cond ? ir_substitute(ctx, red->u.reduce->cond, n, from, to) : NULL;
   te_expr **guards;
   int ng = sch_split_guards(st, an, values, true, &guards);
@@ -144,22 +158,27 @@ static te_status rfactor_impl(te_schedule *s, te_tensor *t, te_iter *it, int axi
     to[m++] = l == it ? ir_add(raxes[axis], l->dom_min)
                       : (rred[nr++] = ir_reduce_axis_new(ctx, l->name, l->dom_min, l->dom_extent));
   }
-  src = ir_substitute(ctx, src, m, from, to);
+  for (int v = 0; v < red->nargs; v++)
+    if (!src[v] || !(src[v] = ir_substitute(ctx, src[v], m, from, to)))
+      return te_last_status(ctx);
   if (cond)
     cond = ir_simplify(an, ir_substitute(ctx, cond, m, from, to));
-  te_expr *rbody;
-  if (nr > 0) {
-    ir_reduce rr = {kind, NULL, nr, rred, cond, 0};
-    rbody = ir_reduce_make(ctx, red->dtype, &rr, 1, &src);
-  } else {
-    rbody = cond ? ir_select(cond, src, sch_reduce_identity(ctx, kind, red->dtype)) : src;
-  }
-  if (!rbody)
-    return te_last_status(ctx);
   rop->nreduce = nr;
   rop->reduce_axes = rred;
-  rop->body[0] = rbody;
-  rop->outputs[0] = sch_make_output(rop, red->dtype, 0);
+  for (int v = 0; v < nv; v++) {
+    te_dtype dt = op->body[v]->dtype;
+    te_expr *rbody;
+    if (nr > 0) {
+      ir_reduce rr = {kind, cr, nr, rred, cond, v};
+      rbody = ir_reduce_make(ctx, dt, &rr, red->nargs, src);
+    } else { /* nothing left to reduce: the value itself, or the identity where cond fails */
+      te_expr *id = cr ? cr->identity[v] : sch_reduce_identity(ctx, kind, dt);
+      rbody = cond ? ir_select(cond, src[v], id) : src[v];
+    }
+    if (!rbody || !(rop->outputs[v] = sch_make_output(rop, dt, v)))
+      return te_last_status(ctx);
+    rop->body[v] = rbody;
+  }
 
   /* C: the reduction of C_rf over the rfactored axis */
   sch_op *cop = ir_alloc_persistent(ctx, sizeof *cop);
@@ -174,14 +193,20 @@ static te_status rfactor_impl(te_schedule *s, te_tensor *t, te_iter *it, int axi
   cred[0] = ir_reduce_axis_new(ctx, it->name, ir_i64(ctx, 0), it->dom_extent);
   for (int d = 0, k = 0; d < nd; d++)
     idx[d] = d == axis ? cred[0] : caxes[k++];
-  te_expr *acc = ir_access(rop->outputs[0], nd, idx);
-  ir_reduce cr = {kind, NULL, 1, cred, NULL, 0};
+  te_expr *acc[16];
+  for (int v = 0; v < nv; v++)
+    acc[v] = ir_access(rop->outputs[v], nd, idx);
   cop->axes = caxes;
   cop->nreduce = 1;
   cop->reduce_axes = cred;
-  cop->body = ir_alloc_persistent(ctx, sizeof(te_expr *));
-  if (!cop->body || !(cop->body[0] = ir_reduce_make(ctx, red->dtype, &cr, 1, &acc)))
+  cop->body = ir_alloc_persistent(ctx, sizeof(te_expr *) * (size_t)nv);
+  if (!cop->body)
     return te_last_status(ctx);
+  for (int v = 0; v < nv; v++) {
+    ir_reduce fr = {kind, cr, 1, cred, NULL, v};
+    if (!(cop->body[v] = ir_reduce_make(ctx, op->body[v]->dtype, &fr, nv, acc)))
+      return te_last_status(ctx);
+  }
 
   int pos = sch_stage_index(s, st);
   if (!sch_stage_insert(s, pos, rop) || !sch_stage_reset(st, cop))

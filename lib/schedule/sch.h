@@ -268,6 +268,13 @@ bool sch_stage_depends_on(te_stage *a, te_stage *b);
 /* The one non-inlined stage that reads st, or NULL when several or none do. */
 te_stage *sch_only_reader(te_stage *st);
 
+/* rfactor_split.c: TE_OK when te_rfactor may combine partial results of stage's custom reducer
+   with the reducer itself; TE_ERR_UNSUPPORTED (recorded, naming fn and the stage) when its
+   results read anything but its own values and parameters, or when a probe at sample values
+   finds it not commutative or not associative. */
+te_status sch_rfactor_check_combiner(te_ctx *, ir_analyzer *, const char *fn, const char *stage,
+                                     const ir_custom_reducer *);
+
 /* extern.c. The refusal of a primitive on an extern stage (fn names the primitive, what the
    rule), TE_OK when st is no extern stage. */
 te_status sch_extern_refuse(te_stage *st, const char *fn, const char *what);

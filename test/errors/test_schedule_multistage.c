@@ -244,7 +244,7 @@ Test(err_multistage, rfactor_of_non_reduction_stage) {
   build();
   cr_assert_eq(te_rfactor(S, P2, te_axis(SP2, 1), 0, NULL), TE_ERR_SCHEDULE);
   TT_EXPECT_ERR(tt_ctx, TE_ERR_SCHEDULE, "te_rfactor",
-                "stage 'P2' is not a reduction by te_sum, te_prod, te_min_r or te_max_r");
+                "stage 'P2' is not a reduction (te_sum, te_prod, te_min_r, te_max_r or te_reduce)");
 }
 
 Test(err_multistage, rfactor_bad_factor_axis) {
@@ -304,8 +304,61 @@ Test(err_multistage, rfactor_null_iter) {
   TT_EXPECT_ERR(tt_ctx, TE_ERR_INVALID_ARG, "te_rfactor", "stage 'R': iter is NULL");
 }
 
-/* An argmax (custom reducer over two values): not supported by rfactor. */
-Test(err_multistage, rfactor_of_custom_reduction) {
+/* A one-value custom reduction am[i] over A[i, k], k split by 2, rfactored on k.i: the status
+   te_rfactor returns for the combiner res of the parameters l and r. */
+static te_status rfactor_custom(te_expr *l, te_expr *r, te_expr *res) {
+  te_expr *i = te_var(tt_ctx, "i");
+  te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, 10));
+  te_tensor *a = tt_placeholder("A", TE_F32, 2, TT_SHAPE(4, 10));
+  te_reducer *red =
+      TT_NN(te_reducer_new(tt_ctx, 1, &l, &r, &res, TE_EXPRS(te_float(tt_ctx, TE_F32, 0))));
+  te_expr *val;
+  TT_OK(te_reduce(red, 1, TE_EXPRS(tt_at2(a, i, k)), 1, TE_EXPRS(k), NULL, &val));
+  te_tensor *out =
+      TT_NN(te_compute(tt_ctx, "am", 1, TE_EXPRS(te_int(tt_ctx, 4)), TE_EXPRS(i), val));
+  te_schedule *s = tt_schedule1(out);
+  te_stage *st = tt_stage(s, out);
+  te_iter *ko, *ki;
+  TT_OK(te_split(st, te_reduce_iter(st, 0), 2, &ko, &ki));
+  return te_rfactor(s, out, ki, 0, NULL);
+}
+
+/* l + r * r sums squares of the incoming values but is no combination of two partial sums of
+   squares (neither commutative nor associative): refused. */
+Test(err_multistage, rfactor_of_non_associative_combiner) {
+  te_expr *l = te_param(tt_ctx, "l", TE_F32), *r = te_param(tt_ctx, "r", TE_F32);
+  cr_assert_eq(rfactor_custom(l, r, te_add(l, te_mul(r, r))), TE_ERR_UNSUPPORTED);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_rfactor", "stage 'am'",
+                "partial results cannot be combined");
+}
+
+/* l * r + 1 is commutative but not associative ((ab + 1)c + 1 = abc + c + 1, a(bc + 1) + 1 =
+   abc + a + 1): refused as such. */
+Test(err_multistage, rfactor_of_commutative_non_associative_combiner) {
+  te_expr *l = te_param(tt_ctx, "l", TE_F32), *r = te_param(tt_ctx, "r", TE_F32);
+  cr_assert_eq(rfactor_custom(l, r, te_add(te_mul(l, r), te_float(tt_ctx, TE_F32, 1))),
+               TE_ERR_UNSUPPORTED);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_rfactor", "stage 'am'", "not associative");
+}
+
+/* l - r is not commutative: refused. */
+Test(err_multistage, rfactor_of_non_commutative_combiner) {
+  te_expr *l = te_param(tt_ctx, "l", TE_F32), *r = te_param(tt_ctx, "r", TE_F32);
+  cr_assert_eq(rfactor_custom(l, r, te_sub(l, r)), TE_ERR_UNSUPPORTED);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_rfactor", "stage 'am'", "not commutative");
+}
+
+/* A combiner reading a tensor: the partial and the final stage would read it at other points. */
+Test(err_multistage, rfactor_of_combiner_reading_a_tensor) {
+  te_expr *l = te_param(tt_ctx, "l", TE_F32), *r = te_param(tt_ctx, "r", TE_F32);
+  te_tensor *w = tt_placeholder("W", TE_F32, 1, TT_SHAPE(1));
+  te_expr *res = te_add(l, te_mul(r, tt_at1(w, te_int(tt_ctx, 0))));
+  cr_assert_eq(rfactor_custom(l, r, res), TE_ERR_UNSUPPORTED);
+  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_rfactor", "stage 'am'", "reads the tensor 'W'");
+}
+
+/* An argmax (custom reducer over two values) is factored, both values together. */
+Test(err_multistage, rfactor_of_custom_reduction_accepted) {
   te_expr *i = te_var(tt_ctx, "i");
   te_expr *k = te_reduce_axis(tt_ctx, "k", te_int(tt_ctx, 0), te_int(tt_ctx, 10));
   te_tensor *a = tt_placeholder("A", TE_F32, 2, TT_SHAPE(4, 10));
@@ -324,9 +377,9 @@ Test(err_multistage, rfactor_of_custom_reduction) {
   te_stage *st = tt_stage(s, outs[0]);
   te_iter *ko, *ki;
   TT_OK(te_split(st, te_reduce_iter(st, 0), 2, &ko, &ki));
-  cr_assert_eq(te_rfactor(s, outs[0], ki, 0, NULL), TE_ERR_UNSUPPORTED);
-  TT_EXPECT_ERR(tt_ctx, TE_ERR_UNSUPPORTED, "te_rfactor", "stage 'am'",
-                "custom reducers are not supported");
+  te_tensor *rf = NULL;
+  TT_OK(te_rfactor(s, outs[0], ki, 0, &rf));
+  cr_assert_not_null(rf);
 }
 
 /* ---------------------------------------------------------------- cache_read */
