@@ -260,6 +260,7 @@ int main(int argc, char **argv) {
       r = time_passes(m, &s, o.batch, o.time, out);
     free(out);
   }
+  embed_profile_print(stderr);
   sentences_free(&s);
   embed_model_free(m);
   return r == 0 && fflush(stdout) == 0 ? 0 : 1;
