@@ -159,13 +159,15 @@ static int longer_first(const void *a, const void *b) {
   return li != lj ? lj - li : i - j;
 }
 
-/* Embeds every sentence into out (n x 384), batch by batch in order of length. */
-static int embed_all(const embed_model *m, const sentences *s, int batch, float *out) {
+/* Embeds every sentence into out (n x 384), batch by batch in order of length, in the
+   activations of w (grown as needed, kept for the next call: a new 70 MB workspace a pass,
+   at 32 x 108 tokens, was mapped and page-faulted in again each time). */
+static int embed_all(const embed_model *m, const sentences *s, int batch, embed_workspace *w,
+                     float *out) {
   int *order = malloc(sizeof *order * (size_t)s->n);
   float *res = malloc(sizeof *res * (size_t)batch * MINILM_HIDDEN);
   const int32_t **toks = malloc(sizeof *toks * (size_t)batch);
   int *lens = malloc(sizeof *lens * (size_t)batch);
-  embed_workspace w = {0};
   int r = order && res && toks && lens ? 0 : -1;
   char err[512] = "out of memory";
   for (int i = 0; r == 0 && i < s->n; i++)
@@ -179,14 +181,13 @@ static int embed_all(const embed_model *m, const sentences *s, int batch, float 
       toks[k] = s->ids[order[first + k]];
       lens[k] = s->len[order[first + k]];
     }
-    r = embed_encode(m, &w, nb, toks, lens, res, err, sizeof err);
+    r = embed_encode(m, w, nb, toks, lens, res, err, sizeof err);
     for (int k = 0; r == 0 && k < nb; k++)
       memcpy(out + (size_t)order[first + k] * MINILM_HIDDEN, res + (size_t)k * MINILM_HIDDEN,
              sizeof(float) * MINILM_HIDDEN);
   }
   if (r != 0)
     fprintf(stderr, "te-embed: %s\n", err);
-  embed_workspace_free(&w);
   free(order), free(res), free(toks), free(lens);
   return r;
 }
@@ -209,12 +210,13 @@ static double median(double *t, int n) {
 
 /* --time: n more passes over the input; the median wall time on stderr, and the median of the
    process's CPU time (all its threads), which a loaded machine changes less. */
-static int time_passes(const embed_model *m, const sentences *s, int batch, int n, float *out) {
+static int time_passes(const embed_model *m, const sentences *s, int batch, embed_workspace *w,
+                       int n, float *out) {
   double *t = malloc(sizeof *t * 2 * (size_t)n), *c = t ? t + n : NULL;
   int r = t ? 0 : -1;
   for (int i = 0; r == 0 && i < n; i++) {
     double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-    r = embed_all(m, s, batch, out);
+    r = embed_all(m, s, batch, w, out);
     t[i] = clock_s(CLOCK_MONOTONIC) - t0;
     c[i] = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
   }
@@ -255,21 +257,23 @@ int main(int argc, char **argv) {
     return 1;
   }
   sentences s = {0, NULL, NULL};
+  embed_workspace w = {0};
   r = read_sentences(m->vocab, stdin, &s);
   if (r == 0 && o.tokens) {
     print_tokens(&s);
   } else if (r == 0 && s.n > 0) {
     float *out = malloc(sizeof *out * (size_t)s.n * MINILM_HIDDEN);
-    r = out ? embed_all(m, &s, o.batch, out) : -1;
+    r = out ? embed_all(m, &s, o.batch, &w, out) : -1;
     if (!out)
       fprintf(stderr, "te-embed: out of memory for %d embeddings\n", s.n);
     if (r == 0)
       print_rows(out, s.n);
     if (r == 0 && o.time)
-      r = time_passes(m, &s, o.batch, o.time, out);
+      r = time_passes(m, &s, o.batch, &w, o.time, out);
     free(out);
   }
   embed_profile_print(stderr);
+  embed_workspace_free(&w);
   sentences_free(&s);
   embed_model_free(m);
   return r == 0 && fflush(stdout) == 0 ? 0 : 1;
