@@ -19,8 +19,72 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { H = MINILM_HIDDEN, F = MINILM_FFN };
+
+/* TE_EMBED_PROFILE=1: each kernel's calls timed (process CPU time, all threads, and wall
+   time), printed by embed_profile_print. Off, the cost is one branch a call. */
+enum { PROF_KERNELS = 8 };
+static struct {
+  const char *name;
+  long calls;
+  double cpu_s, wall_s, flop;
+} prof[PROF_KERNELS];
+static int prof_on = -1;
+
+static int profiling(void) {
+  if (prof_on < 0) {
+    const char *e = getenv("TE_EMBED_PROFILE");
+    prof_on = e && *e && strcmp(e, "0") != 0;
+  }
+  return prof_on;
+}
+
+static double clock_s(clockid_t c) {
+  struct timespec t;
+  clock_gettime(c, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+typedef struct {
+  double cpu, wall;
+} prof_mark;
+
+static prof_mark prof_start(void) {
+  prof_mark m = {0, 0};
+  if (profiling())
+    m = (prof_mark){clock_s(CLOCK_PROCESS_CPUTIME_ID), clock_s(CLOCK_MONOTONIC)};
+  return m;
+}
+
+static void prof_stop(prof_mark m, const char *name, double flop) {
+  if (!profiling())
+    return;
+  double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - m.cpu, wall = clock_s(CLOCK_MONOTONIC) - m.wall;
+  for (int i = 0; i < PROF_KERNELS; i++)
+    if (!prof[i].name || !strcmp(prof[i].name, name)) {
+      prof[i].name = name;
+      prof[i].calls++;
+      prof[i].cpu_s += cpu, prof[i].wall_s += wall, prof[i].flop += flop;
+      return;
+    }
+}
+
+void embed_profile_print(FILE *f) {
+  if (!profiling())
+    return;
+  double total = 0;
+  for (int i = 0; i < PROF_KERNELS && prof[i].name; i++)
+    total += prof[i].cpu_s;
+  fprintf(f, "te-embed profile: %-16s %7s %10s %10s %6s %8s\n", "kernel", "calls", "cpu ms",
+          "wall ms", "cpu%", "GFLOP/s");
+  for (int i = 0; i < PROF_KERNELS && prof[i].name; i++)
+    fprintf(f, "te-embed profile: %-16s %7ld %10.1f %10.1f %5.1f%% %8.1f\n", prof[i].name,
+            prof[i].calls, 1e3 * prof[i].cpu_s, 1e3 * prof[i].wall_s,
+            100 * prof[i].cpu_s / (total > 0 ? total : 1),
+            prof[i].flop > 0 ? 1e-9 * prof[i].flop / prof[i].cpu_s : 0.0);
+}
 
 static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
 
@@ -76,7 +140,10 @@ static int linear(linear_fn fn, const char *name, int64_t m, int n, int k, const
                   const float *w, const float *b, float *y, char *err, size_t errlen) {
   int64_t sx[2] = {m, k}, sw[3] = {n / EMBED_NR, k, EMBED_NR}, sb[1] = {n}, sy[2] = {m, n};
   DLTensor tx = f32(x, 2, sx), tw = f32(w, 3, sw), tb = f32(b, 1, sb), ty = f32(y, 2, sy);
-  return kernel_failed(fn(&tx, &tw, &tb, &ty), name, err, errlen);
+  prof_mark p = prof_start();
+  int rc = fn(&tx, &tw, &tb, &ty);
+  prof_stop(p, name, 2.0 * (double)m * n * k);
+  return kernel_failed(rc, name, err, errlen);
 }
 
 static int add_ln(int64_t m, const float *x, const float *r, const float *g, const float *b,
@@ -84,7 +151,10 @@ static int add_ln(int64_t m, const float *x, const float *r, const float *g, con
   int64_t s2[2] = {m, H}, s1[1] = {H};
   DLTensor tx = f32(x, 2, s2), tr = f32(r, 2, s2), tg = f32(g, 1, s1), tb = f32(b, 1, s1),
            ty = f32(y, 2, s2);
-  return kernel_failed(embed_add_ln(&tx, &tr, &tg, &tb, &ty), "embed_add_ln", err, errlen);
+  prof_mark p = prof_start();
+  int rc = embed_add_ln(&tx, &tr, &tg, &tb, &ty);
+  prof_stop(p, "embed_add_ln", 0);
+  return kernel_failed(rc, "embed_add_ln", err, errlen);
 }
 
 static int embeddings(const embed_model *md, embed_workspace *w, int64_t m, char *err,
@@ -94,15 +164,21 @@ static int embeddings(const embed_model *md, embed_workspace *w, int64_t m, char
   DLTensor ids = i32(w->ids, sm), pids = i32(w->pos_ids, sm), word = f32(md->word, 2, sw),
            pos = f32(md->pos, 2, sp), type = f32(md->type, 2, st), g = f32(md->ln_g, 1, sh),
            b = f32(md->ln_b, 1, sh), y = f32(w->x, 2, sy);
-  return kernel_failed(embed_ln(&ids, &pids, &word, &pos, &type, &g, &b, &y), "embed_ln", err,
-                       errlen);
+  prof_mark p = prof_start();
+  int rc = embed_ln(&ids, &pids, &word, &pos, &type, &g, &b, &y);
+  prof_stop(p, "embed_ln", 0);
+  return kernel_failed(rc, "embed_ln", err, errlen);
 }
 
 static int attention(embed_workspace *w, int64_t nb, int64_t s, char *err, size_t errlen) {
   int64_t sq[3] = {nb, s, 3 * H}, sm[3] = {nb, s / EMBED_SEQ_MULTIPLE, EMBED_SEQ_MULTIPLE},
           so[4] = {nb, s, MINILM_HEADS, MINILM_HEAD_DIM};
   DLTensor q = f32(w->qkv, 3, sq), mb = f32(w->mask_bias, 3, sm), o = f32(w->ctx, 4, so);
-  return kernel_failed(embed_attention(&q, &mb, &o), "embed_attention", err, errlen);
+  prof_mark p = prof_start();
+  int rc = embed_attention(&q, &mb, &o);
+  /* the two products, Q K^T and P V, at their padded size */
+  prof_stop(p, "embed_attention", 4.0 * (double)nb * MINILM_HEADS * s * s * MINILM_HEAD_DIM);
+  return kernel_failed(rc, "embed_attention", err, errlen);
 }
 
 static int layer(const embed_layer *L, embed_workspace *w, int64_t nb, int64_t s, char *err,
@@ -162,6 +238,8 @@ int embed_encode(const embed_model *md, embed_workspace *w, int nb, const int32_
   for (int l = 0; l < MINILM_LAYERS; l++)
     if (layer(&md->layer[l], w, nb, s, err, errlen))
       return -1;
+  prof_mark p = prof_start();
   pool(w, nb, s, len, out);
+  prof_stop(p, "pool (C)", 0);
   return 0;
 }

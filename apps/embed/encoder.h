@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* The activations of a batch, reused (and grown) from one batch to the next. */
 typedef struct embed_workspace {
@@ -22,5 +23,9 @@ typedef struct embed_workspace {
 int embed_encode(const embed_model *, embed_workspace *, int nb, const int32_t *const tokens[],
                  const int len[], float *out, char *err, size_t errlen);
 void embed_workspace_free(embed_workspace *);
+/* With TE_EMBED_PROFILE=1 in the environment, prints to f each kernel's calls, process CPU
+   time (all threads), wall time and GFLOP/s (of CPU time) since the program started; without
+   it, nothing. */
+void embed_profile_print(FILE *f);
 
 #endif

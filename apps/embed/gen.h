@@ -28,6 +28,8 @@ typedef struct gen {
   int tuned;         /* kernels built with a schedule from log */
   int kept;          /* kernels whose hand schedule beat log's in gen_guard */
   int same;          /* kernels whose best schedule in log is their hand schedule */
+  int absent;        /* kernels log has no record of (the computation changed since it was
+                        tuned, or it was never tuned): hand schedules */
 } gen;
 
 /* The library's kernels, in its header's order: embed_ln, embed_qkv, embed_attention,

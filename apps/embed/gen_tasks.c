@@ -105,6 +105,7 @@ static te_status look_up(gen *g, te_schedule *s, const char *name, te_tensor *ou
   g->tuned_trace = NULL;
   if (st == TE_ERR_NOT_FOUND) { /* not tuned: the hand schedule stays */
     fprintf(stderr, "gen_kernels: %s: not in the tuning log; hand schedule\n", name);
+    g->absent++;
     te_clear_error(g->ctx);
     return TE_OK;
   }

@@ -12,7 +12,8 @@
  *   --tokens     print each sentence's token ids instead (the tokenizer alone)
  *   --time N     also embed the whole input N more times and print on stderr the median time
  *                of a pass and the sentences per second it makes (the benchmark's measure:
- *                tokenizing, batching and the forward passes, not the model's loading)
+ *                tokenizing, batching and the forward passes, not the model's loading), and
+ *                the same in the process's CPU time (all threads)
  * An empty line, or one of white space only, or invalid UTF-8 is an error (status 1, nothing
  * printed). A sentence of more than 256 tokens is cut there, as sentence-transformers does,
  * with a note on stderr. Exit status 0, 1 on an error (the message on stderr), 2 on bad usage.
@@ -158,13 +159,15 @@ static int longer_first(const void *a, const void *b) {
   return li != lj ? lj - li : i - j;
 }
 
-/* Embeds every sentence into out (n x 384), batch by batch in order of length. */
-static int embed_all(const embed_model *m, const sentences *s, int batch, float *out) {
+/* Embeds every sentence into out (n x 384), batch by batch in order of length, in the
+   activations of w (grown as needed, kept for the next call: a new 70 MB workspace a pass,
+   at 32 x 108 tokens, was mapped and page-faulted in again each time). */
+static int embed_all(const embed_model *m, const sentences *s, int batch, embed_workspace *w,
+                     float *out) {
   int *order = malloc(sizeof *order * (size_t)s->n);
   float *res = malloc(sizeof *res * (size_t)batch * MINILM_HIDDEN);
   const int32_t **toks = malloc(sizeof *toks * (size_t)batch);
   int *lens = malloc(sizeof *lens * (size_t)batch);
-  embed_workspace w = {0};
   int r = order && res && toks && lens ? 0 : -1;
   char err[512] = "out of memory";
   for (int i = 0; r == 0 && i < s->n; i++)
@@ -178,21 +181,20 @@ static int embed_all(const embed_model *m, const sentences *s, int batch, float 
       toks[k] = s->ids[order[first + k]];
       lens[k] = s->len[order[first + k]];
     }
-    r = embed_encode(m, &w, nb, toks, lens, res, err, sizeof err);
+    r = embed_encode(m, w, nb, toks, lens, res, err, sizeof err);
     for (int k = 0; r == 0 && k < nb; k++)
       memcpy(out + (size_t)order[first + k] * MINILM_HIDDEN, res + (size_t)k * MINILM_HIDDEN,
              sizeof(float) * MINILM_HIDDEN);
   }
   if (r != 0)
     fprintf(stderr, "te-embed: %s\n", err);
-  embed_workspace_free(&w);
   free(order), free(res), free(toks), free(lens);
   return r;
 }
 
-static double now(void) {
+static double clock_s(clockid_t c) {
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(c, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
@@ -201,20 +203,29 @@ static int by_value(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* --time: n more passes over the input; the median on stderr. */
-static int time_passes(const embed_model *m, const sentences *s, int batch, int n, float *out) {
-  double *t = malloc(sizeof *t * (size_t)n);
+static double median(double *t, int n) {
+  qsort(t, (size_t)n, sizeof *t, by_value);
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* --time: n more passes over the input; the median wall time on stderr, and the median of the
+   process's CPU time (all its threads), which a loaded machine changes less. */
+static int time_passes(const embed_model *m, const sentences *s, int batch, embed_workspace *w,
+                       int n, float *out) {
+  double *t = malloc(sizeof *t * 2 * (size_t)n), *c = t ? t + n : NULL;
   int r = t ? 0 : -1;
   for (int i = 0; r == 0 && i < n; i++) {
-    double t0 = now();
-    r = embed_all(m, s, batch, out);
-    t[i] = now() - t0;
+    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    r = embed_all(m, s, batch, w, out);
+    t[i] = clock_s(CLOCK_MONOTONIC) - t0;
+    c[i] = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
   }
   if (r == 0) {
-    qsort(t, (size_t)n, sizeof *t, by_value);
-    double med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-    fprintf(stderr, "te-embed: %d passes of %d sentences: median %.3f ms, %.2f sentences/s\n", n,
-            s->n, 1e3 * med, s->n / med);
+    double med = median(t, n), cmed = median(c, n);
+    fprintf(stderr,
+            "te-embed: %d passes of %d sentences: median %.3f ms, %.2f sentences/s (cpu median "
+            "%.3f ms, %.2f sentences per cpu second)\n",
+            n, s->n, 1e3 * med, s->n / med, 1e3 * cmed, s->n / cmed);
   }
   free(t);
   return r;
@@ -246,20 +257,23 @@ int main(int argc, char **argv) {
     return 1;
   }
   sentences s = {0, NULL, NULL};
+  embed_workspace w = {0};
   r = read_sentences(m->vocab, stdin, &s);
   if (r == 0 && o.tokens) {
     print_tokens(&s);
   } else if (r == 0 && s.n > 0) {
     float *out = malloc(sizeof *out * (size_t)s.n * MINILM_HIDDEN);
-    r = out ? embed_all(m, &s, o.batch, out) : -1;
+    r = out ? embed_all(m, &s, o.batch, &w, out) : -1;
     if (!out)
       fprintf(stderr, "te-embed: out of memory for %d embeddings\n", s.n);
     if (r == 0)
       print_rows(out, s.n);
     if (r == 0 && o.time)
-      r = time_passes(m, &s, o.batch, o.time, out);
+      r = time_passes(m, &s, o.batch, &w, o.time, out);
     free(out);
   }
+  embed_profile_print(stderr);
+  embed_workspace_free(&w);
   sentences_free(&s);
   embed_model_free(m);
   return r == 0 && fflush(stdout) == 0 ? 0 : 1;

@@ -25,6 +25,7 @@
 
 enum { H = MINILM_HIDDEN, F = MINILM_FFN };
 static int64_t tuned_batch = 2, tuned_seq = 16; /* the size the log was tuned at */
+static bool tuned_committed;                    /* --committed: the repository's log */
 enum { B = 2, S = 28, M = B * S }; /* the size checked: 56 rows, not a multiple of 6 or 48 */
 
 static int failures;
@@ -102,11 +103,15 @@ static te_module *make_kernel(gen *g, int k) {
 
 static void check_kernel(gen *hand, gen *tuned, int k) {
   const char *name = gen_kernel_name(k);
-  int before = tuned->tuned + tuned->kept, terms = 0;
+  int before = tuned->tuned + tuned->kept, absent = tuned->absent, terms = 0;
   te_module *mh = make_kernel(hand, k), *mt = make_kernel(tuned, k);
   if (!mh || !mt)
     return;
-  if (tuned->tuned + tuned->kept != before + 1) {
+  if (tuned->absent != absent && tuned_committed) {
+    /* a committed log made before the kernel's computation changed (embed_attention's keys
+       padded to whole vectors): nothing to replay, the hand schedule is the library's */
+    printf("%s: no record in the committed log (its computation changed since); skipped\n", name);
+  } else if (tuned->tuned + tuned->kept != before + 1) {
     printf("%s: the generator did not take the log's schedule\n", name);
     failures++;
   }
@@ -158,6 +163,7 @@ static void check_allocation(const char *path, int budget) {
 
 int main(int argc, char **argv) {
   bool committed = argc == 5 && !strcmp(argv[1], "--committed");
+  tuned_committed = committed;
   if (argc != 4 && !committed) {
     fprintf(stderr, "usage: embed_tune_test LOG ALLOCATION BUDGET\n"
                     "       embed_tune_test --committed LOG BATCH SEQ\n");
@@ -192,7 +198,8 @@ int main(int argc, char **argv) {
     printf("%s:\n", guard ? "guarded" : "the log's schedules, untimed");
     for (int k = 1; k < GEN_NKERNELS; k++) /* embed_ln is not a task (gen_kernels.c) */
       check_kernel(&hand, &tuned, k);
-    if (tuned.tuned + tuned.kept != GEN_NKERNELS - 1 || (!guard && tuned.kept)) {
+    if (tuned.tuned + tuned.kept + tuned.absent != GEN_NKERNELS - 1 ||
+        (!committed && tuned.absent) || (!guard && tuned.kept)) {
       printf("%d kernels from the log, %d hand schedules kept: want %d in all%s\n", tuned.tuned,
              tuned.kept, GEN_NKERNELS - 1, guard ? "" : ", none kept untimed");
       failures++;
