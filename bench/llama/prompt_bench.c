@@ -1,7 +1,8 @@
 /* prompt_bench.c — te-llama's prompt products alone (gen/gen_matmul.c), token count by token
  * count:
  *
- *   te-llama-prompt-bench [--threads N] [--config 110M|1.1B] [--bf16] [--rounds R] T... | --range A B
+ *   te-llama-prompt-bench [--threads N] [--config 110M|1.1B] [--bf16] [--rounds R] T... | --range A
+ * B
  *
  * For each T, one decoder layer's products for T prompt tokens — wq, wk, wv, wo + residual,
  * w1, w3 + SwiGLU, w2 + residual — called as model_te.c calls them (the largest multiple of 32

@@ -1,6 +1,7 @@
 /* gen_matmul.c — te-llama's prompt products (T tokens at once): Y[t, i] = sum_k X[t, k] W[i, k]
  * with the fused epilogues of gen_dense.c ("add": Y = R + W X; "swiglu": silu(W1 X) * (W3 X)),
- * f32 and bf16 weights (W widened to f32 in registers, as gen_dense.c's).
+ * f32 and bf16 weights (f32 arithmetic: bf16 W widened by a stage Wf = f32(W), which the SGEMM
+ * schedule computes once per block of rows and the blocked dots inline into their loads).
  *
  * Two schedules of the one computation, chosen per call by te_specialize on T:
  *   T % 32 == 0 (the SGEMM one, bench/sgemm_schedule.c's shape turned around): the tokens are
@@ -20,7 +21,10 @@
  *       16 rows of W. It wastes nothing on a partial tile of tokens, where a 32-token vector tile
  *       computes all 32: below 32 tokens it is the faster one.
  * model_te.c calls the kernel on the prompt's largest multiple of 32 tokens and then on the rest,
- * so every prompt takes the SGEMM schedule for all but at most 31 of its tokens.
+ * so every prompt takes the SGEMM schedule for all but at most 31 of its tokens. (A partial last
+ * token tile inside the SGEMM schedule, X's panels padded and the accumulator's tokens rounded
+ * up, lost to the blocked dots at every T: the rounded-up tile's extents still depend on T, and
+ * the unrolled register tile then carries a guard on every FMA.)
  * k, n and T are symbolic; tails (of n by 12 and 48, of k by 256 and 16) are guarded or, for the
  * accumulator's rows, rounded up into its padded local block.
  */
@@ -36,8 +40,8 @@ enum {
   MM_TOKENS = 32, /* the SGEMM schedule: a token tile, 2 vectors */
   MM_VEC = 16,    /* f32 lanes of tokens */
   MM_ROWS = 12,   /* rows of W in its register tile */
-  MM_BLOCK = 48, /* rows of W in a parallel block */
-  MM_KC = 256    /* k block */
+  MM_BLOCK = 48,  /* rows of W in a parallel block */
+  MM_KC = 256     /* k block */
 };
 typedef enum { EPI_NONE, EPI_ADD, EPI_SWIGLU } epilogue;
 
@@ -206,10 +210,15 @@ static te_status schedule_mm(te_schedule *s, const mm_def *d) {
   return TE_OK;
 }
 
-static te_status matmul(te_ctx *ctx, te_target *tgt, const char *name, epilogue epi,
-                        te_dtype wtype, te_module **out) {
-  mm_def d = {ctx,  te_var(ctx, "t"), te_var(ctx, "i"), tl_size(ctx, "T"), tl_size(ctx, "n"),
-              tl_size(ctx, "k"), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, wtype};
+static te_status matmul(te_ctx *ctx, te_target *tgt, const char *name, epilogue epi, te_dtype wtype,
+                        te_module **out) {
+  mm_def d = {.ctx = ctx,
+              .t = te_var(ctx, "t"),
+              .i = te_var(ctx, "i"),
+              .T = tl_size(ctx, "T"),
+              .n = tl_size(ctx, "n"),
+              .k = tl_size(ctx, "k"),
+              .wtype = wtype};
   TRY(define(&d, epi));
   te_schedule *s = te_schedule_new(ctx, 1, &d.y), *mm;
   if (!s)
