@@ -63,13 +63,14 @@ te_status tl_guard(const char *name, te_module *hand, te_module *tuned, struct t
 te_status tl_gen_matvec(te_ctx *, te_target *, te_module **);     /* Y[n] = W X[k]          */
 te_status tl_gen_matvec_add(te_ctx *, te_target *, te_module **); /* Y[n] = R[n] + W X[k]   */
 te_status tl_gen_matvec_swiglu(te_ctx *, te_target *, te_module **);
-te_status tl_gen_matmul(te_ctx *, te_target *, te_module **); /* Y[t, n] = X[t, :] . W  */
-te_status tl_gen_matmul_add(te_ctx *, te_target *, te_module **);
-te_status tl_gen_matmul_swiglu(te_ctx *, te_target *, te_module **);
-/* the same six with bf16 weights (W, W3 bf16; X, R, Y f32; f32 arithmetic) */
+/* the same three with bf16 weights (W, W3 bf16; X, R, Y f32; f32 arithmetic) */
 te_status tl_gen_bf16_matvec(te_ctx *, te_target *, te_module **);
 te_status tl_gen_bf16_matvec_add(te_ctx *, te_target *, te_module **);
 te_status tl_gen_bf16_matvec_swiglu(te_ctx *, te_target *, te_module **);
+/* gen_matmul.c: the prompt's products, T tokens at once (an SGEMM schedule when 32 divides T) */
+te_status tl_gen_matmul(te_ctx *, te_target *, te_module **); /* Y[t, n] = X[t, :] . W  */
+te_status tl_gen_matmul_add(te_ctx *, te_target *, te_module **);
+te_status tl_gen_matmul_swiglu(te_ctx *, te_target *, te_module **);
 te_status tl_gen_bf16_matmul(te_ctx *, te_target *, te_module **);
 te_status tl_gen_bf16_matmul_add(te_ctx *, te_target *, te_module **);
 te_status tl_gen_bf16_matmul_swiglu(te_ctx *, te_target *, te_module **);

@@ -210,15 +210,6 @@ te_status tl_gen_matvec_add(te_ctx *c, te_target *t, te_module **o) {
 te_status tl_gen_matvec_swiglu(te_ctx *c, te_target *t, te_module **o) {
   return dense(c, t, "tl_matvec_swiglu", 0, EPI_SWIGLU, TE_F32, o);
 }
-te_status tl_gen_matmul(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_matmul", 1, EPI_NONE, TE_F32, o);
-}
-te_status tl_gen_matmul_add(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_matmul_add", 1, EPI_ADD, TE_F32, o);
-}
-te_status tl_gen_matmul_swiglu(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_matmul_swiglu", 1, EPI_SWIGLU, TE_F32, o);
-}
 te_status tl_gen_bf16_matvec(te_ctx *c, te_target *t, te_module **o) {
   return dense(c, t, "tl_bf16_matvec", 0, EPI_NONE, TE_BF16, o);
 }
@@ -227,13 +218,4 @@ te_status tl_gen_bf16_matvec_add(te_ctx *c, te_target *t, te_module **o) {
 }
 te_status tl_gen_bf16_matvec_swiglu(te_ctx *c, te_target *t, te_module **o) {
   return dense(c, t, "tl_bf16_matvec_swiglu", 0, EPI_SWIGLU, TE_BF16, o);
-}
-te_status tl_gen_bf16_matmul(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_bf16_matmul", 1, EPI_NONE, TE_BF16, o);
-}
-te_status tl_gen_bf16_matmul_add(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_bf16_matmul_add", 1, EPI_ADD, TE_BF16, o);
-}
-te_status tl_gen_bf16_matmul_swiglu(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_bf16_matmul_swiglu", 1, EPI_SWIGLU, TE_BF16, o);
 }
