@@ -22,9 +22,16 @@
 static const int64_t tiles[][2] = {{6, 64}, {8, 48}, {12, 32}, {4, 64}, {8, 32}, {6, 48}};
 
 /* Shaped samples take the sketch tile+cache+read and its variants with the vector along another
-   axis; a dot sketch's register tile has rules of its own (space.c). */
+   axis; a dot sketch's register tile has rules of its own (space.c). Where the task has a
+   tile+cache+window sketch (a stencil: no register tile of a GEMM) they take it alone, shaped
+   like a stencil kernel (space_window.c). */
 bool at_sketch_shapeable(const at_task *t, int sketch) {
   const at_sketch *sk = &t->sketch[sketch];
+  if (sk->window)
+    return true;
+  for (int k = 0; k < t->nsketch; k++)
+    if (t->sketch[k].window)
+      return false;
   return sk->kind == AT_SK_TILE_CACHE_READ && !sk->dot.insn && t->tiled >= 0;
 }
 
@@ -120,6 +127,8 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
 bool at_cand_sample_shaped(const at_task *t, int sketch, at_rng *r, at_cand *c) {
   if (sketch < 0 || sketch >= t->nsketch || !at_sketch_shapeable(t, sketch))
     return false;
+  if (t->sketch[sketch].window)
+    return at_cand_sample_window(t, sketch, r, c);
   const at_sketch *sk = &t->sketch[sketch];
   const at_stage_info *s = &t->stage[t->tiled];
   at_cand_sample(t, sketch, r, c);
