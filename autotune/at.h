@@ -91,7 +91,7 @@ enum {
   AT_MAX_SKETCHES = 10,
   AT_MAX_LEVELS = 4,    /* of a tile knob */
   AT_GPU_MAX_INNER = 8, /* a GPU thread's own tile: at most this many points along each axis */
-  AT_MAX_WINDOW = 7     /* tile+cache+window: every reduce axis at most this long (a window) */
+  AT_MAX_WINDOW = 7     /* tile+cache+window: every reduce axis at most this long */
 };
 
 typedef struct at_stage_info {

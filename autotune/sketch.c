@@ -282,16 +282,41 @@ static at_sketch *make_sketch_dot(at_task *t, at_sketch_kind kind, const char *n
   return sk;
 }
 
-/* Whether the tiled stage's reductions are a small window: an output whose every reduce axis
-   is at most AT_MAX_WINDOW long (a depthwise convolution's 3 x 3, no channel sum), the stencils
-   sketch tile+cache+window is for. A convolution summing 64 channels is not one. */
-static bool window_stage(const at_task *t) {
+typedef struct offset_scan {
+  const sch_op *op;
+  te_expr *r;
+  bool found;
+} offset_scan;
+
+/* Whether an index of the access uses reduce axis r together with a space axis (y + ry). */
+static int scan_offset(ir_visitor *v, te_expr *e) {
+  offset_scan *o = v->data;
+  for (int i = 0; i < e->nargs && !o->found; i++)
+    if (ir_expr_uses(e->args[i], o->r))
+      for (int a = 0; a < o->op->ndim && !o->found; a++)
+        o->found = ir_expr_uses(e->args[i], o->op->axes[a]);
+  return IR_CONTINUE;
+}
+
+/* Whether the tiled stage's reduction is a small window: an output whose every reduce axis is
+   at most AT_MAX_WINDOW long and offsets a space axis in some input index (depthwise's
+   pad[n, c, y + ry, x + rx]), the stencils sketch tile+cache+window is for. A convolution's
+   channel sum (data[n, rc, ..]) and a matmul's k (A[i, k]) index a dim of their own. */
+static bool window_stage(te_schedule *sch, const at_task *t) {
   const at_stage_info *s = &t->stage[t->tiled];
+  const sch_op *op = sch->stages[t->tiled]->op;
   if (!s->output || s->nreduce == 0 || s->nspace == 0)
     return false;
-  for (int r = 0; r < s->nreduce; r++)
-    if (s->reduce_ext[r] > AT_MAX_WINDOW)
+  for (int r = 0; r < s->nreduce; r++) {
+    offset_scan o = {op, op->reduce_axes[r], false};
+    ir_visitor v = {0};
+    v.expr[IR_ACCESS] = scan_offset;
+    v.data = &o;
+    for (int k = 0; k < op->nbody; k++)
+      ir_visit_expr(&v, op->body[k]);
+    if (s->reduce_ext[r] > AT_MAX_WINDOW || !o.found)
       return false;
+  }
   return true;
 }
 
@@ -447,7 +472,7 @@ te_status at_task_analyze(const at_workload *wl, at_task *t) {
             sk->vec_axis = v;
         }
     }
-    if (window_stage(t))
+    if (window_stage(s, t))
       make_sketch_window(t);
     at_dot dot;
     if (t->stage[t->tiled].output && find_dot(s, t, &dot)) {
