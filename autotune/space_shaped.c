@@ -81,8 +81,21 @@ static void set_space(int64_t *v, int64_t ext, int64_t s1, int64_t s2, int64_t s
   v[0] = ceil_div(ext, s1 * s2 * s3);
 }
 
+/* A short reduction: the widest reduce axis at most AT_SHORT_REDUCE (a batch matmul's k = 64).
+   Its operands' panels are a few KB, in L1 as they are, so a copy costs more than it saves:
+   packed copies ran at 60-70 GFLOP/s on 12 x 128x64x128 where reading in place ran at 75-80
+   (one thread, CPU time, docs/tuning-space.md). */
+enum { AT_SHORT_REDUCE = 128 };
+
+static bool short_reduce(const at_stage_info *s) {
+  int64_t widest = 0;
+  for (int a = 0; a < s->nreduce; a++)
+    widest = s->reduce_ext[a] > widest ? s->reduce_ext[a] : widest;
+  return widest > 0 && widest <= AT_SHORT_REDUCE;
+}
+
 static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, const int64_t tile[2],
-                       at_rng *r, int64_t *v) {
+                       bool in_place, at_rng *r, int64_t *v) {
   const at_stage_info *s = &t->stage[t->tiled];
   int64_t ext = k->extent > 0 ? k->extent : 1;
   switch (k->role) {
@@ -103,7 +116,7 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
     int widest = 0;
     for (int a = 1; a < s->nreduce; a++)
       widest = s->reduce_ext[a] > s->reduce_ext[widest] ? a : widest;
-    v[1] = k->axis == widest ? k_block(r, ext) : ext;
+    v[1] = k->axis == widest && !in_place ? k_block(r, ext) : ext;
     v[0] = ext / v[1];
     break;
   }
@@ -116,8 +129,9 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
   case AT_ROLE_VECTORIZE:
     v[0] = k->nchoices > 1;
     break;
-  case AT_ROLE_CACHE_READ: /* packed: a block at the reduce loop or whole, in the tile's layout */
-    v[0] = k->nchoices > 4 ? 3 + at_rng_int(r, 2) : v[0];
+  case AT_ROLE_CACHE_READ: /* packed: a block at the reduce loop or whole, in the tile's layout;
+                              or (a short reduction, half the draws) read in place */
+    v[0] = in_place ? 0 : k->nchoices > 4 ? 3 + at_rng_int(r, 2) : v[0];
     break;
   default: /* the kept stages and the simple stages: as drawn */
     break;
@@ -135,8 +149,9 @@ bool at_cand_sample_shaped(const at_task *t, int sketch, at_rng *r, at_cand *c) 
   int vec = sk->vec_axis >= 0 ? sk->vec_axis : s->nspace - 1;
   int rows = rows_axis(s, vec);
   const int64_t *tile = tiles[at_rng_int(r, (int)(sizeof tiles / sizeof tiles[0]))];
+  bool in_place = short_reduce(s) && at_rng_int(r, 2); /* and the reduction whole */
   for (int k = 0; k < sk->nknob; k++)
     if (sk->knob[k].stage == t->tiled || sk->knob[k].role == AT_ROLE_VECTORIZE)
-      shape_knob(t, &sk->knob[k], vec, rows, tile, r, c->v + sk->knob[k].offset);
+      shape_knob(t, &sk->knob[k], vec, rows, tile, in_place, r, c->v + sk->knob[k].offset);
   return at_cand_valid(t, c);
 }
