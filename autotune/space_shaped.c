@@ -103,6 +103,8 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
     if (k->axis == vec) { /* whole vectors, the local block one to a few register tiles wide */
       int64_t lanes = ext >= 16 ? min64(tile[1], ext / 16 * 16) : ext;
       int64_t wide = (int64_t[]){1, 1, 2, 4, 8}[at_rng_int(r, 5)];
+      if (in_place) /* a short reduction: whole rows of up to 8 tiles a task (B's panel in L1) */
+        wide = 8;
       set_space(v, ext, 1, min64(wide, ceil_div(ext, lanes)), lanes);
     } else if (k->axis == rows) { /* the rows, in a row block of up to 342 (a multiple of them) */
       int64_t mr = min64(tile[0], ext);

@@ -275,9 +275,9 @@ static const int64_t *knob_vals(const at_task *t, const at_cand *c, at_knob_role
 /* Shaped samples (space_shaped.c) of tile+cache+read and of tile+cache+read:0 have the hand
    kernel's structure — a register tile of 4..12 rows by whole 16-lane vectors, the rows
    unrolled, both copies packed (3 or 4) or, k = 48 being a short reduction, both read in place
-   with k whole (some of each), vectorized — on 104 x 70 x 48, which no register tile
-   divides (vector axes of 70 and 104: 64 lanes at most, then a tail), and compute the same as the
-   default schedule. */
+   with k whole and the local block a whole row (some of each), vectorized — on 104 x 70 x 48, which
+   no register tile divides (vector axes of 70 and 104: 64 lanes at most, then a tail), and compute
+   the same as the default schedule. */
 Test(tune_dot, shaped_samples_are_hand_kernels_and_right) {
   at_workload wl = matmul(TE_F32, TE_F32, TE_F32, 104, 70, 48);
   at_task t;
@@ -303,6 +303,10 @@ Test(tune_dot, shaped_samples_are_hand_kernels_and_right) {
     bool packed = (cr0 == 3 || cr0 == 4) && (cr1 == 3 || cr1 == 4);
     bool whole = cr0 == 0 && cr1 == 0 && knob_vals(&t, &c[i], AT_ROLE_REDUCE_TILE, 0)[1] == 48;
     cr_assert(packed || whole, "inputs copied as %lld, %lld", (long long)cr0, (long long)cr1);
+    const int64_t *fv = knob_vals(&t, &c[i], AT_ROLE_SPACE_TILE, vec);
+    cr_assert(!whole || fv[2] * fv[3] >= (vec ? 70 : 104) || fv[2] == 8,
+              "in place, the local block is not the whole row: %lld x %lld", (long long)fv[2],
+              (long long)fv[3]);
     in_place += whole;
   }
   cr_assert(in_place > 0 && in_place < 8, "%d of 8 samples read in place", in_place);
