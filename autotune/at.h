@@ -272,8 +272,11 @@ bool at_cand_valid(const at_task *, const at_cand *);
 /* Shaped samples (space_shaped.c): a point of a tile+cache+read sketch (not a dot one) with
    the structure of te's hand SGEMM schedule — a register tile of 4..12 rows by 32..64 lanes, a
    row block of up to 342 rows, a k block, packed copies (cache-read knobs 3 or 4), vectorized,
-   rows unrolled, outer tiles parallel — the other knobs drawn as at_cand_sample draws them.
-   False (c unspecified) when the sketch takes none or the shape is not valid here. */
+   rows unrolled, outer tiles parallel — the other knobs drawn as at_cand_sample draws them; a
+   short reduction (k <= 128) is, in half the draws, read in place, k whole, the local block a
+   whole row. Where the task has a tile+cache+window sketch, only that one takes shaped samples
+   (at_cand_sample_window). False (c unspecified) when the sketch takes none or the shape is not
+   valid here. */
 bool at_sketch_shapeable(const at_task *, int sketch);
 bool at_cand_sample_shaped(const at_task *, int sketch, at_rng *, at_cand *c);
 /* A point of a tile+cache+window sketch shaped like a stencil kernel (space_window.c): a

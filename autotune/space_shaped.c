@@ -11,7 +11,9 @@
  * register tile from the shapes that fill the 32 zmm registers, a row block, a k block, packed
  * copies) and leaves the rest to the ordinary draw; the search takes a share of its random
  * candidates from here (search.c), so the first rounds measure such points and the cost model
- * and the elite's mutations take over from there.
+ * and the elite's mutations take over from there. A short reduction (k <= 128: a batch matmul's
+ * 64) is read in place in half the draws, k whole and the local block a whole row: its panels
+ * are in L1 as they are, and a copy costs more than it saves.
  */
 #include <math.h>
 
