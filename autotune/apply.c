@@ -15,6 +15,8 @@ typedef struct applier {
   const at_cand *c;
   te_schedule *s;
   te_iter *row[AT_MAX_STAGES]; /* a simple stage's parallel row loop (compute_at target) */
+  te_stage *par_st;            /* the stage tile_outer made parallel, and its parallel loop */
+  te_iter *par;
 } applier;
 
 static const int64_t *knob_vals(const applier *a, at_knob_role role, int stage, int axis) {
@@ -138,6 +140,8 @@ static te_status tile_outer(applier *a, te_stage *st, te_iter **attach) {
   AT_TRY(at_fuse_all(st, depth ? 2 * n : n, order, &f));
   AT_TRY(te_parallel(st, f));
   *attach = depth ? f : S1[n - 1];
+  a->par_st = st;
+  a->par = f;
   return TE_OK;
 }
 
@@ -213,6 +217,20 @@ static te_status unroll_rows(applier *a, te_stage *st, te_iter *const S3[], int 
   return TE_OK;
 }
 
+/* tile+cache+window's unroll knob: the inner reduce loops (R1) of the window, so that the
+   taps, the register tile's rows and its vectors are one straight-line block (the rows'
+   shared input vectors loaded once). */
+static te_status unroll_window(applier *a, te_stage *st, te_iter *const R1[]) {
+  if (!a->sk->window || !choice(a, AT_ROLE_UNROLL_WINDOW, a->t->tiled, 0))
+    return TE_OK;
+  for (int i = 0; i < a->t->stage[a->t->tiled].nreduce; i++) {
+    const int64_t *g = knob_vals(a, AT_ROLE_REDUCE_TILE, a->t->tiled, i);
+    if (g[1] > 1 && g[1] <= AT_MAX_WINDOW)
+      AT_TRY(te_unroll(st, R1[i]));
+  }
+  return TE_OK;
+}
+
 /* The inner part, computed at a tile: R0 S2 R1 S3, the vector axis' S3 innermost, tails
    rounded up (a dot sketch's: dot_order).
    *r0: its outermost reduce loop. */
@@ -257,6 +275,7 @@ static te_status tile_inner(applier *a, te_stage *st, te_iter **r0) {
     AT_TRY(te_vectorize(st, S3[v]));
   if (v != n - 1)
     AT_TRY(store_last(st, n, v));
+  AT_TRY(unroll_window(a, st, R1));
   return unroll_rows(a, st, S3, v);
 }
 
@@ -456,17 +475,19 @@ static te_status apply_simple(applier *a, int i) {
 }
 
 te_status at_cand_apply(const at_task *t, const at_cand *c, te_schedule *s) {
-  applier a = {t, &t->sketch[c->sketch], c, s, {0}};
+  applier a = {t, &t->sketch[c->sketch], c, s, {0}, NULL, NULL};
   if (a.sk->kind == AT_SK_USER)
     return at_user_apply(t, c, s);
   if (a.sk->kind == AT_SK_DEFAULT)
     return TE_OK;
   if (a.sk->kind == AT_SK_GPU_TILE || a.sk->kind == AT_SK_GPU_SIMPLE)
     return at_gpu_apply(t, c, s);
-  bool keep[AT_MAX_STAGES] = {0};
-  for (int i = 0; i < t->nstage; i++) /* injective stages kept at root (tile+cache+read) */
-    keep[i] = a.sk->kind == AT_SK_TILE_CACHE_READ && at_task_keepable(t, i) &&
-              choice(&a, AT_ROLE_KEEP_STAGE, i, 0);
+  /* injective stages kept (tile+cache+read, tile+cache+window): 1 at root, 2 (window) at the
+     tiled stage's parallel loop */
+  int64_t keep[AT_MAX_STAGES] = {0};
+  for (int i = 0; i < t->nstage; i++)
+    if ((a.sk->kind == AT_SK_TILE_CACHE_READ || a.sk->window) && at_task_keepable(t, i))
+      keep[i] = choice(&a, AT_ROLE_KEEP_STAGE, i, 0);
   for (int i = 0; i < t->nstage; i++) { /* inline the other injective intermediates */
     const at_stage_info *si = &t->stage[i];
     if (!si->placeholder && si->injective && !si->output && !keep[i]) {
@@ -476,8 +497,18 @@ te_status at_cand_apply(const at_task *t, const at_cand *c, te_schedule *s) {
   }
   if (a.sk->kind != AT_SK_SIMPLE && t->tiled >= 0)
     AT_TRY(apply_tiled(&a));
+  for (int i = 0; i < t->nstage; i++)
+    if (keep[i] == 2) { /* one tile's rows at a time, scalar: vectorized, its clamped reads
+                           would be gathers */
+      te_stage *st = stage_named(&a, i);
+      if (!st || !a.par)
+        return st ? ir_error(s->ctx, TE_ERR_INTERNAL, "te_tune: no parallel loop for '%s'",
+                             t->stage[i].name)
+                  : te_last_status(s->ctx);
+      AT_TRY(te_compute_at(st, a.par_st, a.par));
+    }
   for (int i = t->nstage - 1; i >= 0; i--) /* consumers first: row loops exist for producers */
-    if (is_simple(&a, i) || keep[i])
+    if (is_simple(&a, i) || keep[i] == 1)
       AT_TRY(apply_simple(&a, i));
   return TE_OK;
 }

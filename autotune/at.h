@@ -89,8 +89,9 @@ enum {
   AT_MAX_KNOBS = 48,
   AT_MAX_VALS = 96,
   AT_MAX_SKETCHES = 10,
-  AT_MAX_LEVELS = 4,   /* of a tile knob */
-  AT_GPU_MAX_INNER = 8 /* a GPU thread's own tile: at most this many points along each axis */
+  AT_MAX_LEVELS = 4,    /* of a tile knob */
+  AT_GPU_MAX_INNER = 8, /* a GPU thread's own tile: at most this many points along each axis */
+  AT_MAX_WINDOW = 7     /* tile+cache+window: every reduce axis at most this long */
 };
 
 typedef struct at_stage_info {
@@ -146,16 +147,21 @@ typedef enum at_knob_role {
   AT_ROLE_KEEP_STAGE,     /* tile+cache+read, one per injective stage the tiled
                              stage reads (padding): 0 inlined, 1 kept as a
                              stage at root (simple rules), so the copies read
-                             it with affine indices */
+                             it with affine indices; tile+cache+window also 2:
+                             computed at the output's parallel loop, scalar
+                             (one tile's rows, in L1) */
   AT_ROLE_USER,           /* a template's knob k (at_task.uknob[k]): the index of
                              its chosen candidate */
   AT_ROLE_GPU_TILE,       /* gpu-tile: factors of a space axis over block, thread and the
                              thread's own tile (at most AT_GPU_MAX_INNER) */
   AT_ROLE_GPU_THREADS,    /* a GPU simple stage: 32 << v threads a block (capped) */
-  AT_ROLE_REDUCE_LANES    /* simple+lanes, one per reduction stage: its reduce axis split by
+  AT_ROLE_REDUCE_LANES,   /* simple+lanes, one per reduction stage: its reduce axis split by
                              16 << v lanes (at most the extent) and te_rfactor'ed into that many
                              partial results, the lanes innermost and vectorized (v = 2: 4 zmm
                              of independent accumulators) */
+  AT_ROLE_UNROLL_WINDOW   /* tile+cache+window: 0 none, 1 te_unroll of the register tile's
+                             inner reduce loops (R1 of each window axis, at most
+                             AT_MAX_WINDOW points), so the stencil is straight-line code */
 } at_knob_role;
 
 typedef struct at_knob {
@@ -183,8 +189,13 @@ typedef struct at_sketch {
   int vec_axis;  /* tile+cache+read: the space axis whose innermost level is the vector (the
                     local block and copied blocks stored with it contiguous); -1: the last */
   bool lanes;    /* simple+lanes: reductions accumulate in vector lanes (AT_ROLE_REDUCE_LANES) */
+  bool window;   /* tile+cache+window (a tile+cache whose reduce axes are a small window: a
+                    depthwise convolution's 3 x 3): the window unrolled (AT_ROLE_UNROLL_WINDOW)
+                    and each padding stage it reads inlined, kept at root, or computed at the
+                    output's parallel loop (AT_ROLE_KEEP_STAGE, three choices) */
   char name[40]; /* "tile", "tile+cache", "tile+cache+read", "tile+cache+read:A" (vector along
-                    space axis A), "tile+cache+read+dot:INSN", "tile+fuse", "simple",
+                    space axis A), "tile+cache+read+dot:INSN", "tile+cache+window",
+                    "tile+fuse", "simple",
                     "simple+lanes", "default", "user" */
   int nknob, nvals;
   at_knob knob[AT_MAX_KNOBS];
@@ -261,10 +272,18 @@ bool at_cand_valid(const at_task *, const at_cand *);
 /* Shaped samples (space_shaped.c): a point of a tile+cache+read sketch (not a dot one) with
    the structure of te's hand SGEMM schedule — a register tile of 4..12 rows by 32..64 lanes, a
    row block of up to 342 rows, a k block, packed copies (cache-read knobs 3 or 4), vectorized,
-   rows unrolled, outer tiles parallel — the other knobs drawn as at_cand_sample draws them.
-   False (c unspecified) when the sketch takes none or the shape is not valid here. */
+   rows unrolled, outer tiles parallel — the other knobs drawn as at_cand_sample draws them; a
+   short reduction (k <= 128) is, in half the draws, read in place, k whole, the local block a
+   whole row. Where the task has a tile+cache+window sketch, only that one takes shaped samples
+   (at_cand_sample_window). False (c unspecified) when the sketch takes none or the shape is not
+   valid here. */
 bool at_sketch_shapeable(const at_task *, int sketch);
 bool at_cand_sample_shaped(const at_task *, int sketch, at_rng *, at_cand *c);
+/* A point of a tile+cache+window sketch shaped like a stencil kernel (space_window.c): a
+   register tile of 2..8 rows by 1..4 16-lane vectors, a block of rows a parallel task, the
+   window whole and unrolled, the padding computed in the task (or at root); false when the
+   sketch is not one or the shape is not valid here. at_cand_sample_shaped calls it. */
+bool at_cand_sample_window(const at_task *, int sketch, at_rng *, at_cand *c);
 /* Applies the candidate's primitives to a fresh schedule of the workload. */
 te_status at_cand_apply(const at_task *, const at_cand *, te_schedule *);
 /* The "user" sketch's at_cand_apply (knobs.c): the template run with c's knob values. A knob

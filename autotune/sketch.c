@@ -24,7 +24,10 @@
  *     vector (te_tensorize vpdpbusd or vdpbf16ps over a group of 4 or 2 k, 16-lane vectors,
  *     the copies stored with each group contiguous, as bench/dot_gemm.c does); when its only
  *     reader is an element-wise output of its shape, it may be
- *     computed at that reader's S1 tile (sketch "tile+fuse");
+ *     computed at that reader's S1 tile (sketch "tile+fuse"); when its reduce axes are a
+ *     small window (a depthwise convolution's 3 x 3), sketch "tile+cache+window" is tile+cache
+ *     with the window's inner loops unrolled (a knob) and its padding stage inlined, kept at
+ *     root or computed at the output's parallel loop (a knob);
  *   - every other stage is "simple": outer space axes fused and parallel, the last split for a
  *     vector; a reduction feeding an output row by row (softmax, layer norm) may be computed at
  *     that output's row loop. Without a tiled stage, sketch "simple+lanes" is "simple" whose
@@ -279,6 +282,72 @@ static at_sketch *make_sketch_dot(at_task *t, at_sketch_kind kind, const char *n
   return sk;
 }
 
+typedef struct offset_scan {
+  const sch_op *op;
+  te_expr *r;
+  bool found;
+} offset_scan;
+
+/* Whether an index of the access uses reduce axis r together with a space axis (y + ry). */
+static int scan_offset(ir_visitor *v, te_expr *e) {
+  offset_scan *o = v->data;
+  for (int i = 0; i < e->nargs && !o->found; i++)
+    if (ir_expr_uses(e->args[i], o->r))
+      for (int a = 0; a < o->op->ndim && !o->found; a++)
+        o->found = ir_expr_uses(e->args[i], o->op->axes[a]);
+  return IR_CONTINUE;
+}
+
+/* Whether the tiled stage's reduction is a small window: an output whose every reduce axis is
+   at most AT_MAX_WINDOW long and offsets a space axis in some input index (depthwise's
+   pad[n, c, y + ry, x + rx]), the stencils sketch tile+cache+window is for. A convolution's
+   channel sum (data[n, rc, ..]) and a matmul's k (A[i, k]) index a dim of their own. */
+static bool window_stage(te_schedule *sch, const at_task *t) {
+  const at_stage_info *s = &t->stage[t->tiled];
+  const sch_op *op = sch->stages[t->tiled]->op;
+  if (!s->output || s->nreduce == 0 || s->nspace == 0)
+    return false;
+  for (int r = 0; r < s->nreduce; r++) {
+    offset_scan o = {op, op->reduce_axes[r], false};
+    ir_visitor v = {0};
+    v.expr[IR_ACCESS] = scan_offset;
+    v.data = &o;
+    for (int k = 0; k < op->nbody; k++)
+      ir_visit_expr(&v, op->body[k]);
+    if (s->reduce_ext[r] > AT_MAX_WINDOW || !o.found)
+      return false;
+  }
+  return true;
+}
+
+/* tile+cache+window: tile+cache's knobs, the window unrolled or not, and each padding stage the
+   tiled stage reads inlined (0), at root (1: the simple rules, its knobs) or computed at the
+   output's parallel loop (2). The padded input of a depthwise convolution, inlined, is a
+   select of clamped reads in the inner loop (gathers, once vectorized); computed whole at
+   root it is a pass over memory as long as the convolution itself; one tile's rows computed
+   in the parallel loop stay in L1 and the inner loop reads them with affine indices. */
+static void make_sketch_window(at_task *t) {
+  if (t->nsketch >= AT_MAX_SKETCHES)
+    return;
+  at_sketch *sk = &t->sketch[t->nsketch++];
+  memset(sk, 0, sizeof *sk);
+  sk->kind = AT_SK_TILE_CACHE;
+  sk->vec_axis = -1;
+  sk->window = true;
+  snprintf(sk->name, sizeof sk->name, "tile+cache+window");
+  add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_VECTORIZE, -1, 0, 1, 0, 2);
+  tile_knobs(t, sk);
+  add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_UNROLL_WINDOW, t->tiled, 0, 1, 0, 2);
+  for (int i = 0; i < t->nstage; i++)
+    if (at_task_keepable(t, i)) {
+      add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_KEEP_STAGE, i, 0, 1, 0, 3);
+      simple_knobs(t, sk, i);
+    }
+  for (int i = 0; i < t->nstage; i++)
+    if (is_simple(t, sk, i))
+      simple_knobs(t, sk, i);
+}
+
 static at_sketch *make_sketch(at_task *t, at_sketch_kind kind, const char *name) {
   return make_sketch_dot(t, kind, name, NULL, false);
 }
@@ -403,6 +472,8 @@ te_status at_task_analyze(const at_workload *wl, at_task *t) {
             sk->vec_axis = v;
         }
     }
+    if (window_stage(s, t))
+      make_sketch_window(t);
     at_dot dot;
     if (t->stage[t->tiled].output && find_dot(s, t, &dot)) {
       char name[40];

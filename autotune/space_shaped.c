@@ -11,7 +11,9 @@
  * register tile from the shapes that fill the 32 zmm registers, a row block, a k block, packed
  * copies) and leaves the rest to the ordinary draw; the search takes a share of its random
  * candidates from here (search.c), so the first rounds measure such points and the cost model
- * and the elite's mutations take over from there.
+ * and the elite's mutations take over from there. A short reduction (k <= 128: a batch matmul's
+ * 64) is read in place in half the draws, k whole and the local block a whole row: its panels
+ * are in L1 as they are, and a copy costs more than it saves.
  */
 #include <math.h>
 
@@ -22,9 +24,16 @@
 static const int64_t tiles[][2] = {{6, 64}, {8, 48}, {12, 32}, {4, 64}, {8, 32}, {6, 48}};
 
 /* Shaped samples take the sketch tile+cache+read and its variants with the vector along another
-   axis; a dot sketch's register tile has rules of its own (space.c). */
+   axis; a dot sketch's register tile has rules of its own (space.c). Where the task has a
+   tile+cache+window sketch (a stencil: no register tile of a GEMM) they take it alone, shaped
+   like a stencil kernel (space_window.c). */
 bool at_sketch_shapeable(const at_task *t, int sketch) {
   const at_sketch *sk = &t->sketch[sketch];
+  if (sk->window)
+    return true;
+  for (int k = 0; k < t->nsketch; k++)
+    if (t->sketch[k].window)
+      return false;
   return sk->kind == AT_SK_TILE_CACHE_READ && !sk->dot.insn && t->tiled >= 0;
 }
 
@@ -74,8 +83,21 @@ static void set_space(int64_t *v, int64_t ext, int64_t s1, int64_t s2, int64_t s
   v[0] = ceil_div(ext, s1 * s2 * s3);
 }
 
+/* A short reduction: the widest reduce axis at most AT_SHORT_REDUCE (a batch matmul's k = 64).
+   Its operands' panels are a few KB, in L1 as they are, so a copy costs more than it saves:
+   packed copies ran at 60-70 GFLOP/s on 12 x 128x64x128 where reading in place ran at 75-80
+   (one thread, CPU time, docs/tuning-space.md). */
+enum { AT_SHORT_REDUCE = 128 };
+
+static bool short_reduce(const at_stage_info *s) {
+  int64_t widest = 0;
+  for (int a = 0; a < s->nreduce; a++)
+    widest = s->reduce_ext[a] > widest ? s->reduce_ext[a] : widest;
+  return widest > 0 && widest <= AT_SHORT_REDUCE;
+}
+
 static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, const int64_t tile[2],
-                       at_rng *r, int64_t *v) {
+                       bool in_place, at_rng *r, int64_t *v) {
   const at_stage_info *s = &t->stage[t->tiled];
   int64_t ext = k->extent > 0 ? k->extent : 1;
   switch (k->role) {
@@ -83,6 +105,8 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
     if (k->axis == vec) { /* whole vectors, the local block one to a few register tiles wide */
       int64_t lanes = ext >= 16 ? min64(tile[1], ext / 16 * 16) : ext;
       int64_t wide = (int64_t[]){1, 1, 2, 4, 8}[at_rng_int(r, 5)];
+      if (in_place) /* a short reduction: whole rows of up to 8 tiles a task (B's panel in L1) */
+        wide = 8;
       set_space(v, ext, 1, min64(wide, ceil_div(ext, lanes)), lanes);
     } else if (k->axis == rows) { /* the rows, in a row block of up to 342 (a multiple of them) */
       int64_t mr = min64(tile[0], ext);
@@ -96,7 +120,7 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
     int widest = 0;
     for (int a = 1; a < s->nreduce; a++)
       widest = s->reduce_ext[a] > s->reduce_ext[widest] ? a : widest;
-    v[1] = k->axis == widest ? k_block(r, ext) : ext;
+    v[1] = k->axis == widest && !in_place ? k_block(r, ext) : ext;
     v[0] = ext / v[1];
     break;
   }
@@ -109,8 +133,9 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
   case AT_ROLE_VECTORIZE:
     v[0] = k->nchoices > 1;
     break;
-  case AT_ROLE_CACHE_READ: /* packed: a block at the reduce loop or whole, in the tile's layout */
-    v[0] = k->nchoices > 4 ? 3 + at_rng_int(r, 2) : v[0];
+  case AT_ROLE_CACHE_READ: /* packed: a block at the reduce loop or whole, in the tile's layout;
+                              or (a short reduction, half the draws) read in place */
+    v[0] = in_place ? 0 : k->nchoices > 4 ? 3 + at_rng_int(r, 2) : v[0];
     break;
   default: /* the kept stages and the simple stages: as drawn */
     break;
@@ -120,14 +145,17 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
 bool at_cand_sample_shaped(const at_task *t, int sketch, at_rng *r, at_cand *c) {
   if (sketch < 0 || sketch >= t->nsketch || !at_sketch_shapeable(t, sketch))
     return false;
+  if (t->sketch[sketch].window)
+    return at_cand_sample_window(t, sketch, r, c);
   const at_sketch *sk = &t->sketch[sketch];
   const at_stage_info *s = &t->stage[t->tiled];
   at_cand_sample(t, sketch, r, c);
   int vec = sk->vec_axis >= 0 ? sk->vec_axis : s->nspace - 1;
   int rows = rows_axis(s, vec);
   const int64_t *tile = tiles[at_rng_int(r, (int)(sizeof tiles / sizeof tiles[0]))];
+  bool in_place = short_reduce(s) && at_rng_int(r, 2); /* and the reduction whole */
   for (int k = 0; k < sk->nknob; k++)
     if (sk->knob[k].stage == t->tiled || sk->knob[k].role == AT_ROLE_VECTORIZE)
-      shape_knob(t, &sk->knob[k], vec, rows, tile, r, c->v + sk->knob[k].offset);
+      shape_knob(t, &sk->knob[k], vec, rows, tile, in_place, r, c->v + sk->knob[k].offset);
   return at_cand_valid(t, c);
 }

@@ -274,9 +274,10 @@ static const int64_t *knob_vals(const at_task *t, const at_cand *c, at_knob_role
 
 /* Shaped samples (space_shaped.c) of tile+cache+read and of tile+cache+read:0 have the hand
    kernel's structure — a register tile of 4..12 rows by whole 16-lane vectors, the rows
-   unrolled, both copies packed (3 or 4), vectorized — on 104 x 70 x 48, which no register tile
-   divides (vector axes of 70 and 104: 64 lanes at most, then a tail), and compute the same as the
-   default schedule. */
+   unrolled, both copies packed (3 or 4) or, k = 48 being a short reduction, both read in place
+   with k whole and the local block a whole row (some of each), vectorized — on 104 x 70 x 48, which
+   no register tile divides (vector axes of 70 and 104: 64 lanes at most, then a tail), and compute
+   the same as the default schedule. */
 Test(tune_dot, shaped_samples_are_hand_kernels_and_right) {
   at_workload wl = matmul(TE_F32, TE_F32, TE_F32, 104, 70, 48);
   at_task t;
@@ -285,6 +286,7 @@ Test(tune_dot, shaped_samples_are_hand_kernels_and_right) {
   at_rng rng;
   at_rng_seed(&rng, 11);
   at_cand c[8];
+  int in_place = 0;
   for (int i = 0; i < 8; i++) {
     int sk = at_task_sketch_index(&t, names[i % 2]);
     cr_assert_geq(sk, 0, "no sketch %s", names[i % 2]);
@@ -296,12 +298,37 @@ Test(tune_dot, shaped_samples_are_hand_kernels_and_right) {
     cr_assert(lanes % 16 == 0 && lanes <= 64, "vector %lld", (long long)lanes);
     cr_assert(mr >= 4 && mr <= 12, "rows %lld", (long long)mr);
     cr_assert_eq(knob_vals(&t, &c[i], AT_ROLE_UNROLL, 0)[0], 1);
+    int64_t cr0 = knob_vals(&t, &c[i], AT_ROLE_CACHE_READ, 0)[0];
+    int64_t cr1 = knob_vals(&t, &c[i], AT_ROLE_CACHE_READ, 1)[0];
+    bool packed = (cr0 == 3 || cr0 == 4) && (cr1 == 3 || cr1 == 4);
+    bool whole = cr0 == 0 && cr1 == 0 && knob_vals(&t, &c[i], AT_ROLE_REDUCE_TILE, 0)[1] == 48;
+    cr_assert(packed || whole, "inputs copied as %lld, %lld", (long long)cr0, (long long)cr1);
+    const int64_t *fv = knob_vals(&t, &c[i], AT_ROLE_SPACE_TILE, vec);
+    cr_assert(!whole || fv[2] * fv[3] >= (vec ? 70 : 104) || fv[2] == 8,
+              "in place, the local block is not the whole row: %lld x %lld", (long long)fv[2],
+              (long long)fv[3]);
+    in_place += whole;
+  }
+  cr_assert(in_place > 0 && in_place < 8, "%d of 8 samples read in place", in_place);
+  check_cands(&wl, &t, 8, c, NULL);
+}
+
+/* A reduction longer than 128 (k = 160) is never read in place by a shaped sample: packed. */
+Test(tune_dot, shaped_samples_of_long_reductions_are_packed) {
+  at_workload wl = matmul(TE_F32, TE_F32, TE_F32, 40, 48, 160);
+  at_task t;
+  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK, "%s", te_last_error(ctx));
+  int sk = at_task_sketch_index(&t, "tile+cache+read");
+  at_rng rng;
+  at_rng_seed(&rng, 3);
+  for (int i = 0; i < 16; i++) {
+    at_cand c;
+    cr_assert(at_cand_sample_shaped(&t, sk, &rng, &c));
     for (int in = 0; in < 2; in++) {
-      int64_t cr = knob_vals(&t, &c[i], AT_ROLE_CACHE_READ, in)[0];
+      int64_t cr = knob_vals(&t, &c, AT_ROLE_CACHE_READ, in)[0];
       cr_assert(cr == 3 || cr == 4, "input %d copied as %lld", in, (long long)cr);
     }
   }
-  check_cands(&wl, &t, 8, c, NULL);
 }
 
 /* Sketches without that structure take no shaped sample. */
