@@ -388,10 +388,11 @@ double at_result_cost(const at_result *, int clock);
 
 enum { AT_TEAM_MAX = 256 };
 
-/* The threads of this process, each with its /proc/self/task/TID/schedstat open. */
+/* The threads of this process (TIDs), each with its /proc/self/task/TID/schedstat open. */
 typedef struct at_team {
   int n;
   int fd[AT_TEAM_MAX];
+  int tid[AT_TEAM_MAX];
 } at_team;
 
 /* Whether this thread's schedstat can be read: the cpu clock works here. */
@@ -400,7 +401,8 @@ bool at_cpu_clock_available(void);
    read. */
 bool at_team_open(at_team *);
 void at_team_close(at_team *);
-/* What schedstat says of one thread so far: time on a core, time runnable waiting for one. */
+/* One thread's times so far: on a core (its CPU-time clock), runnable waiting for one
+   (schedstat). */
 typedef struct at_thread_times {
   uint64_t run_ns, wait_ns;
 } at_thread_times;

@@ -19,7 +19,7 @@
  * half the worker's wait stays in the cost. On matmul 512 (2 threads, load 14-16 on 2 cores)
  * wall less the mean wait gave a median of 2.4-8.5 ms per schedule, its quartiles spanning
  * 2.3-13.8 ms, where one thread's run takes 4.0 ms (threads 1: wall less wait, exact). So the
- * cost is also capped at the busiest thread's time on a core (the first schedstat field): the
+ * cost is also capped at the busiest thread's time on a core (its CPU-time clock): the
  * team cannot have taken longer than its busiest thread ran, and that thread did at least its
  * share of the work (a serial part included, which the mean of the threads' times would
  * spread over the team). With both: medians of 2.3-3.4 ms, quartiles 2.2-4.0 ms.
@@ -27,8 +27,8 @@
  * again, so it is missed: the cost errs towards the wall cost. It never falls under
  * AT_CPU_FLOOR of the wall time.
  *
- * Each schedstat file is opened once (at_team_open) and read with pread, a few microseconds a
- * thread, outside the timed interval.
+ * Each schedstat file is opened once (at_team_open) and read with pread, with the thread's
+ * CPU-time clock, a few microseconds a thread, outside the timed interval.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "at.h"
@@ -44,17 +45,25 @@
 /* A run waited at most this fraction less than its wall time: the floor of the cpu cost. */
 #define AT_CPU_FLOOR 0.01
 
-/* The times (ns) of the thread whose schedstat fd is open; false when unreadable. */
-static bool read_times(int fd, at_thread_times *t) {
+/* The CPU-time clock of thread tid: Linux's encoding of a thread's CPUCLOCK_SCHED clock (what
+   glibc's pthread_getcpuclockid makes; include/linux/posix-timers.h). Reading it brings a
+   running thread's time up to date, where schedstat's first field lags by up to a tick: a
+   thread reading its own schedstat around a 2 ms run could see any part of it. */
+static clockid_t thread_cpu_clock(int tid) { return (clockid_t)((~(unsigned)tid << 3) | 6); }
+
+/* The run-queue wait of the thread whose schedstat fd is open and the time on a core of tid;
+   false when either is unreadable. */
+static bool read_times(int fd, int tid, at_thread_times *t) {
   char buf[96];
   ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
   if (n <= 0)
     return false;
   buf[n] = 0;
   unsigned long long run = 0, wait = 0;
-  if (sscanf(buf, "%llu %llu", &run, &wait) != 2)
+  struct timespec ts;
+  if (sscanf(buf, "%llu %llu", &run, &wait) != 2 || clock_gettime(thread_cpu_clock(tid), &ts))
     return false;
-  t->run_ns = run;
+  t->run_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
   t->wait_ns = wait;
   return true;
 }
@@ -67,7 +76,7 @@ bool at_cpu_clock_available(void) {
     fd = open(path, O_RDONLY | O_CLOEXEC);
   }
   at_thread_times tt;
-  bool ok = fd >= 0 && read_times(fd, &tt);
+  bool ok = fd >= 0 && read_times(fd, (int)syscall(SYS_gettid), &tt);
   if (fd >= 0)
     close(fd);
   return ok;
@@ -86,10 +95,13 @@ bool at_team_open(at_team *t) {
     snprintf(path, sizeof path, "/proc/self/task/%.32s/schedstat", e->d_name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     at_thread_times tt;
-    if (fd >= 0 && read_times(fd, &tt))
+    int tid = atoi(e->d_name);
+    if (fd >= 0 && read_times(fd, tid, &tt)) {
+      t->tid[t->n] = tid;
       t->fd[t->n++] = fd;
-    else if (fd >= 0)
+    } else if (fd >= 0) {
       close(fd);
+    }
   }
   closedir(d);
   if (t->n == 0)
@@ -105,7 +117,7 @@ void at_team_close(at_team *t) {
 
 bool at_team_read(const at_team *t, at_thread_times *times) {
   for (int i = 0; i < t->n; i++)
-    if (!read_times(t->fd[i], &times[i]))
+    if (!read_times(t->fd[i], t->tid[i], &times[i]))
       return false;
   return true;
 }

@@ -132,16 +132,20 @@ class Team:
     dilute the mean)."""
 
     def __init__(self):
-        self.fds = []
+        self.fds, self.clocks = [], []
         try:
             for tid in os.listdir("/proc/self/task"):
                 self.fds.append(os.open("/proc/self/task/%s/schedstat" % tid, os.O_RDONLY))
+                # the thread's CPU-time clock, as clock.c makes it (schedstat's own lags a tick)
+                c = ((~int(tid)) << 3 | 6) & 0xffffffff
+                self.clocks.append(c - (1 << 32) if c >= 1 << 31 else c)
         except OSError:
             self.fds = []
 
     def read(self):
         try:
-            return [tuple(int(x) for x in os.pread(fd, 96, 0).split()[:2]) for fd in self.fds]
+            return [(time.clock_gettime_ns(c), int(os.pread(fd, 96, 0).split()[1]))
+                    for fd, c in zip(self.fds, self.clocks)]
         except OSError:
             return None
 
