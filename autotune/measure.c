@@ -362,10 +362,10 @@ static void flush_caches(unsigned char *buf, size_t n) {
   (void)sink;
 }
 
-/* The timed runs, after the warm-up: each on the wall clock and, where the threads' schedstat can
-   be read (clock.c: the team is the threads the warm-up left, the pool's workers among them), on
-   the cpu clock too. The waits are read outside the timed interval. The repeats stop on the
-   ranking clock's total. */
+/* The timed runs, after the warm-up: each on the wall clock and, for a host kernel where the
+   threads' schedstat can be read (clock.c: the team is the threads the warm-up left, the pool's
+   workers among them), on the cpu clock too. The waits are read outside the timed interval. The
+   repeats stop on the ranking clock's total. */
 static void timed_runs(at_bench *b, void *entry, gpu_call *gpu, const at_measure_opts *o,
                        child_msg *m) {
   int maxn = o->max_repeats > 0 && o->max_repeats < MAX_COSTS ? o->max_repeats : MAX_COSTS;
@@ -374,7 +374,7 @@ static void timed_runs(at_bench *b, void *entry, gpu_call *gpu, const at_measure
   unsigned char *flush = nflush ? malloc(nflush) : NULL; /* the child's: freed by _exit */
   static at_team team;
   static at_thread_times w0[AT_TEAM_MAX], w1[AT_TEAM_MAX];
-  bool cpu = at_team_open(&team);
+  bool cpu = !gpu && at_team_open(&team); /* a device's time is not the host threads' */
   while (m->n < maxn && (m->n < o->min_repeats || total < o->min_repeat_s)) {
     if (flush)
       flush_caches(flush, nflush);

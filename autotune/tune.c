@@ -302,7 +302,9 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
   if (!s->search || !s->bench)
     return ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory (buffers)");
   s->mo = at_tune_measure_opts(&s->o);
-  if (s->mo.clock == TE_TUNE_CLOCK_CPU && !at_cpu_clock_available()) {
+  if (s->gpu) /* a GPU kernel's time passes on the device while the host thread sleeps on it */
+    s->mo.clock = TE_TUNE_CLOCK_WALL;
+  else if (s->mo.clock == TE_TUNE_CLOCK_CPU && !at_cpu_clock_available()) {
     fprintf(stderr, "te-tune: warning: /proc/self/task/*/schedstat cannot be read here (a kernel "
                     "without schedstats?): measuring on the wall clock (tuner.measure.clock "
                     "\"wall\")\n");

@@ -150,7 +150,8 @@ typedef struct te_tune_options {
    runtime's workers) spent runnable but waiting for a core, as Linux counts it in
    /proc/self/task/TID/schedstat: on a machine shared with other work, what the run itself took,
    not the minute's load. Where schedstat cannot be read, te_tune warns once on stderr and measures
-   on the wall clock (the log then says "wall").
+   on the wall clock (the log then says "wall"). A cuda or vulkan target is always measured on
+   the wall clock: its kernel's time passes on the device, while the host thread sleeps.
    TE_TUNE_CLOCK_WALL: the wall time of each run (CLOCK_MONOTONIC), as te_tune measured before the
    cpu clock existed; the right clock on a quiet machine given to the tuner. */
 typedef enum te_tune_clock { TE_TUNE_CLOCK_CPU = 0, TE_TUNE_CLOCK_WALL = 1 } te_tune_clock;
