@@ -385,6 +385,7 @@ typedef struct at_measure_opts {
   double timeout_s; /* per candidate: the child is killed after it */
   int threads;      /* te_set_num_threads in the child (0: default) */
   int flush_cache;  /* evict the caches before each timed run (te_tune_options.flush_cache) */
+  int clock; /* te_tune_clock: which costs rank (tuner.measure.clock; absent in a log: wall) */
 } at_measure_opts;
 
 typedef struct at_result {
@@ -392,9 +393,47 @@ typedef struct at_result {
   char kind[16]; /* "", "build", "run", "crash", "timeout", "wrong" */
   char message[512];
   int ncosts;
-  double costs[256];    /* seconds, every timed run */
-  char measured_on[96]; /* the host that ran it (and, under te-tune --mpi, the rank) */
+  double costs[256];     /* seconds, every timed run: wall time */
+  int ncpu_costs;        /* ncosts, or 0 where the cpu clock could not be read (clock.c) */
+  double cpu_costs[256]; /* the same runs on the cpu clock: less the threads' run-queue waits */
+  char measured_on[96];  /* the host that ran it (and, under te-tune --mpi, the rank) */
 } at_result;
+
+/* The cost of a measured result on clock (te_tune_clock): the median of its cpu costs under the
+   cpu clock when it has one per run, else of its (wall) costs; INFINITY when it has none. */
+double at_result_cost(const at_result *, int clock);
+
+/* ---------------------------------------------------------------- the cpu clock (clock.c) */
+
+enum { AT_TEAM_MAX = 256 };
+
+/* The threads of this process (TIDs), each with its /proc/self/task/TID/schedstat open. */
+typedef struct at_team {
+  int n;
+  int fd[AT_TEAM_MAX];
+  int tid[AT_TEAM_MAX];
+} at_team;
+
+/* Whether this thread's schedstat can be read: the cpu clock works here. */
+bool at_cpu_clock_available(void);
+/* Opens the schedstat of every thread of the process now; false (nothing open) when none can be
+   read. */
+bool at_team_open(at_team *);
+void at_team_close(at_team *);
+/* One thread's times so far: on a core (its CPU-time clock), runnable waiting for one
+   (schedstat). */
+typedef struct at_thread_times {
+  uint64_t run_ns, wait_ns;
+} at_thread_times;
+/* Each thread's times so far into times[0..n); false when one cannot be read. */
+bool at_team_read(const at_team *, at_thread_times *times);
+/* The cpu cost of a run of wall_s seconds over which the n threads' times went from before to
+   after: wall_s less their mean wait (each capped at wall_s), at most the busiest thread's time
+   on a core, at least 1% of wall_s (clock.c says why). */
+double at_cpu_cost(double wall_s, int n, const at_thread_times *before,
+                   const at_thread_times *after);
+/* "cpu" or "wall". */
+const char *at_clock_name(int clock);
 
 typedef struct at_bench at_bench; /* inputs (random, non-zero), shared outputs, reference */
 at_bench *at_bench_new(const at_workload *, uint64_t seed);
@@ -480,8 +519,10 @@ typedef struct at_record {
   int version;
   char *key, *wl_text, *wl_desc, *target, *trace, *sketch, *params;
   int ncosts;
-  double *costs;
-  int error; /* te_status */
+  double *costs;     /* result.costs: wall seconds of every run */
+  int ncpu_costs;    /* result.cpu_costs: the same runs on the cpu clock (0 in logs before it) */
+  double *cpu_costs; /* the record's cost is their median when measure.clock is the cpu clock */
+  int error;         /* te_status */
   char *error_kind, *message;
   char *timestamp, *te_version;
   uint64_t seed;
@@ -504,7 +545,8 @@ typedef struct at_record {
   bool superseded; /* set by at_log_read: a later record has this key, target and trace */
 } at_record;
 
-/* The record's cost: the median of the costs, or on a confirm record with a confirm_cost_s that
+/* The record's cost: the median of the costs of its clock (measure.clock: cpu_costs under the cpu
+   clock when there is one per run, else costs), or on a confirm record with a confirm_cost_s that
    cost (the lowest round median: docs/tuning-log.md); INFINITY for a failed or cost-less record. */
 double at_record_cost(const at_record *);
 /* The median of n values (not reordered); INFINITY when n <= 0. */

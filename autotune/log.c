@@ -38,6 +38,8 @@ double at_record_cost(const at_record *r) {
     return INFINITY;
   if (r->confirm && r->confirm_cost_s > 0 && isfinite(r->confirm_cost_s))
     return r->confirm_cost_s;
+  if (r->measure.clock == TE_TUNE_CLOCK_CPU && r->ncpu_costs > 0 && r->ncpu_costs == r->ncosts)
+    return at_median(r->cpu_costs, r->ncpu_costs);
   return at_median(r->costs, r->ncosts);
 }
 
@@ -63,6 +65,8 @@ void at_record_free(at_record *r) {
   }
   free(r->costs);
   r->costs = NULL;
+  free(r->cpu_costs);
+  r->cpu_costs = NULL;
   free(r->round_costs);
   r->round_costs = NULL;
 }
@@ -107,12 +111,20 @@ static json_t *record_json(const at_record *r) {
       json_pack("{s:o, s:i, s:s, s:s?, s:s?}", "costs", costs, "error", r->error, "error_name",
                 te_status_str((te_status)r->error), "error_kind",
                 r->error_kind ? r->error_kind : "", "message", r->message ? r->message : "");
+  if (res && r->ncpu_costs > 0) { /* next to costs: the same runs on the cpu clock */
+    json_t *cpu = json_array();
+    for (int i = 0; i < r->ncpu_costs; i++)
+      json_array_append_new(cpu, json_real(r->cpu_costs[i]));
+    json_object_set_new(res, "cpu_costs", cpu);
+  }
   json_t *meas = json_pack("{s:f, s:i, s:i, s:i, s:f, s:i}", "min_repeat_s",
                            r->measure.min_repeat_s, "min_repeats", r->measure.min_repeats,
                            "max_repeats", r->measure.max_repeats, "warmup", r->measure.warmup,
                            "timeout_s", r->measure.timeout_s, "threads", r->measure.threads);
   if (meas && r->measure.flush_cache)
     json_object_set_new(meas, "flush_cache", json_true());
+  if (meas)
+    json_object_set_new(meas, "clock", json_string(at_clock_name(r->measure.clock)));
   char seed[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
   json_t *tuner = json_pack("{s:s, s:i, s:f, s:f, s:o, s:s?, s:s?}", "seed", seed, "trial",
@@ -180,6 +192,23 @@ static bool parse_costs(json_t *arr, at_record *r) {
   return true;
 }
 
+/* result.cpu_costs: kept only when it has a number for every run (absent in logs before it). */
+static void parse_cpu_costs(json_t *arr, at_record *r) {
+  size_t n = json_is_array(arr) ? json_array_size(arr) : 0;
+  if (n == 0 || n != (size_t)r->ncosts || !(r->cpu_costs = ir_malloc(NULL, n * sizeof(double))))
+    return;
+  for (size_t i = 0; i < n; i++) {
+    json_t *v = json_array_get(arr, i);
+    if (!json_is_number(v)) {
+      free(r->cpu_costs);
+      r->cpu_costs = NULL;
+      r->ncpu_costs = 0;
+      return;
+    }
+    r->cpu_costs[r->ncpu_costs++] = json_number_value(v);
+  }
+}
+
 /* tuner.round_costs_s: the numbers of the array (others skipped); none when it is absent or
    memory runs out (it only informs). */
 static void parse_round_costs(json_t *arr, at_record *r) {
@@ -215,6 +244,9 @@ static void parse_tuner(json_t *t, at_record *r) {
   r->measure.timeout_s = json_number_value(json_object_get(m, "timeout_s"));
   r->measure.threads = (int)json_integer_value(json_object_get(m, "threads"));
   r->measure.flush_cache = json_is_true(json_object_get(m, "flush_cache"));
+  /* logs before the cpu clock were measured on the wall clock */
+  const char *clock = json_string_value(json_object_get(m, "clock"));
+  r->measure.clock = clock && !strcmp(clock, "cpu") ? TE_TUNE_CLOCK_CPU : TE_TUNE_CLOCK_WALL;
 }
 
 /* Fills r from one parsed line; false (r freed) when a required field is missing. */
@@ -244,6 +276,8 @@ static bool parse_record(json_t *j, at_record *r) {
   r->message = dup_str(res, "message");
   bool ok = r->key && r->target && r->trace && json_is_integer(err) &&
             parse_costs(json_object_get(res, "costs"), r) && r->version <= AT_LOG_VERSION;
+  if (ok)
+    parse_cpu_costs(json_object_get(res, "cpu_costs"), r);
   parse_tuner(json_object_get(j, "tuner"), r);
   if (!ok)
     at_record_free(r);

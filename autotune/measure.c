@@ -2,12 +2,13 @@
  *
  * The parent allocates the kernel's buffers once: inputs with random non-zero values, outputs in
  * shared memory (MAP_SHARED) so that it sees what a child wrote. Each measurement forks: the
- * child calls the JIT-compiled entry (the code is in the copied address space), times it and
- * writes the costs through a pipe; the parent waits at most timeout_s, then kills it. So a
- * candidate that crashes (a signal), hangs (the timeout), fails (a kernel error status) or
- * computes the wrong values (compared with the reference outputs, which the default schedule
- * computed) costs one error result and nothing else. The parent never runs a kernel itself: it
- * starts no OpenMP threads, so every child forks from a single-threaded OpenMP state.
+ * child calls the JIT-compiled entry (the code is in the copied address space), times it on the
+ * wall clock and the cpu clock (clock.c) and writes the costs through a pipe; the parent waits at
+ * most timeout_s, then kills it. So a candidate that crashes (a signal), hangs (the timeout), fails
+ * (a kernel error status) or computes the wrong values (compared with the reference outputs, which
+ * the default schedule computed) costs one error result and nothing else. The parent never runs a
+ * kernel itself: it starts no OpenMP threads, so every child forks from a single-threaded OpenMP
+ * state.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,9 +44,9 @@ struct at_bench {
 };
 
 typedef struct child_msg {
-  int32_t status, n;
+  int32_t status, n, ncpu; /* ncpu: n, or 0 when the cpu clock could not be read */
   char text[400];
-  double costs[MAX_COSTS];
+  double costs[MAX_COSTS], cpu_costs[MAX_COSTS];
 } child_msg;
 
 static int plant_crash = -1, plant_hang = -1, plant_wrong = -1, bench_calls;
@@ -361,6 +362,36 @@ static void flush_caches(unsigned char *buf, size_t n) {
   (void)sink;
 }
 
+/* The timed runs, after the warm-up: each on the wall clock and, for a host kernel where the
+   threads' schedstat can be read (clock.c: the team is the threads the warm-up left, the pool's
+   workers among them), on the cpu clock too. The waits are read outside the timed interval. The
+   repeats stop on the ranking clock's total. */
+static void timed_runs(at_bench *b, void *entry, gpu_call *gpu, const at_measure_opts *o,
+                       child_msg *m) {
+  int maxn = o->max_repeats > 0 && o->max_repeats < MAX_COSTS ? o->max_repeats : MAX_COSTS;
+  double total = 0;
+  size_t nflush = o->flush_cache ? flush_bytes() : 0;
+  unsigned char *flush = nflush ? malloc(nflush) : NULL; /* the child's: freed by _exit */
+  static at_team team;
+  static at_thread_times w0[AT_TEAM_MAX], w1[AT_TEAM_MAX];
+  bool cpu = !gpu && at_team_open(&team); /* a device's time is not the host threads' */
+  while (m->n < maxn && (m->n < o->min_repeats || total < o->min_repeat_s)) {
+    if (flush)
+      flush_caches(flush, nflush);
+    cpu = cpu && at_team_read(&team, w0);
+    double t0 = now_s();
+    if (run_once(entry, b, gpu, m) != 0)
+      break;
+    double wall = now_s() - t0;
+    cpu = cpu && at_team_read(&team, w1);
+    m->costs[m->n] = wall;
+    m->cpu_costs[m->n] = cpu ? at_cpu_cost(wall, team.n, w0, w1) : wall;
+    total += o->clock == TE_TUNE_CLOCK_CPU && cpu ? m->cpu_costs[m->n] : wall;
+    m->n++;
+  }
+  m->ncpu = cpu ? m->n : 0;
+}
+
 static void child_main(at_bench *b, void *entry, int nrun, const at_measure_opts *o, int fd,
                        int planted) {
   static child_msg m;
@@ -382,21 +413,8 @@ static void child_main(at_bench *b, void *entry, int nrun, const at_measure_opts
   for (int i = 0; i < warm; i++)
     if (run_once(entry, b, gpu, &m) != 0)
       break;
-  if (m.status == 0 && nrun > 0) {
-    int maxn = o->max_repeats > 0 && o->max_repeats < MAX_COSTS ? o->max_repeats : MAX_COSTS;
-    double total = 0;
-    size_t nflush = o->flush_cache ? flush_bytes() : 0;
-    unsigned char *flush = nflush ? malloc(nflush) : NULL; /* the child's: freed by _exit */
-    while (m.n < maxn && (m.n < o->min_repeats || total < o->min_repeat_s)) {
-      if (flush)
-        flush_caches(flush, nflush);
-      double t0 = now_s();
-      if (run_once(entry, b, gpu, &m) != 0)
-        break;
-      m.costs[m.n] = now_s() - t0;
-      total += m.costs[m.n++];
-    }
-  }
+  if (m.status == 0 && nrun > 0)
+    timed_runs(b, entry, gpu, o, &m);
   if (m.status == 0 && gpu)
     gpu_finish(b, gpu, &m);
   if (m.status != 0 && !gpu)
@@ -494,6 +512,14 @@ static void run_child(at_bench *b, void *entry, int nrun, const at_measure_opts 
   r->status = TE_OK;
   r->ncosts = m.n;
   memcpy(r->costs, m.costs, sizeof(double) * (size_t)m.n);
+  r->ncpu_costs = m.ncpu == m.n ? m.n : 0;
+  memcpy(r->cpu_costs, m.cpu_costs, sizeof(double) * (size_t)r->ncpu_costs);
+}
+
+double at_result_cost(const at_result *r, int clock) {
+  if (clock == TE_TUNE_CLOCK_CPU && r->ncpu_costs > 0 && r->ncpu_costs == r->ncosts)
+    return at_median(r->cpu_costs, r->ncpu_costs);
+  return at_median(r->costs, r->ncosts);
 }
 
 /* ---------------------------------------------------------------- checking */
@@ -560,6 +586,8 @@ void at_bench_run(at_bench *b, void *entry, bool check, const at_measure_opts *o
   run_child(b, entry, 1, o, o->timeout_s > 0 ? o->timeout_s : 10, r);
   for (int i = 0; noisy(call) && i < r->ncosts; i++)
     r->costs[i] *= noise_factor;
+  for (int i = 0; noisy(call) && i < r->ncpu_costs; i++)
+    r->cpu_costs[i] *= noise_factor;
   if (gethostname(r->measured_on, sizeof r->measured_on) != 0)
     r->measured_on[0] = 0;
   r->measured_on[sizeof r->measured_on - 1] = 0;
@@ -567,7 +595,7 @@ void at_bench_run(at_bench *b, void *entry, bool check, const at_measure_opts *o
     return;
   for (int i = b->nin; i < b->nargs; i++)
     if (!compare(b, i, r)) {
-      r->ncosts = 0;
+      r->ncosts = r->ncpu_costs = 0;
       return;
     }
 }

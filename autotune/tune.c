@@ -47,6 +47,11 @@ te_status at_tune_options_check(te_ctx *ctx, const te_tune_options *in, te_tune_
     return ir_error(ctx, TE_ERR_INVALID_ARG,
                     "te_tune: confirm must be <= 64 (got %d) and confirm_rounds 0..16 (got %d)",
                     o->confirm, o->confirm_rounds);
+  if (o->clock != TE_TUNE_CLOCK_CPU && o->clock != TE_TUNE_CLOCK_WALL)
+    return ir_error(
+        ctx, TE_ERR_INVALID_ARG,
+        "te_tune: clock must be TE_TUNE_CLOCK_CPU (%d) or TE_TUNE_CLOCK_WALL (%d), got %d",
+        TE_TUNE_CLOCK_CPU, TE_TUNE_CLOCK_WALL, o->clock);
   if (o->max_repeats > 256)
     return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: max_repeats must be <= 256 (got %d)",
                     o->max_repeats);
@@ -84,8 +89,8 @@ static te_status make_reference(at_session *s) {
 }
 
 at_measure_opts at_tune_measure_opts(const te_tune_options *o) {
-  return (at_measure_opts){o->min_repeat_s, o->min_repeats, o->max_repeats,     1,
-                           o->timeout_s,    o->threads,     o->flush_cache != 0};
+  return (at_measure_opts){o->min_repeat_s, o->min_repeats, o->max_repeats,      1,
+                           o->timeout_s,    o->threads,     o->flush_cache != 0, o->clock};
 }
 
 double at_reference_timeout_s(const te_tune_options *o) {
@@ -136,10 +141,8 @@ static void report(at_session *s, const at_result *r, const at_job *j, double co
 static te_status record_one(at_session *s, const at_proposal *p, const at_job *j,
                             const at_result *r) {
   double cost = INFINITY;
-  if (j->status == TE_OK && r->status == TE_OK) {
-    at_record tmp = {.ncosts = r->ncosts, .costs = (double *)r->costs};
-    cost = at_record_cost(&tmp);
-  }
+  if (j->status == TE_OK && r->status == TE_OK)
+    cost = at_result_cost(r, s->mo.clock);
   te_status st = at_session_write(s, p, j, r);
   if (st != TE_OK)
     return st;
@@ -299,6 +302,14 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
   if (!s->search || !s->bench)
     return ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory (buffers)");
   s->mo = at_tune_measure_opts(&s->o);
+  if (s->gpu) /* a GPU kernel's time passes on the device while the host thread sleeps on it */
+    s->mo.clock = TE_TUNE_CLOCK_WALL;
+  else if (s->mo.clock == TE_TUNE_CLOCK_CPU && !at_cpu_clock_available()) {
+    fprintf(stderr, "te-tune: warning: /proc/self/task/*/schedstat cannot be read here (a kernel "
+                    "without schedstats?): measuring on the wall clock (tuner.measure.clock "
+                    "\"wall\")\n");
+    s->mo.clock = TE_TUNE_CLOCK_WALL;
+  }
   if (s->gpu)
     at_bench_set_device(s->bench, target->kind == TG_CUDA ? kDLCUDA : kDLVulkan);
   if ((st = at_session_load_history(s)) != TE_OK || (st = at_session_load_transfer(s)) != TE_OK)

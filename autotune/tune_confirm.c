@@ -17,11 +17,12 @@
  * rounds more: a fast search measurement is seldom luck, a slow confirmation often is (a 1.15 ms
  * conv2d measured at 90 ms under load 16 lost its place to a 33 ms one). What the extra rounds
  * give stands, whatever it says.
- * Each schedule gets one new record (tuner.confirm) with the costs of all rounds (result.costs),
- * each round's median (tuner.round_costs_s), the confirmed cost (tuner.confirm_cost_s, which
- * the log's readers rank it by), the search's cost (tuner.search_cost_s) and tuner.reconfirmed;
- * the reading rule takes the best of a confirm pass that follows the last trial, so
- * te_apply_best uses the side-by-side ranking, whatever minute the others were measured in.
+ * Each schedule gets one new record (tuner.confirm) with the costs of all rounds (result.costs,
+ * result.cpu_costs), each round's median on the run's clock (tuner.round_costs_s), the confirmed
+ * cost (tuner.confirm_cost_s, which the log's readers rank it by), the search's cost
+ * (tuner.search_cost_s) and tuner.reconfirmed; the reading rule takes the best of a confirm pass
+ * that follows the last trial, so te_apply_best uses the side-by-side ranking, whatever minute the
+ * others were measured in.
  */
 #include <math.h>
 #include <stdio.h>
@@ -84,10 +85,15 @@ static void measure_round(at_session *s, confirm_item *items, at_job *jobs, int 
       it->res = r; /* a schedule that now fails is recorded as failing */
       continue;
     }
-    for (int c = 0; c < r.ncosts && it->res.ncosts < 256; c++)
+    /* the cpu costs stay beside the costs only while every round has them */
+    bool cpu = r.ncpu_costs == r.ncosts && it->res.ncpu_costs == it->res.ncosts;
+    for (int c = 0; c < r.ncosts && it->res.ncosts < 256; c++) {
+      it->res.cpu_costs[it->res.ncosts] = r.cpu_costs[c];
       it->res.costs[it->res.ncosts++] = r.costs[c];
+    }
+    it->res.ncpu_costs = cpu ? it->res.ncosts : 0;
     if (it->nround < MAX_ROUNDS)
-      it->round_med[it->nround++] = at_median(r.costs, r.ncosts);
+      it->round_med[it->nround++] = at_result_cost(&r, mo->clock);
     memcpy(it->res.measured_on, r.measured_on, sizeof r.measured_on);
   }
 }

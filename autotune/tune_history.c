@@ -95,6 +95,8 @@ static te_status write_record(at_session *s, at_record *rp, const at_measure_opt
   bool built = j->status == TE_OK;
   r.ncosts = built ? res->ncosts : 0;
   r.costs = built ? (double *)res->costs : NULL;
+  r.ncpu_costs = built ? res->ncpu_costs : 0;
+  r.cpu_costs = built ? (double *)res->cpu_costs : NULL;
   r.error = built ? res->status : j->status;
   r.error_kind = built ? (char *)res->kind : "build";
   r.message = built ? (char *)res->message : (char *)j->message;

@@ -28,6 +28,9 @@ int cmd_tune_tasks(int argc, char **argv);
    matches; a missing value is reported and sets *bad. */
 bool cli_opt(int argc, char **argv, int *i, const char *name, const char **val, bool *bad);
 bool cli_flag(char **argv, int i, const char *name);
+/* "--clock wall|cpu" at argv[*i] into *clock (te_tune_clock); another value is a usage error
+   (*bad) whose message, prefixed with cmd, names the flag and its values. */
+bool cli_clock_opt(int argc, char **argv, int *i, const char *cmd, int *clock, bool *bad);
 bool cli_int(const char *s, long long min, long long *out);
 bool cli_double(const char *s, double *out);
 

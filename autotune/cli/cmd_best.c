@@ -194,12 +194,13 @@ int cmd_show(int argc, char **argv) {
       rc = show_ir(r, &w);
     else
       printf("workload  %s (key %s)\ntarget    %s\nbest      %.2f %s, median %.4g ms of %d "
-             "runs, trial %d%s, sketch %s, %s\ntrace:\n%s",
+             "runs (%s clock), trial %d%s, sketch %s, %s\ntrace:\n%s",
              r->wl_desc ? r->wl_desc : "(text)", r->key,
              verbose ? r->target : cli_target_short(r->target, short_target, sizeof short_target),
              at_record_gops(r), at_record_rate_unit(r), at_record_cost(r) * 1e3, r->ncosts,
-             r->trial, r->confirm ? " (measured again by the confirm pass)" : "",
-             r->sketch ? r->sketch : "-", r->timestamp ? r->timestamp : "", r->trace);
+             at_clock_name(r->ncpu_costs ? r->measure.clock : TE_TUNE_CLOCK_WALL), r->trial,
+             r->confirm ? " (measured again by the confirm pass)" : "", r->sketch ? r->sketch : "-",
+             r->timestamp ? r->timestamp : "", r->trace);
   }
   cli_workload_free(&w);
   at_log_free(&log);

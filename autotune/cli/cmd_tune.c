@@ -51,6 +51,9 @@ static void help(void) {
          "  --transfer-logs D  train the cost model first on the records of other workloads\n"
          "                     (same target) in the logs of directory D (*.jsonl) or log D\n"
          "  --flush-cache      evict the caches before each timed run (cold-cache costs)\n"
+         "  --clock C          cpu (default): rank by each run's wall time less its threads'\n"
+         "                     waits for a core (/proc schedstat), so other processes' load\n"
+         "                     does not count; wall: by the wall time (a quiet machine)\n"
          "  --quiet            no progress display\n"
          "  --mpi              run under mpirun (-n 2 or more): rank 0 searches and writes the\n"
          "                     log, the other ranks build and measure the candidates\n"
@@ -158,8 +161,8 @@ int cli_tune_run(te_tune_options *o, const char *target, cli_workload *w, cli_pr
   if (mpi_rank > 0)
     return cli_mpi_measure(w->ctx, w->wl.nout, w->wl.outs, t, o);
   if (!pr->quiet) { /* the target in short: the log records it whole (te-tune show --verbose) */
-    printf("tuning %s for %s; log %s\n", w->is_op ? w->desc : "the workload",
-           te_target_short_str(t), o->log_path);
+    printf("tuning %s for %s; clock %s; log %s\n", w->is_op ? w->desc : "the workload",
+           te_target_short_str(t), at_clock_name(o->clock), o->log_path);
     fflush(stdout);
   }
   te_tune_summary sum;
@@ -218,7 +221,8 @@ int cmd_tune(int argc, char **argv) {
       o.flush_cache = 1;
     } else if (cli_flag(argv, i, "--mpi")) {
       mpi = true;
-    } else if (num_opt(argc, argv, &i, &o, &bad)) {
+    } else if (num_opt(argc, argv, &i, &o, &bad) ||
+               cli_clock_opt(argc, argv, &i, "te-tune tune", &o.clock, &bad)) {
     } else if (cli_opt(argc, argv, &i, "--log", &o.log_path, &bad) ||
                cli_opt(argc, argv, &i, "--target", &target, &bad) ||
                cli_opt(argc, argv, &i, "--dtype", &dtype, &bad) ||

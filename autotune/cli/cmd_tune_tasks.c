@@ -42,6 +42,7 @@ static void help(void) {
          "  --confirm N        at the end, measure each task's best N schedules again side by\n"
          "                     side (default 4; 0 never)\n"
          "  --allocation F     also write the allocation table to F (tab-separated)\n"
+         "  --clock C          cpu (default) or wall: how runs are timed (te-tune tune --help)\n"
          "  --flush-cache      evict the caches before each timed run: a model's kernels run\n"
          "                     among other kernels, with their weights out of cache\n"
          "  --no-hand          do not measure the hand schedules: the log's best is then a\n"
@@ -328,6 +329,7 @@ static bool parse_args(int argc, char **argv, run *r, const char **tasks) {
       r->no_hand = true;
     } else if (cli_flag(argv, i, "--flush-cache")) {
       r->base.flush_cache = 1;
+    } else if (cli_clock_opt(argc, argv, &i, "te-tune tune-tasks", &r->base.clock, &bad)) {
     } else if (cli_opt(argc, argv, &i, "--log", &r->base.log_path, &bad) ||
                cli_opt(argc, argv, &i, "--target", &r->target, &bad) ||
                cli_opt(argc, argv, &i, "--allocation", &r->allocation, &bad)) {

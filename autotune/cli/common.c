@@ -32,6 +32,21 @@ bool cli_opt(int argc, char **argv, int *i, const char *name, const char **val, 
 
 bool cli_flag(char **argv, int i, const char *name) { return strcmp(argv[i], name) == 0; }
 
+bool cli_clock_opt(int argc, char **argv, int *i, const char *cmd, int *clock, bool *bad) {
+  const char *v;
+  if (!cli_opt(argc, argv, i, "--clock", &v, bad))
+    return false;
+  if (*bad)
+    return true;
+  if (!strcmp(v, "cpu"))
+    *clock = TE_TUNE_CLOCK_CPU;
+  else if (!strcmp(v, "wall"))
+    *clock = TE_TUNE_CLOCK_WALL;
+  else
+    fprintf(stderr, "%s: --clock: bad value '%s' (wall or cpu)\n", cmd, v), *bad = true;
+  return true;
+}
+
 bool cli_int(const char *s, long long min, long long *out) {
   char *end;
   errno = 0;

@@ -5,11 +5,21 @@ For each log (one workload, one target, one seed each): the trials, how many of 
 stored an operand in a packed layout (a `reorder_storage` step in the trace), the best
 search-time cost after the trials, the trial at which the best so far first reached 90%
 of that best's throughput, and the best packed trial. Confirm records are left out: this
-is about the search. Costs are the records' medians (wall-clock, as the search ranks them).
+is about the search. Costs are the records' medians on the clock the search ranked them by
+(result.cpu_costs when tuner.measure.clock is "cpu", else result.costs: docs/tuning-log.md).
 """
 import json
 import statistics
 import sys
+
+
+def cost(r):
+    res = r["result"]
+    c, cpu = res.get("costs") or [], res.get("cpu_costs") or []
+    if res["error"] != 0 or not c:
+        return float("inf")
+    clock = r.get("tuner", {}).get("measure", {}).get("clock")
+    return statistics.median(cpu if clock == "cpu" and len(cpu) == len(c) else c)
 
 
 def curve(path):
@@ -24,8 +34,7 @@ def curve(path):
             if t.get("confirm") or "buckets" in r:
                 continue
             recs.append(r)
-    costs = [statistics.median(r["result"]["costs"]) if r["result"]["error"] == 0
-             and r["result"]["costs"] else float("inf") for r in recs]
+    costs = [cost(r) for r in recs]
     packed = ["reorder_storage" in r["trace"] for r in recs]
     best = min(costs) if costs else float("inf")
     to90 = next((i + 1 for i, c in enumerate(costs) if c <= best / 0.9), None)

@@ -138,7 +138,23 @@ typedef struct te_tune_options {
                          relative to the best of its own workload, so a new workload starts
                          with a trained model instead of random rounds. Records that no longer
                          rebuild are skipped. NULL: none */
+  int clock; /* te_tune_clock: how a run's cost is read (docs/tuning-measurement.md). Every run is
+                timed on both clocks where the cpu clock works (result.costs and
+                result.cpu_costs in the log); this one ranks the candidates, the confirm pass and
+                te_apply_best, and is recorded as tuner.measure.clock. Another value is
+                TE_ERR_INVALID_ARG. 0: TE_TUNE_CLOCK_CPU */
 } te_tune_options;
+
+/* The clocks of te_tune_options.clock.
+   TE_TUNE_CLOCK_CPU: a run's wall time less the time its threads (the calling thread and the
+   runtime's workers) spent runnable but waiting for a core, as Linux counts it in
+   /proc/self/task/TID/schedstat: on a machine shared with other work, what the run itself took,
+   not the minute's load. Where schedstat cannot be read, te_tune warns once on stderr and measures
+   on the wall clock (the log then says "wall"). A cuda or vulkan target is always measured on
+   the wall clock: its kernel's time passes on the device, while the host thread sleeps.
+   TE_TUNE_CLOCK_WALL: the wall time of each run (CLOCK_MONOTONIC), as te_tune measured before the
+   cpu clock existed; the right clock on a quiet machine given to the tuner. */
+typedef enum te_tune_clock { TE_TUNE_CLOCK_CPU = 0, TE_TUNE_CLOCK_WALL = 1 } te_tune_clock;
 
 /* What a tuning run did (te_tune_options.summary). */
 typedef struct te_tune_summary {

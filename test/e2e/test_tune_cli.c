@@ -106,6 +106,14 @@ Test(tune_cli, help_and_usage_errors) {
   cr_assert_eq(te_tune(NULL, "tune matmul M=8 N=8 K=8 --trials x"), 2);
   cr_assert_eq(te_tune(NULL, "tune nosuchop M=8"), 2);
   cr_assert_eq(te_tune(NULL, "tune matmul M=8 N=8 K=8 --target nosuch"), 2);
+  /* --clock takes wall or cpu; another value is refused, naming the flag, before anything runs */
+  cr_assert_eq(te_tune(&out, "tune matmul M=8 N=8 K=8 --clock tsc --log c.jsonl"), 2);
+  cr_assert(strstr(out, "--clock") && strstr(out, "tsc") && strstr(out, "wall or cpu"), "%s", out);
+  cr_assert_eq(te_tune(&out, "tune-tasks tasks.txt --clock"), 2);
+  cr_assert(strstr(out, "--clock"), "%s", out);
+  cr_assert(!exists("c.jsonl"), "nothing measured");
+  cr_assert_eq(te_tune(&out, "tune --help"), 0);
+  cr_assert(strstr(out, "--clock C"), "%s", out);
   cr_assert_eq(te_tune(NULL, "best --log missing.jsonl"), 4);
   cr_assert_eq(te_tune(NULL, "export --log missing.jsonl"), 2); /* --out is required */
 }

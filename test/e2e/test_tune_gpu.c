@@ -208,11 +208,15 @@ Test(tune_gpu, cuda_fake_driver_goes_through_device_memory) {
   FILE *f = fopen(logpath, "r");
   cr_assert_not_null(f);
   char line[1 << 14];
-  int wrong = 0;
-  while (fgets(line, sizeof line, f))
+  int wrong = 0, wall = 0;
+  while (fgets(line, sizeof line, f)) {
     wrong += strstr(line, "\"wrong\"") != NULL;
+    /* a device's time is not the host threads': GPU candidates are timed on the wall clock */
+    wall += strstr(line, "\"clock\":\"wall\"") != NULL;
+  }
   fclose(f);
   cr_assert_eq(wrong, 2);
+  cr_assert_eq(wall, 2, "GPU records on the wall clock");
 }
 
 /* A process that already runs vulkan kernels cannot tune for vulkan (its forked measuring
