@@ -267,6 +267,10 @@ static bool step_tile(const at_task *t, const at_sketch *sk, const at_knob *k, a
     if (may_tail(sk, k) && at_rng_unit(r) < 0.3) {
       int64_t m = inner_multiple(t, sk, k), step = vector ? (m > 8 ? m : 8) : m;
       v[last] += at_rng_int(r, 2) ? step : -step;
+      if (v[last] < 1) { /* no level of 0: the levels outside would divide by it */
+        v[last] = old[last];
+        continue;
+      }
       for (int o = last - 1; o >= 1; o--)
         if (v[o] > left_for(k, v, o))
           v[o] = left_for(k, v, o);

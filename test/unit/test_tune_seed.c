@@ -28,9 +28,9 @@ static at_workload gemm(int batch, int m, int n, int k, int trans_b) {
     C = te_op_batch_matmul(ctx, A, B, 0, 0, NULL);
   } else {
     te_tensor *A = te_placeholder(ctx, "A", TE_F32, 2, TE_EXPRS(te_int(ctx, m), te_int(ctx, k)));
-    te_tensor *B = te_placeholder(
-        ctx, "B", TE_F32, 2,
-        trans_b ? TE_EXPRS(te_int(ctx, n), te_int(ctx, k)) : TE_EXPRS(te_int(ctx, k), te_int(ctx, n)));
+    te_tensor *B = te_placeholder(ctx, "B", TE_F32, 2,
+                                  trans_b ? TE_EXPRS(te_int(ctx, n), te_int(ctx, k))
+                                          : TE_EXPRS(te_int(ctx, k), te_int(ctx, n)));
     C = te_op_matmul(ctx, A, B, 0, trans_b, "C");
   }
   cr_assert_not_null(C, "%s", te_last_error(ctx));
@@ -218,8 +218,8 @@ Test(tune_seed, first_round_measures_the_derived_points) {
   int n = at_seed_points(&t, &caps, c, 16);
   cr_assert_gt(n, 0);
   for (int pass = 0; pass < 2; pass++) {
-    at_search_opts o = {.seed = 3, .population = 16, .generations = 1, .epsilon = 0.1,
-                        .no_seeds = pass == 1};
+    at_search_opts o = {
+        .seed = 3, .population = 16, .generations = 1, .epsilon = 0.1, .no_seeds = pass == 1};
     at_search *s = at_search_new(&t, &o);
     at_proposal ps[16];
     int got = at_search_propose(s, &wl, tgt, 16, ps);
@@ -239,9 +239,17 @@ Test(tune_seed, first_round_measures_the_derived_points) {
   }
 }
 
-/* A neighbour is valid and differs from its point in exactly one knob. */
+/* A neighbour is valid and differs from its point in exactly one knob; a batch axis' tiles of
+   1 stay at least 1. */
+static void check_neighbours(int batch, int m, int nn, int kk);
+
 Test(tune_seed, neighbours_change_one_knob) {
-  at_workload wl = gemm(0, 1000, 1000, 1000, 0);
+  check_neighbours(0, 1000, 1000, 1000);
+  check_neighbours(12, 128, 128, 64);
+}
+
+static void check_neighbours(int batch, int m, int nn, int kk) {
+  at_workload wl = gemm(batch, m, nn, kk, 0);
   at_task t;
   at_cand c[16];
   int n = derive(&wl, &t, c);
