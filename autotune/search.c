@@ -8,11 +8,11 @@
  * locking the search in). Until the model has data (or with use_model off) the whole batch is
  * random. The first round starts with the points derived from the target (seed_points.c: the hand
  * SGEMM kernel's register tile and blocks for this machine's registers and caches), and every
- * round has neighbours of the best measured candidates (one knob one step, at_cand_neighbour).
- * Everything random comes from one seeded generator and the order of the work never
- * depends on timing, so the same seed and the same measurements give the same candidates.
- * Candidates are deduplicated by their trace: two knob settings that give the same schedule are
- * one candidate.
+ * round has neighbours of the best measured candidates (one knob one step, at_cand_neighbour); a
+ * search without a model (--no-model) stays random: measurements never steer it. Everything random
+ * comes from one seeded generator and the order of the work never depends on timing, so the same
+ * seed and the same measurements give the same candidates. Candidates are deduplicated by their
+ * trace: two knob settings that give the same schedule are one candidate.
  */
 #include <math.h>
 #include <stdio.h>
@@ -352,7 +352,7 @@ static int propose_directed(at_search *s, const at_workload *wl, const te_target
     at_target_caps caps;
     at_target_caps_get(tgt, &caps);
     nc = at_seed_points(&s->task, &caps, c, 16);
-  } else if (!model && s->nel > 0) {
+  } else if (s->model && !model && s->nel > 0) { /* no model at all: a random search, unsteered */
     for (int i = 0, n = (int)(want * AT_NEIGHBOUR_SHARE + 0.5); i < n && i < 16; i++)
       near_best(s, &c[nc++]);
   }

@@ -39,6 +39,9 @@
  *   - sketches: every tile above in tile+cache+read; in a tile+cache+read:A (the vector along
  *     space axis A: a convolution's output channels) only the first, packed whole, so that
  *     the first round of 16 keeps room for random and shaped samples.
+ *   - none where the task has a dot sketch (u8 x i8, bf16): its instruction's register tile
+ *     beats any f32-shaped one by 2-4x (docs/tuning-space.md), so its trials are not spent
+ *     on these.
  *   - the other knobs: vectorized, the register tile's rows unrolled, the outer tiles (S0)
  *     parallel, other space axes (a batch) one point per outer tile, other reduce axes whole
  *     inside the block; knobs of other stages as a fixed-seed draw makes them.
@@ -234,6 +237,9 @@ int at_seed_points(const at_task *t, const at_target_caps *caps, at_cand *out, i
   int n = 0;
   if (t->tiled < 0)
     return 0;
+  for (int sk = 0; sk < t->nsketch; sk++)
+    if (t->sketch[sk].dot.insn) /* int8 / bf16: the dot sketch's kernels are 2-4x these */
+      return 0;
   const at_stage_info *s = &t->stage[t->tiled];
   int64_t red_ext = 1;
   for (int a = 0; a < s->nreduce; a++)
