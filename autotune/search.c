@@ -27,7 +27,7 @@
 #define AT_SHAPED_SHARE 0.25
 
 /* The elite's best few whose neighbours (one knob one step, at_cand_neighbour) make part of
-   every round: a quarter of the batch before the model is trained, half of the initial
+   every round: a quarter of the batch before the model is trained, a quarter of the initial
    population's mutants after, so the search walks down from the derived points (and the best
    it finds) rather than only jumping around them. */
 enum { AT_NEIGHBOUR_TOP = 4 };
@@ -275,10 +275,18 @@ static const at_cand *pick_elite(at_search *s) {
   return &s->el[m ? of[at_rng_int(&s->rng, m)] : at_rng_int(&s->rng, s->nel)].c;
 }
 
-/* A neighbour of one of the elite's AT_NEIGHBOUR_TOP best. */
+/* A neighbour of one of the best AT_NEIGHBOUR_TOP of a sketch drawn at random (the elite's
+   best of any sketch when it holds none of that one): each schedule structure's best is walked
+   from, not only the best structure's, so a sketch that won few early trials (a dot sketch) is
+   still explored. */
 static void near_best(at_search *s, at_cand *c) {
+  int k = at_rng_int(&s->rng, s->task.nsketch), of[AT_NEIGHBOUR_TOP], m = 0;
+  for (int i = 0; i < s->nel && m < AT_NEIGHBOUR_TOP; i++) /* the elite is sorted, best first */
+    if (s->el[i].c.sketch == k)
+      of[m++] = i;
   int top = s->nel < AT_NEIGHBOUR_TOP ? s->nel : AT_NEIGHBOUR_TOP;
-  at_cand_neighbour(&s->task, &s->el[at_rng_int(&s->rng, top)].c, &s->rng, c);
+  int pick = m ? of[at_rng_int(&s->rng, m)] : at_rng_int(&s->rng, top);
+  at_cand_neighbour(&s->task, &s->el[pick].c, &s->rng, c);
 }
 
 /* The initial population: mutants of the elite (every other one a neighbour of its best, unless
@@ -287,7 +295,7 @@ static int initial(at_search *s, const at_workload *wl, const te_target *tgt, in
   int n = 0;
   for (int tries = 0; s->nel > 0 && n < size / 2 && tries < size; tries++) {
     ind x = {0};
-    if (!s->o.no_seeds && tries % 2)
+    if (!s->o.no_seeds && tries % 4 == 1)
       near_best(s, &x.c);
     else
       at_cand_mutate(&s->task, pick_elite(s), &s->rng, &x.c);
