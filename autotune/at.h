@@ -284,6 +284,22 @@ bool at_cand_sample_shaped(const at_task *, int sketch, at_rng *, at_cand *c);
    window whole and unrolled, the padding computed in the task (or at root); false when the
    sketch is not one or the shape is not valid here. at_cand_sample_shaped calls it. */
 bool at_cand_sample_window(const at_task *, int sketch, at_rng *, at_cand *c);
+/* A neighbour of c (space.c): one knob moved by one step — a tile's factor of 2 (its smallest
+   prime) moved to the next level, a tail-free innermost level one vector or one row more or
+   less, a choice one up or down. A copy of c when no step is valid. */
+void at_cand_neighbour(const at_task *, const at_cand *c, at_rng *, at_cand *out);
+/* What the derived points (seed_points.c) take from the target: f32 lanes of a vector, vector
+   registers, L1 data and L2 cache bytes (sysconf, else 32 KB and 1 MB; TE_TUNE_L1/_L2). */
+typedef struct at_target_caps {
+  int lanes, regs;
+  int64_t l1, l2;
+} at_target_caps;
+void at_target_caps_get(const te_target *, at_target_caps *);
+/* The hand-derived points of the task's tile+cache+read sketches for caps (seed_points.c's
+   header says why each factor): register tiles that fill the registers, the reduce block from
+   L1, the row block from L2, packed copies. Up to max valid, distinct points in out; returns
+   how many (0 without a tiled stage). */
+int at_seed_points(const at_task *, const at_target_caps *, at_cand *out, int max);
 /* Applies the candidate's primitives to a fresh schedule of the workload. */
 te_status at_cand_apply(const at_task *, const at_cand *, te_schedule *);
 /* The "user" sketch's at_cand_apply (knobs.c): the template run with c's knob values. A knob
@@ -647,6 +663,7 @@ typedef struct at_search_opts {
   double epsilon; /* fraction of random candidates in a batch */
   bool use_model;
   bool no_shaped; /* no shaped samples (space_shaped.c): every random candidate uniform */
+  bool no_seeds;  /* no derived points (seed_points.c) in the first round, no neighbours */
 } at_search_opts;
 
 at_search *at_search_new(const at_task *, const at_search_opts *);

@@ -6,10 +6,13 @@
  * best of parents and children survive. The batch is the best-scored candidates never measured,
  * plus a fraction epsilon of fresh random ones (exploration, and what keeps a wrong model from
  * locking the search in). Until the model has data (or with use_model off) the whole batch is
- * random. Everything random comes from one seeded generator and the order of the work never
- * depends on timing, so the same seed and the same measurements give the same candidates.
- * Candidates are deduplicated by their trace: two knob settings that give the same schedule are
- * one candidate.
+ * random. The first round starts with the points derived from the target (seed_points.c: the hand
+ * SGEMM kernel's register tile and blocks for this machine's registers and caches), and every
+ * round has neighbours of the best measured candidates (one knob one step, at_cand_neighbour); a
+ * search without a model (--no-model) stays random: measurements never steer it. Everything random
+ * comes from one seeded generator and the order of the work never depends on timing, so the same
+ * seed and the same measurements give the same candidates. Candidates are deduplicated by their
+ * trace: two knob settings that give the same schedule are one candidate.
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +25,13 @@
    a quarter of the first round's 16, so its packed register-tile layouts are measured from the
    start rather than 3 times in 64 trials; the rest stay uniform, so nothing else is lost. */
 #define AT_SHAPED_SHARE 0.25
+
+/* The elite's best few whose neighbours (one knob one step, at_cand_neighbour) make part of
+   every round: a quarter of the batch before the model is trained, a quarter of the initial
+   population's mutants after, so the search walks down from the derived points (and the best
+   it finds) rather than only jumping around them. */
+enum { AT_NEIGHBOUR_TOP = 4 };
+#define AT_NEIGHBOUR_SHARE 0.25
 
 enum { MAX_ELITE = 32 };
 
@@ -41,6 +51,7 @@ struct at_search {
   int nel;
   bool warned; /* a schedule template failed for a candidate (said once) */
   int shapeable[AT_MAX_SKETCHES], nshapeable; /* sketches that take shaped samples */
+  bool seeded; /* the first round's derived points (seed_points.c) were proposed */
 };
 
 /* One evaluated individual of a round. */
@@ -264,12 +275,30 @@ static const at_cand *pick_elite(at_search *s) {
   return &s->el[m ? of[at_rng_int(&s->rng, m)] : at_rng_int(&s->rng, s->nel)].c;
 }
 
-/* The initial population: mutants of the elite, then random samples. */
+/* A neighbour of one of the best AT_NEIGHBOUR_TOP of a sketch drawn at random (the elite's
+   best of any sketch when it holds none of that one): each schedule structure's best is walked
+   from, not only the best structure's, so a sketch that won few early trials (a dot sketch) is
+   still explored. */
+static void near_best(at_search *s, at_cand *c) {
+  int k = at_rng_int(&s->rng, s->task.nsketch), of[AT_NEIGHBOUR_TOP], m = 0;
+  for (int i = 0; i < s->nel && m < AT_NEIGHBOUR_TOP; i++) /* the elite is sorted, best first */
+    if (s->el[i].c.sketch == k)
+      of[m++] = i;
+  int top = s->nel < AT_NEIGHBOUR_TOP ? s->nel : AT_NEIGHBOUR_TOP;
+  int pick = m ? of[at_rng_int(&s->rng, m)] : at_rng_int(&s->rng, top);
+  at_cand_neighbour(&s->task, &s->el[pick].c, &s->rng, c);
+}
+
+/* The initial population: mutants of the elite (every other one a neighbour of its best, unless
+   no_seeds), then random samples. */
 static int initial(at_search *s, const at_workload *wl, const te_target *tgt, ind *pop, int size) {
   int n = 0;
   for (int tries = 0; s->nel > 0 && n < size / 2 && tries < size; tries++) {
     ind x = {0};
-    at_cand_mutate(&s->task, pick_elite(s), &s->rng, &x.c);
+    if (!s->o.no_seeds && tries % 4 == 1)
+      near_best(s, &x.c);
+    else
+      at_cand_mutate(&s->task, pick_elite(s), &s->rng, &x.c);
     if (!evaluate(s, wl, tgt, &x))
       continue;
     if (in_list(pop, n, x.h)) {
@@ -317,6 +346,39 @@ static void to_proposal(ind *x, at_proposal *p, bool random) {
   p->random = random;
 }
 
+/* Proposals made without the model, appended to out[got..want): the first round's derived
+   points (seed_points.c), and, until the model is trained, neighbours of the best measured.
+   Returns the new count. */
+static int propose_directed(at_search *s, const at_workload *wl, const te_target *tgt, int want,
+                            bool model, at_proposal *out, int got) {
+  if (s->o.no_seeds)
+    return got;
+  at_cand c[16];
+  int nc = 0;
+  if (!s->seeded) {
+    s->seeded = true;
+    at_target_caps caps;
+    at_target_caps_get(tgt, &caps);
+    nc = at_seed_points(&s->task, &caps, c, 16);
+  } else if (s->model && !model && s->nel > 0) { /* no model at all: a random search, unsteered */
+    for (int i = 0, n = (int)(want * AT_NEIGHBOUR_SHARE + 0.5); i < n && i < 16; i++)
+      near_best(s, &c[nc++]);
+  }
+  for (int i = 0; i < nc && got < want; i++) {
+    ind x = {0};
+    x.c = c[i];
+    if (!evaluate(s, wl, tgt, &x))
+      continue;
+    if (set_has(s, x.h)) {
+      ind_free(&x);
+      continue;
+    }
+    set_add(s, x.h);
+    to_proposal(&x, &out[got++], false);
+  }
+  return got;
+}
+
 int at_search_propose(at_search *s, const at_workload *wl, const te_target *tgt, int want,
                       at_proposal *out) {
   bool model = s->model && at_model_ready(s->model);
@@ -325,6 +387,7 @@ int at_search_propose(at_search *s, const at_workload *wl, const te_target *tgt,
   if (!pop)
     return 0;
   int nrand = model ? (int)floor(want * s->o.epsilon + 0.5) : want, n = 0, got = 0;
+  got = propose_directed(s, wl, tgt, want, model, out, got);
   if (model) {
     n = initial(s, wl, tgt, pop, size);
     score(s, pop, n);

@@ -254,6 +254,62 @@ void at_cand_mutate(const at_task *t, const at_cand *c, at_rng *r, at_cand *out)
   }
 }
 
+/* One step of a tile: the smallest prime factor of one level moved to the level next to it
+   (outward or inward), or, where tails are allowed, the innermost level one vector (8 lanes,
+   or the instruction's) or one row more or less; the outermost level recounts the tiles. */
+static bool step_tile(const at_task *t, const at_sketch *sk, const at_knob *k, at_rng *r,
+                      int64_t *v) {
+  int64_t old[AT_MAX_LEVELS];
+  memcpy(old, v, sizeof(int64_t) * (size_t)k->nlevels);
+  bool vector = k->role == AT_ROLE_SPACE_TILE && k->axis == vector_axis(t, sk, k);
+  for (int tries = 0; tries < 8; tries++) {
+    int last = k->nlevels - 1;
+    if (may_tail(sk, k) && at_rng_unit(r) < 0.3) {
+      int64_t m = inner_multiple(t, sk, k), step = vector ? (m > 8 ? m : 8) : m;
+      v[last] += at_rng_int(r, 2) ? step : -step;
+      if (v[last] < 1) { /* no level of 0: the levels outside would divide by it */
+        v[last] = old[last];
+        continue;
+      }
+      for (int o = last - 1; o >= 1; o--)
+        if (v[o] > left_for(k, v, o))
+          v[o] = left_for(k, v, o);
+    } else {
+      int from = at_rng_int(r, k->nlevels);
+      int to = from == 0 ? 1 : from == last ? last - 1 : from + (at_rng_int(r, 2) ? 1 : -1);
+      if (v[from] <= 1)
+        continue;
+      int64_t p = smallest_prime(v[from]);
+      v[from] /= p;
+      v[to] *= p;
+    }
+    if (may_tail(sk, k))
+      v[0] = left_for(k, v, 0);
+    if (memcmp(old, v, sizeof(int64_t) * (size_t)k->nlevels) != 0 && tile_ok(t, sk, k, v))
+      return true;
+    memcpy(v, old, sizeof(int64_t) * (size_t)k->nlevels);
+  }
+  return false;
+}
+
+void at_cand_neighbour(const at_task *t, const at_cand *c, at_rng *r, at_cand *out) {
+  *out = *c;
+  const at_sketch *sk = sketch_of(t, c);
+  if (sk->nknob == 0)
+    return;
+  for (int tries = 0; tries < 8; tries++) {
+    const at_knob *k = &sk->knob[at_rng_int(r, sk->nknob)];
+    if (k->kind == AT_KNOB_TILE) {
+      if (step_tile(t, sk, k, r, out->v + k->offset))
+        return;
+    } else if (k->nchoices > 1) {
+      int64_t *x = &out->v[k->offset];
+      *x = *x == 0 ? 1 : *x == k->nchoices - 1 ? *x - 1 : *x + (at_rng_int(r, 2) ? 1 : -1);
+      return;
+    }
+  }
+}
+
 void at_cand_crossover(const at_task *t, const at_cand *a, const at_cand *b, at_rng *r,
                        at_cand *out) {
   *out = *a;

@@ -294,9 +294,16 @@ static te_status setup(at_session *s, int nout, te_tensor *const outs[], te_targ
     return st;
   /* TE_TUNE_NO_SHAPED=1: every random candidate uniform, as before shaped samples (space_shaped.c)
      existed, to measure what they change (bench/tuners/search_curve.py) */
-  const char *no_shaped = getenv("TE_TUNE_NO_SHAPED");
-  at_search_opts so = {s->o.seed,    s->o.population, s->o.generations,
-                       s->o.epsilon, !s->o.no_model,  no_shaped && *no_shaped && *no_shaped != '0'};
+  /* TE_TUNE_NO_SEEDS=1: no derived first-round points (seed_points.c), no neighbours of the best
+     (search.c), to measure what they change */
+  const char *no_shaped = getenv("TE_TUNE_NO_SHAPED"), *no_seeds = getenv("TE_TUNE_NO_SEEDS");
+  at_search_opts so = {s->o.seed,
+                       s->o.population,
+                       s->o.generations,
+                       s->o.epsilon,
+                       !s->o.no_model,
+                       no_shaped && *no_shaped && *no_shaped != '0',
+                       no_seeds && *no_seeds && *no_seeds != '0'};
   s->search = at_search_new(&s->task, &so);
   s->bench = at_bench_new(&s->wl, s->o.seed);
   if (!s->search || !s->bench)
