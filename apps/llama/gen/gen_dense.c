@@ -11,14 +11,15 @@
  *       row's 32 or 64 partial sums are then added as a tree (tree(): one te_rfactor per level,
  *       each a vector add of two halves), not as one chain of scalar adds, which at bf16 and
  *       k = 768 took longer than reading the row. Row blocks (2 or 4 rows at once) measured
- *       slower: four interleaved streams instead of one. When k is a whole number of the lane
- *       vectors (k % 32 or k % 64 == 0: every model's widths), a te_specialize branch has no
- *       masked tail and prefetches W 16 iterations (2 KiB) ahead (te_pragma "prefetch": one
- *       prefetcht0 per 128 bytes of W). On Intel Emerald Rapids the hardware prefetchers alone
- *       left the bf16 kernels at 0.64-0.73 of one core's memory read bandwidth (f32: 0.95-1.0);
- *       with the prefetch 0.80-0.94 (kernel_bench.c, 1 thread, CPU time, load 15). In the
- *       general schedule the prefetches kept the loop from being split into its full and
- *       masked parts;
+ *       slower: four interleaved streams instead of one. When k is a whole number of 32-lane
+ *       vectors (every model's widths), a te_specialize branch has no masked tail, 32 lanes at
+ *       both precisions, and prefetches W 2 KiB ahead (te_pragma "prefetch": one prefetcht0 an
+ *       iteration, 128 bytes of f32 or 64 of bf16). On Intel Emerald Rapids the hardware
+ *       prefetchers alone left the bf16 kernels at 0.64-0.73 of one core's memory read
+ *       bandwidth (f32: 0.95-1.0); prefetching every other line (64 lanes) 0.80-0.94, every
+ *       line (32 lanes: two FMA chains are enough for a core's 10 GB/s here) 0.90-1.07
+ *       (kernel_bench.c, 1 thread, CPU time, load 15). In the general schedule the prefetches
+ *       kept the loop from being split into its full and masked parts;
  *   matmul (the prompt, T tokens at once): 4 tokens x 4 rows, 16 accumulators, inside blocks of
  *       16 rows of W that stay in cache while every token passes over them, so W is read from
  *       memory once per prompt instead of once per token.
@@ -46,7 +47,8 @@ enum {
   MV_ROWS = 1,
   TOKENS = 4,
   ROW_BLOCK = 16,
-  MV_PREFETCH = 16 /* iterations of 32 f32 or 64 bf16 weights: 2 KiB of W ahead */
+  WHOLE_MV_LANES = 32,     /* the lanes of the matvec branch for k % 32 == 0 */
+  MV_PREFETCH_BYTES = 2048 /* how far ahead that branch prefetches W */
 };
 typedef enum { EPI_NONE, EPI_ADD, EPI_SWIGLU } epilogue;
 
@@ -213,11 +215,14 @@ static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batche
      one, a 4-cycle FMA per 32 bytes of bf16 weights is slower than memory */
   int64_t lanes = batched ? LANES : !te_dtype_eq(wtype, TE_F32) ? BF16_MV_LANES : F32_MV_LANES;
   dense_graph g = {y, p1, p3, batched};
-  if (!batched) { /* k a whole number of lanes' vectors: no masked tail, and W prefetched */
+  if (!batched) {
+    /* k a whole number of 32-lane vectors: no masked tail, W prefetched MV_PREFETCH_BYTES
+       ahead, 32 lanes at bf16 too (64 bytes of W an iteration: one prefetch a cache line) */
     te_schedule *whole;
-    te_expr *k_whole = te_eq(te_floormod(d.k, te_int(ctx, lanes)), te_int(ctx, 0));
+    int64_t width = te_dtype_eq(wtype, TE_F32) ? 4 : 2;
+    te_expr *k_whole = te_eq(te_floormod(d.k, te_int(ctx, WHOLE_MV_LANES)), te_int(ctx, 0));
     TRY(te_specialize(s, k_whole, &whole));
-    TRY(schedule_dense(whole, &g, lanes, MV_PREFETCH));
+    TRY(schedule_dense(whole, &g, WHOLE_MV_LANES, MV_PREFETCH_BYTES / (WHOLE_MV_LANES * width)));
   }
   TRY(schedule_dense(s, &g, lanes, 0));
 

@@ -6,7 +6,7 @@
  * plain / + residual / SwiGLU, on random non-zero inputs with the output poisoned (NaN) before
  * each call, at shapes that divide none of the kernels' blocks (rows by 16, lanes by 16, 32
  * or 64, tokens by 4) and at ones that divide all of them (the matrix-vector kernels'
- * te_specialize branch for a width of whole lane vectors, 32 f32 or 64 bf16). The reference sums in
+ * te_specialize branch for a width of whole 32-lane vectors). The reference sums in
  * double; each output may be off by 1e-5 of the sum of its products' magnitudes (f32 rounding of a
  * sum in another order). Prints one line per kernel and shape; exit status 0 when all pass.
  */
@@ -105,9 +105,9 @@ static void check(int bf16, epilogue epi, int T, int64_t n, int64_t k) {
 
 int main(void) {
   /* rows x width: neither divides a block; both divide every block; one row, one lane; widths
-     that are a whole number of the matrix-vector kernels' lane vectors (their te_specialize
-     branch, prefetching: 256, 64, 768 for 32 and 64 lanes, 96 for f32's 32 only) and ones that
-     are not (the general schedule, its masked tail) */
+     that are a whole number of 32-lane vectors (the matrix-vector kernels' te_specialize
+     branch, prefetching: 256, 64, 768, and 96, which is not one of the general schedule's 64
+     bf16 lanes) and ones that are not (the general schedule, its masked tail) */
   static const int64_t shapes[][2] = {{37, 203}, {50, 130},  {64, 256}, {1, 1},  {19, 64},
                                       {16, 65},  {70, 1000}, {33, 768}, {21, 96}};
   for (int bf16 = 0; bf16 < 2; bf16++)
