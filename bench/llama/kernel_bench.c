@@ -1,16 +1,17 @@
 /* kernel_bench.c — te-llama's matrix-vector kernels alone, against the machine's read bandwidth:
  *
- *   te-llama-kernel-bench [--threads N] [--config 110M|1.1B] [--mb 256]
+ *   te-llama-kernel-bench [--threads N] [--config 110M|1.1B] [--mb M]
  *
  * Generation is memory-bound: each matrix-vector product streams its weights once, so a kernel
  * is as good as the fraction of the read bandwidth it reaches. For each product of a decoder
  * layer at the config's shapes (and the classifier), f32 and bf16, this calls the kernel on
- * consecutive copies of the weights (--mb of them in all, far more than the caches) and prints
- * GB/s of weights read and that rate over the bandwidth of summing a buffer of the same size
- * (read_bandwidth, as te-llama-bench measures it). Rates are per CPU second / threads, as
- * te-llama-bench's "cpu" rates (the machine may be shared), best of 5 passes; the wall-clock
- * rate is printed beside. Then the attention of one generated token (tl_attention) at 160 and
- * 512 cached positions: GB/s of the KV cache it reads, against the same bandwidth.
+ * consecutive copies of the weights (--mb of them in all; by default max(1 GiB, 4 x the L3
+ * cache), te-llama-bench's probe: a 256 MB pass fits in Emerald Rapids' 260 MiB L3 and times
+ * the cache) and prints GB/s of weights read and that rate over the bandwidth of summing a
+ * buffer of the same size (read_bandwidth, as te-llama-bench measures it). Rates are per CPU second
+ * / threads, as te-llama-bench's "cpu" rates (the machine may be shared), best of 5 passes; the
+ * wall-clock rate is printed beside. Then the attention of one generated token (tl_attention) at
+ * 160 and 512 cached positions: GB/s of the KV cache it reads, against the same bandwidth.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tl_kernels.h"
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double clock_of(clockid_t id) {
   struct timespec ts;
@@ -167,7 +169,12 @@ done:
 
 int main(int argc, char **argv) {
   const char *config = "110M";
-  size_t mb = 256;
+  size_t mb = 1024;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 > 0 && (size_t)l3 * 4 / (1 << 20) > mb)
+    mb = (size_t)l3 * 4 / (1 << 20);
+#endif
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc)
       threads = atoi(argv[++i]);

@@ -7,9 +7,10 @@
  * in two calls as model_te.c calls them), f32 and bf16 weights,
  * plain / + residual / SwiGLU, on random non-zero inputs with the output poisoned (NaN) before
  * each call, at shapes that divide none of the kernels' blocks (rows by 16, lanes by 16, 32
- * or 64, tokens by 4) and at ones that divide all of them. The reference sums in double; each
- * output may be off by 1e-5 of the sum of its products' magnitudes (f32 rounding of a sum in
- * another order). Prints one line per kernel and shape; exit status 0 when all pass.
+ * or 64, tokens by 4) and at ones that divide all of them (the matrix-vector kernels'
+ * te_specialize branch for a width of whole 32-lane vectors). The reference sums in
+ * double; each output may be off by 1e-5 of the sum of its products' magnitudes (f32 rounding of a
+ * sum in another order). Prints one line per kernel and shape; exit status 0 when all pass.
  */
 #include "tl_kernels.h"
 
@@ -115,9 +116,12 @@ static void check(int bf16, epilogue epi, int T, int64_t n, int64_t k, int split
 }
 
 int main(void) {
-  /* rows x width: neither divides a block; both divide every block; one row, one lane */
-  static const int64_t shapes[][2] = {{37, 203}, {50, 130}, {64, 256}, {1, 1},
-                                      {19, 64},  {16, 65},  {70, 1000}};
+  /* rows x width: neither divides a block; both divide every block; one row, one lane; widths
+     that are a whole number of 32-lane vectors (the matrix-vector kernels' te_specialize
+     branch, prefetching: 256, 64, 768, and 96, which is not one of the general schedule's 64
+     bf16 lanes) and ones that are not (the general schedule, its masked tail) */
+  static const int64_t shapes[][2] = {{37, 203}, {50, 130},  {64, 256}, {1, 1},  {19, 64},
+                                      {16, 65},  {70, 1000}, {33, 768}, {21, 96}};
   for (int bf16 = 0; bf16 < 2; bf16++)
     for (int epi = PLAIN; epi <= SWIGLU; epi++)
       for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
