@@ -1,10 +1,11 @@
-/* gen_dense.c — te-llama's f32 weight products, with the fused epilogues a decoder layer needs.
+/* gen_dense.c — te-llama's matrix-vector weight products (generation, one token), with the fused
+ * epilogues a decoder layer needs. The prompt's matrix-matrix products are gen_matmul.c's.
  *
  * W is n x k, row-major (llama2.c's layout: one output per row), so a product is a dot product
  * of each row with the activations. The dot product is vectorized along k: k is split by 16
  * (the f32 lanes of a 512-bit register) and te_rfactor makes the 16 partial sums a data axis,
- * accumulated with vector FMAs and summed once at the end. Register blocks:
- *   matvec (generation, one token): one row at a time (one stream of W), its reduction split
+ * accumulated with vector FMAs and summed once at the end.
+ *   One row at a time (one stream of W), its reduction split
  *       by 32 (f32) or 64 (bf16) instead of 16: 2 or 4 vectors of partial sums, independent
  *       FMA chains, so that the row is read as fast as memory delivers it (one chain of 4-cycle
  *       FMAs is slower than memory for bf16); the kernel streams W once: memory-bound. The
@@ -19,11 +20,8 @@
  *       bandwidth (f32: 0.95-1.0); prefetching every other line (64 lanes) 0.80-0.94, every
  *       line (32 lanes: two FMA chains are enough for a core's 10 GB/s here) 0.90-1.07
  *       (kernel_bench.c, 1 thread, CPU time, load 15). In the general schedule the prefetches
- *       kept the loop from being split into its full and masked parts;
- *   matmul (the prompt, T tokens at once): 4 tokens x 4 rows, 16 accumulators, inside blocks of
- *       16 rows of W that stay in cache while every token passes over them, so W is read from
- *       memory once per prompt instead of once per token.
- * Blocks of rows run in parallel. k, n and T are symbolic; tails are guarded.
+ *       kept the loop from being split into its full and masked parts.
+ * Blocks of rows run in parallel. k and n are symbolic; tails are guarded.
  * Epilogues fused into the same loop nest: "add" (Y = R + W X, the residual of the attention
  * output and of the feed-forward output) and "swiglu" (Y = silu(W1 X) * (W3 X), both products
  * in one pass over X).
@@ -40,12 +38,9 @@
 #include <stddef.h>
 
 enum {
-  LANES = 16,
   BF16_MV_LANES = 64,
   F32_MV_LANES = 32,
-  ROWS = 4,
   MV_ROWS = 1,
-  TOKENS = 4,
   ROW_BLOCK = 16,
   WHOLE_MV_LANES = 32,     /* the lanes of the matvec branch for k % 32 == 0 */
   MV_PREFETCH_BYTES = 2048 /* how far ahead that branch prefetches W */
@@ -54,23 +49,20 @@ typedef enum { EPI_NONE, EPI_ADD, EPI_SWIGLU } epilogue;
 
 typedef struct {
   te_ctx *ctx;
-  int batched;
-  te_expr *t, *i; /* the output's index variables (t unused when not batched) */
-  te_expr *T, *n, *k;
+  te_expr *i; /* the output's index variable */
+  te_expr *n, *k;
   te_tensor *x;
   te_dtype wtype; /* TE_F32 or TE_BF16 */
 } dense_def;
 
-/* P[t, i] = sum_kk X[t, kk] * W[i, kk] (P[i] when not batched). */
+/* P[i] = sum_kk X[kk] * W[i, kk]. */
 static te_tensor *product(dense_def *d, const char *name, te_tensor *w) {
   te_expr *kk = te_reduce_axis(d->ctx, "kk", te_int(d->ctx, 0), d->k);
-  te_expr *xv = d->batched ? TE_AT(d->x, d->t, kk) : TE_AT(d->x, kk);
+  te_expr *xv = TE_AT(d->x, kk);
   te_expr *wv = TE_AT(w, d->i, kk);
   if (!te_dtype_eq(d->wtype, TE_F32))
     wv = te_cast(TE_F32, wv);
   te_expr *body = TE_SUM(te_mul(xv, wv), kk);
-  if (d->batched)
-    return te_compute(d->ctx, name, 2, TE_EXPRS(d->T, d->n), TE_EXPRS(d->t, d->i), body);
   return te_compute(d->ctx, name, 1, TE_EXPRS(d->n), TE_EXPRS(d->i), body);
 }
 
@@ -100,10 +92,10 @@ static te_status tree(te_schedule *s, te_tensor *p, int64_t lanes, te_tensor **l
 }
 
 /* Places a product and its partial sums at the output's loop `at`, and blocks the partial sums
-   into registers: ko outermost, then the (tokens x) rows, the lanes vectorized; the tree's
+   into registers: ko outermost, then the rows, the lanes vectorized; the tree's
    levels after them, vectorized. */
 static te_status place(te_schedule *s, te_stage *out, te_iter *at, te_tensor *p, te_tensor *rf,
-                       int batched, te_tensor *const *levels, int nlevels, int64_t prefetch) {
+                       te_tensor *const *levels, int nlevels, int64_t prefetch) {
   te_stage *ps = te_stage_of(s, p), *rs = te_stage_of(s, rf);
   if (ps != out)
     TRY(te_compute_at(ps, out, at));
@@ -114,98 +106,63 @@ static te_status place(te_schedule *s, te_stage *out, te_iter *at, te_tensor *p,
   }
   TRY(te_compute_at(rs, out, at));
   te_iter *ko = te_reduce_iter(rs, 0);
-  te_iter *ro, *ri, *to, *ti;
-  if (batched) {
-    TRY(te_split(rs, te_axis(rs, 0), TOKENS, &to, &ti));
-    TRY(te_split(rs, te_axis(rs, 1), ROWS, &ro, &ri));
-    TRY(te_reorder(rs, 6, (te_iter *const[]){to, ro, ko, ti, ri, te_axis(rs, 2)}));
-    TRY(te_unroll(rs, ti));
-  } else {
-    TRY(te_split(rs, te_axis(rs, 0), MV_ROWS, &ro, &ri));
-    TRY(te_reorder(rs, 4, (te_iter *const[]){ro, ko, ri, te_axis(rs, 1)}));
-  }
+  te_iter *ro, *ri;
+  TRY(te_split(rs, te_axis(rs, 0), MV_ROWS, &ro, &ri));
+  TRY(te_reorder(rs, 4, (te_iter *const[]){ro, ko, ri, te_axis(rs, 1)}));
   TRY(te_unroll(rs, ri));
   if (prefetch > 0)
     TRY(te_pragma(rs, ko, "prefetch", prefetch));
-  return te_vectorize(rs, te_axis(rs, batched ? 2 : 1));
+  return te_vectorize(rs, te_axis(rs, 1));
 }
 
 typedef struct {
   te_tensor *y, *p1, *p3; /* the output; its product(s) (p3: SwiGLU's second, else NULL) */
-  int batched;
 } dense_graph;
 
 /* Schedules one product kernel on s (the general schedule or a te_specialize branch): the
-   products' reductions split by `lanes` and factored into partial sums (added as a tree when
-   not batched), the output's rows in parallel blocks, the products placed in them. prefetch > 0:
+   products' reductions split by `lanes` and factored into partial sums (added as a tree), the
+   output's rows in parallel blocks, the products placed in them. prefetch > 0:
    the partial sums' loop over W prefetches that many of its iterations ahead. */
 static te_status schedule_dense(te_schedule *s, const dense_graph *g, int64_t lanes,
                                 int64_t prefetch) {
-  int batched = g->batched;
   te_tensor *rf1, *rf3 = NULL, *t1[MAX_TREE], *t3[MAX_TREE];
   int n1 = 0, n3 = 0;
   TRY(factor(s, g->p1, lanes, &rf1));
   if (g->p3)
     TRY(factor(s, g->p3, lanes, &rf3));
-  if (!batched) {
-    TRY(tree(s, g->p1, lanes, t1, &n1));
-    if (g->p3)
-      TRY(tree(s, g->p3, lanes, t3, &n3));
-  }
-  te_stage *ys = te_stage_of(s, g->y);
-  te_iter *at, *io, *ii;
-  if (batched) { /* rows of W in blocks of 16, tokens by 4, then rows by 4 */
-    te_iter *to, *ti, *iio, *iii;
-    TRY(te_split(ys, te_axis(ys, 1), ROW_BLOCK, &io, &ii));
-    TRY(te_split(ys, te_axis(ys, 0), TOKENS, &to, &ti));
-    TRY(te_split(ys, ii, ROWS, &iio, &iii));
-    TRY(te_reorder(ys, 5, (te_iter *const[]){io, to, iio, ti, iii}));
-    at = iio;
-  } else {
-    te_iter *iio, *iii;
-    TRY(te_split(ys, te_axis(ys, 0), ROW_BLOCK, &io, &ii));
-    TRY(te_split(ys, ii, MV_ROWS, &iio, &iii));
-    at = iio;
-  }
-  TRY(te_parallel(ys, io));
-  TRY(place(s, ys, at, g->p1, rf1, batched, t1, n1, prefetch));
+  TRY(tree(s, g->p1, lanes, t1, &n1));
   if (g->p3)
-    TRY(place(s, ys, at, g->p3, rf3, batched, t3, n3, prefetch));
+    TRY(tree(s, g->p3, lanes, t3, &n3));
+  te_stage *ys = te_stage_of(s, g->y);
+  te_iter *io, *ii, *iio, *iii;
+  TRY(te_split(ys, te_axis(ys, 0), ROW_BLOCK, &io, &ii));
+  TRY(te_split(ys, ii, MV_ROWS, &iio, &iii));
+  TRY(te_parallel(ys, io));
+  TRY(place(s, ys, iio, g->p1, rf1, t1, n1, prefetch));
+  if (g->p3)
+    TRY(place(s, ys, iio, g->p3, rf3, t3, n3, prefetch));
   return TE_OK;
 }
 
-static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batched, epilogue epi,
-                       te_dtype wtype, te_module **out) {
-  dense_def d = {ctx,
-                 batched,
-                 te_var(ctx, "t"),
-                 te_var(ctx, "i"),
-                 tl_size(ctx, "T"),
-                 tl_size(ctx, "n"),
-                 tl_size(ctx, "k"),
-                 NULL,
-                 wtype};
-  d.x = batched ? te_placeholder(ctx, "X", TE_F32, 2, TE_EXPRS(d.T, d.k))
-                : te_placeholder(ctx, "X", TE_F32, 1, TE_EXPRS(d.k));
+static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, epilogue epi, te_dtype wtype,
+                       te_module **out) {
+  dense_def d = {ctx, te_var(ctx, "i"), tl_size(ctx, "n"), tl_size(ctx, "k"), NULL, wtype};
+  d.x = te_placeholder(ctx, "X", TE_F32, 1, TE_EXPRS(d.k));
   te_tensor *w = te_placeholder(ctx, "W", wtype, 2, TE_EXPRS(d.n, d.k));
   te_tensor *w3 =
       epi == EPI_SWIGLU ? te_placeholder(ctx, "W3", wtype, 2, TE_EXPRS(d.n, d.k)) : NULL;
   te_tensor *r = NULL;
   if (epi == EPI_ADD)
-    r = batched ? te_placeholder(ctx, "R", TE_F32, 2, TE_EXPRS(d.T, d.n))
-                : te_placeholder(ctx, "R", TE_F32, 1, TE_EXPRS(d.n));
+    r = te_placeholder(ctx, "R", TE_F32, 1, TE_EXPRS(d.n));
   te_tensor *p1 = product(&d, epi == EPI_NONE ? "Y" : "P", w);
   te_tensor *p3 = epi == EPI_SWIGLU ? product(&d, "P3", w3) : NULL;
   te_tensor *y = p1;
-  te_expr *a = batched ? TE_AT(p1, d.t, d.i) : TE_AT(p1, d.i);
-  te_expr *shape[2] = {batched ? d.T : d.n, d.n}, *vars[2] = {batched ? d.t : d.i, d.i};
+  te_expr *a = TE_AT(p1, d.i);
   if (epi == EPI_ADD) {
-    te_expr *body = te_add(batched ? TE_AT(r, d.t, d.i) : TE_AT(r, d.i), a);
-    y = te_compute(ctx, "Y", batched ? 2 : 1, shape, vars, body);
+    y = te_compute(ctx, "Y", 1, TE_EXPRS(d.n), TE_EXPRS(d.i), te_add(TE_AT(r, d.i), a));
   } else if (epi == EPI_SWIGLU) {
-    te_expr *b = batched ? TE_AT(p3, d.t, d.i) : TE_AT(p3, d.i);
     te_expr *silu = te_mul(a, te_call(ctx, "sigmoid", 1, TE_EXPRS(a)));
-    y = te_compute(ctx, "Y", batched ? 2 : 1, shape, vars, te_mul(silu, b));
+    y = te_compute(ctx, "Y", 1, TE_EXPRS(d.n), TE_EXPRS(d.i), te_mul(silu, TE_AT(p3, d.i)));
   }
   if (!y)
     return te_last_status(ctx);
@@ -213,17 +170,15 @@ static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batche
   te_schedule *s = te_schedule_new(ctx, 1, &y);
   /* bf16 matrix-vector products: 4 vectors of partial sums (four independent FMA chains); with
      one, a 4-cycle FMA per 32 bytes of bf16 weights is slower than memory */
-  int64_t lanes = batched ? LANES : !te_dtype_eq(wtype, TE_F32) ? BF16_MV_LANES : F32_MV_LANES;
-  dense_graph g = {y, p1, p3, batched};
-  if (!batched) {
-    /* k a whole number of 32-lane vectors: no masked tail, W prefetched MV_PREFETCH_BYTES
-       ahead, 32 lanes at bf16 too (64 bytes of W an iteration: one prefetch a cache line) */
-    te_schedule *whole;
-    int64_t width = te_dtype_eq(wtype, TE_F32) ? 4 : 2;
-    te_expr *k_whole = te_eq(te_floormod(d.k, te_int(ctx, WHOLE_MV_LANES)), te_int(ctx, 0));
-    TRY(te_specialize(s, k_whole, &whole));
-    TRY(schedule_dense(whole, &g, WHOLE_MV_LANES, MV_PREFETCH_BYTES / (WHOLE_MV_LANES * width)));
-  }
+  int64_t lanes = !te_dtype_eq(wtype, TE_F32) ? BF16_MV_LANES : F32_MV_LANES;
+  dense_graph g = {y, p1, p3};
+  /* k a whole number of 32-lane vectors: no masked tail, W prefetched MV_PREFETCH_BYTES ahead,
+     32 lanes at bf16 too (64 bytes of W an iteration: one prefetch a cache line) */
+  te_schedule *whole;
+  int64_t width = te_dtype_eq(wtype, TE_F32) ? 4 : 2;
+  te_expr *k_whole = te_eq(te_floormod(d.k, te_int(ctx, WHOLE_MV_LANES)), te_int(ctx, 0));
+  TRY(te_specialize(s, k_whole, &whole));
+  TRY(schedule_dense(whole, &g, WHOLE_MV_LANES, MV_PREFETCH_BYTES / (WHOLE_MV_LANES * width)));
   TRY(schedule_dense(s, &g, lanes, 0));
 
   te_tensor *args[5];
@@ -239,20 +194,20 @@ static te_status dense(te_ctx *ctx, te_target *tgt, const char *name, int batche
 }
 
 te_status tl_gen_matvec(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_matvec", 0, EPI_NONE, TE_F32, o);
+  return dense(c, t, "tl_matvec", EPI_NONE, TE_F32, o);
 }
 te_status tl_gen_matvec_add(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_matvec_add", 0, EPI_ADD, TE_F32, o);
+  return dense(c, t, "tl_matvec_add", EPI_ADD, TE_F32, o);
 }
 te_status tl_gen_matvec_swiglu(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_matvec_swiglu", 0, EPI_SWIGLU, TE_F32, o);
+  return dense(c, t, "tl_matvec_swiglu", EPI_SWIGLU, TE_F32, o);
 }
 te_status tl_gen_bf16_matvec(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_bf16_matvec", 0, EPI_NONE, TE_BF16, o);
+  return dense(c, t, "tl_bf16_matvec", EPI_NONE, TE_BF16, o);
 }
 te_status tl_gen_bf16_matvec_add(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_bf16_matvec_add", 0, EPI_ADD, TE_BF16, o);
+  return dense(c, t, "tl_bf16_matvec_add", EPI_ADD, TE_BF16, o);
 }
 te_status tl_gen_bf16_matvec_swiglu(te_ctx *c, te_target *t, te_module **o) {
-  return dense(c, t, "tl_bf16_matvec_swiglu", 0, EPI_SWIGLU, TE_BF16, o);
+  return dense(c, t, "tl_bf16_matvec_swiglu", EPI_SWIGLU, TE_BF16, o);
 }
