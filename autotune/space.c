@@ -236,24 +236,6 @@ static bool mutate_tile(const at_task *t, const at_sketch *sk, const at_knob *k,
   return false;
 }
 
-void at_cand_mutate(const at_task *t, const at_cand *c, at_rng *r, at_cand *out) {
-  *out = *c;
-  const at_sketch *sk = sketch_of(t, c);
-  if (sk->nknob == 0)
-    return;
-  for (int tries = 0; tries < 8; tries++) {
-    const at_knob *k = &sk->knob[at_rng_int(r, sk->nknob)];
-    if (k->kind == AT_KNOB_TILE) {
-      if (mutate_tile(t, sk, k, r, out->v + k->offset))
-        return;
-    } else if (k->nchoices > 1) {
-      int64_t old = out->v[k->offset];
-      out->v[k->offset] = (old + 1 + at_rng_int(r, k->nchoices - 1)) % k->nchoices;
-      return;
-    }
-  }
-}
-
 /* One step of a tile: the smallest prime factor of one level moved to the level next to it
    (outward or inward), or, where tails are allowed, the innermost level one vector (8 lanes,
    or the instruction's) or one row more or less; the outermost level recounts the tiles. */
@@ -292,7 +274,11 @@ static bool step_tile(const at_task *t, const at_sketch *sk, const at_knob *k, a
   return false;
 }
 
-void at_cand_neighbour(const at_task *t, const at_cand *c, at_rng *r, at_cand *out) {
+/* One knob of c changed, drawn at random (8 tries for a tile knob that can change): a random
+   change (a tile's factors regrouped, another choice) or, with step, one step (step_tile; the
+   next choice up or down). A copy of c when nothing changes. */
+static void change_one_knob(const at_task *t, const at_cand *c, at_rng *r, bool step,
+                            at_cand *out) {
   *out = *c;
   const at_sketch *sk = sketch_of(t, c);
   if (sk->nknob == 0)
@@ -300,14 +286,26 @@ void at_cand_neighbour(const at_task *t, const at_cand *c, at_rng *r, at_cand *o
   for (int tries = 0; tries < 8; tries++) {
     const at_knob *k = &sk->knob[at_rng_int(r, sk->nknob)];
     if (k->kind == AT_KNOB_TILE) {
-      if (step_tile(t, sk, k, r, out->v + k->offset))
+      int64_t *v = out->v + k->offset;
+      if (step ? step_tile(t, sk, k, r, v) : mutate_tile(t, sk, k, r, v))
         return;
     } else if (k->nchoices > 1) {
       int64_t *x = &out->v[k->offset];
-      *x = *x == 0 ? 1 : *x == k->nchoices - 1 ? *x - 1 : *x + (at_rng_int(r, 2) ? 1 : -1);
+      if (step)
+        *x = *x == 0 ? 1 : *x == k->nchoices - 1 ? *x - 1 : *x + (at_rng_int(r, 2) ? 1 : -1);
+      else
+        *x = (*x + 1 + at_rng_int(r, k->nchoices - 1)) % k->nchoices;
       return;
     }
   }
+}
+
+void at_cand_mutate(const at_task *t, const at_cand *c, at_rng *r, at_cand *out) {
+  change_one_knob(t, c, r, false, out);
+}
+
+void at_cand_neighbour(const at_task *t, const at_cand *c, at_rng *r, at_cand *out) {
+  change_one_knob(t, c, r, true, out);
 }
 
 void at_cand_crossover(const at_task *t, const at_cand *a, const at_cand *b, at_rng *r,
