@@ -279,6 +279,11 @@ bool at_cand_valid(const at_task *, const at_cand *);
    valid here. */
 bool at_sketch_shapeable(const at_task *, int sketch);
 bool at_cand_sample_shaped(const at_task *, int sketch, at_rng *, at_cand *c);
+/* The space axis of a register tile's rows: the widest space axis but the vector's `vec` (-1
+   when the stage has no other). space_shaped.c, also for seed_points.c. */
+int at_rows_axis(const at_stage_info *, int vec);
+/* A log-uniform draw in [lo, hi] (space_shaped.c, also for space_window.c). */
+int64_t at_log_uniform(at_rng *, int64_t lo, int64_t hi);
 /* A point of a tile+cache+window sketch shaped like a stencil kernel (space_window.c): a
    register tile of 2..8 rows by 1..4 16-lane vectors, a block of rows a parallel task, the
    window whole and unrolled, the padding computed in the task (or at root); false when the

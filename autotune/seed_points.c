@@ -118,15 +118,6 @@ static int64_t reduce_block(int64_t ext, int64_t want) {
   return d * 4 < min64(want, ext) && ext <= 8 * want ? ext : d;
 }
 
-/* The rows axis: the widest space axis but the vector's (-1 when there is none). */
-static int rows_axis(const at_stage_info *s, int vec) {
-  int best = -1;
-  for (int a = 0; a < s->nspace; a++)
-    if (a != vec && (best < 0 || s->space_ext[a] > s->space_ext[best]))
-      best = a;
-  return best;
-}
-
 /* One derived point's shape: the register tile, the blocks and the copies' knob. */
 typedef struct seed_shape {
   int64_t mr, nr, nv_wide; /* nv_wide: register tiles of the vector axis in the local block */
@@ -190,7 +181,7 @@ static bool make_point(const at_task *t, int sketch, const seed_shape *p, at_can
   at_rng_seed(&r, 0x5eed); /* the other stages' knobs: the same draw every time */
   at_cand_sample(t, sketch, &r, c);
   int vec = sk->vec_axis >= 0 ? sk->vec_axis : s->nspace - 1;
-  int rows = rows_axis(s, vec);
+  int rows = at_rows_axis(s, vec);
   for (int k = 0; k < sk->nknob; k++)
     if (sk->knob[k].stage == t->tiled || sk->knob[k].role == AT_ROLE_VECTORIZE)
       seed_knob(t, &sk->knob[k], vec, rows, p, c->v + sk->knob[k].offset);
@@ -248,7 +239,7 @@ int at_seed_points(const at_task *t, const at_target_caps *caps, at_cand *out, i
     if (!at_sketch_shapeable(t, sk))
       continue;
     int vec = t->sketch[sk].vec_axis >= 0 ? t->sketch[sk].vec_axis : s->nspace - 1;
-    int rows = rows_axis(s, vec);
+    int rows = at_rows_axis(s, vec);
     int64_t vec_ext = s->space_ext[vec], rows_ext = rows >= 0 ? s->space_ext[rows] : 1;
     const int nvs[] = {4, 2, 2};
     /* a vector along another axis (tile+cache+read:A): its first tile only, so a matmul's

@@ -40,9 +40,7 @@ bool at_sketch_shapeable(const at_task *t, int sketch) {
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* The space axis of the register tile's rows: the widest space axis but the vector's (-1 when
-   the stage has no other). */
-static int rows_axis(const at_stage_info *s, int vec) {
+int at_rows_axis(const at_stage_info *s, int vec) {
   int best = -1;
   for (int a = 0; a < s->nspace; a++)
     if (a != vec && (best < 0 || s->space_ext[a] > s->space_ext[best]))
@@ -50,8 +48,7 @@ static int rows_axis(const at_stage_info *s, int vec) {
   return best;
 }
 
-/* A log-uniform draw in [lo, hi]. */
-static int64_t log_uniform(at_rng *r, int64_t lo, int64_t hi) {
+int64_t at_log_uniform(at_rng *r, int64_t lo, int64_t hi) {
   if (hi <= lo)
     return lo;
   double x = exp(log((double)lo) + at_rng_unit(r) * (log((double)hi) - log((double)lo)));
@@ -110,7 +107,7 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
       set_space(v, ext, 1, min64(wide, ceil_div(ext, lanes)), lanes);
     } else if (k->axis == rows) { /* the rows, in a row block of up to 342 (a multiple of them) */
       int64_t mr = min64(tile[0], ext);
-      int64_t groups = ceil_div(log_uniform(r, 8 * mr, 342), mr);
+      int64_t groups = ceil_div(at_log_uniform(r, 8 * mr, 342), mr);
       set_space(v, ext, 1, min64(groups, ceil_div(ext, mr)), mr);
     } else { /* batches, a convolution's other axis: whole tiles of one point, parallel */
       set_space(v, ext, 1, 1, 1);
@@ -151,7 +148,7 @@ bool at_cand_sample_shaped(const at_task *t, int sketch, at_rng *r, at_cand *c) 
   const at_stage_info *s = &t->stage[t->tiled];
   at_cand_sample(t, sketch, r, c);
   int vec = sk->vec_axis >= 0 ? sk->vec_axis : s->nspace - 1;
-  int rows = rows_axis(s, vec);
+  int rows = at_rows_axis(s, vec);
   const int64_t *tile = tiles[at_rng_int(r, (int)(sizeof tiles / sizeof tiles[0]))];
   bool in_place = short_reduce(s) && at_rng_int(r, 2); /* and the reduction whole */
   for (int k = 0; k < sk->nknob; k++)

@@ -10,7 +10,6 @@
  * block log-uniform, the window whole and unrolled, the padding in the task (three draws in
  * four, else at root) — and draws the other knobs as at_cand_sample does.
  */
-#include <math.h>
 
 #include "at.h"
 
@@ -20,14 +19,6 @@ static const int64_t tiles[][2] = {{4, 1}, {2, 2}, {4, 2}, {6, 1}, {8, 1}, {3, 2
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-static int64_t log_uniform(at_rng *r, int64_t lo, int64_t hi) {
-  if (hi <= lo)
-    return lo;
-  double x = exp(log((double)lo) + at_rng_unit(r) * (log((double)hi) - log((double)lo)));
-  int64_t v = (int64_t)(x + 0.5);
-  return v < lo ? lo : v > hi ? hi : v;
-}
 
 /* The vector's lanes: `vectors` 16-lane vectors, fewer while the axis has no multiple of that
    width but has one of fewer (112 takes 16 and 112, not 32); the extent when under 16. */
@@ -68,7 +59,7 @@ static void shape(const at_task *t, const at_knob *k, const int64_t tile[2], boo
       set_space(v, ext, whole_row ? ceil_div(ext, lanes) : 1, lanes);
     } else if (k->axis == rows) { /* a block of register tiles of rows: the task's rows */
       int64_t mr = min64(tile[0], ext);
-      set_space(v, ext, log_uniform(r, 1, ceil_div(ext, 4 * mr)), mr);
+      set_space(v, ext, at_log_uniform(r, 1, ceil_div(ext, 4 * mr)), mr);
     } else { /* channels, batches: a point a task */
       set_space(v, ext, 1, 1);
     }
