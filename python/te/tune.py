@@ -63,7 +63,11 @@ class te_tune_options(ctypes.Structure):
                 # sets template_fn to a te.knobs.TemplateRun's callback; template_user is unused
                 ("template_fn", _knobs.TEMPLATE_FN), ("template_user", ctypes.c_void_p),
                 ("confirm", ctypes.c_int), ("confirm_rounds", ctypes.c_int),
-                ("flush_cache", ctypes.c_int), ("transfer_logs", ctypes.c_char_p)]
+                ("flush_cache", ctypes.c_int), ("transfer_logs", ctypes.c_char_p),
+                ("clock", ctypes.c_int)]
+
+# te_tune_options.clock (te_tune_clock): tune(clock="cpu" | "wall"), or the enum's value
+CLOCKS = {"cpu": 0, "wall": 1}
 
 
 _lib.declare({
@@ -90,7 +94,7 @@ TuneProgress = namedtuple("TuneProgress", "trials_done trials_total best_gflops 
 _OPTION_NAMES = ("trials", "time_budget_s", "early_stop", "jobs", "seed", "resume", "batch",
                  "population", "generations", "epsilon", "no_model", "min_repeat_s",
                  "min_repeats", "max_repeats", "timeout_s", "threads", "check", "confirm",
-                 "confirm_rounds")
+                 "confirm_rounds", "clock")
 
 
 def _need(name):
@@ -122,7 +126,9 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, te
     to log_path. options are te_tune_options' fields (trials=64, time_budget_s, early_stop,
     jobs, seed, resume, batch, population, generations, epsilon, no_model, min_repeat_s,
     min_repeats, max_repeats, timeout_s, threads, check, confirm=4: the best this-many
-    schedules measured again side by side at the end (< 0: never), confirm_rounds=3).
+    schedules measured again side by side at the end (< 0: never), confirm_rounds=3,
+    clock="cpu" (a run's cost less its threads' waits for a core) or "wall"; see
+    docs/tuning-measurement.md).
     progress, when given, is called with a TuneProgress after every measured trial. template, when given, is a schedule template
     template(schedule, knobs) (te.Knobs; see te/knobs.py) whose knobs are searched instead of
     the generated candidates (sketch "user" in the log); when its first run fails, tune raises
@@ -158,6 +164,11 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, te
         return TuneSummary(*r)
     opts = te_tune_options()
     for k, v in options.items():
+        if k == "clock" and isinstance(v, str):
+            if v not in CLOCKS:
+                raise errors.InvalidArgError("te.tune: clock must be one of %s, got %r"
+                                             % (", ".join(CLOCKS), v))
+            v = CLOCKS[v]
         setattr(opts, k, int(v) if isinstance(v, bool) else v)
     import os
     opts.log_path = _lib.encode(os.fspath(log_path))

@@ -132,6 +132,26 @@ def test_tune_and_apply_best(ctx, rng, tmp_path):
         te.apply_best(te.create_schedule(D), log, target="llvm")
 
 
+def test_tune_clock_option_reaches_the_log_and_a_bad_one_is_refused(ctx, tmp_path):
+    if not getattr(te, "HAS_TUNE", False):
+        pytest.skip("libte built without autotuning")
+    import json
+    A = te.placeholder((16, 16), name="A")
+    B = te.placeholder((16, 16), name="B")
+    C = te.ops.matmul(A, B, name="mm")
+    quick = dict(trials=2, batch=2, seed=1, min_repeats=1, max_repeats=2, min_repeat_s=0.001,
+                 threads=1, confirm=-1, timeout_s=60)
+    for clock in ("wall", "cpu"):
+        log = tmp_path / ("%s.jsonl" % clock)
+        te.tune(C, log_path=log, clock=clock, **quick)
+        recs = [json.loads(line) for line in log.read_text().splitlines()]
+        assert recs and all(r["tuner"]["measure"]["clock"] == clock for r in recs)
+    with pytest.raises(te.InvalidArgError, match="clock"):
+        te.tune(C, log_path=tmp_path / "bad.jsonl", clock="tsc", **quick)
+    with pytest.raises(te.InvalidArgError, match="clock"):
+        te.tune(C, log_path=tmp_path / "bad.jsonl", clock=7, **quick)
+
+
 @pytest.mark.skipif(getattr(te, "HAS_TUNE", False), reason="libte has autotuning")
 def test_tune_absent_is_unsupported(ctx, tmp_path):
     A, C = scale()
