@@ -222,10 +222,12 @@ Test(tune_dot, no_dot_sketch_for_other_types) {
     cr_assert_null(t.sketch[k].dot.insn, "%s", t.sketch[k].name);
 }
 
-/* A short tuning run on an int8 matmul: the best record of the log tensorizes. Each cost is the
-   median of 3 runs, so one lucky run on a loaded machine does not make a kernel several times
-   slower than the dot sketch's look best (at 512^3 the others' best ran 14x slower here; at
-   256^3 LLVM's own vector code of some tile+cache+read points comes within 10%). */
+/* A short tuning run on an int8 matmul measures the dot sketch: some successful record
+   tensorizes (search.c proposes one candidate of every sketch before the search narrows, so 16
+   trials cannot miss it). Which record is best is not asserted: on Emerald Rapids LLVM's own
+   vector code of tile / tile+cache points ran 2.5-3.6 ms here against 14-16 ms for the dot
+   sketch's random first points (on Zen 4 the others' best ran 14x slower than the dot one); the
+   dot sketch has no shaped or derived points yet. The log says both, for a human to read. */
 Test(tune_dot, int8_tuning_run_finds_vpdpbusd) {
   if (!host_has("avx512vnni")) {
     cr_skip_test("this CPU lacks avx512vnni");
@@ -258,8 +260,9 @@ Test(tune_dot, int8_tuning_run_finds_vpdpbusd) {
   double best_cost = best >= 0 ? at_record_cost(&l.rec[best]) : INFINITY;
   at_log_free(&l);
   cr_assert_gt(dot, 0, "no successful record tensorizes");
-  cr_assert(best_is_dot, "the best record is %s (%.3g ms), the best dot record %.3g ms", sketch,
-            best_cost * 1e3, best_dot * 1e3);
+  cr_log_info(
+      "int8 512^3, 16 trials: the best record is %s%s (%.3g ms), the best dot record %.3g ms",
+      sketch, best_is_dot ? " (tensorized)" : "", best_cost * 1e3, best_dot * 1e3);
 }
 
 /* The value of knob (role, axis) of c: its first level. */
