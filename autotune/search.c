@@ -350,6 +350,22 @@ static void to_proposal(ind *x, at_proposal *p, bool random) {
   p->random = random;
 }
 
+/* c as the proposal *p when it builds and has not been seen (then marked seen); false otherwise. */
+static bool propose_new(at_search *s, const at_workload *wl, const te_target *tgt, const at_cand *c,
+                        bool random, at_proposal *p) {
+  ind x = {0};
+  x.c = *c;
+  if (!evaluate(s, wl, tgt, &x))
+    return false;
+  if (set_has(s, x.h)) {
+    ind_free(&x);
+    return false;
+  }
+  set_add(s, x.h);
+  to_proposal(&x, p, random);
+  return true;
+}
+
 /* One random candidate of each sketch that no proposal has used yet (a few draws each, as a
    draw can be invalid), appended to out[got..want); the sketches of out[0..got) count as used.
    Returns the new count. */
@@ -359,17 +375,12 @@ static int propose_uncovered(at_search *s, const at_workload *wl, const te_targe
     s->covered[out[i].cand.sketch] = true;
   for (int k = 0; k < s->task.nsketch && k < AT_MAX_SKETCHES && got < want; k++)
     for (int tries = 0; !s->covered[k] && tries < 4; tries++) {
-      ind x = {0};
-      at_cand_sample(&s->task, k, &s->rng, &x.c);
-      if (!evaluate(s, wl, tgt, &x))
-        continue;
-      if (set_has(s, x.h)) {
-        ind_free(&x);
-        continue;
+      at_cand c;
+      at_cand_sample(&s->task, k, &s->rng, &c);
+      if (propose_new(s, wl, tgt, &c, true, &out[got])) {
+        got++;
+        s->covered[k] = true;
       }
-      set_add(s, x.h);
-      to_proposal(&x, &out[got++], true);
-      s->covered[k] = true;
     }
   return got;
 }
@@ -392,18 +403,9 @@ static int propose_directed(at_search *s, const at_workload *wl, const te_target
     for (int i = 0, n = (int)(want * AT_NEIGHBOUR_SHARE + 0.5); i < n && i < 16; i++)
       near_best(s, &c[nc++]);
   }
-  for (int i = 0; i < nc && got < want; i++) {
-    ind x = {0};
-    x.c = c[i];
-    if (!evaluate(s, wl, tgt, &x))
-      continue;
-    if (set_has(s, x.h)) {
-      ind_free(&x);
-      continue;
-    }
-    set_add(s, x.h);
-    to_proposal(&x, &out[got++], false);
-  }
+  for (int i = 0; i < nc && got < want; i++)
+    if (propose_new(s, wl, tgt, &c[i], false, &out[got]))
+      got++;
   return propose_uncovered(s, wl, tgt, want, out, got);
 }
 
