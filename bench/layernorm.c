@@ -53,6 +53,24 @@ static te_expr *elem_scaled(te_ctx *ctx, te_expr *i, te_expr *k, void *user) {
   return te_mul(TE_AT(u->x, i, k), u->inv_c);
 }
 
+/* Y[i, j] = (X[i, j] - mean[i]) * rstd[i] * gamma[j] + beta[j], the schedule of Y and the
+   kernel's arguments (X, gamma, beta, Y) in out; both forms end so. */
+static te_tensor *normalized(te_ctx *ctx, te_expr *R, te_expr *C, te_tensor *const in[3],
+                             te_tensor *mean, te_tensor *rstd, tb_def *out) {
+  te_tensor *X = in[0], *gamma = in[1], *beta = in[2];
+  te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
+  te_expr *norm = te_mul(te_sub(TE_AT(X, i, j), TE_AT(mean, i)), TE_AT(rstd, i));
+  te_tensor *Y = te_compute(ctx, "Y", 2, TE_EXPRS(R, C), TE_EXPRS(i, j),
+                            te_add(te_mul(norm, TE_AT(gamma, j)), TE_AT(beta, j)));
+  out->s = te_schedule_new(ctx, 1, &Y);
+  out->ntensors = 4;
+  out->tensors[0] = X;
+  out->tensors[1] = gamma;
+  out->tensors[2] = beta;
+  out->tensors[3] = Y;
+  return Y;
+}
+
 /* Row-local form (TB_EXTRA2): every per-row stage computed at Y's row loop, its readers placed
    first (te_compute_at lets a stage be read by several stages inside the loop: the mean by var
    and Y), so a row is read three times from L1 after the first read from memory, as the C
@@ -73,16 +91,7 @@ static void layernorm_define(te_ctx *ctx, unsigned flags, const void *params, tb
   te_expr *veps = te_add(TE_AT(var, r), te_float(ctx, TE_F32, EPS));
   te_tensor *rstd = te_compute(ctx, "rstd", 1, TE_EXPRS(R), TE_EXPRS(r),
                                te_call(ctx, "rsqrt", 1, TE_EXPRS(veps)));
-  te_expr *i = te_var(ctx, "i"), *j = te_var(ctx, "j");
-  te_expr *norm = te_mul(te_sub(TE_AT(X, i, j), TE_AT(mean, i)), TE_AT(rstd, i));
-  te_tensor *Y = te_compute(ctx, "Y", 2, TE_EXPRS(R, C), TE_EXPRS(i, j),
-                            te_add(te_mul(norm, TE_AT(gamma, j)), TE_AT(beta, j)));
-  out->s = te_schedule_new(ctx, 1, &Y);
-  out->ntensors = 4;
-  out->tensors[0] = X;
-  out->tensors[1] = gamma;
-  out->tensors[2] = beta;
-  out->tensors[3] = Y;
+  te_tensor *Y = normalized(ctx, R, C, (te_tensor *const[]){X, gamma, beta}, mean, rstd, out);
   if (!out->s || !(flags & TB_TILE))
     return;
   te_stage *ys = te_stage_of(out->s, Y), *ms = te_stage_of(out->s, mean);
@@ -131,16 +140,7 @@ static void layernorm1_define(te_ctx *ctx, unsigned flags, const void *params, t
   te_tensor *rstd =
       te_compute(ctx, "rstd", 1, TE_EXPRS(R), TE_EXPRS(r),
                  te_call(ctx, "rsqrt", 1, TE_EXPRS(te_add(var, te_float(ctx, TE_F32, EPS)))));
-  te_expr *y = te_var(ctx, "i"), *j = te_var(ctx, "j");
-  te_expr *norm = te_mul(te_sub(TE_AT(X, y, j), TE_AT(mean, y)), TE_AT(rstd, y));
-  te_tensor *Y = te_compute(ctx, "Y", 2, TE_EXPRS(R, C), TE_EXPRS(y, j),
-                            te_add(te_mul(norm, TE_AT(gamma, j)), TE_AT(beta, j)));
-  out->s = te_schedule_new(ctx, 1, &Y);
-  out->ntensors = 4;
-  out->tensors[0] = X;
-  out->tensors[1] = gamma;
-  out->tensors[2] = beta;
-  out->tensors[3] = Y;
+  te_tensor *Y = normalized(ctx, R, C, (te_tensor *const[]){X, gamma, beta}, mean, rstd, out);
   if (!out->s || !(flags & TB_TILE))
     return;
   te_stage *ys = te_stage_of(out->s, Y), *ss = te_stage_of(out->s, sq[0]);

@@ -28,20 +28,17 @@ import time
 
 import numpy as np
 
+import search_curve  # bench/tuners: a record's cost on its clock
 import te
 from te import device as _device
 
 
 def record_cost(r):
-    res, meas = r["result"], r.get("tuner", {}).get("measure", {})
-    costs, cpu = res.get("costs") or [], res.get("cpu_costs") or []
-    if res.get("error") != 0 or not costs:
-        return float("inf")
-    if r.get("tuner", {}).get("confirm") and r["tuner"].get("confirm_cost_s"):
+    """A confirm record's confirmed cost, else the median on the clock the search ranked by."""
+    c = search_curve.cost(r)
+    if c < float("inf") and r.get("tuner", {}).get("confirm") and r["tuner"].get("confirm_cost_s"):
         return r["tuner"]["confirm_cost_s"]
-    if meas.get("clock") == "cpu" and len(cpu) == len(costs):
-        return statistics.median(cpu)
-    return statistics.median(costs)
+    return c
 
 
 def read_log(path):
