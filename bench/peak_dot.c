@@ -55,9 +55,17 @@
   "vmovd %%xmm0, %k[out]\n\t"                                                                      \
   "vzeroupper\n\t"
 
+/* xmm16/17 exist for the compiler only when it targets AVX-512 (-march=native on an AVX2 CPU
+   refuses to name them); without AVX-512 the compiled code never uses them, so the asm may
+   overwrite them unannounced (and never runs there: the CPU checks below return 0 first). */
+#ifdef __AVX512F__
+#define CHAIN_CLOBBERS_HIGH "xmm16", "xmm17",
+#else
+#define CHAIN_CLOBBERS_HIGH
+#endif
 #define CHAIN_CLOBBERS                                                                             \
   "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",         \
-      "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "cc"
+      "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", CHAIN_CLOBBERS_HIGH "cc"
 
 /* Returns lane 0 of the first chain so the work is not dead. iters > 0. */
 static unsigned vnni_chains(long iters) {
