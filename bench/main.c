@@ -132,8 +132,13 @@ static void machine(const bench_cfg *cfg, bench_machine *m) {
     int t = threads[ti];
     m->fma_gflops[t] = peak_fma_gflops(t, cfg->quick);
     peak_bandwidth_gbs(t, cfg->quick, &m->copy_gbs[t], &m->triad_gbs[t]);
-    bench_add_peak("machine", "fma-avx512", t, m->fma_gflops[t], "GFLOP/s",
-                   "16 chains of _mm512_fmadd_ps");
+    const char *fma = peak_fma_kind();
+    if (fma && !strcmp(fma, "avx2"))
+      bench_add_peak("machine", "fma-avx2", t, m->fma_gflops[t], "GFLOP/s",
+                     "12 chains of _mm256_fmadd_ps");
+    else
+      bench_add_peak("machine", "fma-avx512", t, m->fma_gflops[t], "GFLOP/s",
+                     "16 chains of _mm512_fmadd_ps");
     m->vnni_gops[t] = peak_vnni_gops(t, cfg->quick);
     if (m->vnni_gops[t] > 0)
       bench_add_peak("machine", "vpdpbusd", t, m->vnni_gops[t], "GOP/s",

@@ -1,10 +1,13 @@
-/* peak.h — what this machine can do at best: AVX-512 FMA throughput and memory bandwidth,
+/* peak.h — what this machine can do at best: vector FMA throughput and memory bandwidth,
  * measured (not taken from a data sheet), so every result can be given as a fraction of them. */
 #ifndef TE_BENCH_PEAK_H
 #define TE_BENCH_PEAK_H
 
-/* GFLOP/s of fused multiply-adds on zmm registers (16 independent chains; 2 flops per lane per
-   FMA) with the given number of threads running at once. 0 when AVX-512 is missing. */
+/* The widest FMA this CPU has: "avx512" (zmm), "avx2" (ymm), or NULL (neither). */
+const char *peak_fma_kind(void);
+/* GFLOP/s of fused multiply-adds on the widest vectors (peak_fma_kind: 16 independent chains
+   on zmm, 12 on ymm; 2 flops per lane per FMA) with the given number of threads running at
+   once. 0 when the CPU has neither. */
 double peak_fma_gflops(int threads, int quick);
 
 /* Integer GOP/s of vpdpbusd on zmm registers (16 chains; 128 operations per instruction: 64
