@@ -215,6 +215,15 @@ TE_API te_status te_set_tail(te_stage *, te_iter *, te_tail);
      "prefetch"         CPU targets: each iteration prefetches what the loop reads value
                         iterations ahead (loops inside at their first iteration); GPU targets
                         keep the attribute only. A value <= 0 prefetches nothing.
+     "nontemporal"      CPU targets, value > 0: inside the loop, the stores to the kernel's
+                        argument buffers are streaming stores (x86 movntps/movnti: no read of
+                        the line before it is written, no eviction of what is read), for a
+                        large output written once (a layer norm, a softmax, a copy). Each
+                        iteration checks that the argument buffers it stores with vectors are
+                        64-byte aligned and streams only then (else plain stores), and ends
+                        with a fence: put it on a loop whose iteration writes a lot (rows), not
+                        an inner one. Masked stores (vector tails) and stores to temporaries
+                        stay plain. GPU targets keep the attribute only. A value <= 0: none.
    A loop may carry several pragmas. Errors: TE_ERR_INVALID_ARG for a NULL iterator,
    TE_ERR_SCHEDULE for one that is not a leaf of the stage, TE_ERR_UNSUPPORTED for a NULL or
    unknown key. */

@@ -78,6 +78,9 @@ typedef struct cg_llvm {
   /* device code: a vector_mask region is written twice, its unmasked copy taken when every lane
      is live (llvm_stmt.c; ptx_vector.c says why) */
   bool mask_fast_path;
+  /* inside `attr nontemporal`'s aligned copy (llvm_stream.c): unmasked stores to argument
+     buffers carry !nontemporal (streaming stores) */
+  bool nontemporal;
   const cg_host_hooks *host;         /* GPU modules' host entry (llvm_entry.c); NULL for CPUs */
   lw_func *func;                     /* the function whose entry is being written */
   bool (*barrier)(struct cg_llvm *); /* device code: writes IR_S_BARRIER (llvm_stmt.c) */
@@ -95,6 +98,11 @@ typedef struct cg_llvm {
   LLVMValueRef (*warp_shuffle)(struct cg_llvm *, te_expr *call);
   int64_t block[3];
 } cg_llvm;
+
+/* llvm_stream.c: `attr nontemporal` (lower/nontemporal.c), its body versioned on alignment */
+bool cg_nontemporal_attr(cg_llvm *, ir_stmt *);
+/* Marks a store instruction streaming when cg->nontemporal is set and buf is an argument. */
+void cg_mark_nontemporal(cg_llvm *, const ir_buffer *buf, LLVMValueRef store);
 
 /* llvm_types.c */
 LLVMTypeRef cg_type(cg_llvm *, te_dtype);     /* register type (bool: i1), vectors by lanes */

@@ -234,7 +234,9 @@ static bool cg_vector_store(cg_llvm *cg, ir_stmt *s, LLVMValueRef v, LLVMValueRe
   if (dense) {
     unsigned align = cg_access_align(cg, s->u.buffer, dense);
     if (!mask) {
-      LLVMSetAlignment(LLVMBuildStore(cg->b, v, p), align);
+      LLVMValueRef st = LLVMBuildStore(cg->b, v, p);
+      LLVMSetAlignment(st, align);
+      cg_mark_nontemporal(cg, s->u.buffer, st);
       return true;
     }
     LLVMValueRef args[3] = {v, p, mask};
@@ -272,5 +274,6 @@ bool cg_store(cg_llvm *cg, ir_stmt *s) {
     return false;
   LLVMValueRef st = LLVMBuildStore(cg->b, v, cg_elem_ptr(cg, elem, base, i, idx->dtype));
   LLVMSetAlignment(st, cg_access_align(cg, buf, idx));
+  cg_mark_nontemporal(cg, buf, st);
   return true;
 }

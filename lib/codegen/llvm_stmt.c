@@ -393,6 +393,8 @@ bool cg_stmt(cg_llvm *cg, ir_stmt *s) {
       return cg_buffer_bind(cg, s);
     if (strcmp(s->u.attr.key, "compute_scope") == 0)
       return cg_compute_scope(cg, s);
+    if (strcmp(s->u.attr.key, "nontemporal") == 0)
+      return cg_nontemporal_attr(cg, s);
     return s->nstmts == 0 || cg_stmt(cg, s->stmts[0]);
   case IR_S_ASSERT:
     return cg_assert(cg, s);

@@ -181,6 +181,7 @@ ir_stmt *lw_tensorize_mma(lw_pass_ctx *, ir_analyzer *, te_iter *, ir_tensor_int
                           ir_stmt *loop);
 ir_stmt *lw_unroll(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_prefetch(lw_pass_ctx *, ir_stmt *);
+ir_stmt *lw_nontemporal(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_remove_likely(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_widen_half(lw_pass_ctx *, ir_stmt *);
 ir_stmt *lw_make_closures(lw_pass_ctx *, ir_stmt *);

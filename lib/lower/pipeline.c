@@ -39,6 +39,7 @@ const lw_pass lw_pipeline[] = {
     {"gpu_barriers", lw_gpu_barriers, 0}, /* GPU targets only: gpu_barrier.c */
     {"gpu_warp", lw_gpu_warp, 0},         /* cuda kernels with an mma: gpu_warp.c */
     {"simplify_final", lw_simplify, 0},
+    {"nontemporal", lw_nontemporal, 0}, /* te_pragma nontemporal: into each iteration */
     /* the calling convention: what te_build compiles; te_lower_text stops before these */
     {"make_closures", lw_make_closures, LW_PASS_ABI}, /* parallel loops' closures */
     {"make_entry", lw_make_entry, LW_PASS_ABI},       /* argument checks, sizes, compute_scope */

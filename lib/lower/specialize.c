@@ -2,7 +2,7 @@
  *
  * lw_run_specialized replaces lw_run_pipeline when the schedule has specializations. Each
  * branch, and the general schedule, runs through the computation's passes (schedule_to_loops
- * .. simplify_final) as a whole schedule of its own, knowing the condition it runs under (its
+ * .. nontemporal) as a whole schedule of its own, knowing the condition it runs under (its
  * own joined by && with those of the branches around it); the loop nests are then joined,
  *     if (c1) { branch 1 } else if (c2) { branch 2 } else { general }
  * in the order te_specialize made them, and the calling-convention passes run once on the

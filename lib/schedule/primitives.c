@@ -378,10 +378,12 @@ static te_status pragma_impl(te_stage *st, te_iter *it, const char *key, int64_t
   if (!check_leaf(fn, st, it, "iter"))
     return fail_status(st);
   te_ctx *ctx = st->sch->ctx;
-  if (!key || (strcmp(key, "unroll_max_step") != 0 && strcmp(key, "prefetch") != 0))
+  if (!key || (strcmp(key, "unroll_max_step") != 0 && strcmp(key, "prefetch") != 0 &&
+               strcmp(key, "nontemporal") != 0))
     return ir_error(ctx, TE_ERR_UNSUPPORTED,
-                    "%s: stage '%s': unknown pragma '%s' (known: unroll_max_step, prefetch)", fn,
-                    st->name, key ? key : "(null)");
+                    "%s: stage '%s': unknown pragma '%s' (known: unroll_max_step, prefetch, "
+                    "nontemporal)",
+                    fn, st->name, key ? key : "(null)");
   int n = it->npragmas + 1;
   const char **keys = ir_alloc_persistent(ctx, sizeof(char *) * (size_t)n);
   int64_t *vals = ir_alloc_persistent(ctx, sizeof(int64_t) * (size_t)n);

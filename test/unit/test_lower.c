@@ -612,8 +612,9 @@ Test(lower, pipeline_table) {
   cr_assert_gt(lw_pass_index("storage_flatten"), 0);
   cr_assert_lt(lw_pass_index("storage_flatten"), lw_pass_index("loop_partition"));
   cr_assert_eq(lw_pass_index("make_entry"), lw_pipeline_count - 1);
-  cr_assert_eq(lw_pass_index("make_closures"), lw_pass_index("simplify_final") + 1);
-  cr_assert_str_eq(lw_last_compute_pass(), "simplify_final");
+  cr_assert_eq(lw_pass_index("nontemporal"), lw_pass_index("simplify_final") + 1);
+  cr_assert_eq(lw_pass_index("make_closures"), lw_pass_index("nontemporal") + 1);
+  cr_assert_str_eq(lw_last_compute_pass(), "nontemporal");
   cr_assert_eq(lw_pass_index("nope"), -1);
 }
 
