@@ -47,6 +47,10 @@ void sched_elementwise(te_stage *st, unsigned flags, int parallel_rows) {
     te_unroll(st, ju);
   if (parallel_rows && (flags & TB_PAR))
     te_parallel(st, te_axis(st, 0));
+  /* streaming stores of the output rows: no read of each output line before it is written
+     (layer norm 4096^2 on a Zen 3, te / the C: 1.07-1.29 plain, 1.47-2.01 streaming) */
+  if (parallel_rows && (flags & TB_VEC))
+    te_pragma(st, te_axis(st, 0), "nontemporal", 1);
 }
 
 void place_row_stage(te_stage *st, te_stage *consumer, unsigned flags) {
