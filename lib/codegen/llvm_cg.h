@@ -148,6 +148,10 @@ LLVMValueRef cg_call_fn(cg_llvm *, const char *name, LLVMTypeRef ret, int n,
                         LLVMTypeRef const params[], LLVMValueRef const args[]);
 
 /* llvm_mem.c */
+/* (p0 | p1 | ...) % align == 0 over the bound pointers of the n buffers (an i1 named name);
+   NULL with an internal error recorded when one is not bound. align: a power of two. */
+LLVMValueRef cg_bases_aligned(cg_llvm *, int n, const ir_buffer *const bufs[], unsigned align,
+                              const char *name);
 LLVMValueRef cg_load(cg_llvm *, te_expr *);
 /* The alignment in bytes of element `at` (a scalar index) of elem-byte elements from a base
    aligned to `base` bytes: from at's modular facts (cg->an), at least elem, at most base. */

@@ -277,3 +277,19 @@ bool cg_store(cg_llvm *cg, ir_stmt *s) {
   cg_mark_nontemporal(cg, buf, st);
   return true;
 }
+
+LLVMValueRef cg_bases_aligned(cg_llvm *cg, int n, const ir_buffer *const bufs[], unsigned align,
+                              const char *name) {
+  LLVMValueRef any = LLVMConstInt(cg->t_i64, 0, 0);
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef p = ir_map_get(cg->bufs, bufs[i]);
+    if (!p) {
+      ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': buffer '%s' unbound",
+               cg->kernel, bufs[i]->name);
+      return NULL;
+    }
+    any = LLVMBuildOr(cg->b, any, LLVMBuildPtrToInt(cg->b, p, cg->t_i64, ""), "");
+  }
+  LLVMValueRef low = LLVMBuildAnd(cg->b, any, LLVMConstInt(cg->t_i64, align - 1, 0), "");
+  return LLVMBuildICmp(cg->b, LLVMIntEQ, low, LLVMConstInt(cg->t_i64, 0, 0), name);
+}

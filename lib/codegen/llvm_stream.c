@@ -25,7 +25,7 @@
 enum { STREAM_ALIGN = 64 }; /* a cache line: every vector width up to zmm divides it */
 
 typedef struct stream_bufs {
-  ir_map *args; /* argument buffer -> STREAM_ALIGN: those the aligned copy knows aligned */
+  ir_map *args;      /* argument buffer -> STREAM_ALIGN: those the aligned copy knows aligned */
   ir_buffer **order; /* the same buffers in the order of their first store (the code's order) */
   int n, cap;
   bool nomem;
@@ -57,24 +57,6 @@ static int collect_store(ir_visitor *v, ir_stmt *s) {
   }
   sb->order[sb->n++] = b;
   return IR_CONTINUE;
-}
-
-/* (p0 | p1 | ...) % STREAM_ALIGN == 0 over the collected buffers; NULL with the error recorded
-   when one is not bound. */
-static LLVMValueRef all_aligned(cg_llvm *cg, const stream_bufs *sb) {
-  LLVMValueRef any = LLVMConstInt(cg->t_i64, 0, 0);
-  for (int i = 0; i < sb->n; i++) {
-    const ir_buffer *b = sb->order[i];
-    LLVMValueRef p = ir_map_get(cg->bufs, b);
-    if (!p) {
-      ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': buffer '%s' unbound",
-               cg->kernel, b->name);
-      return NULL;
-    }
-    any = LLVMBuildOr(cg->b, any, LLVMBuildPtrToInt(cg->b, p, cg->t_i64, ""), "");
-  }
-  LLVMValueRef low = LLVMBuildAnd(cg->b, any, LLVMConstInt(cg->t_i64, STREAM_ALIGN - 1, 0), "");
-  return LLVMBuildICmp(cg->b, LLVMIntEQ, low, LLVMConstInt(cg->t_i64, 0, 0), "stream_aligned");
 }
 
 /* x86: sfence, the fence that orders streaming stores (LLVM writes a seq_cst fence as a locked
@@ -123,7 +105,8 @@ bool cg_nontemporal_attr(cg_llvm *cg, ir_stmt *s) {
     return false;
   if (sb.n == 0) /* scalar stores only: movnti needs no alignment beyond the element */
     return streaming_body(cg, body, NULL);
-  LLVMValueRef aligned = all_aligned(cg, &sb);
+  LLVMValueRef aligned = cg_bases_aligned(cg, sb.n, (const ir_buffer *const *)sb.order,
+                                          STREAM_ALIGN, "stream_aligned");
   if (!aligned)
     return false;
   LLVMBasicBlockRef fast = cg_new_block(cg, "stream"), plain = cg_new_block(cg, "plain"),

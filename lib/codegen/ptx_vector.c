@@ -69,21 +69,14 @@ static int pv_store(ir_visitor *v, ir_stmt *s) {
 /* (p0 | p1 | ...) & 15 == 0 for the pointers of k's buffer parameters in args, in the
    parameters' order (the same code every build). */
 static LLVMValueRef pv_aligned(cg_llvm *cg, const lw_gpu_kernel *k, const ir_map *args) {
-  LLVMValueRef any = LLVMConstInt(cg->t_i64, 0, 0);
-  for (int i = 0; i < k->nparams; i++) {
-    const ir_buffer *b = k->params[i].buffer;
-    if (k->params[i].kind != LW_GPU_PARAM_BUFFER || !ir_map_has(args, b))
-      continue;
-    LLVMValueRef p = ir_map_get(cg->bufs, b);
-    if (!p) {
-      ir_error(cg->ctx, TE_ERR_INTERNAL, "internal: codegen: kernel '%s': buffer '%s' unbound",
-               cg->kernel, b->name);
-      return NULL;
-    }
-    any = LLVMBuildOr(cg->b, any, LLVMBuildPtrToInt(cg->b, p, cg->t_i64, ""), "");
-  }
-  LLVMValueRef low = LLVMBuildAnd(cg->b, any, LLVMConstInt(cg->t_i64, PV_ALIGN - 1, 0), "");
-  return LLVMBuildICmp(cg->b, LLVMIntEQ, low, LLVMConstInt(cg->t_i64, 0, 0), "args_aligned");
+  const ir_buffer **bufs = ir_alloc(cg->ctx, sizeof *bufs * (size_t)(k->nparams ? k->nparams : 1));
+  if (!bufs)
+    return NULL;
+  int n = 0;
+  for (int i = 0; i < k->nparams; i++)
+    if (k->params[i].kind == LW_GPU_PARAM_BUFFER && ir_map_has(args, k->params[i].buffer))
+      bufs[n++] = k->params[i].buffer;
+  return cg_bases_aligned(cg, n, bufs, PV_ALIGN, "args_aligned");
 }
 
 bool cg_ptx_vector_body(cg_llvm *cg, const lw_gpu_kernel *k, ir_stmt *body) {

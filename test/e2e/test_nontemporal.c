@@ -31,14 +31,13 @@ static nt_kernel make_kernel(int64_t pragma_value) {
   nt_kernel k;
   k.X = tt_placeholder("X", TE_F32, 2, TT_SHAPE(ROWS, COLS));
   te_expr *i = te_var(tt_ctx, "i"), *j = te_var(tt_ctx, "j");
-  te_tensor *T =
-      te_compute(tt_ctx, "T", 2, TE_EXPRS(I(ROWS), I(COLS)), TE_EXPRS(i, j),
-                 te_add(tt_at2(k.X, i, j), te_cast(TE_F32, te_add(i, j))));
+  te_tensor *T = te_compute(tt_ctx, "T", 2, TE_EXPRS(I(ROWS), I(COLS)), TE_EXPRS(i, j),
+                            te_add(tt_at2(k.X, i, j), te_cast(TE_F32, te_add(i, j))));
   te_expr *i2 = te_var(tt_ctx, "i"), *j2 = te_var(tt_ctx, "j");
-  k.Y = te_compute(tt_ctx, "Y", 2, TE_EXPRS(I(ROWS), I(COLS)), TE_EXPRS(i2, j2),
-                   te_sub(te_add(te_mul(tt_at2(k.X, i2, j2), te_float(tt_ctx, TE_F32, 3.0)),
-                                 tt_at2(T, i2, j2)),
-                          te_float(tt_ctx, TE_F32, 1.0)));
+  k.Y = te_compute(
+      tt_ctx, "Y", 2, TE_EXPRS(I(ROWS), I(COLS)), TE_EXPRS(i2, j2),
+      te_sub(te_add(te_mul(tt_at2(k.X, i2, j2), te_float(tt_ctx, TE_F32, 3.0)), tt_at2(T, i2, j2)),
+             te_float(tt_ctx, TE_F32, 1.0)));
   k.s = tt_schedule1(k.Y);
   te_stage *y = tt_stage(k.s, k.Y), *t = tt_stage(k.s, T);
   te_iter *jo, *ji, *tjo, *tji;
