@@ -393,9 +393,11 @@ typedef struct at_job {
 
 typedef struct at_compiled at_compiled; /* the contexts holding a batch's modules */
 /* Builds every job's trace on the workload in nthreads threads (one context each); kernels are
-   named "at_kernel". Failures are per job. Returns NULL only when no context could be made. */
+   named "at_kernel". Failures are per job; a job whose lowered body is over max_statements
+   (lw_code_size; 0: no limit) is one, refused before LLVM. Returns NULL only when no context
+   could be made. */
 at_compiled *at_compile_batch(const at_workload *, const char *target, int njobs, at_job *jobs,
-                              int nthreads);
+                              int nthreads, int max_statements);
 void at_compiled_free(at_compiled *);
 
 /* ---------------------------------------------------------------- measuring (measure.c) */

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "at.h"
+#include "driver/driver.h"
 #include "target/target.h"
 
 struct at_compiled {
@@ -27,6 +28,7 @@ typedef struct worker {
   at_job *jobs;
   int njobs, first, step;
   te_ctx *ctx;
+  int max_statements; /* 0: no limit */
 } worker;
 
 static double now_s(void) {
@@ -43,10 +45,15 @@ static void fail_job(at_job *j, te_ctx *ctx) {
 
 static void build_one(worker *w, const at_workload *wl, te_target *tgt, at_job *j) {
   double t0 = now_s();
+  /* checked after lowering, before LLVM: a thread inside LLVM cannot be stopped (driver.h) */
+  dr_size_limit limit = {w->max_statements, "te_tune", "the tuner's limit",
+                         "te_tune_options.max_statements, te-tune --max-statements: code LLVM "
+                         "would compile for minutes"};
   te_schedule *s = te_schedule_new(w->ctx, wl->nout, wl->outs);
   te_module *mod = NULL;
   if (!s || te_schedule_replay(s, j->trace) != TE_OK ||
-      te_build(s, "at_kernel", wl->nargs, wl->args, 0, NULL, tgt, &mod) != TE_OK) {
+      dr_build_bounded(s, "at_kernel", wl->nargs, wl->args, 0, NULL, tgt,
+                       w->max_statements > 0 ? &limit : NULL, &mod) != TE_OK) {
     fail_job(j, w->ctx);
   } else if (tg_is_gpu(tgt)) { /* a GPU kernel is called through its module (measure.c) */
     j->entry = mod;
@@ -80,7 +87,7 @@ static void *work(void *arg) {
 }
 
 at_compiled *at_compile_batch(const at_workload *src, const char *target, int njobs, at_job *jobs,
-                              int nthreads) {
+                              int nthreads, int max_statements) {
   if (nthreads < 1)
     nthreads = 1;
   if (nthreads > njobs)
@@ -104,7 +111,7 @@ at_compiled *at_compile_batch(const at_workload *src, const char *target, int nj
   c->n = nthreads;
   for (int t = 0; t < nthreads; t++) {
     c->ctxs[t] = te_ctx_new();
-    w[t] = (worker){src, target, jobs, njobs, t, nthreads, c->ctxs[t]};
+    w[t] = (worker){src, target, jobs, njobs, t, nthreads, c->ctxs[t], max_statements};
   }
   bool started[64] = {0};
   for (int t = 0; t < nthreads; t++) {
@@ -138,7 +145,7 @@ te_status at_reference_set(const at_workload *wl, const char *target, at_bench *
                            double timeout_s, char build_message[512], at_result *r) {
   at_job job = {.trace = ""};
   memset(r, 0, sizeof *r);
-  at_compiled *c = at_compile_batch(wl, target, 1, &job, 1);
+  at_compiled *c = at_compile_batch(wl, target, 1, &job, 1, 0); /* the default schedule: no limit */
   if (!c) {
     snprintf(build_message, 512, "out of memory");
     return TE_ERR_NOMEM;

@@ -20,6 +20,7 @@ struct at_measurer {
   const char *target;
   at_bench *bench;
   at_measure_opts mo;
+  int max_statements; /* te_tune_options.max_statements */
 };
 
 te_status at_measurer_new(te_ctx *ctx, int nout, te_tensor *const outs[], te_target *target,
@@ -34,6 +35,7 @@ te_status at_measurer_new(te_ctx *ctx, int nout, te_tensor *const outs[], te_tar
     return ir_error(ctx, TE_ERR_NOMEM, "te_tune: out of memory (measurer)");
   m->target = te_target_str(target);
   m->mo = at_tune_measure_opts(&o);
+  m->max_statements = o.max_statements;
   st = at_workload_make(ctx, nout, outs, "te_tune", &m->wl);
   if (st == TE_OK && !(m->bench = at_bench_new(&m->wl, o.seed)))
     st = ir_error(ctx, TE_ERR_NOMEM, "te_tune: out of memory (buffers)");
@@ -67,7 +69,7 @@ void at_measurer_run(at_measurer *m, at_remote_job *rj) {
   memset(&rj->result, 0, sizeof rj->result);
   memset(&rj->job, 0, sizeof rj->job);
   rj->job.trace = rj->trace;
-  at_compiled *c = at_compile_batch(&m->wl, m->target, 1, &rj->job, 1);
+  at_compiled *c = at_compile_batch(&m->wl, m->target, 1, &rj->job, 1, m->max_statements);
   if (!c) {
     rj->job.status = TE_ERR_NOMEM;
     snprintf(rj->job.message, sizeof rj->job.message, "out of memory");

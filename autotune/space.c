@@ -13,7 +13,9 @@
  * it is always whole instruction vectors (16 lanes) and the grouped reduce axis' innermost
  * factor whole groups (inner_multiple). Mutation moves one prime factor
  * between two levels of a tile, redraws one level of a tile that may leave a tail, or redraws
- * a choice; a mutant is always valid.
+ * a choice; a mutant is always valid. The register tile's rows (the innermost factors of the
+ * space axes but the vector's) are bounded together as each one is (rows_ok): unrolled, they
+ * multiply into bodies LLVM compiles for minutes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -171,6 +173,72 @@ static bool tile_ok(const at_task *t, const at_sketch *sk, const at_knob *k, con
   return may_tail(sk, k) || prod == k->extent;
 }
 
+/* A row knob: a space tile of the tiled stage along an axis other than the vector's, whose
+   innermost factor is a count of the register tile's rows. */
+static bool row_knob(const at_task *t, const at_sketch *sk, const at_knob *k) {
+  return k->role == AT_ROLE_SPACE_TILE && k->axis != vector_axis(t, sk, k);
+}
+
+/* The register tile's rows of all axes together are bounded as one axis' are (AT_MAX_ROWS, 8 in
+   a dot sketch): they multiply, unrolled (12 x 16 rows of 64-lane vectors is a straight-line
+   block LLVM takes a minute on, docs/tuning-space.md), and more than 16 rows of accumulators
+   only spill. */
+static bool rows_ok(const at_task *t, const at_sketch *sk, const int64_t *v) {
+  int64_t rows = 1, limit = INT64_MAX;
+  for (int k = 0; k < sk->nknob; k++) {
+    const at_knob *kn = &sk->knob[k];
+    if (!row_knob(t, sk, kn))
+      continue;
+    rows *= v[kn->offset + kn->nlevels - 1];
+    limit = inner_limit(t, sk, kn);
+  }
+  return rows <= limit;
+}
+
+/* A row knob's innermost factor moved out one level (the rows 1, the tile the same): what
+   fit_rows falls back on. */
+static void rows_out(const at_task *t, const at_sketch *sk, const at_knob *k, int64_t *v) {
+  int last = k->nlevels - 1;
+  if (last < 1 || v[last] <= 1)
+    return;
+  int64_t old[AT_MAX_LEVELS];
+  memcpy(old, v, sizeof(int64_t) * (size_t)k->nlevels);
+  v[last - 1] *= v[last];
+  v[last] = 1;
+  if (last - 1 > 0 && v[last - 1] > left_for(k, v, last - 1))
+    v[last - 1] = left_for(k, v, last - 1);
+  v[0] = left_for(k, v, 0);
+  if (!tile_ok(t, sk, k, v))
+    memcpy(v, old, sizeof(int64_t) * (size_t)k->nlevels);
+}
+
+/* Redraws the row knobs of a sample whose rows are too many (rows_ok), then, if 16 draws did
+   not fit, takes the rows out of the knobs with the most until they fit. */
+static void sample_knob(const at_task *t, const at_sketch *sk, const at_knob *k, at_rng *r,
+                        int64_t *v);
+static void fit_rows(const at_task *t, const at_sketch *sk, at_rng *r, int64_t *v) {
+  for (int tries = 0; tries < 16 && !rows_ok(t, sk, v); tries++)
+    for (int k = 0; k < sk->nknob; k++)
+      if (row_knob(t, sk, &sk->knob[k]))
+        sample_knob(t, sk, &sk->knob[k], r, v);
+  while (!rows_ok(t, sk, v)) {
+    const at_knob *most = NULL;
+    int64_t rows = 1;
+    for (int k = 0; k < sk->nknob; k++) {
+      const at_knob *kn = &sk->knob[k];
+      int64_t x = row_knob(t, sk, kn) ? v[kn->offset + kn->nlevels - 1] : 1;
+      if (x > rows)
+        most = kn, rows = x;
+    }
+    if (!most)
+      return;
+    int64_t before = v[most->offset + most->nlevels - 1];
+    rows_out(t, sk, most, v + most->offset);
+    if (v[most->offset + most->nlevels - 1] == before)
+      return; /* cannot move: at_cand_valid will refuse it */
+  }
+}
+
 static void sample_knob(const at_task *t, const at_sketch *sk, const at_knob *k, at_rng *r,
                         int64_t *v) {
   if (k->kind == AT_KNOB_TILE) {
@@ -189,6 +257,7 @@ void at_cand_sample(const at_task *t, int sketch, at_rng *r, at_cand *c) {
   c->nvals = sk->nvals;
   for (int k = 0; k < sk->nknob; k++)
     sample_knob(t, sk, &sk->knob[k], r, c->v);
+  fit_rows(t, sk, r, c->v);
 }
 
 static int64_t smallest_prime(int64_t n) {
@@ -287,8 +356,10 @@ static void change_one_knob(const at_task *t, const at_cand *c, at_rng *r, bool 
     const at_knob *k = &sk->knob[at_rng_int(r, sk->nknob)];
     if (k->kind == AT_KNOB_TILE) {
       int64_t *v = out->v + k->offset;
-      if (step ? step_tile(t, sk, k, r, v) : mutate_tile(t, sk, k, r, v))
+      if ((step ? step_tile(t, sk, k, r, v) : mutate_tile(t, sk, k, r, v)) &&
+          rows_ok(t, sk, out->v))
         return;
+      memcpy(v, c->v + k->offset, sizeof(int64_t) * (size_t)k->nlevels);
     } else if (k->nchoices > 1) {
       int64_t *x = &out->v[k->offset];
       if (step)
@@ -319,6 +390,8 @@ void at_cand_crossover(const at_task *t, const at_cand *a, const at_cand *b, at_
     if (at_rng_int(r, 2))
       memcpy(out->v + kn->offset, b->v + kn->offset, sizeof(int64_t) * (size_t)kn->nlevels);
   }
+  if (!rows_ok(t, sk, out->v)) /* the rows of one parent and the other's multiply */
+    *out = *a;
 }
 
 bool at_cand_valid(const at_task *t, const at_cand *c) {
@@ -338,7 +411,7 @@ bool at_cand_valid(const at_task *t, const at_cand *c) {
     if (!tile_ok(t, sk, kn, v))
       return false;
   }
-  return true;
+  return rows_ok(t, sk, c->v);
 }
 
 /* A template's knob as the log shows it: a value knob's value, a choice's or an order's index. */

@@ -38,7 +38,8 @@ te_status at_tune_options_check(te_ctx *ctx, const te_tune_options *in, te_tune_
                 {"min_repeats", o->min_repeats},
                 {"max_repeats", o->max_repeats},
                 {"timeout_s", o->timeout_s},
-                {"min_repeat_s", o->min_repeat_s}};
+                {"min_repeat_s", o->min_repeat_s},
+                {"max_statements", o->max_statements}};
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
     if (!(counts[i].v >= 0)) /* NaN too */
       return ir_error(ctx, TE_ERR_INVALID_ARG, "te_tune: %s must be >= 0 (got %g)", counts[i].name,
@@ -68,6 +69,7 @@ te_status at_tune_options_check(te_ctx *ctx, const te_tune_options *in, te_tune_
   o->check = o->check ? (o->check < 0 ? 0 : o->check) : 2;
   o->confirm = o->confirm ? (o->confirm < 0 ? 0 : o->confirm) : 4;
   o->confirm_rounds = o->confirm_rounds ? o->confirm_rounds : 3;
+  o->max_statements = o->max_statements ? o->max_statements : TE_TUNE_MAX_STATEMENTS;
   return TE_OK;
 }
 
@@ -227,7 +229,9 @@ static te_status round_once(at_session *s, bool *exhausted) {
   for (int i = 0; i < n; i++)
     jobs[i].trace = ps[i].trace;
   double t1 = at_now_s();
-  at_compiled *c = n && !s->remote ? at_compile_batch(&s->wl, s->target, n, jobs, s->o.jobs) : NULL;
+  at_compiled *c =
+      n && !s->remote ? at_compile_batch(&s->wl, s->target, n, jobs, s->o.jobs, s->o.max_statements)
+                      : NULL;
   double t2 = at_now_s();
   te_status st = TE_OK;
   if (s->remote && n)

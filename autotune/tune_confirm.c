@@ -148,7 +148,7 @@ te_status at_session_confirm(at_session *s) {
     items[i].was = &log.rec[r[i].index];
     jobs[i].trace = items[i].was->trace;
   }
-  at_compiled *c = at_compile_batch(&s->wl, s->target, n, jobs, s->o.jobs);
+  at_compiled *c = at_compile_batch(&s->wl, s->target, n, jobs, s->o.jobs, s->o.max_statements);
   if (!c) {
     st = ir_error(s->ctx, TE_ERR_NOMEM, "te_tune: out of memory (confirm pass)");
     goto done;

@@ -51,6 +51,10 @@ static void help(void) {
          "  --transfer-logs D  train the cost model first on the records of other workloads\n"
          "                     (same target) in the logs of directory D (*.jsonl) or log D\n"
          "  --flush-cache      evict the caches before each timed run (cold-cache costs)\n"
+         "  --max-statements N a candidate whose lowered body has more than N statements after\n"
+         "                     unrolling is a failed trial, never compiled: LLVM would take\n"
+         "                     minutes on it, and a compile thread cannot be stopped (default\n"
+         "                     %d; docs/tuning-measurement.md)\n"
          "  --clock C          cpu (default): rank by each run's wall time less its threads'\n"
          "                     waits for a core (/proc schedstat), so other processes' load\n"
          "                     does not count; wall: by the wall time (a quiet machine)\n"
@@ -63,7 +67,8 @@ static void help(void) {
          "                     bucket's above) that te_apply_best builds on the symbolic\n"
          "                     schedule (docs/tuning-buckets.md)\n"
          "\n"
-         "operators:\n");
+         "operators:\n",
+         TE_TUNE_MAX_STATEMENTS);
   at_op_spec_help(stdout);
   printf("\nexit status: 0 done (even if candidates failed: they are error records), 1 tuning\n"
          "could not run, 2 usage error, 4 the log cannot be written\n");
@@ -128,6 +133,7 @@ static bool num_opt(int argc, char **argv, int *i, te_tune_options *o, bool *bad
            {"--check", &o->check, NULL},
            {"--confirm", &o->confirm, NULL},
            {"--confirm-rounds", &o->confirm_rounds, NULL},
+           {"--max-statements", &o->max_statements, NULL},
            {"--time-budget", NULL, &o->time_budget_s},
            {"--min-repeat-s", NULL, &o->min_repeat_s},
            {"--timeout", NULL, &o->timeout_s},

@@ -143,7 +143,19 @@ typedef struct te_tune_options {
                 result.cpu_costs in the log); this one ranks the candidates, the confirm pass and
                 te_apply_best, and is recorded as tuner.measure.clock. Another value is
                 TE_ERR_INVALID_ARG. 0: TE_TUNE_CLOCK_CPU */
+  int max_statements; /* a candidate whose lowered body has more statements than this after
+                unrolling (loops counted once, a vector store one per 256 bits) is not compiled:
+                it is a failed trial (TE_ERR_SCHEDULE, "... N statements after unrolling, over
+                the tuner's limit M") and the run goes on. LLVM cannot be stopped inside a
+                compile thread, and nested unrolled tiles (12 x 16 rows of 64-lane vectors) make
+                bodies it takes minutes on; lowering takes milliseconds. 0: TE_TUNE_MAX_STATEMENTS;
+                negative: TE_ERR_INVALID_ARG (docs/tuning-measurement.md) */
 } te_tune_options;
+
+/* The default of te_tune_options.max_statements: above every tuned and hand-like schedule te
+   knows (a 6 x 64 register tile unrolled is about 200), below the bodies that take LLVM more
+   than about 10 s here (docs/tuning-measurement.md, "Compile limit"). */
+#define TE_TUNE_MAX_STATEMENTS 2000
 
 /* The clocks of te_tune_options.clock.
    TE_TUNE_CLOCK_CPU: a run's wall time less the time its threads (the calling thread and the

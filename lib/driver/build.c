@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
+#include "driver.h"
 #include "lower/lower.h"
 #include "schedule/sch.h"
 
@@ -61,7 +62,7 @@ static te_status check_build(te_ctx *ctx, te_schedule *sch, const char *name, te
 
 static te_status build_impl(te_schedule *sch, const char *name, int ntensors,
                             te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
-                            te_target *target, te_module **out) {
+                            te_target *target, const dr_size_limit *limit, te_module **out) {
   if (out)
     *out = NULL;
   te_ctx *ctx = sch ? sch->ctx : target ? target->ctx : NULL;
@@ -79,6 +80,13 @@ static te_status build_impl(te_schedule *sch, const char *name, int ntensors,
   lw_func *f = NULL;
   st = lw_lower(sch, name, ntensors, tensors, nscalars, scalars, target, &f);
   m->times.lower_s = cg_now() - t0;
+  int64_t size = st == TE_OK && limit ? lw_code_size(f->body) : 0;
+  if (st == TE_OK && limit && size > limit->max)
+    st = ir_error(ctx, TE_ERR_SCHEDULE,
+                  "%s: kernel '%s': %lld statements after unrolling, over %s %lld (%s; a "
+                  "vector store counts one per 256 bits)",
+                  limit->api, name, (long long)size, limit->whose, (long long)limit->max,
+                  limit->hint);
   if (st == TE_OK)
     st = target->kind == TG_VULKAN ? cg_vulkan_compile(m, f)
          : target->kind == TG_CUDA ? cg_cuda_compile(m, f)
@@ -95,6 +103,14 @@ static te_status build_impl(te_schedule *sch, const char *name, int ntensors,
 te_status te_build(te_schedule *sch, const char *name, int ntensors, te_tensor *const tensors[],
                    int nscalars, te_expr *const scalars[], te_target *target, te_module **out) {
   te_ctx *ctx = sch ? sch->ctx : target ? target->ctx : NULL;
-  return IR_PUBLIC_CALL(ctx,
-                        build_impl(sch, name, ntensors, tensors, nscalars, scalars, target, out));
+  return IR_PUBLIC_CALL(
+      ctx, build_impl(sch, name, ntensors, tensors, nscalars, scalars, target, NULL, out));
+}
+
+te_status dr_build_bounded(te_schedule *sch, const char *name, int ntensors,
+                           te_tensor *const tensors[], int nscalars, te_expr *const scalars[],
+                           te_target *target, const dr_size_limit *limit, te_module **out) {
+  te_ctx *ctx = sch ? sch->ctx : target ? target->ctx : NULL;
+  return IR_PUBLIC_CALL(
+      ctx, build_impl(sch, name, ntensors, tensors, nscalars, scalars, target, limit, out));
 }

@@ -107,6 +107,10 @@ enum {
 te_status lw_lower(te_schedule *, const char *name, int ntensors, te_tensor *const tensors[],
                    int nscalars, te_expr *const scalars[], const struct te_target *, lw_func **out);
 
+/* The size of a lowered body as code (code_size.c): statements after unrolling, loops counted
+   once, a vector store one per 256 bits it writes. What a tuner bounds before compiling. */
+int64_t lw_code_size(ir_stmt *body);
+
 /* lw_lower for api ("te_build", "te_lower_text": named in error messages), stopping after the
    pass named stop_after (NULL: the whole pipeline; an unknown name is TE_ERR_INVALID_ARG). The
    result of an early stop is for printing only (code generation needs the whole pipeline). */

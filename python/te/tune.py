@@ -64,7 +64,9 @@ class te_tune_options(ctypes.Structure):
                 ("template_fn", _knobs.TEMPLATE_FN), ("template_user", ctypes.c_void_p),
                 ("confirm", ctypes.c_int), ("confirm_rounds", ctypes.c_int),
                 ("flush_cache", ctypes.c_int), ("transfer_logs", ctypes.c_char_p),
-                ("clock", ctypes.c_int)]
+                ("clock", ctypes.c_int),
+                # statements after unrolling above which a candidate is refused, not compiled
+                ("max_statements", ctypes.c_int)]
 
 # te_tune_options.clock (te_tune_clock): tune(clock="cpu" | "wall"), or the enum's value
 CLOCKS = {"cpu": 0, "wall": 1}
@@ -94,7 +96,7 @@ TuneProgress = namedtuple("TuneProgress", "trials_done trials_total best_gflops 
 _OPTION_NAMES = ("trials", "time_budget_s", "early_stop", "jobs", "seed", "resume", "batch",
                  "population", "generations", "epsilon", "no_model", "min_repeat_s",
                  "min_repeats", "max_repeats", "timeout_s", "threads", "check", "confirm",
-                 "confirm_rounds", "clock")
+                 "confirm_rounds", "clock", "max_statements")
 
 
 def _need(name):
@@ -127,8 +129,9 @@ def tune(outs, target="llvm", log_path=None, description=None, progress=None, te
     jobs, seed, resume, batch, population, generations, epsilon, no_model, min_repeat_s,
     min_repeats, max_repeats, timeout_s, threads, check, confirm=4: the best this-many
     schedules measured again side by side at the end (< 0: never), confirm_rounds=3,
-    clock="cpu" (a run's cost less its threads' waits for a core) or "wall"; see
-    docs/tuning-measurement.md).
+    clock="cpu" (a run's cost less its threads' waits for a core) or "wall", max_statements=2000:
+    a candidate whose lowered body has more statements after unrolling is a failed trial, never
+    compiled; see docs/tuning-measurement.md).
     progress, when given, is called with a TuneProgress after every measured trial. template, when given, is a schedule template
     template(schedule, knobs) (te.Knobs; see te/knobs.py) whose knobs are searched instead of
     the generated candidates (sketch "user" in the log); when its first run fails, tune raises

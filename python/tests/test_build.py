@@ -152,6 +152,26 @@ def test_tune_clock_option_reaches_the_log_and_a_bad_one_is_refused(ctx, tmp_pat
         te.tune(C, log_path=tmp_path / "bad.jsonl", clock=7, **quick)
 
 
+def test_tune_max_statements_reaches_te_tune(ctx, tmp_path):
+    """te_tune_options.max_statements in the ctypes struct: a limit of 1 refuses every candidate
+    (error records naming the limit), and a negative one is te_tune's InvalidArgError."""
+    if not getattr(te, "HAS_TUNE", False):
+        pytest.skip("libte built without autotuning")
+    import json
+    A = te.placeholder((16, 16), name="A")
+    B = te.placeholder((16, 16), name="B")
+    C = te.ops.matmul(A, B, name="mm")
+    quick = dict(trials=2, batch=2, seed=1, min_repeats=1, max_repeats=2, min_repeat_s=0.001,
+                 threads=1, confirm=-1, timeout_s=60)
+    log = tmp_path / "limit.jsonl"
+    s = te.tune(C, log_path=log, max_statements=1, **quick)
+    assert s.errors == s.measured == 2
+    recs = [json.loads(line) for line in log.read_text().splitlines()]
+    assert recs and all("over the tuner's limit 1" in r["result"]["message"] for r in recs)
+    with pytest.raises(te.InvalidArgError, match="max_statements"):
+        te.tune(C, log_path=tmp_path / "bad.jsonl", max_statements=-1, **quick)
+
+
 @pytest.mark.skipif(getattr(te, "HAS_TUNE", False), reason="libte has autotuning")
 def test_tune_absent_is_unsupported(ctx, tmp_path):
     A, C = scale()

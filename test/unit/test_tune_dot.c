@@ -53,7 +53,7 @@ static void check_cands(const at_workload *wl, const at_task *t, int n, const at
     traces[i] = te_schedule_trace(s);
     jobs[i].trace = traces[i];
   }
-  at_compiled *c = at_compile_batch(wl, "llvm", n, jobs, 1);
+  at_compiled *c = at_compile_batch(wl, "llvm", n, jobs, 1, 0);
   cr_assert_not_null(c);
   at_measure_opts mo = {.min_repeat_s = 0,
                         .min_repeats = 1,
