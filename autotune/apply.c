@@ -107,12 +107,28 @@ static te_status tile_root(applier *a, te_stage *st) {
   return TE_OK;
 }
 
+/* Whether a copy of tile+cache+read is a block at the row-block loop (cache-read knob 5). */
+static bool row_block_copies(const applier *a) {
+  if (a->sk->kind != AT_SK_TILE_CACHE_READ || a->sk->dot.insn)
+    return false;
+  for (int i = 0; i < AT_MAX_CACHE_READS; i++)
+    if (choice_axis(a, AT_ROLE_CACHE_READ, a->t->tiled, i, 0) == 5)
+      return true;
+  return false;
+}
+
+static int vec_axis(const applier *a);
+
 /* The outer part of a two-stage tiling (the cache_write copy or the fused consumer):
-   S0 S1 (S2*S3), the last axis' rest split for the vector. *attach: where the inner stage goes. */
+   S0 S1 (S2*S3), the last axis' rest split for the vector. *attach: where the inner stage goes.
+   With a row-block copy (knob 5) the vector axis' S0 runs inside the other axes' S0, which
+   alone are parallel (the parallel depth knob does not apply): one row block of A is packed,
+   then read by every column tile, as bench/sgemm_schedule.c orders them. */
 static te_status tile_outer(applier *a, te_stage *st, te_iter **attach) {
   const at_stage_info *si = &a->t->stage[a->t->tiled];
-  int n = si->nspace;
-  te_iter *S0[AT_MAX_AXES], *S1[AT_MAX_AXES], *rest[AT_MAX_AXES], *x, *vi = NULL;
+  int n = si->nspace, v = vec_axis(a);
+  bool rows_first = row_block_copies(a) && n > 1;
+  te_iter *S0[AT_MAX_AXES] = {0}, *S1[AT_MAX_AXES], *rest[AT_MAX_AXES], *x, *vi = NULL;
   for (int i = 0; i < n; i++) {
     const int64_t *f = knob_vals(a, AT_ROLE_SPACE_TILE, a->t->tiled, i);
     AT_TRY(te_split(st, te_axis(st, i), f[2] * f[3], &x, &rest[i]));
@@ -121,7 +137,10 @@ static te_status tile_outer(applier *a, te_stage *st, te_iter **attach) {
   te_iter *order[3 * AT_MAX_AXES + 1];
   int no = 0;
   for (int i = 0; i < n; i++)
-    order[no++] = S0[i];
+    if (!rows_first || i != v)
+      order[no++] = S0[i];
+  if (rows_first)
+    order[no++] = S0[v];
   for (int i = 0; i < n; i++)
     order[no++] = S1[i];
   for (int i = 0; i < n; i++)
@@ -136,8 +155,8 @@ static te_status tile_outer(applier *a, te_stage *st, te_iter **attach) {
     AT_TRY(te_vectorize(st, vi));
   }
   te_iter *f;
-  int depth = (int)choice(a, AT_ROLE_PARALLEL_DEPTH, a->t->tiled, 0);
-  AT_TRY(at_fuse_all(st, depth ? 2 * n : n, order, &f));
+  int depth = rows_first ? 0 : (int)choice(a, AT_ROLE_PARALLEL_DEPTH, a->t->tiled, 0);
+  AT_TRY(at_fuse_all(st, rows_first ? n - 1 : depth ? 2 * n : n, order, &f));
   AT_TRY(te_parallel(st, f));
   *attach = depth ? f : S1[n - 1];
   a->par_st = st;
@@ -329,10 +348,11 @@ static void pack_dims(const applier *a, te_stage *ls, te_tensor *t, int v, at_pa
    blocks computed at its outer reduce loop r0 (knob 1: the block is the region one r0 step
    reads, compact, so its rows are as long as the tile's, not the input's) or whole at root
    (knob 2: packed once a call, as weights are); knobs 3 and 4 (and every copy of a dot sketch)
-   store the copy in the register tile's layout (pack.c). When the vector runs along an axis that
-   indexes a dim of the input other than its last, the copy is stored with that dim contiguous
-   and copied along it; the copy's innermost dim is vectorized in 16-lane pieces (guarded where
-   the region is narrower). */
+   store the copy in the register tile's layout (pack.c); knob 5 is 3's layout for the block one
+   row block reads (the whole reduction), computed at the parallel row-block loop (tile_outer). When
+   the vector runs along an axis that indexes a dim of the input other than its last, the copy is
+   stored with that dim contiguous and copied along it; the copy's innermost dim is vectorized in
+   16-lane pieces (guarded where the region is narrower). */
 static te_status cache_reads(applier *a, te_stage *ls, te_iter *r0) {
   te_tensor **in;
   int nin = sch_op_inputs(ls->op, &in);
@@ -347,12 +367,18 @@ static te_status cache_reads(applier *a, te_stage *ls, te_iter *r0) {
       inputs[n++] = in[i];
     }
   for (int i = 0; i < n; i++) {
-    bool pack = where[i] >= 3 || a->sk->dot.insn, whole = where[i] % 2 == 0;
+    bool pack = where[i] >= 3 || a->sk->dot.insn, row_block = where[i] == 5 && !a->sk->dot.insn;
+    bool whole = !row_block && where[i] % 2 == 0;
     te_tensor *cache;
-    AT_TRY(
-        te_cache_read(a->s, inputs[i], whole ? TE_SCOPE_GLOBAL : TE_SCOPE_LOCAL, 1, &ls, &cache));
+    /* a row block (MC x the whole reduction) can be megabytes: not a local (stack) buffer */
+    AT_TRY(te_cache_read(a->s, inputs[i], whole || row_block ? TE_SCOPE_GLOBAL : TE_SCOPE_LOCAL, 1,
+                         &ls, &cache));
     te_stage *cs = te_stage_of(a->s, cache);
-    if (!whole)
+    if (row_block && (!a->par_st || !a->par))
+      return ir_error(a->s->ctx, TE_ERR_INTERNAL, "te_tune: no row-block loop for a copy");
+    if (row_block)
+      AT_TRY(te_compute_at(cs, a->par_st, a->par));
+    else if (!whole)
       AT_TRY(te_compute_at(cs, ls, r0));
     at_pack_plan plan;
     at_pack_plan_make(inputs[i], &dims[i], whole, &plan);

@@ -103,6 +103,9 @@ typedef struct at_stage_info {
   int nconsumers;
   int consumer; /* the single consumer stage (index), or -1 */
   int ninputs;  /* tensors it reads */
+  /* per input (sch_op_inputs' order, the first AT_MAX_CACHE_READS): bit a set when space
+     axis a indexes it (B[k, j] of a matmul: bit 1); which copies the vector axis reads */
+  unsigned input_axes[AT_MAX_CACHE_READS];
 } at_stage_info;
 
 typedef enum at_sketch_kind {
@@ -142,8 +145,12 @@ typedef enum at_knob_role {
                              1 copied into a local block at the outer reduce
                              loop, 2 copied whole at root (packed once: weights);
                              3 and 4: as 1 and 2, stored in the register tile's
-                             layout (apply.c, pack_layout); a dot sketch's copies
-                             always are */
+                             layout (apply.c, pack_layout); 5: packed as 3, a
+                             block of the whole reduction computed at the parallel
+                             row-block loop (the outer tile's S0 of the axes but
+                             the vector's, which then run outside the vector's S0):
+                             A packed once per row block, as bench/sgemm_schedule.c
+                             packs it; a dot sketch's copies always are packed */
   AT_ROLE_KEEP_STAGE,     /* tile+cache+read, one per injective stage the tiled
                              stage reads (padding): 0 inlined, 1 kept as a
                              stage at root (simple rules), so the copies read

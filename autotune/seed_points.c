@@ -32,10 +32,13 @@
  *     n = 2048), the hand makes C's tile 342 x 512 with k blocks outside its 64-column panels;
  *     here that is the local block 342 x 512 (S2 = 8 of the vector axis), seeded besides the
  *     narrow tile whose row block the L2 rule shrinks (114 rows at 2048).
- *   - copies: both inputs packed whole at root in the register tile's layout (cache-read knob
- *     4: B in NR-column panels, A in MR-row groups, each packed once a call, as the hand packs
- *     B once and A once per row block); and, for the first tile, both as blocks at the reduce
- *     loop (knob 3), the point the tests check is the hand's structure.
+ *   - copies: the hand's: B packed whole at root in NR-column panels (cache-read knob 4,
+ *     once a call), A in MR-row groups once per row block (knob 5: the block MC x K computed at
+ *     the parallel row-block loop, the column tiles inside it, so the packed rows are hot in
+ *     the L2 of the thread that reads them; packing A whole at root instead, as these seeds
+ *     did before, measured 74 against 96 GFLOP/s for the best 6 x 16 point on Zen 3); which
+ *     input is which: whether the vector axis indexes it (at_stage_info.input_axes). For the
+ *     first tile also both as blocks at the reduce loop (knob 3).
  *   - sketches: every tile above in tile+cache+read; in a tile+cache+read:A (the vector along
  *     space axis A: a convolution's output channels) only the first, packed whole, so that
  *     the first round of 16 keeps room for random and shaped samples.
@@ -122,7 +125,9 @@ static int64_t reduce_block(int64_t ext, int64_t want) {
 typedef struct seed_shape {
   int64_t mr, nr, nv_wide; /* nv_wide: register tiles of the vector axis in the local block */
   int64_t mc, kc;
-  int copy; /* cache-read knob: 4 whole at root, 3 blocks at the reduce loop (packed) */
+  int copy;      /* cache-read knob of the inputs the vector axis indexes (B): 4 whole at root,
+                   3 blocks at the reduce loop (packed) */
+  int copy_rows; /* and of the others (A): 5 a block per row block, 3 as above */
 } seed_shape;
 
 static void set_space(int64_t *v, int64_t ext, int64_t s2, int64_t s3) {
@@ -162,9 +167,12 @@ static void seed_knob(const at_task *t, const at_knob *k, int vec, int rows, con
   case AT_ROLE_VECTORIZE:
     v[0] = k->nchoices > 1;
     break;
-  case AT_ROLE_CACHE_READ:
-    v[0] = k->nchoices > p->copy ? p->copy : k->nchoices - 1;
+  case AT_ROLE_CACHE_READ: {
+    bool along = k->axis < AT_MAX_CACHE_READS && (s->input_axes[k->axis] >> vec & 1u);
+    int want = along ? p->copy : p->copy_rows;
+    v[0] = k->nchoices > want ? want : k->nchoices - 1;
     break;
+  }
   case AT_ROLE_KEEP_STAGE:
     v[0] = 0;
     break;
@@ -249,18 +257,18 @@ int at_seed_points(const at_task *t, const at_target_caps *caps, at_cand *out, i
       int64_t mr = (caps->regs - 1 - nvs[i]) / nvs[i] - (i == 2 ? 2 : 0);
       cut_tile(caps, rows_ext, vec_ext, nvs[i], mr, &p);
       blocks(caps, rows_ext, red_ext, false, &p);
-      p.copy = 4;
+      p.copy = 4, p.copy_rows = 5; /* the hand's: B whole at root, A once per row block */
       n = add_point(t, sk, &p, out, n, max);
       if (i > 0 || t->sketch[sk].vec_axis >= 0)
         continue;
-      p.copy = 3; /* the copies as blocks at the reduce loop */
+      p.copy = p.copy_rows = 3; /* the copies as blocks at the reduce loop */
       n = add_point(t, sk, &p, out, n, max);
       /* A too large for L2 at the narrow tile's best block: C's tile wide (512 columns) */
       int64_t fits = (int64_t)(0.55 * (double)caps->l2) / (4 * red_ext);
       if (fits < 40 * p.mr && vec_ext > 512 && rows_ext > 40 * p.mr) {
         blocks(caps, rows_ext, red_ext, true, &p);
         p.nv_wide = 512 / p.nr;
-        p.copy = 4;
+        p.copy = 4, p.copy_rows = 5;
         n = add_point(t, sk, &p, out, n, max);
       }
     }

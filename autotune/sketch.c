@@ -80,6 +80,34 @@ static bool has_reuse(const sch_op *op) {
   return r.reuse;
 }
 
+typedef struct axes_scan {
+  te_tensor *t;
+  int nspace;
+  te_expr **axes;
+  unsigned mask;
+} axes_scan;
+
+static int scan_axes(ir_visitor *v, te_expr *e) {
+  axes_scan *r = v->data;
+  if (e->u.tensor == r->t)
+    for (int a = 0; a < r->nspace; a++)
+      for (int i = 0; i < e->nargs; i++)
+        if (ir_expr_uses(e->args[i], r->axes[a]))
+          r->mask |= 1u << a;
+  return IR_CONTINUE;
+}
+
+/* The space axes of op that index input t (a bit each). */
+static unsigned input_axes(const sch_op *op, te_tensor *t) {
+  axes_scan r = {t, op->ndim, op->axes, 0};
+  ir_visitor v = {0};
+  v.expr[IR_ACCESS] = scan_axes;
+  v.data = &r;
+  for (int k = 0; k < op->nbody; k++)
+    ir_visit_expr(&v, op->body[k]);
+  return r.mask;
+}
+
 static bool reads(sch_op *consumer, const sch_op *producer) {
   te_tensor **in;
   int n = sch_op_inputs(consumer, &in);
@@ -120,6 +148,8 @@ static te_status fill_stage(te_ctx *ctx, te_schedule *s, int idx, at_stage_info 
   if (!si->placeholder) {
     te_tensor **in;
     si->ninputs = sch_op_inputs((sch_op *)op, &in);
+    for (int i = 0; i < si->ninputs && i < AT_MAX_CACHE_READS; i++)
+      si->input_axes[i] = input_axes(op, in[i]);
   }
   si->consumer = -1;
   for (int c = 0; c < s->nstage; c++)
@@ -269,7 +299,7 @@ static at_sketch *make_sketch_dot(at_task *t, at_sketch_kind kind, const char *n
   if (kind == AT_SK_TILE_CACHE_READ) {
     /* a dot sketch's copies are always in the instruction's layout: 0, 1, 2 say where */
     for (int i = 0; i < t->stage[t->tiled].ninputs && i < AT_MAX_CACHE_READS; i++)
-      add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_CACHE_READ, t->tiled, i, 1, 0, dot ? 3 : 5);
+      add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_CACHE_READ, t->tiled, i, 1, 0, dot ? 3 : 6);
     for (int i = 0; i < t->nstage; i++)
       if (at_task_keepable(t, i)) {
         add_knob(sk, AT_KNOB_CHOICE, AT_ROLE_KEEP_STAGE, i, 0, 1, 0, 2);

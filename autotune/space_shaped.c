@@ -130,9 +130,15 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
   case AT_ROLE_VECTORIZE:
     v[0] = k->nchoices > 1;
     break;
-  case AT_ROLE_CACHE_READ: /* packed: a block at the reduce loop or whole, in the tile's layout;
-                              or (a short reduction, half the draws) read in place */
-    v[0] = in_place ? 0 : k->nchoices > 4 ? 3 + at_rng_int(r, 2) : v[0];
+  case AT_ROLE_CACHE_READ: /* packed: a block at the reduce loop or whole, in the tile's layout,
+                              or (an input the vector does not index) once per row block; or
+                              (a short reduction, half the draws) read in place */
+    if (in_place)
+      v[0] = 0;
+    else if (k->nchoices > 4) {
+      bool along = k->axis < AT_MAX_CACHE_READS && (s->input_axes[k->axis] >> vec & 1u);
+      v[0] = 3 + at_rng_int(r, along || k->nchoices < 6 ? 2 : 3);
+    }
     break;
   default: /* the kept stages and the simple stages: as drawn */
     break;

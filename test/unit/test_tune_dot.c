@@ -303,7 +303,7 @@ Test(tune_dot, shaped_samples_are_hand_kernels_and_right) {
     cr_assert_eq(knob_vals(&t, &c[i], AT_ROLE_UNROLL, 0)[0], 1);
     int64_t cr0 = knob_vals(&t, &c[i], AT_ROLE_CACHE_READ, 0)[0];
     int64_t cr1 = knob_vals(&t, &c[i], AT_ROLE_CACHE_READ, 1)[0];
-    bool packed = (cr0 == 3 || cr0 == 4) && (cr1 == 3 || cr1 == 4);
+    bool packed = cr0 >= 3 && cr0 <= 5 && cr1 >= 3 && cr1 <= 5; /* 5: once per row block */
     bool whole = cr0 == 0 && cr1 == 0 && knob_vals(&t, &c[i], AT_ROLE_REDUCE_TILE, 0)[1] == 48;
     cr_assert(packed || whole, "inputs copied as %lld, %lld", (long long)cr0, (long long)cr1);
     const int64_t *fv = knob_vals(&t, &c[i], AT_ROLE_SPACE_TILE, vec);
@@ -316,7 +316,8 @@ Test(tune_dot, shaped_samples_are_hand_kernels_and_right) {
   check_cands(&wl, &t, 8, c, NULL);
 }
 
-/* A reduction longer than 128 (k = 160) is never read in place by a shaped sample: packed. */
+/* A reduction longer than 128 (k = 160) is never read in place by a shaped sample: packed
+   (3, 4, or 5 once per row block). */
 Test(tune_dot, shaped_samples_of_long_reductions_are_packed) {
   at_workload wl = matmul(TE_F32, TE_F32, TE_F32, 40, 48, 160);
   at_task t;
@@ -329,7 +330,7 @@ Test(tune_dot, shaped_samples_of_long_reductions_are_packed) {
     cr_assert(at_cand_sample_shaped(&t, sk, &rng, &c));
     for (int in = 0; in < 2; in++) {
       int64_t cr = knob_vals(&t, &c, AT_ROLE_CACHE_READ, in)[0];
-      cr_assert(cr == 3 || cr == 4, "input %d copied as %lld", in, (long long)cr);
+      cr_assert(cr >= 3 && cr <= 5, "input %d copied as %lld", in, (long long)cr);
     }
   }
 }

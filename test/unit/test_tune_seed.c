@@ -64,7 +64,7 @@ static int get_knob(const at_task *t, const at_cand *c, at_knob_role role, int a
 }
 
 static bool has_point(const at_task *t, const at_cand *c, int n, const int64_t i4[4],
-                      const int64_t j4[4], const int64_t k2[2], int64_t copy) {
+                      const int64_t j4[4], const int64_t k2[2], int64_t copy_a, int64_t copy_b) {
   for (int p = 0; p < n; p++) {
     int64_t fi[4], fj[4], fk[2], a[1], b[1];
     if (t->sketch[c[p].sketch].vec_axis >= 0)
@@ -75,7 +75,7 @@ static bool has_point(const at_task *t, const at_cand *c, int n, const int64_t i
     get_knob(t, &c[p], AT_ROLE_CACHE_READ, 0, a);
     get_knob(t, &c[p], AT_ROLE_CACHE_READ, 1, b);
     if (!memcmp(fi, i4, sizeof fi) && !memcmp(fj, j4, sizeof fj) && !memcmp(fk, k2, sizeof fk) &&
-        a[0] == copy && b[0] == copy)
+        a[0] == copy_a && b[0] == copy_b)
       return true;
   }
   return false;
@@ -89,19 +89,20 @@ Test(tune_seed, derived_points_are_the_hand_sgemm_blocks) {
   at_workload w1 = gemm(0, 1024, 1024, 1024, 0);
   int n = derive(&w1, &t, c);
   cr_assert(has_point(&t, c, n, (int64_t[]){4, 1, 43, 6}, (int64_t[]){16, 1, 1, 64},
-                      (int64_t[]){8, 128}, 4));
+                      (int64_t[]){8, 128}, 5, 4),
+            "no hand point: A once per row block (5), B whole (4)");
   cr_assert(has_point(&t, c, n, (int64_t[]){4, 1, 43, 6}, (int64_t[]){16, 1, 1, 64},
-                      (int64_t[]){8, 128}, 3));
+                      (int64_t[]){8, 128}, 3, 3));
   cr_assert(has_point(&t, c, n, (int64_t[]){6, 1, 13, 14}, (int64_t[]){32, 1, 1, 32},
-                      (int64_t[]){4, 256}, 4),
+                      (int64_t[]){4, 256}, 5, 4),
             "no 14 x 32 register tile");
   at_workload w2 = gemm(0, 2048, 2048, 2048, 0);
   n = derive(&w2, &t, c);
   cr_assert(has_point(&t, c, n, (int64_t[]){18, 1, 19, 6}, (int64_t[]){32, 1, 1, 64},
-                      (int64_t[]){16, 128}, 4),
+                      (int64_t[]){16, 128}, 5, 4),
             "no 114-row blocks at 2048");
   cr_assert(has_point(&t, c, n, (int64_t[]){6, 1, 57, 6}, (int64_t[]){4, 1, 8, 64},
-                      (int64_t[]){16, 128}, 4),
+                      (int64_t[]){16, 128}, 5, 4),
             "no 342 x 512 C tile at 2048");
   /* the vector axis' tile cut to whole vectors of a narrow axis; a batch axis one per tile */
   at_workload w3 = gemm(12, 128, 40, 64, 0);
@@ -117,6 +118,28 @@ Test(tune_seed, derived_points_are_the_hand_sgemm_blocks) {
     cr_assert(fj[3] == 32 || fj[3] == 16, "%lld lanes of 40", (long long)fj[3]);
     cr_assert_eq(fk[1], 64);
   }
+}
+
+/* The hand point's copies where bench/sgemm_schedule.c computes them: B packed at root, before
+   C's loops; A packed inside them (once per row block, knob 5), after C's parallel loop starts.
+   Packed whole at root instead (the seeds before knob 5), A's copy comes before C's. */
+Test(tune_seed, hand_point_packs_a_per_row_block) {
+  at_cand c[16];
+  at_task t;
+  at_workload wl = gemm(0, 1024, 1024, 1024, 0);
+  int n = derive(&wl, &t, c);
+  cr_assert_gt(n, 0);
+  te_schedule *s = te_schedule_new(ctx, wl.nout, wl.outs);
+  cr_assert_eq(at_cand_apply(&t, &c[0], s), TE_OK, "%s", te_last_error(ctx));
+  char *ir = te_lower_text(s, wl.nargs, wl.args, 0, NULL);
+  cr_assert_not_null(ir, "%s", te_last_error(ctx));
+  const char *pb = strstr(ir, "produce B_global"), *pc = strstr(ir, "produce C"),
+             *pa = strstr(ir, "produce A_global");
+  cr_assert(pb && pc && pa, "%s", ir);
+  cr_assert(pb < pc && pc < pa, "B before C's loops, A inside them:\n%s", ir);
+  const char *par = strstr(pc, "parallel");
+  cr_assert(par && par < pa, "A's copy inside C's parallel loop:\n%s", ir);
+  te_free(ir);
 }
 
 static void fill(float *p, size_t n, uint64_t seed) {
