@@ -276,16 +276,25 @@ void at_cand_mutate(const at_task *, const at_cand *c, at_rng *, at_cand *out);
 void at_cand_crossover(const at_task *, const at_cand *a, const at_cand *b, at_rng *, at_cand *out);
 /* True when the values are a valid point of the sketch (products, ranges). */
 bool at_cand_valid(const at_task *, const at_cand *);
+/* What the derived points (seed_points.c) and the shaped samples take from the target: f32 lanes of a vector, vector
+   registers, L1 data and L2 cache bytes (sysconf, else 32 KB and 1 MB; TE_TUNE_L1/_L2). */
+typedef struct at_target_caps {
+  int lanes, regs;
+  int64_t l1, l2;
+} at_target_caps;
+void at_target_caps_get(const te_target *, at_target_caps *);
 /* Shaped samples (space_shaped.c): a point of a tile+cache+read sketch (not a dot one) with
-   the structure of te's hand SGEMM schedule — a register tile of 4..12 rows by 32..64 lanes, a
-   row block of up to 342 rows, a k block, packed copies (cache-read knobs 3 or 4), vectorized,
-   rows unrolled, outer tiles parallel — the other knobs drawn as at_cand_sample draws them; a
+   the structure of te's hand SGEMM schedule — a register tile that fits caps' vector registers
+   (4..12 rows by 2..4 vectors with 32 of them, 2..12 rows by 1..4 vectors with 16; NULL caps:
+   32 registers of 16 f32 lanes), a row block of up to 342 rows, a k block, packed copies
+   (cache-read knobs 3, 4 or 5), vectorized, rows unrolled, outer tiles parallel — the other knobs drawn as at_cand_sample draws them; a
    short reduction (k <= 128) is, in half the draws, read in place, k whole, the local block a
    whole row. Where the task has a tile+cache+window sketch, only that one takes shaped samples
    (at_cand_sample_window). False (c unspecified) when the sketch takes none or the shape is not
    valid here. */
 bool at_sketch_shapeable(const at_task *, int sketch);
-bool at_cand_sample_shaped(const at_task *, int sketch, at_rng *, at_cand *c);
+bool at_cand_sample_shaped(const at_task *, const at_target_caps *, int sketch, at_rng *,
+                           at_cand *c);
 /* The space axis of a register tile's rows: the widest space axis but the vector's `vec` (-1
    when the stage has no other). space_shaped.c, also for seed_points.c. */
 int at_rows_axis(const at_stage_info *, int vec);
@@ -300,13 +309,6 @@ bool at_cand_sample_window(const at_task *, int sketch, at_rng *, at_cand *c);
    prime) moved to the next level, a tail-free innermost level one vector or one row more or
    less, a choice one up or down. A copy of c when no step is valid. */
 void at_cand_neighbour(const at_task *, const at_cand *c, at_rng *, at_cand *out);
-/* What the derived points (seed_points.c) take from the target: f32 lanes of a vector, vector
-   registers, L1 data and L2 cache bytes (sysconf, else 32 KB and 1 MB; TE_TUNE_L1/_L2). */
-typedef struct at_target_caps {
-  int lanes, regs;
-  int64_t l1, l2;
-} at_target_caps;
-void at_target_caps_get(const te_target *, at_target_caps *);
 /* The hand-derived points of the task's tile+cache+read sketches for caps (seed_points.c's
    header says why each factor): register tiles that fill the registers, the reduce block from
    L1, the row block from L2, packed copies. Up to max valid, distinct points in out; returns

@@ -55,6 +55,8 @@ struct at_search {
   bool warned; /* a schedule template failed for a candidate (said once) */
   int shapeable[AT_MAX_SKETCHES], nshapeable; /* sketches that take shaped samples */
   bool seeded; /* the first round's derived points (seed_points.c) were proposed */
+  at_target_caps caps; /* the target's registers and caches, for the shaped samples */
+  bool have_caps;
   bool covered[AT_MAX_SKETCHES]; /* a candidate of this sketch has been proposed */
 };
 
@@ -219,7 +221,7 @@ static void sample(at_search *s, at_cand *c) {
   const at_task *t = &s->task;
   if (s->nshapeable > 0 && at_rng_unit(&s->rng) < AT_SHAPED_SHARE) {
     int k = s->shapeable[at_rng_int(&s->rng, s->nshapeable)];
-    if (at_cand_sample_shaped(t, k, &s->rng, c))
+    if (at_cand_sample_shaped(t, s->have_caps ? &s->caps : NULL, k, &s->rng, c))
       return;
   }
   at_cand_sample(t, at_rng_int(&s->rng, t->nsketch), &s->rng, c);
@@ -396,9 +398,7 @@ static int propose_directed(at_search *s, const at_workload *wl, const te_target
   int nc = 0;
   if (!s->seeded) {
     s->seeded = true;
-    at_target_caps caps;
-    at_target_caps_get(tgt, &caps);
-    nc = at_seed_points(&s->task, &caps, c, 16);
+    nc = at_seed_points(&s->task, &s->caps, c, 16);
   } else if (s->model && !model && s->nel > 0) { /* no model at all: a random search, unsteered */
     for (int i = 0, n = (int)(want * AT_NEIGHBOUR_SHARE + 0.5); i < n && i < 16; i++)
       near_best(s, &c[nc++]);
@@ -412,6 +412,10 @@ static int propose_directed(at_search *s, const at_workload *wl, const te_target
 int at_search_propose(at_search *s, const at_workload *wl, const te_target *tgt, int want,
                       at_proposal *out) {
   bool model = s->model && at_model_ready(s->model);
+  if (!s->have_caps) {
+    at_target_caps_get(tgt, &s->caps);
+    s->have_caps = true;
+  }
   int size = s->o.population > want ? s->o.population : want;
   ind *pop = ir_calloc(NULL, (size_t)(2 * size + want + 1), sizeof *pop);
   if (!pop)

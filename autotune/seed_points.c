@@ -10,11 +10,12 @@
  *   - registers: 32 vector registers with AVX-512 (zmm0-31), 16 below it (ymm0-15).
  *   - register tiles MR x NR (NR = NV vectors of lanes): the accumulators MR x NV, plus NV
  *     registers for the loaded vectors of B and one for A's broadcast, fit the registers:
- *     MR = (regs - 1 - NV) / NV. NV = 4 gives 6 x 64 on AVX-512 (24 accumulators, 4 loads, 1
- *     broadcast: the hand kernel's tile) and 2 x 32 on AVX2 (where NV = 2 gives its classic
- *     6 x 16); NV = 2 gives 14 x 32 (28 accumulators) and, two rows fewer, 12 x 32, which
- *     divides more row counts. Rows stop at the space's 16 (space.c); a tile wider or taller
- *     than the axis is cut to it (whole vectors where the axis has some).
+ *     MR = (regs - 1 - NV) / NV. On AVX-512, NV = 4 gives 6 x 64 (24 accumulators, 4 loads, 1
+ *     broadcast: the hand kernel's tile), NV = 2 14 x 32 (28 accumulators) and, two rows
+ *     fewer, 12 x 32, which divides more row counts. On AVX2 the order is NV = 2 first, the
+ *     classic 6 x 16 (12 accumulators), then NV = 4's 2 x 32 and 4 x 16. Rows stop at the
+ *     space's 16 (space.c); a tile wider or taller than the axis is cut to it (whole vectors
+ *     where the axis has some).
  *   - KC, the reduce block: a KC x NR panel of packed B is what one register tile streams, and
  *     it must stay in L1 while the row groups of a block go by: KC x NR x 4 bytes in two thirds
  *     of L1 (the rest for A's group and C's tile): 128 for 6 x 64 on a 48 KB L1 (a 32 KB panel,
@@ -249,7 +250,10 @@ int at_seed_points(const at_task *t, const at_target_caps *caps, at_cand *out, i
     int vec = t->sketch[sk].vec_axis >= 0 ? t->sketch[sk].vec_axis : s->nspace - 1;
     int rows = at_rows_axis(s, vec);
     int64_t vec_ext = s->space_ext[vec], rows_ext = rows >= 0 ? s->space_ext[rows] : 1;
-    const int nvs[] = {4, 2, 2};
+    /* the best tile first (a vector along another axis takes only it): 6 x 64 with 32
+       registers, 6 x 16 with 16 (2 x 32 there keeps only 8 accumulators, FMA latency times
+       throughput, so its chains stall) */
+    const int *nvs = caps->regs >= 32 ? (const int[]){4, 2, 2} : (const int[]){2, 4, 2};
     /* a vector along another axis (tile+cache+read:A): its first tile only, so a matmul's
        first round is not all derived points */
     for (int i = 0; i < (t->sketch[sk].vec_axis >= 0 ? 1 : 3); i++) {

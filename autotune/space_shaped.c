@@ -19,9 +19,13 @@
 
 #include "at.h"
 
-/* Register tiles rows x vector-lanes as the hand kernels use them: 24 or 16 accumulators of 16
-   lanes (the 32 zmm registers also hold the broadcasts and the loaded vectors). */
-static const int64_t tiles[][2] = {{6, 64}, {8, 48}, {12, 32}, {4, 64}, {8, 32}, {6, 48}};
+/* Register tiles rows x vectors as the hand kernels use them. With 32 vector registers
+   (AVX-512): 24 or 16 accumulators (6 x 64 f32 lanes is the hand SGEMM's), the rest for the
+   broadcast and the loaded vectors. With 16 (AVX2): 8 to 12 accumulators (6 x 16, the classic
+   AVX2 kernel), at most 16 registers with the loads and the broadcast; the 32-register shapes
+   there spill (6 x 64 is 48 ymm accumulators) and were a third of a search's samples. */
+static const int64_t tiles32[][2] = {{6, 4}, {8, 3}, {12, 2}, {4, 4}, {8, 2}, {6, 3}};
+static const int64_t tiles16[][2] = {{6, 2}, {4, 3}, {5, 2}, {4, 2}, {2, 4}, {8, 1}, {12, 1}};
 
 /* Shaped samples take the sketch tile+cache+read and its variants with the vector along another
    axis; a dot sketch's register tile has rules of its own (space.c). Where the task has a
@@ -94,13 +98,13 @@ static bool short_reduce(const at_stage_info *s) {
 }
 
 static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, const int64_t tile[2],
-                       bool in_place, at_rng *r, int64_t *v) {
+                       int lanes1, bool in_place, at_rng *r, int64_t *v) {
   const at_stage_info *s = &t->stage[t->tiled];
   int64_t ext = k->extent > 0 ? k->extent : 1;
   switch (k->role) {
   case AT_ROLE_SPACE_TILE:
     if (k->axis == vec) { /* whole vectors, the local block one to a few register tiles wide */
-      int64_t lanes = ext >= 16 ? min64(tile[1], ext / 16 * 16) : ext;
+      int64_t lanes = ext >= lanes1 ? min64(tile[1] * lanes1, ext / lanes1 * lanes1) : ext;
       int64_t wide = (int64_t[]){1, 1, 2, 4, 8}[at_rng_int(r, 5)];
       if (in_place) /* a short reduction: whole rows of up to 8 tiles a task (B's panel in L1) */
         wide = 8;
@@ -145,7 +149,8 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
   }
 }
 
-bool at_cand_sample_shaped(const at_task *t, int sketch, at_rng *r, at_cand *c) {
+bool at_cand_sample_shaped(const at_task *t, const at_target_caps *caps, int sketch, at_rng *r,
+                           at_cand *c) {
   if (sketch < 0 || sketch >= t->nsketch || !at_sketch_shapeable(t, sketch))
     return false;
   if (t->sketch[sketch].window)
@@ -155,10 +160,14 @@ bool at_cand_sample_shaped(const at_task *t, int sketch, at_rng *r, at_cand *c) 
   at_cand_sample(t, sketch, r, c);
   int vec = sk->vec_axis >= 0 ? sk->vec_axis : s->nspace - 1;
   int rows = at_rows_axis(s, vec);
-  const int64_t *tile = tiles[at_rng_int(r, (int)(sizeof tiles / sizeof tiles[0]))];
+  int lanes1 = caps ? caps->lanes : 16;
+  const int64_t *tile = caps && caps->regs < 32
+                            ? tiles16[at_rng_int(r, (int)(sizeof tiles16 / sizeof tiles16[0]))]
+                            : tiles32[at_rng_int(r, (int)(sizeof tiles32 / sizeof tiles32[0]))];
   bool in_place = short_reduce(s) && at_rng_int(r, 2); /* and the reduction whole */
   for (int k = 0; k < sk->nknob; k++)
     if (sk->knob[k].stage == t->tiled || sk->knob[k].role == AT_ROLE_VECTORIZE)
-      shape_knob(t, &sk->knob[k], vec, rows, tile, in_place, r, c->v + sk->knob[k].offset);
+      shape_knob(t, &sk->knob[k], vec, rows, tile, lanes1, in_place, r,
+                 c->v + sk->knob[k].offset);
   return at_cand_valid(t, c);
 }

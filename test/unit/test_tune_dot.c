@@ -294,7 +294,7 @@ Test(tune_dot, shaped_samples_are_hand_kernels_and_right) {
     int sk = at_task_sketch_index(&t, names[i % 2]);
     cr_assert_geq(sk, 0, "no sketch %s", names[i % 2]);
     cr_assert(at_sketch_shapeable(&t, sk));
-    cr_assert(at_cand_sample_shaped(&t, sk, &rng, &c[i]), "sample %d is not valid", i);
+    cr_assert(at_cand_sample_shaped(&t, NULL, sk, &rng, &c[i]), "sample %d is not valid", i);
     int vec = i % 2 ? 0 : 1, rows = 1 - vec;
     int64_t lanes = knob_vals(&t, &c[i], AT_ROLE_SPACE_TILE, vec)[3];
     int64_t mr = knob_vals(&t, &c[i], AT_ROLE_SPACE_TILE, rows)[3];
@@ -327,12 +327,44 @@ Test(tune_dot, shaped_samples_of_long_reductions_are_packed) {
   at_rng_seed(&rng, 3);
   for (int i = 0; i < 16; i++) {
     at_cand c;
-    cr_assert(at_cand_sample_shaped(&t, sk, &rng, &c));
+    cr_assert(at_cand_sample_shaped(&t, NULL, sk, &rng, &c));
     for (int in = 0; in < 2; in++) {
       int64_t cr = knob_vals(&t, &c, AT_ROLE_CACHE_READ, in)[0];
       cr_assert(cr >= 3 && cr <= 5, "input %d copied as %lld", in, (long long)cr);
     }
   }
+}
+
+/* With 16 vector registers of 8 f32 lanes (AVX2) the register tiles are AVX2's: 1 to 4 whole
+   8-lane vectors by up to 12 rows, at most 12 accumulators, so the loaded vectors and the
+   broadcast fit beside them (an AVX-512 tile, 6 x 64, would be 48 ymm accumulators); and the
+   first derived point is the classic 6 x 16. */
+Test(tune_dot, shaped_samples_fit_avx2_registers) {
+  at_workload wl = matmul(TE_F32, TE_F32, TE_F32, 96, 96, 160);
+  at_task t;
+  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK, "%s", te_last_error(ctx));
+  int sk = at_task_sketch_index(&t, "tile+cache+read");
+  at_target_caps caps = {.lanes = 8, .regs = 16, .l1 = 32 << 10, .l2 = 512 << 10};
+  at_rng rng;
+  at_rng_seed(&rng, 5);
+  at_cand c[12];
+  bool six_by_16 = false;
+  for (int i = 0; i < 12; i++) {
+    cr_assert(at_cand_sample_shaped(&t, &caps, sk, &rng, &c[i]), "sample %d is not valid", i);
+    int64_t lanes = knob_vals(&t, &c[i], AT_ROLE_SPACE_TILE, 1)[3];
+    int64_t mr = knob_vals(&t, &c[i], AT_ROLE_SPACE_TILE, 0)[3];
+    cr_assert(lanes % 8 == 0 && lanes <= 32, "vector %lld", (long long)lanes);
+    cr_assert(mr * (lanes / 8) <= 12 && mr * (lanes / 8) >= 8, "%lld x %lld: %lld accumulators",
+              (long long)mr, (long long)lanes, (long long)(mr * lanes / 8));
+    six_by_16 |= mr == 6 && lanes == 16;
+  }
+  cr_assert(six_by_16, "no 6 x 16 tile in 12 samples");
+  check_cands(&wl, &t, 4, c, NULL);
+  at_cand seeds[16];
+  int n = at_seed_points(&t, &caps, seeds, 16);
+  cr_assert_gt(n, 0);
+  cr_assert_eq(knob_vals(&t, &seeds[0], AT_ROLE_SPACE_TILE, 0)[3], 6);
+  cr_assert_eq(knob_vals(&t, &seeds[0], AT_ROLE_SPACE_TILE, 1)[3], 16);
 }
 
 /* Sketches without that structure take no shaped sample. */
@@ -346,6 +378,6 @@ Test(tune_dot, shaped_samples_only_for_tile_cache_read) {
   for (int k = 0; k < t.nsketch; k++) {
     bool want = !strncmp(t.sketch[k].name, "tile+cache+read", 15) && !t.sketch[k].dot.insn;
     cr_assert_eq(at_sketch_shapeable(&t, k), want, "%s", t.sketch[k].name);
-    cr_assert_eq(at_cand_sample_shaped(&t, k, &rng, &c), want, "%s", t.sketch[k].name);
+    cr_assert_eq(at_cand_sample_shaped(&t, NULL, k, &rng, &c), want, "%s", t.sketch[k].name);
   }
 }
