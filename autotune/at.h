@@ -276,8 +276,9 @@ void at_cand_mutate(const at_task *, const at_cand *c, at_rng *, at_cand *out);
 void at_cand_crossover(const at_task *, const at_cand *a, const at_cand *b, at_rng *, at_cand *out);
 /* True when the values are a valid point of the sketch (products, ranges). */
 bool at_cand_valid(const at_task *, const at_cand *);
-/* What the derived points (seed_points.c) and the shaped samples take from the target: f32 lanes of a vector, vector
-   registers, L1 data and L2 cache bytes (sysconf, else 32 KB and 1 MB; TE_TUNE_L1/_L2). */
+/* What the derived points (seed_points.c) and the shaped samples take from the target: f32 lanes of
+   a vector, vector registers, L1 data and L2 cache bytes (sysconf, else 32 KB and 1 MB;
+   TE_TUNE_L1/_L2). */
 typedef struct at_target_caps {
   int lanes, regs;
   int64_t l1, l2;
@@ -287,11 +288,11 @@ void at_target_caps_get(const te_target *, at_target_caps *);
    the structure of te's hand SGEMM schedule — a register tile that fits caps' vector registers
    (4..12 rows by 2..4 vectors with 32 of them, 2..12 rows by 1..4 vectors with 16; NULL caps:
    32 registers of 16 f32 lanes), a row block of up to 342 rows, a k block, packed copies
-   (cache-read knobs 3, 4 or 5), vectorized, rows unrolled, outer tiles parallel — the other knobs drawn as at_cand_sample draws them; a
-   short reduction (k <= 128) is, in half the draws, read in place, k whole, the local block a
-   whole row. Where the task has a tile+cache+window sketch, only that one takes shaped samples
-   (at_cand_sample_window). False (c unspecified) when the sketch takes none or the shape is not
-   valid here. */
+   (cache-read knobs 3, 4 or 5), vectorized, rows unrolled, outer tiles parallel — the other knobs
+   drawn as at_cand_sample draws them; a short reduction (k <= 128) is, in half the draws, read in
+   place, k whole, the local block a whole row. Where the task has a tile+cache+window sketch, only
+   that one takes shaped samples (at_cand_sample_window). False (c unspecified) when the sketch
+   takes none or the shape is not valid here. */
 bool at_sketch_shapeable(const at_task *, int sketch);
 bool at_cand_sample_shaped(const at_task *, const at_target_caps *, int sketch, at_rng *,
                            at_cand *c);

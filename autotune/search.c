@@ -54,7 +54,7 @@ struct at_search {
   int nel;
   bool warned; /* a schedule template failed for a candidate (said once) */
   int shapeable[AT_MAX_SKETCHES], nshapeable; /* sketches that take shaped samples */
-  bool seeded; /* the first round's derived points (seed_points.c) were proposed */
+  bool seeded;         /* the first round's derived points (seed_points.c) were proposed */
   at_target_caps caps; /* the target's registers and caches, for the shaped samples */
   bool have_caps;
   bool covered[AT_MAX_SKETCHES]; /* a candidate of this sketch has been proposed */

@@ -167,7 +167,6 @@ bool at_cand_sample_shaped(const at_task *t, const at_target_caps *caps, int ske
   bool in_place = short_reduce(s) && at_rng_int(r, 2); /* and the reduction whole */
   for (int k = 0; k < sk->nknob; k++)
     if (sk->knob[k].stage == t->tiled || sk->knob[k].role == AT_ROLE_VECTORIZE)
-      shape_knob(t, &sk->knob[k], vec, rows, tile, lanes1, in_place, r,
-                 c->v + sk->knob[k].offset);
+      shape_knob(t, &sk->knob[k], vec, rows, tile, lanes1, in_place, r, c->v + sk->knob[k].offset);
   return at_cand_valid(t, c);
 }
