@@ -110,8 +110,10 @@ Test(tune_limit, space_bounds_the_rows_of_all_axes) {
       int axes = 0;
       for (int q = 0; q < s->nknob; q++) {
         const at_knob *kn = &s->knob[q];
+        if (kn->role != AT_ROLE_SPACE_TILE)
+          continue; /* a knob of no stage (the parallel one) has stage -1 */
         int vec = s->vec_axis >= 0 ? s->vec_axis : t.stage[kn->stage].nspace - 1;
-        if (kn->role == AT_ROLE_SPACE_TILE && kn->axis != vec) {
+        if (kn->axis != vec) {
           int64_t r = all[i]->v[kn->offset + kn->nlevels - 1];
           rows *= r;
           axes += r > 1;
