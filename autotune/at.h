@@ -106,6 +106,10 @@ typedef struct at_stage_info {
   /* per input (sch_op_inputs' order, the first AT_MAX_CACHE_READS): bit a set when space
      axis a indexes it (B[k, j] of a matmul: bit 1); which copies the vector axis reads */
   unsigned input_axes[AT_MAX_CACHE_READS];
+  /* and those of them that index it together with a reduce axis, in one index: a window
+     (conv_pad[n, rc, y + ry, x + rx]: y and x), which a copy in vector panels of that axis
+     would cut (a panel's last lanes read the next panel's first) */
+  unsigned input_windows[AT_MAX_CACHE_READS];
 } at_stage_info;
 
 typedef enum at_sketch_kind {
@@ -299,6 +303,10 @@ bool at_cand_sample_shaped(const at_task *, const at_target_caps *, int sketch, 
 /* The space axis of a register tile's rows: the widest space axis but the vector's `vec` (-1
    when the stage has no other). space_shaped.c, also for seed_points.c. */
 int at_rows_axis(const at_stage_info *, int vec);
+/* A second axis for the register tile's rows beside `rows`: a space axis of two points or more
+   that some input does not index (a convolution's output row y: the kernel's broadcast serves
+   both rows axes); -1 when there is none. space_shaped.c, also for seed_points.c. */
+int at_rows2_axis(const at_stage_info *, int vec, int rows);
 /* A log-uniform draw in [lo, hi] (space_shaped.c, also for space_window.c). */
 int64_t at_log_uniform(at_rng *, int64_t lo, int64_t hi);
 /* A point of a tile+cache+window sketch shaped like a stencil kernel (space_window.c): a

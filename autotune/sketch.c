@@ -82,29 +82,33 @@ static bool has_reuse(const sch_op *op) {
 
 typedef struct axes_scan {
   te_tensor *t;
-  int nspace;
-  te_expr **axes;
-  unsigned mask;
+  const sch_op *op;
+  unsigned mask, windows;
 } axes_scan;
 
 static int scan_axes(ir_visitor *v, te_expr *e) {
   axes_scan *r = v->data;
   if (e->u.tensor == r->t)
-    for (int a = 0; a < r->nspace; a++)
+    for (int a = 0; a < r->op->ndim; a++)
       for (int i = 0; i < e->nargs; i++)
-        if (ir_expr_uses(e->args[i], r->axes[a]))
+        if (ir_expr_uses(e->args[i], r->op->axes[a])) {
           r->mask |= 1u << a;
+          if (ir_expr_uses_any(e->args[i], r->op->nreduce, r->op->reduce_axes))
+            r->windows |= 1u << a;
+        }
   return IR_CONTINUE;
 }
 
-/* The space axes of op that index input t (a bit each). */
-static unsigned input_axes(const sch_op *op, te_tensor *t) {
-  axes_scan r = {t, op->ndim, op->axes, 0};
+/* The space axes of op that index input t (a bit each), and in *windows those that index it
+   together with a reduce axis in one index (at_stage_info.input_windows). */
+static unsigned input_axes(const sch_op *op, te_tensor *t, unsigned *windows) {
+  axes_scan r = {t, op, 0, 0};
   ir_visitor v = {0};
   v.expr[IR_ACCESS] = scan_axes;
   v.data = &r;
   for (int k = 0; k < op->nbody; k++)
     ir_visit_expr(&v, op->body[k]);
+  *windows = r.windows;
   return r.mask;
 }
 
@@ -149,7 +153,7 @@ static te_status fill_stage(te_ctx *ctx, te_schedule *s, int idx, at_stage_info 
     te_tensor **in;
     si->ninputs = sch_op_inputs((sch_op *)op, &in);
     for (int i = 0; i < si->ninputs && i < AT_MAX_CACHE_READS; i++)
-      si->input_axes[i] = input_axes(op, in[i]);
+      si->input_axes[i] = input_axes(op, in[i], &si->input_windows[i]);
   }
   si->consumer = -1;
   for (int c = 0; c < s->nstage; c++)

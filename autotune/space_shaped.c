@@ -97,8 +97,24 @@ static bool short_reduce(const at_stage_info *s) {
   return widest > 0 && widest <= AT_SHORT_REDUCE;
 }
 
+/* A second axis for the register tile's rows: a space axis but the vector's and the rows', of
+   two points or more, that some input does not index — a convolution's output row y beside its
+   channels o (the kernel does not depend on y: one broadcast of it serves the rows of both),
+   as MetaSchedule's conv2d winners tile co x h x w. An axis every input indexes (a batch
+   matmul's b) shares nothing in registers, so it stays one point. -1 when there is none. */
+int at_rows2_axis(const at_stage_info *s, int vec, int rows) {
+  for (int a = 0; a < s->nspace; a++) {
+    if (a == vec || a == rows || s->space_ext[a] < 2)
+      continue;
+    for (int i = 0; i < s->ninputs && i < AT_MAX_CACHE_READS; i++)
+      if (!(s->input_axes[i] >> a & 1u))
+        return a;
+  }
+  return -1;
+}
+
 static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, const int64_t tile[2],
-                       int lanes1, bool in_place, at_rng *r, int64_t *v) {
+                       int rows2, int64_t mr2, int lanes1, bool in_place, at_rng *r, int64_t *v) {
   const at_stage_info *s = &t->stage[t->tiled];
   int64_t ext = k->extent > 0 ? k->extent : 1;
   switch (k->role) {
@@ -113,6 +129,8 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
       int64_t mr = min64(tile[0], ext);
       int64_t groups = ceil_div(at_log_uniform(r, 8 * mr, 342), mr);
       set_space(v, ext, 1, min64(groups, ceil_div(ext, mr)), mr);
+    } else if (k->axis == rows2) { /* the second rows axis: mr2 rows of the register tile */
+      set_space(v, ext, 1, 1, min64(mr2, ext));
     } else { /* batches, a convolution's other axis: whole tiles of one point, parallel */
       set_space(v, ext, 1, 1, 1);
     }
@@ -141,7 +159,8 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
       v[0] = 0;
     else if (k->nchoices > 4) {
       bool along = k->axis < AT_MAX_CACHE_READS && (s->input_axes[k->axis] >> vec & 1u);
-      v[0] = 3 + at_rng_int(r, along || k->nchoices < 6 ? 2 : 3);
+      bool window = along && (s->input_windows[k->axis] >> vec & 1u);
+      v[0] = (window ? 1 : 3) + at_rng_int(r, along || k->nchoices < 6 ? 2 : 3);
     }
     break;
   default: /* the kept stages and the simple stages: as drawn */
@@ -165,8 +184,19 @@ bool at_cand_sample_shaped(const at_task *t, const at_target_caps *caps, int ske
                             ? tiles16[at_rng_int(r, (int)(sizeof tiles16 / sizeof tiles16[0]))]
                             : tiles32[at_rng_int(r, (int)(sizeof tiles32 / sizeof tiles32[0]))];
   bool in_place = short_reduce(s) && at_rng_int(r, 2); /* and the reduction whole */
+  /* in half the draws where there is a second rows axis, the tile's rows split over both: 2 or
+     4 on the second, the rest (at least one) on the first, never more rows than the tile's */
+  int rows2 = at_rows2_axis(s, vec, rows);
+  if (rows2 >= 0 && at_rng_int(r, 2)) /* drawn only where there is one: a matmul's draws stay */
+    rows2 = -1;
+  int64_t mr2 = 1, shaped[2] = {tile[0], tile[1]};
+  if (rows2 >= 0) {
+    mr2 = min64((int64_t[]){2, 4}[at_rng_int(r, 2)], min64(tile[0], s->space_ext[rows2]));
+    shaped[0] = tile[0] / mr2 > 1 ? tile[0] / mr2 : 1;
+  }
   for (int k = 0; k < sk->nknob; k++)
     if (sk->knob[k].stage == t->tiled || sk->knob[k].role == AT_ROLE_VECTORIZE)
-      shape_knob(t, &sk->knob[k], vec, rows, tile, lanes1, in_place, r, c->v + sk->knob[k].offset);
+      shape_knob(t, &sk->knob[k], vec, rows, shaped, rows2, mr2, lanes1, in_place, r,
+                 c->v + sk->knob[k].offset);
   return at_cand_valid(t, c);
 }

@@ -196,7 +196,7 @@ Test(tune_dot, int8_conv2d_dot_sketch_is_exact) {
                      TE_EXPRS(te_int(ctx, 1), te_int(ctx, 8), te_int(ctx, 5), te_int(ctx, 18)));
   te_tensor *w =
       te_placeholder(ctx, "kernel", TE_I8, 4,
-                     TE_EXPRS(te_int(ctx, 12), te_int(ctx, 8), te_int(ctx, 3), te_int(ctx, 3)));
+                     TE_EXPRS(te_int(ctx, 16), te_int(ctx, 8), te_int(ctx, 3), te_int(ctx, 3)));
   te_conv2d_params cp = {1, 1, 1, 1, 1, 1};
   te_tensor *o = te_op_conv2d_nchw_acc(ctx, d, w, &cp, TE_I32, NULL);
   cr_assert_not_null(o, "%s", te_last_error(ctx));
@@ -365,6 +365,64 @@ Test(tune_dot, shaped_samples_fit_avx2_registers) {
   cr_assert_gt(n, 0);
   cr_assert_eq(knob_vals(&t, &seeds[0], AT_ROLE_SPACE_TILE, 0)[3], 6);
   cr_assert_eq(knob_vals(&t, &seeds[0], AT_ROLE_SPACE_TILE, 1)[3], 16);
+}
+
+/* The innermost factor of the tiled stage's space knob of axis a. */
+static int64_t tiled_rows(const at_task *t, const at_cand *c, int a) {
+  const at_sketch *sk = &t->sketch[c->sketch];
+  for (int k = 0; k < sk->nknob; k++)
+    if (sk->knob[k].stage == t->tiled && sk->knob[k].role == AT_ROLE_SPACE_TILE &&
+        sk->knob[k].axis == a)
+      return c->v[sk->knob[k].offset + sk->knob[k].nlevels - 1];
+  cr_assert_fail("no space knob of axis %d", a);
+  return 0;
+}
+
+/* A convolution's shaped samples split the register tile's rows over two axes in some draws:
+   the rows axis and the output row y, which the kernel does not index (one broadcast of it
+   serves both), as MetaSchedule's conv2d winners tile co x h x w; never more rows than the
+   tile's. Both vector placements (along x, along o), on 1 x 8 x 10 x 20 (o = 16), which the
+   tiles do not divide; the split candidates compute what the default schedule does. */
+Test(tune_dot, shaped_conv_samples_split_rows_over_two_axes) {
+  te_tensor *d =
+      te_placeholder(ctx, "data", TE_F32, 4,
+                     TE_EXPRS(te_int(ctx, 1), te_int(ctx, 8), te_int(ctx, 10), te_int(ctx, 20)));
+  te_tensor *w =
+      te_placeholder(ctx, "kernel", TE_F32, 4,
+                     TE_EXPRS(te_int(ctx, 16), te_int(ctx, 8), te_int(ctx, 3), te_int(ctx, 3)));
+  te_conv2d_params cp = {1, 1, 1, 1, 1, 1};
+  te_tensor *o = te_op_conv2d_nchw(ctx, d, w, &cp, NULL);
+  cr_assert_not_null(o, "%s", te_last_error(ctx));
+  at_workload wl;
+  cr_assert_eq(at_workload_make(ctx, 1, &o, "test", &wl), TE_OK, "%s", te_last_error(ctx));
+  at_task t;
+  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK, "%s", te_last_error(ctx));
+  at_target_caps caps = {.lanes = 8, .regs = 16, .l1 = 32 << 10, .l2 = 512 << 10};
+  const char *names[] = {"tile+cache+read", "tile+cache+read:1"};
+  const int vecs[] = {3, 1}, rows_axes[] = {1, 3}; /* x then o; rows: o (16), x (20) */
+  at_rng rng;
+  at_rng_seed(&rng, 7);
+  at_cand split[8];
+  int nsplit = 0, whole = 0;
+  for (int i = 0; i < 40; i++) {
+    int sk = at_task_sketch_index(&t, names[i % 2]);
+    cr_assert_geq(sk, 0, "no sketch %s", names[i % 2]);
+    at_cand c;
+    cr_assert(at_cand_sample_shaped(&t, &caps, sk, &rng, &c), "sample %d is not valid", i);
+    int64_t lanes = tiled_rows(&t, &c, vecs[i % 2]);
+    int64_t mr = tiled_rows(&t, &c, rows_axes[i % 2]), mr2 = tiled_rows(&t, &c, 2);
+    cr_assert_eq(tiled_rows(&t, &c, 0), 1, "the batch axis has rows");
+    cr_assert(mr2 == 1 || mr2 == 2 || mr2 == 4, "%lld rows of y", (long long)mr2);
+    int64_t acc = mr * mr2 * ((lanes + 7) / 8);
+    cr_assert(acc <= 12, "%s: %lld x %lld x %lld lanes: %lld accumulators", names[i % 2],
+              (long long)mr, (long long)mr2, (long long)lanes, (long long)acc);
+    if (mr2 > 1 && nsplit < 8)
+      split[nsplit++] = c;
+    whole += mr2 == 1;
+  }
+  cr_assert_geq(nsplit, 4, "%d of 40 samples split the rows", nsplit);
+  cr_assert_geq(whole, 4, "%d of 40 samples keep the rows on one axis", whole);
+  check_cands(&wl, &t, nsplit, split, NULL);
 }
 
 /* Sketches without that structure take no shaped sample. */
