@@ -310,10 +310,12 @@ int at_rows2_axis(const at_stage_info *, int vec, int rows);
 /* A log-uniform draw in [lo, hi] (space_shaped.c, also for space_window.c). */
 int64_t at_log_uniform(at_rng *, int64_t lo, int64_t hi);
 /* A point of a tile+cache+window sketch shaped like a stencil kernel (space_window.c): a
-   register tile of 2..8 rows by 1..4 16-lane vectors, a block of rows a parallel task, the
-   window whole and unrolled, the padding computed in the task (or at root); false when the
-   sketch is not one or the shape is not valid here. at_cand_sample_shaped calls it. */
-bool at_cand_sample_window(const at_task *, int sketch, at_rng *, at_cand *c);
+   register tile of 2..8 rows by 1..4 vectors of caps' lanes (16 when caps is NULL), a block of rows
+   a parallel task, the window whole and unrolled, the padding computed in the task (or at root);
+   false when the sketch is not one or the shape is not valid here. at_cand_sample_shaped calls it.
+ */
+bool at_cand_sample_window(const at_task *, const at_target_caps *, int sketch, at_rng *,
+                           at_cand *c);
 /* A neighbour of c (space.c): one knob moved by one step — a tile's factor of 2 (its smallest
    prime) moved to the next level, a tail-free innermost level one vector or one row more or
    less, a choice one up or down. A copy of c when no step is valid. */

@@ -173,7 +173,7 @@ bool at_cand_sample_shaped(const at_task *t, const at_target_caps *caps, int ske
   if (sketch < 0 || sketch >= t->nsketch || !at_sketch_shapeable(t, sketch))
     return false;
   if (t->sketch[sketch].window)
-    return at_cand_sample_window(t, sketch, r, c);
+    return at_cand_sample_window(t, caps, sketch, r, c);
   const at_sketch *sk = &t->sketch[sketch];
   const at_stage_info *s = &t->stage[t->tiled];
   at_cand_sample(t, sketch, r, c);

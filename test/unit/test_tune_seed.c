@@ -290,3 +290,44 @@ static void check_neighbours(int batch, int m, int nn, int kk) {
     cr_assert_eq(changed, 1, "trial %d: %d knobs changed", trial, changed);
   }
 }
+
+/* A convolution's derived points (AVX2: 16 registers of 8 lanes), vector along x: besides the
+   one-axis tiles, register tiles over o and y (two rows of y: 4 x 2, 6 x 2, 3 x 2 by 8 or 16
+   lanes); the data, which x indexes through the window x + rx, copied unpacked (knob 2: 8-lane
+   panels would cut the window); the kernel, which y does not index, packed whole (4) or in
+   blocks at the reduce loop (3), never once per row block (5: packed again for each row). */
+Test(tune_seed, conv_points_tile_two_rows_axes_and_copy_windows_unpacked) {
+  te_tensor *out = tu_op(ctx, "conv2d C=8 H=10 W=24 O=16 pad=1");
+  at_workload wl;
+  cr_assert_eq(at_workload_make(ctx, 1, &out, "test", &wl), TE_OK, "%s", te_last_error(ctx));
+  at_task t;
+  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK, "%s", te_last_error(ctx));
+  const at_target_caps avx2 = {8, 16, 32 << 10, 512 << 10};
+  at_cand c[16];
+  int n = at_seed_points(&t, &avx2, c, 16), two_axis = 0;
+  const at_stage_info *s = &t.stage[t.tiled];
+  for (int p = 0; p < n; p++) {
+    cr_assert(at_cand_valid(&t, &c[p]), "point %d is not valid", p);
+    if (t.sketch[c[p].sketch].vec_axis >= 0)
+      continue;
+    int64_t fo[4], fy[4], fx[4];
+    get_knob(&t, &c[p], AT_ROLE_SPACE_TILE, 1, fo);
+    get_knob(&t, &c[p], AT_ROLE_SPACE_TILE, 2, fy);
+    get_knob(&t, &c[p], AT_ROLE_SPACE_TILE, 3, fx);
+    cr_assert(fy[3] == 1 || fy[3] == 2, "%lld rows of y", (long long)fy[3]);
+    cr_assert_leq(fo[3] * fy[3] * (fx[3] / 8), 12, "%lld x %lld x %lld: over 12 accumulators",
+                  (long long)fo[3], (long long)fy[3], (long long)fx[3]);
+    two_axis += fy[3] == 2 && fo[3] > 1;
+    for (int i = 0; i < s->ninputs; i++) {
+      int64_t copy[1];
+      get_knob(&t, &c[p], AT_ROLE_CACHE_READ, i, copy);
+      if (s->input_windows[i] >> 3 & 1u)
+        cr_assert_eq(copy[0], 2, "input %d (a window along x) copied by knob %lld", i,
+                     (long long)copy[0]);
+      else
+        cr_assert(copy[0] == 4 || copy[0] == 3, "input %d (not indexed by y) copied by knob %lld",
+                  i, (long long)copy[0]);
+    }
+  }
+  cr_assert_eq(two_axis, 3, "%d points over o x y", two_axis);
+}

@@ -200,3 +200,49 @@ Test(tune_window, only_window_reductions_have_the_sketch) {
     cr_assert_geq(at_task_sketch_index(&t, "tile+cache"), 0, "%s", descs[i]);
   }
 }
+
+/* The innermost factor of the tiled stage's space knob of axis a. */
+static int64_t tile_of(const at_task *t, const at_cand *c, int a) {
+  const at_sketch *sk = &t->sketch[c->sketch];
+  for (int k = 0; k < sk->nknob; k++)
+    if (sk->knob[k].stage == t->tiled && sk->knob[k].role == AT_ROLE_SPACE_TILE &&
+        sk->knob[k].axis == a)
+      return c->v[sk->knob[k].offset + sk->knob[k].nlevels - 1];
+  cr_assert_fail("no space knob of axis %d", a);
+  return 0;
+}
+
+/* Shaped window samples count their vectors in the target's lanes: on AVX2 (8 lanes, 16
+   registers) the tile is 1 or 2 vectors of 8 along x (19 has no multiple of 16 but 16) and
+   at most 8 accumulators, where 16-lane vectors would be two registers each (an 8 x 16 tile:
+   16 accumulators, none left for the loads); with AVX-512's 16 lanes, 16. The AVX2 ones
+   compute what C computes. */
+Test(tune_window, shaped_window_samples_count_the_targets_lanes) {
+  fixture *f = calloc(1, sizeof *f);
+  cr_assert_not_null(f);
+  fixture_make(f);
+  at_target_caps avx2 = {.lanes = 8, .regs = 16, .l1 = 32 << 10, .l2 = 512 << 10};
+  at_target_caps avx512 = {.lanes = 16, .regs = 32, .l1 = 48 << 10, .l2 = 2 << 20};
+  at_rng rng;
+  at_rng_seed(&rng, 5);
+  int narrow = 0;
+  for (int i = 0; i < 40; i++) {
+    bool wide = i % 2;
+    at_cand c;
+    cr_assert(at_cand_sample_shaped(&f->t, wide ? &avx512 : &avx2, f->sk, &rng, &c), "sample %d",
+              i);
+    int64_t lanes = tile_of(&f->t, &c, 3), rows = tile_of(&f->t, &c, 2);
+    if (wide) {
+      cr_assert_eq(lanes, 16, "AVX-512: %lld lanes", (long long)lanes);
+      continue;
+    }
+    cr_assert(lanes == 8 || lanes == 16, "AVX2: %lld lanes", (long long)lanes);
+    cr_assert_leq(rows * (lanes / 8), 8, "AVX2: %lld rows x %lld lanes", (long long)rows,
+                  (long long)lanes);
+    narrow += lanes == 8;
+    if (i < 8)
+      check_cand(f, &c, "an AVX2 window sample");
+  }
+  cr_assert_geq(narrow, 4, "%d AVX2 samples of one 8-lane vector", narrow);
+  free(f);
+}
