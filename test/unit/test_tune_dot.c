@@ -367,17 +367,6 @@ Test(tune_dot, shaped_samples_fit_avx2_registers) {
   cr_assert_eq(knob_vals(&t, &seeds[0], AT_ROLE_SPACE_TILE, 1)[3], 16);
 }
 
-/* The innermost factor of the tiled stage's space knob of axis a. */
-static int64_t tiled_rows(const at_task *t, const at_cand *c, int a) {
-  const at_sketch *sk = &t->sketch[c->sketch];
-  for (int k = 0; k < sk->nknob; k++)
-    if (sk->knob[k].stage == t->tiled && sk->knob[k].role == AT_ROLE_SPACE_TILE &&
-        sk->knob[k].axis == a)
-      return c->v[sk->knob[k].offset + sk->knob[k].nlevels - 1];
-  cr_assert_fail("no space knob of axis %d", a);
-  return 0;
-}
-
 /* A convolution's shaped samples split the register tile's rows over two axes in some draws:
    the rows axis and the output row y, which the kernel does not index (one broadcast of it
    serves both), as MetaSchedule's conv2d winners tile co x h x w; never more rows than the
@@ -409,9 +398,9 @@ Test(tune_dot, shaped_conv_samples_split_rows_over_two_axes) {
     cr_assert_geq(sk, 0, "no sketch %s", names[i % 2]);
     at_cand c;
     cr_assert(at_cand_sample_shaped(&t, &caps, sk, &rng, &c), "sample %d is not valid", i);
-    int64_t lanes = tiled_rows(&t, &c, vecs[i % 2]);
-    int64_t mr = tiled_rows(&t, &c, rows_axes[i % 2]), mr2 = tiled_rows(&t, &c, 2);
-    cr_assert_eq(tiled_rows(&t, &c, 0), 1, "the batch axis has rows");
+    int64_t lanes = tu_tile_inner(&t, &c, vecs[i % 2]);
+    int64_t mr = tu_tile_inner(&t, &c, rows_axes[i % 2]), mr2 = tu_tile_inner(&t, &c, 2);
+    cr_assert_eq(tu_tile_inner(&t, &c, 0), 1, "the batch axis has rows");
     cr_assert(mr2 == 1 || mr2 == 2 || mr2 == 4, "%lld rows of y", (long long)mr2);
     int64_t acc = mr * mr2 * ((lanes + 7) / 8);
     cr_assert(acc <= 12, "%s: %lld x %lld x %lld lanes: %lld accumulators", names[i % 2],

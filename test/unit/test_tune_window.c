@@ -201,17 +201,6 @@ Test(tune_window, only_window_reductions_have_the_sketch) {
   }
 }
 
-/* The innermost factor of the tiled stage's space knob of axis a. */
-static int64_t tile_of(const at_task *t, const at_cand *c, int a) {
-  const at_sketch *sk = &t->sketch[c->sketch];
-  for (int k = 0; k < sk->nknob; k++)
-    if (sk->knob[k].stage == t->tiled && sk->knob[k].role == AT_ROLE_SPACE_TILE &&
-        sk->knob[k].axis == a)
-      return c->v[sk->knob[k].offset + sk->knob[k].nlevels - 1];
-  cr_assert_fail("no space knob of axis %d", a);
-  return 0;
-}
-
 /* Shaped window samples count their vectors in the target's lanes: on AVX2 (8 lanes, 16
    registers) the tile is 1 or 2 vectors of 8 along x (19 has no multiple of 16 but 16) and
    at most 8 accumulators, where 16-lane vectors would be two registers each (an 8 x 16 tile:
@@ -231,7 +220,7 @@ Test(tune_window, shaped_window_samples_count_the_targets_lanes) {
     at_cand c;
     cr_assert(at_cand_sample_shaped(&f->t, wide ? &avx512 : &avx2, f->sk, &rng, &c), "sample %d",
               i);
-    int64_t lanes = tile_of(&f->t, &c, 3), rows = tile_of(&f->t, &c, 2);
+    int64_t lanes = tu_tile_inner(&f->t, &c, 3), rows = tu_tile_inner(&f->t, &c, 2);
     if (wide) {
       cr_assert_eq(lanes, 16, "AVX-512: %lld lanes", (long long)lanes);
       continue;

@@ -57,6 +57,18 @@ static inline te_tensor *tu_op(te_ctx *c, const char *desc) {
   return outs[0];
 }
 
+/* The innermost factor of the tiled stage's space-tile knob of axis a in candidate c: the
+   register tile along a. */
+static inline int64_t tu_tile_inner(const at_task *t, const at_cand *c, int a) {
+  const at_sketch *sk = &t->sketch[c->sketch];
+  for (int k = 0; k < sk->nknob; k++)
+    if (sk->knob[k].stage == t->tiled && sk->knob[k].role == AT_ROLE_SPACE_TILE &&
+        sk->knob[k].axis == a)
+      return c->v[sk->knob[k].offset + sk->knob[k].nlevels - 1];
+  cr_assert_fail("no space knob of axis %d", a);
+  return 0;
+}
+
 static inline te_target *tu_target(te_ctx *c) {
   te_target *t = te_target_parse(c, "llvm");
   cr_assert_not_null(t, "%s", te_last_error(c));
