@@ -132,15 +132,20 @@ def test_tune_and_apply_best(ctx, rng, tmp_path):
         te.apply_best(te.create_schedule(D), log, target="llvm")
 
 
+def _quick_matmul_tuning():
+    """A 16 x 16 matmul and te.tune options that measure two candidates in moments."""
+    A = te.placeholder((16, 16), name="A")
+    B = te.placeholder((16, 16), name="B")
+    quick = dict(trials=2, batch=2, seed=1, min_repeats=1, max_repeats=2, min_repeat_s=0.001,
+                 threads=1, confirm=-1, timeout_s=60)
+    return te.ops.matmul(A, B, name="mm"), quick
+
+
 def test_tune_clock_option_reaches_the_log_and_a_bad_one_is_refused(ctx, tmp_path):
     if not getattr(te, "HAS_TUNE", False):
         pytest.skip("libte built without autotuning")
     import json
-    A = te.placeholder((16, 16), name="A")
-    B = te.placeholder((16, 16), name="B")
-    C = te.ops.matmul(A, B, name="mm")
-    quick = dict(trials=2, batch=2, seed=1, min_repeats=1, max_repeats=2, min_repeat_s=0.001,
-                 threads=1, confirm=-1, timeout_s=60)
+    C, quick = _quick_matmul_tuning()
     for clock in ("wall", "cpu"):
         log = tmp_path / ("%s.jsonl" % clock)
         te.tune(C, log_path=log, clock=clock, **quick)
@@ -158,11 +163,7 @@ def test_tune_max_statements_reaches_te_tune(ctx, tmp_path):
     if not getattr(te, "HAS_TUNE", False):
         pytest.skip("libte built without autotuning")
     import json
-    A = te.placeholder((16, 16), name="A")
-    B = te.placeholder((16, 16), name="B")
-    C = te.ops.matmul(A, B, name="mm")
-    quick = dict(trials=2, batch=2, seed=1, min_repeats=1, max_repeats=2, min_repeat_s=0.001,
-                 threads=1, confirm=-1, timeout_s=60)
+    C, quick = _quick_matmul_tuning()
     log = tmp_path / "limit.jsonl"
     s = te.tune(C, log_path=log, max_statements=1, **quick)
     assert s.errors == s.measured == 2
