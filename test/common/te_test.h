@@ -134,6 +134,9 @@ bool tt_required(const char *feature);
 void tt_skip(const char *feature, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 __attribute__((noreturn));
 void tt_skip_part(const char *feature, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A suite's teardown for tt_skip to call first: a skipped test ends without the suite's .fini
+   (Criterion), so what its .init made (a temporary directory) would be left behind. */
+void tt_on_skip(void (*cleanup)(void));
 
 /* te_test_ptxas.c: assembles ptx with NVIDIA's ptxas -arch=arch (PATH, $PTXAS or
    /usr/local/cuda/bin) and expects success, printing "ptxas -arch=ARCH WHAT: ok"; without

@@ -48,11 +48,17 @@ void tt_skip_part(const char *feature, const char *fmt, ...) {
   va_end(ap);
 }
 
+static void (*on_skip)(void);
+
+void tt_on_skip(void (*cleanup)(void)) { on_skip = cleanup; }
+
 void tt_skip(const char *feature, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
   report(feature, fmt, ap, msg, sizeof msg);
   va_end(ap);
+  if (on_skip)
+    on_skip();
   criterion_skip_test("%s", msg);
 }

@@ -24,11 +24,14 @@
 static te_ctx *ctx;
 static char tmpdir[256];
 
+static inline void sv_teardown(void);
+
 static inline void sv_setup(void) {
   ctx = te_ctx_new();
   const char *base = getenv("TMPDIR");
   snprintf(tmpdir, sizeof tmpdir, "%s/te_save_XXXXXX", base && *base ? base : "/tmp");
   cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp");
+  tt_on_skip(sv_teardown);
 }
 
 static int sv_rm(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
@@ -39,8 +42,12 @@ static int sv_rm(const char *path, const struct stat *sb, int flag, struct FTW *
 
 static inline void sv_teardown(void) {
   te_ctx_free(ctx);
-  chmod(tmpdir, 0700);
-  nftw(tmpdir, sv_rm, 16, FTW_DEPTH | FTW_PHYS);
+  ctx = NULL;
+  if (tmpdir[0]) {
+    chmod(tmpdir, 0700);
+    nftw(tmpdir, sv_rm, 16, FTW_DEPTH | FTW_PHYS);
+  }
+  tmpdir[0] = '\0';
 }
 
 /* tmpdir/rel, in a static buffer (one of four, so a few may be used at once). */

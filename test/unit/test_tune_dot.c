@@ -162,7 +162,7 @@ Test(tune_dot, hand_sgemm_schedule_is_in_the_space) {
 static void dot_case(te_dtype a, te_dtype b, te_dtype acc, const char *insn, const char *feature,
                      const char *call) {
   if (!host_has(feature)) {
-    cr_skip_test("this CPU lacks %s: the %s sketch is not probed here", feature, insn);
+    TU_SKIP("this CPU lacks %s: the %s sketch is not probed here", feature, insn);
     return;
   }
   at_workload wl = matmul(a, b, acc, 29, 70, 36); /* 70 columns: a 16-lane tail */
@@ -188,7 +188,7 @@ Test(tune_dot, bf16_dot_sketch_uses_vdpbf16ps) {
    innermost (the padded input's channels, the kernel's); exact. */
 Test(tune_dot, int8_conv2d_dot_sketch_is_exact) {
   if (!host_has("avx512vnni")) {
-    cr_skip_test("this CPU lacks avx512vnni");
+    TU_SKIP("this CPU lacks avx512vnni");
     return;
   }
   te_tensor *d =
@@ -230,12 +230,12 @@ Test(tune_dot, no_dot_sketch_for_other_types) {
    dot sketch has no shaped or derived points yet. The log says both, for a human to read. */
 Test(tune_dot, int8_tuning_run_finds_vpdpbusd) {
   if (!host_has("avx512vnni")) {
-    cr_skip_test("this CPU lacks avx512vnni");
+    TU_SKIP("this CPU lacks avx512vnni");
     return;
   }
   if (getenv("ASAN_OPTIONS")) { /* the sanitizer build's test environment */
-    cr_skip_test("timings do not rank kernels under the sanitizers: their allocator makes the "
-                 "dot sketch's per-block copies (allocated in the kernel) several times slower");
+    TU_SKIP("timings do not rank kernels under the sanitizers: their allocator makes the "
+            "dot sketch's per-block copies (allocated in the kernel) several times slower");
     return;
   }
   at_workload wl = matmul(TE_U8, TE_I8, TE_I32, 512, 512, 512);
