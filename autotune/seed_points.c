@@ -144,8 +144,10 @@ static void set_space(int64_t *v, int64_t ext, int64_t s2, int64_t s3) {
    convolution do not index would be packed again for each row of them (63 against 131 GFLOP/s
    for the 4 x 2 x 8 point of conv2d 64 x 56^2 on Zen 3), so it is packed whole at root. */
 static bool indexed_by_all(const at_stage_info *s, int i, int vec) {
+  if (i >= AT_MAX_CACHE_READS)
+    return true;
   for (int a = 0; a < s->nspace; a++)
-    if (a != vec && s->space_ext[a] > 1 && i < AT_MAX_CACHE_READS && !(s->input_axes[i] >> a & 1u))
+    if (a != vec && s->space_ext[a] > 1 && !(s->input_axes[i] >> a & 1u))
       return false;
   return true;
 }
@@ -307,7 +309,7 @@ int at_seed_points(const at_task *t, const at_target_caps *caps, at_cand *out, i
       seed_shape p;
       cut_tile(caps, rows_ext, vec_ext, (int)two[2], two[0], &p);
       blocks(caps, rows_ext, red_ext, false, &p);
-      p.mr2 = min64(two[1], s->space_ext[rows2]);
+      p.mr2 = two[1]; /* cut to the axis by seed_knob */
       p.copy = 4, p.copy_rows = 5;
       n = add_point(t, sk, &p, out, n, max);
     }

@@ -129,8 +129,8 @@ static void shape_knob(const at_task *t, const at_knob *k, int vec, int rows, co
       int64_t mr = min64(tile[0], ext);
       int64_t groups = ceil_div(at_log_uniform(r, 8 * mr, 342), mr);
       set_space(v, ext, 1, min64(groups, ceil_div(ext, mr)), mr);
-    } else if (k->axis == rows2) { /* the second rows axis: mr2 rows of the register tile */
-      set_space(v, ext, 1, 1, min64(mr2, ext));
+    } else if (k->axis == rows2) {  /* the second rows axis: mr2 rows of the register tile */
+      set_space(v, ext, 1, 1, mr2); /* cut to the axis where it was drawn */
     } else { /* batches, a convolution's other axis: whole tiles of one point, parallel */
       set_space(v, ext, 1, 1, 1);
     }

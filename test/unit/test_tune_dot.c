@@ -373,19 +373,9 @@ Test(tune_dot, shaped_samples_fit_avx2_registers) {
    tile's. Both vector placements (along x, along o), on 1 x 8 x 10 x 20 (o = 16), which the
    tiles do not divide; the split candidates compute what the default schedule does. */
 Test(tune_dot, shaped_conv_samples_split_rows_over_two_axes) {
-  te_tensor *d =
-      te_placeholder(ctx, "data", TE_F32, 4,
-                     TE_EXPRS(te_int(ctx, 1), te_int(ctx, 8), te_int(ctx, 10), te_int(ctx, 20)));
-  te_tensor *w =
-      te_placeholder(ctx, "kernel", TE_F32, 4,
-                     TE_EXPRS(te_int(ctx, 16), te_int(ctx, 8), te_int(ctx, 3), te_int(ctx, 3)));
-  te_conv2d_params cp = {1, 1, 1, 1, 1, 1};
-  te_tensor *o = te_op_conv2d_nchw(ctx, d, w, &cp, NULL);
-  cr_assert_not_null(o, "%s", te_last_error(ctx));
   at_workload wl;
-  cr_assert_eq(at_workload_make(ctx, 1, &o, "test", &wl), TE_OK, "%s", te_last_error(ctx));
   at_task t;
-  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK, "%s", te_last_error(ctx));
+  tu_analyze(tu_op(ctx, "conv2d C=8 H=10 W=20 O=16 pad=1"), &wl, &t);
   at_target_caps caps = {.lanes = 8, .regs = 16, .l1 = 32 << 10, .l2 = 512 << 10};
   const char *names[] = {"tile+cache+read", "tile+cache+read:1"};
   const int vecs[] = {3, 1}, rows_axes[] = {1, 3}; /* x then o; rows: o (16), x (20) */

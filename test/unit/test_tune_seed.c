@@ -297,11 +297,9 @@ static void check_neighbours(int batch, int m, int nn, int kk) {
    panels would cut the window); the kernel, which y does not index, packed whole (4) or in
    blocks at the reduce loop (3), never once per row block (5: packed again for each row). */
 Test(tune_seed, conv_points_tile_two_rows_axes_and_copy_windows_unpacked) {
-  te_tensor *out = tu_op(ctx, "conv2d C=8 H=10 W=24 O=16 pad=1");
   at_workload wl;
-  cr_assert_eq(at_workload_make(ctx, 1, &out, "test", &wl), TE_OK, "%s", te_last_error(ctx));
   at_task t;
-  cr_assert_eq(at_task_analyze(&wl, &t), TE_OK, "%s", te_last_error(ctx));
+  tu_analyze(tu_op(ctx, "conv2d C=8 H=10 W=24 O=16 pad=1"), &wl, &t);
   const at_target_caps avx2 = {8, 16, 32 << 10, 512 << 10};
   at_cand c[16];
   int n = at_seed_points(&t, &avx2, c, 16), two_axis = 0;

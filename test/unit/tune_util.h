@@ -67,6 +67,13 @@ static inline te_tensor *tu_op(te_ctx *c, const char *desc) {
   return outs[0];
 }
 
+/* The workload of output out and its analyzed task, asserting both succeed. */
+static inline void tu_analyze(te_tensor *out, at_workload *wl, at_task *t) {
+  cr_assert_not_null(out, "%s", te_last_error(ctx));
+  cr_assert_eq(at_workload_make(ctx, 1, &out, "test", wl), TE_OK, "%s", te_last_error(ctx));
+  cr_assert_eq(at_task_analyze(wl, t), TE_OK, "%s", te_last_error(ctx));
+}
+
 /* The innermost factor of the tiled stage's space-tile knob of axis a in candidate c: the
    register tile along a. */
 static inline int64_t tu_tile_inner(const at_task *t, const at_cand *c, int a) {
