@@ -76,7 +76,7 @@ void dot_gemm_tuned_define(te_ctx *ctx, unsigned flags, const void *params, tb_d
 void dot_gemm_f32_define(te_ctx *ctx, unsigned flags, const void *params, tb_def *out) {
   (void)flags;
   int n = *(const int *)params;
-  sgemm_params p = sgemm_tiles(n, sysconf(_SC_LEVEL2_CACHE_SIZE));
+  sgemm_params p = sgemm_tiles(n, sysconf(_SC_LEVEL2_CACHE_SIZE), sgemm_native_vector_bits());
   out->ntensors = 3;
   out->s = sgemm_define(ctx, &p, SGEMM_ALL_STEPS, out->tensors);
 }

@@ -25,9 +25,10 @@
 
 enum { CHECK_ROWS = 9 };
 
-/* The tile sizes for this CPU's L2 (sysconf; 2 MB when unknown), or TE_BENCH_SGEMM's. */
+/* The tile sizes for this CPU's L2 (sysconf; 2 MB when unknown) and vectors, or TE_BENCH_SGEMM's.
+ */
 static sgemm_params sgemm_tiles_here(int n) {
-  sgemm_params p = sgemm_tiles(n, sysconf(_SC_LEVEL2_CACHE_SIZE));
+  sgemm_params p = sgemm_tiles(n, sysconf(_SC_LEVEL2_CACHE_SIZE), sgemm_native_vector_bits());
   /* TE_BENCH_SGEMM="MC,MR,NR,KC[,NC]" replaces them (tuning by hand) */
   const char *env = getenv("TE_BENCH_SGEMM");
   sgemm_params q = p;

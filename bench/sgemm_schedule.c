@@ -26,8 +26,9 @@ static int sgemm_block_rows(int n, int mr, long max_mc) {
   return best ? best : mr;
 }
 
-/* The tile sizes: a 6 x 64 register tile (24 zmm accumulators; 6 broadcasts and 4 loads feed
-   24 FMAs), k blocks of 128 (a 32 KB panel of B in L1), row blocks of at most 342 rows.
+/* The tile sizes with 512-bit vectors: a 6 x 64 register tile (24 zmm accumulators; 6
+   broadcasts and 4 loads feed 24 FMAs), k blocks of 128 (a 32 KB panel of B in L1), row blocks
+   of at most 342 rows.
    CL, C's tile, is MC x 64 when row blocks of 40 register tiles or more have their packed A
    (MC x n, read once per tile) fit in 55% of L2: then k runs inside each 64 columns.
    Otherwise (n = 2048)
@@ -37,10 +38,8 @@ static int sgemm_block_rows(int n, int mr, long max_mc) {
    medians of 15 pairs over three runs: 0.924 / 0.966 at 1 / 2 threads, against 0.903 / 0.947).
    On a 2 MB L2: 2048 = 5 x 342 + 338 rows by 512 columns, 1024 = 3 x 258 + 250 rows by 64,
    512 = 258 + 254 by 64. */
-sgemm_params sgemm_tiles(int n, long l2) {
+static sgemm_params sgemm_tiles_512(int n, long l2) {
   enum { MR = 6, NR = 64, KC = 128, MAX_MC = 342, WIDE_NC = 512 };
-  if (l2 <= 0)
-    l2 = 2L << 20;
   long fits = (long)(0.55 * (double)l2) / (4L * n); /* rows of packed A that fit */
   sgemm_params p = {n, 0, MR, NR, KC, NR};
   if (fits >= 40 * MR || n <= WIDE_NC) { /* blocks of 40+ register tiles fit */
@@ -49,9 +48,41 @@ sgemm_params sgemm_tiles(int n, long l2) {
     p.mc = sgemm_block_rows(n, MR, MAX_MC);
     p.nc = WIDE_NC;
   }
+  return p;
+}
+
+/* The tile sizes with narrower vectors (AVX2's 256 bits): the 6 x 64 tile would need 48 ymm
+   registers and spills, so the register tile is 6 x 2 vectors (12 of the 16 ymm registers
+   accumulate; 6 broadcasts and 2 loads feed 12 FMAs), k blocks of 256 (a 16 KB panel of B in
+   L1) and row blocks of at most 96 rows (packed A, 96 x 256 x 4 = 96 KB, in a 512 KB L2).
+   Measured on Zen 3 (te / OpenBLAS, 1 / 2 threads, 5 rounds): n = 1024 0.91 / 0.89 (6 x 64
+   tiles there: 0.40 / 0.28), n = 2048 0.81 / 0.88; NC = 512 and MC of 66 to 192 rows were no
+   better. */
+static sgemm_params sgemm_tiles_narrow(int n, int vector_bits) {
+  enum { MR = 6, KC = 256, MAX_MC = 96 };
+  int nr = 2 * (vector_bits / 32);
+  if (nr < 4)
+    nr = 4;
+  sgemm_params p = {n, sgemm_block_rows(n, MR, MAX_MC), MR, nr, KC, nr};
+  return p;
+}
+
+sgemm_params sgemm_tiles(int n, long l2, int vector_bits) {
+  if (l2 <= 0)
+    l2 = 2L << 20;
+  sgemm_params p = vector_bits > 0 && vector_bits < 512 ? sgemm_tiles_narrow(n, vector_bits)
+                                                        : sgemm_tiles_512(n, l2);
   if (p.kc > n)
     p.kc = n;
   return p;
+}
+
+int sgemm_native_vector_bits(void) {
+  te_ctx *ctx = te_ctx_new();
+  te_target *target = ctx ? te_target_parse(ctx, "llvm -mcpu=native") : NULL;
+  int bits = target ? te_target_vector_bits(target) : 0;
+  te_ctx_free(ctx);
+  return bits;
 }
 
 /* Bp[j / NR][k][j % NR] = B[k, j]. Columns past n (when NR does not divide n) repeat column

@@ -2,7 +2,8 @@
  * benchmark times against OpenBLAS (bench/sgemm.c) and the demo shows (apps/demo/), written once.
  *
  * GotoBLAS-like, for MC <= 342 rows, MR = 6, NR = 64, KC = 128 and NC = 64 or 512 columns
- * (sgemm_tiles):
+ * with 512-bit vectors (with 256-bit ones MC <= 96, NR = 16, KC = 256: sgemm_tiles); below,
+ * the AVX-512 sizes:
  *   - B packed into panels Bp[j / 64][k][j % 64] (an extra compute stage at root, parallel,
  *     vectorized, read along B's rows), so the micro-kernel reads B contiguously (pack_b);
  *   - A packed per block of MC rows into Ap[i / 6][k][i % 6] (rows past n repeat the last),
@@ -40,8 +41,12 @@ typedef struct sgemm_steps {
 /* Every step: the schedule at its best. */
 #define SGEMM_ALL_STEPS ((sgemm_steps){true, true, true, true, true, true})
 
-/* The tile sizes for n x n on a CPU whose L2 cache holds l2_bytes (<= 0: 2 MB). */
-sgemm_params sgemm_tiles(int n, long l2_bytes);
+/* The tile sizes for n x n on a CPU whose L2 cache holds l2_bytes (<= 0: 2 MB) and whose
+   vectors have vector_bits (te_target_vector_bits; <= 0: 512). */
+sgemm_params sgemm_tiles(int n, long l2_bytes, int vector_bits);
+
+/* te_target_vector_bits of "llvm -mcpu=native" (0 when te cannot tell). */
+int sgemm_native_vector_bits(void);
 
 /* Defines A, B (n x n f32 placeholders) and C = A * B in ctx with the steps asked for, stores
    the kernel's arguments in call order (A, B, C) in tensors, and returns C's schedule. Errors

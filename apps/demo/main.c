@@ -137,7 +137,7 @@ static te_module *build(te_ctx *ctx, te_schedule *s, te_tensor *const args[3], t
    copied into panels the register tiles read contiguously), so it has tensors of its own. */
 static te_module *build_hand(te_ctx *ctx, int n, te_target *target, bool verbose) {
   te_tensor *args[3];
-  sgemm_params p = sgemm_tiles(n, sysconf(_SC_LEVEL2_CACHE_SIZE));
+  sgemm_params p = sgemm_tiles(n, sysconf(_SC_LEVEL2_CACHE_SIZE), te_target_vector_bits(target));
   te_schedule *s = sgemm_define(ctx, &p, SGEMM_ALL_STEPS, args);
   te_module *mod = build(ctx, s, args, target, "the hand schedule");
   if (verbose) {
