@@ -15,7 +15,7 @@ typedef struct gen {
   te_ctx *ctx;
   te_target *target;
   int lanes; /* f32 lanes of a vector register of the target (16 with AVX-512) */
-  int nr;    /* columns of a matmul register tile, and of a packed weight panel: 4 vectors */
+  int nr;    /* columns of a matmul register tile, and of a packed weight panel (gen_set_target) */
   /* Tuning (gen_tasks.c, docs/tuning-tasks.md). With batch > 0 the kernels are built for that
      many sentences of seq tokens (constant sizes, as te-tune tunes them) instead of symbolic
      ones, and not compiled: written to tasks as task lines, or, with log, looked up there. */
@@ -31,6 +31,9 @@ typedef struct gen {
   int absent;        /* kernels log has no record of (the computation changed since it was
                         tuned, or it was never tuned): hand schedules */
 } gen;
+
+/* Sets g's target and the sizes that follow from its vectors (lanes, nr). */
+void gen_set_target(gen *, te_target *);
 
 /* The library's kernels, in its header's order: embed_ln, embed_qkv, embed_attention,
    embed_attn_out, embed_ffn_up, embed_ffn_down, embed_add_ln. gen_kernel makes kernel k (one of

@@ -158,10 +158,10 @@ int main(int argc, char **argv) {
   g.ctx = te_ctx_new();
   if (!g.ctx)
     return 1;
-  if (!(g.target = te_target_parse(g.ctx, a.target)))
+  te_target *target = te_target_parse(g.ctx, a.target);
+  if (!target)
     return fail(g.ctx, "parsing the target");
-  g.lanes = te_target_vector_bits(g.target) / 32;
-  g.nr = 4 * g.lanes;
+  gen_set_target(&g, target);
   g.log = a.log;
   g.no_guard = a.no_guard;
   g.tune_batch = a.batch, g.tune_seq = a.seq;

@@ -3,7 +3,8 @@
  * tile is still in cache (the fusion of matmul + bias + GELU).
  *
  * The schedule is bench/sgemm_schedule.c's for a tall, thin product: 6 x nr register tiles
- * (nr = 4 vectors: 24 accumulators in AVX-512's 32 registers) accumulated in a local block Mm,
+ * (nr = 4 vectors: 24 accumulators in AVX-512's 32 registers; with fewer than 32 registers, as
+ * AVX2's 16, nr = 2 vectors: 12) accumulated in a local block Mm,
  * computed at each MC x nr tile of Y, k blocked by KC so that a KC x nr slice of the weight
  * panel (32 KB at nr = 64) stays in L1 while the tile's rows stream through it. The weights are
  * packed once at load time (model.c) into panels Wp[j / nr][k][j % nr], contiguous along the
@@ -17,6 +18,13 @@ enum {
   MC = 48, /* rows of Y's tile: 8 register tiles; its X rows (48 x K) stay in L2 */
   KC = 128 /* k block */
 };
+
+void gen_set_target(gen *g, te_target *target) {
+  int bits = te_target_vector_bits(target);
+  g->target = target;
+  g->lanes = bits / 32;
+  g->nr = (bits >= 512 ? 4 : 2) * g->lanes; /* 512-bit vectors come with 32 registers */
+}
 
 static te_expr *f32(te_ctx *ctx, double v) { return te_float(ctx, TE_F32, v); }
 

@@ -75,10 +75,10 @@ static bool gen_init(gen *g, const char *log, bool guard) {
   g->log = log;
   g->tune_batch = tuned_batch, g->tune_seq = tuned_seq;
   g->no_guard = !guard;
-  if (!g->ctx || !(g->target = te_target_parse(g->ctx, "llvm")))
+  te_target *target = g->ctx ? te_target_parse(g->ctx, "llvm") : NULL;
+  if (!target)
     return false;
-  g->lanes = te_target_vector_bits(g->target) / 32;
-  g->nr = 4 * g->lanes;
+  gen_set_target(g, target);
   return true;
 }
 
