@@ -84,20 +84,32 @@ static void conv_schedule(te_stage *st, unsigned flags, const conv_shape *s) {
  * OB is computed per output row (compute_at Out's y, 14 KB in L1) with a register tile of
  * KT blocks x XT columns x 16 lanes (2 x 8 = 16 zmm accumulators, 8 broadcasts and 2 loads of
  * packed weights per step: larger tiles such as 2 x 14 or 4 x 7 run out of the 32 zmm registers
- * and spill), the reduction (rc, ry, rx) between the tile loops and the tile. Out copies a row
- * back 8 columns of a channel at a time: a stride-16 gather from OB and a vector store, 2%
+ * and spill), the reduction (rc, ry, rx) between the tile loops and the tile. With 256-bit
+ * vectors (AVX2) a block of 16 lanes is two ymm registers and there are 16 of them: 1 x 6
+ * (12 accumulators, 2 weight loads and a broadcast) instead, as 2 x 8 would need 32. Out copies a
+ * row back 8 columns of a channel at a time: a stride-16 gather from OB and a vector store, 2%
  * faster than scalar copies side by side (a 16 x 16 transpose in registers would take shuffles
  * te does not emit; the copy costs about 5% of the kernel):
  *     Out: n  y(parallel)  [OB: kb.o  x.o  rc  ry  rx  kb.i(2)  x.i(8)  kk(16, vectorized)]
  *          k.o  x.o  k.i(16, unrolled)  x.i(8, vectorized)
  * Out's rows are parallel. */
 enum { KB = 16 };
-static int KT = 2, XT = 8; /* TE_BENCH_CONV="KT,XT" replaces them (tuning by hand) */
 
-static void conv_define_blocked(te_ctx *ctx, unsigned flags, const conv_shape *s, tb_def *out) {
+/* The register tile for the target's vectors; TE_BENCH_CONV="KT,XT" replaces it (tuning by
+   hand). */
+static void conv_register_tile(te_ctx *ctx, int *kt, int *xt) {
+  te_target *native = te_target_parse(ctx, "llvm -mcpu=native");
+  int wide = !native || te_target_vector_bits(native) >= 512;
+  *kt = wide ? 2 : 1;
+  *xt = wide ? 8 : 6;
   const char *env = getenv("TE_BENCH_CONV");
   if (env)
-    sscanf(env, "%d,%d", &KT, &XT);
+    sscanf(env, "%d,%d", kt, xt);
+}
+
+static void conv_define_blocked(te_ctx *ctx, unsigned flags, const conv_shape *s, tb_def *out) {
+  int kt, xt;
+  conv_register_tile(ctx, &kt, &xt);
   te_tensor *in, *w;
   define_inputs(ctx, s, "In", "W", &in, &w);
   te_tensor *pad = define_pad(ctx, s, in);
@@ -138,8 +150,8 @@ static void conv_define_blocked(te_ctx *ctx, unsigned flags, const conv_shape *s
              (te_iter *const[]){te_axis(os, 0), te_axis(os, 2), te_axis(os, 1), te_axis(os, 3)});
   te_compute_at(bs, os, te_axis(os, 2));
   te_iter *bo = NULL, *bi = NULL, *xo = NULL, *xi = NULL;
-  te_split(bs, te_axis(bs, 1), KT, &bo, &bi);
-  te_split(bs, te_axis(bs, 3), XT, &xo, &xi);
+  te_split(bs, te_axis(bs, 1), kt, &bo, &bi);
+  te_split(bs, te_axis(bs, 3), xt, &xo, &xi);
   te_reorder(bs, 10,
              (te_iter *const[]){te_axis(bs, 0), te_axis(bs, 2), bo, xo, te_reduce_iter(bs, 0),
                                 te_reduce_iter(bs, 1), te_reduce_iter(bs, 2), bi, xi,
