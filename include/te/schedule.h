@@ -96,7 +96,9 @@ TE_API te_status te_reorder(te_stage *, int n, te_iter *const order[]);
    constant first"), more than 1024 lanes, a store all lanes would make to one element, an inner
    loop whose extent depends on the loop without a constant bound. A reduction axis is refused
    here (use te_rfactor). A vectorized loop holding another vectorized loop is unrolled around
-   the inner vector code.
+   the inner vector code. On CPU targets L lanes that are not a power of two become unrolled
+   pieces of the largest power of two dividing L (24: 3 x 8), as LLVM keeps vectors of other
+   lengths in registers only within a basic block.
    In a cuda kernel a vectorized loop inside the thread-bound loops is each thread's vector code
    (te's counterpart of Halide's gpu_lanes, docs/gpu.md): a contiguous access of 2 or 4 lanes of
    32 bits (2 of 64) is one 128-bit ld/st.global.v4 (.shared for shared buffers) where its
