@@ -133,6 +133,49 @@ Test(vectorize_asm, aligned_local_buffer) {
   tt_assert_close(got, ref, 1);
 }
 
+/* An M x N x K matmul C accumulated in a local block (te_cache_write) computed at C's column
+   tile j.o, its loops k, i, j (j innermost): the tiles are cut by rows x cols (rows 0: no
+   row tile). Returns the schedule, the tensors in *abc and the block's stage in *sl. */
+static te_schedule *local_block_matmul(int M, int N, int K, int rows, int cols, te_tensor *abc[3],
+                                       te_stage **sl) {
+  abc[0] = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
+  abc[1] = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
+  abc[2] = tt_matmul(abc[0], abc[1], M, N, K);
+  te_schedule *s = tt_schedule1(abc[2]);
+  te_tensor *cl = NULL;
+  TT_OK(te_cache_write(s, abc[2], TE_SCOPE_LOCAL, &cl));
+  te_stage *sc = tt_stage(s, abc[2]);
+  *sl = tt_stage(s, cl);
+  te_iter *io, *jo, *ii, *ji;
+  if (rows)
+    TT_OK(te_tile(sc, te_axis(sc, 0), te_axis(sc, 1), rows, cols, &io, &jo, &ii, &ji));
+  else
+    TT_OK(te_split(sc, te_axis(sc, 1), cols, &jo, &ji));
+  TT_OK(te_compute_at(*sl, sc, jo));
+  te_stage *l = *sl;
+  TT_OK(te_reorder(l, 3, (te_iter *const[]){te_reduce_iter(l, 0), te_axis(l, 0), te_axis(l, 1)}));
+  return s;
+}
+
+/* The values of s (local_block_matmul's) against plain C on inputs filled with seeds. */
+static void check_matmul(te_schedule *s, te_tensor *const abc[3], int M, int N, int K, int seed) {
+  tt_buf *a = TT_ALLOC(TE_F32, M, K), *b = TT_ALLOC(TE_F32, K, N);
+  tt_buf *got = TT_ALLOC(TE_F32, M, N), *ref = TT_ALLOC(TE_F32, M, N);
+  tt_fill(a, seed);
+  tt_fill(b, seed + 1);
+  tt_ref_matmul(a, b, ref, M, N, K);
+  tt_check(s, 3, abc, TT_BUFS(a, b, got), 0, NULL, NULL, got, ref, K);
+}
+
+/* The asm of s built for target under name. */
+static const char *asm_of(te_schedule *s, te_tensor *const abc[3], const char *name,
+                          const char *target) {
+  te_target *t = TT_NN(te_target_parse(tt_ctx, target));
+  te_module *m = NULL;
+  TT_OK(te_build(s, name, 3, abc, 0, NULL, t, &m));
+  return TT_NN((void *)te_module_source(m, "asm"));
+}
+
 /* A local accumulator at a tile whose last one is short (20 columns, tiles of 8): its extent is
    a clamp, min(j.o*8 + 7, 19) - j.o*8 + 1, and its vector has the tile's 8 lanes (masked in the
    last tile), not the 20 of interval arithmetic; the row operand, the same element in every
@@ -140,36 +183,18 @@ Test(vectorize_asm, aligned_local_buffer) {
    plain C. */
 Test(vectorize_asm, clamped_tile_vector_and_broadcast_operand) {
   enum { M = 6, N = 20, K = 5 };
-  te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
-  te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
-  te_tensor *C = tt_matmul(A, B, M, N, K);
-  te_schedule *s = tt_schedule1(C);
-  te_tensor *cl = NULL;
-  TT_OK(te_cache_write(s, C, TE_SCOPE_LOCAL, &cl));
-  te_stage *sc = tt_stage(s, C), *sl = tt_stage(s, cl);
-  te_iter *jo, *ji;
-  TT_OK(te_split(sc, te_axis(sc, 1), 8, &jo, &ji));
-  TT_OK(te_compute_at(sl, sc, jo));
-  TT_OK(
-      te_reorder(sl, 3, (te_iter *const[]){te_reduce_iter(sl, 0), te_axis(sl, 0), te_axis(sl, 1)}));
+  te_tensor *abc[3];
+  te_stage *sl;
+  te_schedule *s = local_block_matmul(M, N, K, 0, 8, abc, &sl);
   TT_OK(te_vectorize(sl, te_axis(sl, 1)));
-  char *ir = te_lower_text(s, 3, TT_TENSORS(A, B, C), 0, NULL);
+  char *ir = te_lower_text(s, 3, abc, 0, NULL);
   cr_assert_not_null(ir, "%s", te_last_error(tt_ctx));
   cr_expect(strstr(ir, ", 1, 8)") != NULL, "%s", ir);
   cr_expect(strstr(ir, ", 1, 20)") == NULL, "%s", ir);
   te_free(ir);
-  te_target *t =
-      TT_NN(te_target_parse(tt_ctx, "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512"));
-  te_module *x86 = NULL;
-  TT_OK(te_build(s, "ct", 3, TT_TENSORS(A, B, C), 0, NULL, t, &x86));
-  const char *text = TT_NN((void *)te_module_source(x86, "asm"));
+  const char *text = asm_of(s, abc, "ct", "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512");
   cr_expect_eq(count_lines(text, "gather", NULL), 0, "a gather in:\n%s", text);
-  tt_buf *a = TT_ALLOC(TE_F32, M, K), *b = TT_ALLOC(TE_F32, K, N);
-  tt_buf *got = TT_ALLOC(TE_F32, M, N), *ref = TT_ALLOC(TE_F32, M, N);
-  tt_fill(a, 1);
-  tt_fill(b, 2);
-  tt_ref_matmul(a, b, ref, M, N, K);
-  tt_check(s, 3, TT_TENSORS(A, B, C), TT_BUFS(a, b, got), 0, NULL, NULL, got, ref, K);
+  check_matmul(s, abc, M, N, K, 1);
 }
 
 /* A register tile of 4 rows x 24 lanes (three ymm vectors on AVX2) accumulated in a local block
@@ -180,30 +205,13 @@ Test(vectorize_asm, clamped_tile_vector_and_broadcast_operand) {
    short last tile (masked). Same values as plain C. */
 Test(vectorize_asm, lanes_not_a_power_of_two_stay_in_registers) {
   enum { M = 8, N = 53, K = 37 };
-  te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(M, K));
-  te_tensor *B = tt_placeholder("B", TE_F32, 2, TT_SHAPE(K, N));
-  te_tensor *C = tt_matmul(A, B, M, N, K);
-  te_schedule *s = tt_schedule1(C);
-  te_tensor *cl = NULL;
-  TT_OK(te_cache_write(s, C, TE_SCOPE_LOCAL, &cl));
-  te_stage *sc = tt_stage(s, C), *sl = tt_stage(s, cl);
-  te_iter *io, *jo, *ii, *ji;
-  TT_OK(te_tile(sc, te_axis(sc, 0), te_axis(sc, 1), 4, 24, &io, &jo, &ii, &ji));
-  TT_OK(te_compute_at(sl, sc, jo));
-  TT_OK(
-      te_reorder(sl, 3, (te_iter *const[]){te_reduce_iter(sl, 0), te_axis(sl, 0), te_axis(sl, 1)}));
+  te_tensor *abc[3];
+  te_stage *sl;
+  te_schedule *s = local_block_matmul(M, N, K, 4, 24, abc, &sl);
   TT_OK(te_unroll(sl, te_axis(sl, 0)));
   TT_OK(te_vectorize(sl, te_axis(sl, 1)));
-  te_target *t = TT_NN(te_target_parse(tt_ctx, "llvm -mtriple=x86_64-linux-gnu -mcpu=haswell"));
-  te_module *x86 = NULL;
-  TT_OK(te_build(s, "p24", 3, TT_TENSORS(A, B, C), 0, NULL, t, &x86));
-  const char *text = TT_NN((void *)te_module_source(x86, "asm"));
+  const char *text = asm_of(s, abc, "p24", "llvm -mtriple=x86_64-linux-gnu -mcpu=haswell");
   cr_expect_eq(count_lines(text, "vinsertps", NULL), 0, "lanes inserted one by one:\n%s", text);
   cr_expect_geq(count_lines(text, "vfmadd", "%ymm"), 12, "fewer than 12 ymm FMAs:\n%s", text);
-  tt_buf *a = TT_ALLOC(TE_F32, M, K), *b = TT_ALLOC(TE_F32, K, N);
-  tt_buf *got = TT_ALLOC(TE_F32, M, N), *ref = TT_ALLOC(TE_F32, M, N);
-  tt_fill(a, 3);
-  tt_fill(b, 4);
-  tt_ref_matmul(a, b, ref, M, N, K);
-  tt_check(s, 3, TT_TENSORS(A, B, C), TT_BUFS(a, b, got), 0, NULL, NULL, got, ref, K);
+  check_matmul(s, abc, M, N, K, 3);
 }
