@@ -184,12 +184,15 @@ def check(what, got, ref):
     return err
 
 
-def time_kernels(kernels, min_sample_s, rounds, samples=5, pause_s=0.1):
+def time_kernels(kernels, min_sample_s, rounds, samples=5, pause_s=0.5):
     """Median seconds per call of each kernel (a dict name -> callable). Each round times every
     kernel in turn (samples of repeated calls, at least min_sample_s each), so a slow minute of
     a shared machine falls on all of them; the order rotates from round to round, and each
-    kernel's turn starts after a pause, so that no runtime always follows the one whose worker
-    threads are still spinning (OpenBLAS's and TVM's wait busily for a while after a call)."""
+    kernel's turn starts after a pause, so that no runtime's kernel runs beside worker threads
+    of another that are still spinning. OpenBLAS's and TVM's wait busily after a call: TVM
+    0.27's worker burned 0.09 s of CPU in each of the two 100 ms windows after its last call
+    and none after that (/proc/self/task, Zen 3), while te's workers sleep at once; the pause
+    outlasts it."""
     number = {}
     for name, fn in kernels.items():
         fn()                                      # warm-up: pages, caches, thread pools
