@@ -96,8 +96,12 @@ Test(tune_clock, spin_costs_what_it_ran) {
     cr_assert_gt(r.cpu, 0);
     cr_assert_leq(r.cpu, r.wall, "cpu %.6f s > wall %.6f s", r.cpu, r.wall);
     /* wall less the run-queue waits is the time the thread ran: its CPU time (the kernel's two
-       accountings differ by a tick or so) */
-    cr_assert_leq(fabs(r.cpu - r.thread_cpu), 0.25 * r.thread_cpu + 0.004,
+       accountings differ by a tick or so, and by a few percent of the waits: the scheduler
+       counts a wait at its own switches; 15 ms of 353 ms of waits once, under ASan with 4
+       spinners and another test on 2 cores). Still far from the wall clock, which would be off
+       by all of the waits. */
+    double waits = r.wall - r.thread_cpu;
+    cr_assert_leq(fabs(r.cpu - r.thread_cpu), 0.25 * r.thread_cpu + 0.1 * waits + 0.004,
                   "%d competing: cpu clock %.6f s, thread CPU time %.6f s, wall %.6f s",
                   k ? compete : 0, r.cpu, r.thread_cpu, r.wall);
   }
