@@ -681,16 +681,18 @@ enum { LW_MIN_PIECE = 4 }; /* the fewest lanes of a piece (a power of two) */
    (an extent bounded by L) becomes pieces masked to what is left of it, each under a test that
    some lane is, so a short tail runs only its first pieces. */
 static ir_stmt *power_of_two_pieces(vec *v, ir_stmt *s) {
+  if (tg_is_gpu(v->p->target))
+    return s;
   te_expr *ext = IR_FOR_EXTENT(s);
   int64_t lanes;
   bool is_tail = !ir_is_const_int(ext, &lanes);
   if (is_tail)
     lanes = bound_of(v, ext).max;
-  if (tg_is_gpu(v->p->target))
-    return s;
+  if (lanes <= 0 || lanes > LW_VECTOR_MAX)
+    return s;                     /* no iteration, or the error vectorize_loop reports */
   int64_t piece = lanes & -lanes; /* the largest power of two dividing lanes */
-  if (lanes <= 0 || lanes > LW_VECTOR_MAX || piece == lanes || piece < LW_MIN_PIECE)
-    return s; /* one vector, or the error vectorize_loop reports */
+  if (piece == lanes || piece < LW_MIN_PIECE)
+    return s; /* one vector */
   te_ctx *ctx = v->ctx;
   te_expr *var = IR_FOR_VAR(s);
   te_dtype t = var->dtype;

@@ -31,6 +31,15 @@ static int count_lines(const char *text, const char *a, const char *b) {
   return n;
 }
 
+/* The asm of s built for target under name. */
+static const char *asm_of(te_schedule *s, te_tensor *const abc[3], const char *name,
+                          const char *target) {
+  te_target *t = TT_NN(te_target_parse(tt_ctx, target));
+  te_module *m = NULL;
+  TT_OK(te_build(s, name, 3, abc, 0, NULL, t, &m));
+  return TT_NN((void *)te_module_source(m, "asm"));
+}
+
 /* The asm of C = A x B (64^3, f32) tiled 4x16 with j.i vectorized, for target. */
 static const char *matmul_asm(const char *target) {
   te_tensor *A = tt_placeholder("A", TE_F32, 2, TT_SHAPE(64, 64));
@@ -43,10 +52,7 @@ static const char *matmul_asm(const char *target) {
   TT_OK(te_reorder(st, 5, (te_iter *const[]){io, jo, te_reduce_iter(st, 0), ii, ji}));
   TT_OK(te_unroll(st, ii));
   TT_OK(te_vectorize(st, ji));
-  te_target *t = TT_NN(te_target_parse(tt_ctx, target));
-  te_module *m = NULL;
-  TT_OK(te_build(s, "mm", 3, TT_TENSORS(A, B, C), 0, NULL, t, &m));
-  return TT_NN((void *)te_module_source(m, "asm"));
+  return asm_of(s, TT_TENSORS(A, B, C), "mm", target);
 }
 
 Test(vectorize_asm, avx512_uses_zmm) {
@@ -152,8 +158,8 @@ static te_schedule *local_block_matmul(int M, int N, int K, int rows, int cols, 
   else
     TT_OK(te_split(sc, te_axis(sc, 1), cols, &jo, &ji));
   TT_OK(te_compute_at(*sl, sc, jo));
-  te_stage *l = *sl;
-  TT_OK(te_reorder(l, 3, (te_iter *const[]){te_reduce_iter(l, 0), te_axis(l, 0), te_axis(l, 1)}));
+  TT_OK(te_reorder(*sl, 3,
+                   (te_iter *const[]){te_reduce_iter(*sl, 0), te_axis(*sl, 0), te_axis(*sl, 1)}));
   return s;
 }
 
@@ -165,15 +171,6 @@ static void check_matmul(te_schedule *s, te_tensor *const abc[3], int M, int N, 
   tt_fill(b, seed + 1);
   tt_ref_matmul(a, b, ref, M, N, K);
   tt_check(s, 3, abc, TT_BUFS(a, b, got), 0, NULL, NULL, got, ref, K);
-}
-
-/* The asm of s built for target under name. */
-static const char *asm_of(te_schedule *s, te_tensor *const abc[3], const char *name,
-                          const char *target) {
-  te_target *t = TT_NN(te_target_parse(tt_ctx, target));
-  te_module *m = NULL;
-  TT_OK(te_build(s, name, 3, abc, 0, NULL, t, &m));
-  return TT_NN((void *)te_module_source(m, "asm"));
 }
 
 /* A local accumulator at a tile whose last one is short (20 columns, tiles of 8): its extent is
