@@ -19,6 +19,12 @@ void wl_softmax(const bench_cfg *);
 void wl_layernorm(const bench_cfg *);
 
 void wl_int8gemm(const bench_cfg *);
+/* The largest u8 activation the int8 rows feed oneDNN and te: 255 where the CPU has a VNNI
+   (AVX512-VNNI or AVX-VNNI), else 127, since oneDNN's path without one (vpmaddubsw) saturates the
+   sum of two u8 x s8 products to 16 bits, which 7-bit activations cannot reach: oneDNN's own
+   advice for those machines ("Nuances of int8 Computations"). te is exact on the whole range
+   either way (test/e2e/test_tensorize.c). */
+uint8_t dnnl_i8_u8_max(void);
 /* The oneDNN anchor of wl_int8gemm (int8gemm_dnnl.c): C = A x B, n x n, u8 x s8 -> s32,
    row-major user buffers (the weights reordered into oneDNN's format once, outside the timed
    call). NULL with a message in err on failure. */

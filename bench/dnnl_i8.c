@@ -2,6 +2,8 @@
  * anchors (dnnl_i8.h). */
 #include "dnnl_i8.h"
 
+#include "bench.h"
+
 #include <stddef.h>
 #include <stdio.h>
 
@@ -13,6 +15,10 @@
       return st_;                                                                                  \
     }                                                                                              \
   } while (0)
+
+uint8_t dnnl_i8_u8_max(void) {
+  return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni") ? 255 : 127;
+}
 
 dnnl_status_t dnnl_i8_open(dnnl_i8_prim *p, const char **what) {
   TRY(dnnl_engine_create(&p->engine, dnnl_cpu, 0), "dnnl_engine_create");

@@ -65,8 +65,11 @@ void wl_int8conv(const bench_cfg *cfg) {
     goto done;
   }
   uint64_t s = 0x9e3779b97f4a7c15ull;
-  for (size_t i = 0; i < nin; i++)
-    s ^= s << 13, s ^= s >> 7, s ^= s << 17, in[i] = (uint8_t)(s >> 16), din[i] = in[i];
+  const unsigned in_max = dnnl_i8_u8_max();
+  for (size_t i = 0; i < nin; i++) { /* the whole ranges (in's: see dnnl_i8_u8_max) */
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    in[i] = (uint8_t)((s >> 16) % (in_max + 1)), din[i] = in[i];
+  }
   for (size_t i = 0; i < nw; i++) /* HWIO */
     s ^= s << 13, s ^= s >> 7, s ^= s << 17, w[i] = (int8_t)(s >> 24), dw[i] = w[i];
   dot_conv_pack(w, kp, 1, kind.group);
@@ -118,8 +121,11 @@ void wl_int8conv(const bench_cfg *cfg) {
                           k.note);
       }
       if (dn)
-        bench_run_variant(cfg, wl, "onednn", t, ROW_FLOPS, ops, run_checked, &rd, &flag_dn, 1,
-                          &exact, "direct conv u8 x s8 -> s32, NHWC, weights in its own format");
+        bench_run_variant(
+            cfg, wl, "onednn", t, ROW_FLOPS, ops, run_checked, &rd, &flag_dn, 1, &exact,
+            in_max == 255 ? "direct conv u8 x s8 -> s32, NHWC, weights in its own format"
+                          : "direct conv u8 (7-bit: no VNNI) x s8 -> s32, NHWC, weights in "
+                            "its own format");
       else
         bench_add_failed(wl, "onednn", t, err);
     }

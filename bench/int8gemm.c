@@ -81,9 +81,10 @@ static void int8gemm_size(const bench_cfg *cfg, int n) {
     goto done;
   }
   uint64_t x = 88172645463325252ull;
-  for (size_t i = 0; i < nn; i++) { /* xorshift: the whole ranges, extremes included */
+  const unsigned a_max = dnnl_i8_u8_max();
+  for (size_t i = 0; i < nn; i++) { /* xorshift: the whole ranges (a's: see dnnl_i8_u8_max) */
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    a[i] = (uint8_t)(x >> 8), b[i] = (int8_t)(x >> 24);
+    a[i] = (uint8_t)((x >> 8) % (a_max + 1)), b[i] = (int8_t)(x >> 24);
     fa[i] = a[i], fb[i] = b[i];
   }
   dot_gemm_pack(b, bp, 1, n, kind.group);
@@ -175,7 +176,9 @@ static void int8gemm_size(const bench_cfg *cfg, int n) {
       if (dn) {
         omp_set_num_threads(t);
         bench_run_variant(cfg, wl, "onednn", t, ROW_FLOPS, ops, run_exact, &rd, &flag_dn, 1, &exact,
-                          "matmul u8 x s8 -> s32, weights in its own format");
+                          a_max == 255 ? "matmul u8 x s8 -> s32, weights in its own format"
+                                       : "matmul u8 (7-bit: no VNNI) x s8 -> s32, weights in "
+                                         "its own format");
       } else {
         bench_add_failed(wl, "onednn", t, err);
       }
