@@ -12,6 +12,7 @@
  * 56 is not a multiple of 16: the extra step "x16tail" keeps 16 lanes with a guarded last tile;
  * without it x is split by 8 (exact, half-width vectors).
  * Checks: every output against a double reference, error scaled by the sum of |terms|.
+ * TE_BENCH_AB=R adds R call-by-call te/oneDNN pairs (run_ab).
  */
 #include "bench.h"
 #include "halide_bench.h"
@@ -86,30 +87,37 @@ static void conv_schedule(te_stage *st, unsigned flags, const conv_shape *s) {
  * packed weights per step: larger tiles such as 2 x 14 or 4 x 7 run out of the 32 zmm registers
  * and spill), the reduction (rc, ry, rx) between the tile loops and the tile. With 256-bit
  * vectors (AVX2) a block of 16 lanes is two ymm registers and there are 16 of them: 1 x 6
- * (12 accumulators, 2 weight loads and a broadcast) instead, as 2 x 8 would need 32. Out copies a
- * row back 8 columns of a channel at a time: a stride-16 gather from OB and a vector store, 2%
- * faster than scalar copies side by side (a 16 x 16 transpose in registers would take shuffles
- * te does not emit; the copy costs about 5% of the kernel):
+ * (12 accumulators, 2 weight loads and a broadcast) instead, as 2 x 8 would need 32, with the 3 x 3
+ * taps (ry, rx) unrolled around the tile: te/oneDNN 0.95-0.97 call by call at 1 thread on a Zen 3,
+ * 0.83-0.86 with the taps as loops (TE_BENCH_AB=40; unrolling rx alone halves the speed: LLVM
+ * keeps the overlapping broadcasts of 3 taps live and spills). Unmeasured on AVX-512, where the
+ * taps stay loops. Out copies a row back 8 columns of a channel at a time: a stride-16 gather
+ * from OB and a vector store, 2% faster than scalar copies side by side (a 16 x 16 transpose in
+ * registers would take shuffles te does not emit; the copy costs about 5% of the kernel):
  *     Out: n  y(parallel)  [OB: kb.o  x.o  rc  ry  rx  kb.i(2)  x.i(8)  kk(16, vectorized)]
+ *          (AVX2: ry(3, unrolled) rx(3, unrolled) kb.i(1) x.i(6))
  *          k.o  x.o  k.i(16, unrolled)  x.i(8, vectorized)
  * Out's rows are parallel. */
 enum { KB = 16 };
 
-/* The register tile for the target's vectors; TE_BENCH_CONV="KT,XT" replaces it (tuning by
-   hand). */
-static void conv_register_tile(te_ctx *ctx, int *kt, int *xt) {
+/* The register tile for the target's vectors: kt blocks x xt columns, and whether the 3 x 3 taps
+   (ry, rx) are unrolled around it. TE_BENCH_CONV="KT,XT[,U]" replaces it (tuning by hand). */
+typedef struct conv_tile {
+  int kt, xt, unroll_taps;
+} conv_tile;
+
+static conv_tile conv_register_tile(te_ctx *ctx) {
   te_target *native = te_target_parse(ctx, "llvm -mcpu=native");
   int wide = !native || te_target_vector_bits(native) >= 512;
-  *kt = wide ? 2 : 1;
-  *xt = wide ? 8 : 6;
+  conv_tile t = wide ? (conv_tile){2, 8, 0} : (conv_tile){1, 6, 1};
   const char *env = getenv("TE_BENCH_CONV");
   if (env)
-    sscanf(env, "%d,%d", kt, xt);
+    sscanf(env, "%d,%d,%d", &t.kt, &t.xt, &t.unroll_taps);
+  return t;
 }
 
 static void conv_define_blocked(te_ctx *ctx, unsigned flags, const conv_shape *s, tb_def *out) {
-  int kt, xt;
-  conv_register_tile(ctx, &kt, &xt);
+  conv_tile tile = conv_register_tile(ctx);
   te_tensor *in, *w;
   define_inputs(ctx, s, "In", "W", &in, &w);
   te_tensor *pad = define_pad(ctx, s, in);
@@ -150,8 +158,8 @@ static void conv_define_blocked(te_ctx *ctx, unsigned flags, const conv_shape *s
              (te_iter *const[]){te_axis(os, 0), te_axis(os, 2), te_axis(os, 1), te_axis(os, 3)});
   te_compute_at(bs, os, te_axis(os, 2));
   te_iter *bo = NULL, *bi = NULL, *xo = NULL, *xi = NULL;
-  te_split(bs, te_axis(bs, 1), kt, &bo, &bi);
-  te_split(bs, te_axis(bs, 3), xt, &xo, &xi);
+  te_split(bs, te_axis(bs, 1), tile.kt, &bo, &bi);
+  te_split(bs, te_axis(bs, 3), tile.xt, &xo, &xi);
   te_reorder(bs, 10,
              (te_iter *const[]){te_axis(bs, 0), te_axis(bs, 2), bo, xo, te_reduce_iter(bs, 0),
                                 te_reduce_iter(bs, 1), te_reduce_iter(bs, 2), bi, xi,
@@ -161,6 +169,10 @@ static void conv_define_blocked(te_ctx *ctx, unsigned flags, const conv_shape *s
   if (flags & TB_UNROLL) {
     te_unroll(bs, bi);
     te_unroll(bs, xi);
+    if (tile.unroll_taps) {
+      te_unroll(bs, te_reduce_iter(bs, 1));
+      te_unroll(bs, te_reduce_iter(bs, 2));
+    }
   }
   if (flags & TB_VEC) { /* the copy: 16 channels x 8 columns, a strided load (gather) each */
     te_iter *ko = NULL, *ki = NULL, *oxo = NULL, *oxi = NULL;
@@ -363,6 +375,39 @@ static void run_variants(const bench_cfg *cfg, const char *wl, conv_data *d, con
   }
 }
 
+/* TE_BENCH_AB=R: te and oneDNN timed call by call, R pairs at each thread count, the median of
+   the pairs' speed ratios printed (AB lines on stderr): both see the same moment of a machine
+   whose speed drifts (on a shared 2-core Zen 3 the same kernel's median moved 1.45x between
+   processes a few seconds apart). Calls are bench_settle apart, so each starts with idle thread
+   pools: oneDNN's OpenMP workers spin after a call and would take te's second core. */
+static void run_ab(const bench_cfg *cfg, const char *wl, conv_data *d, const tb_kernel *k,
+                   int pairs) {
+  const conv_shape *s = &d->s;
+  conv_tensors args;
+  conv_tensors_init(&args, d);
+  tb_args targs = {k, {&args.in, &args.w, &args.out}};
+  int threads[2] = {1, cfg->max_threads}, nthreads = cfg->max_threads > 1 ? 2 : 1;
+  for (int ti = 0; ti < nthreads; ti++) {
+    char err[512];
+    omp_set_num_threads(threads[ti]);
+    dnnl_conv *dn = dnnl_conv_new(s->n, s->c, s->h, s->w, s->k, d->in, d->w, err, sizeof err);
+    if (!dn) {
+      fprintf(stderr, "AB %s: oneDNN failed: %s\n", wl, err);
+      break;
+    }
+    dnnl_run r = {dn, d->out, 0};
+    double med, q1, q3;
+    tb_set_threads(threads[ti]);
+    int n = bench_pair_ratio(tb_run, &targs, run_dnnl, &r, pairs, &med, &q1, &q3);
+    if (n)
+      fprintf(stderr,
+              "AB %s %d thr: te/onednn speed ratio median %.3f (q1 %.3f q3 %.3f, %d pairs)\n", wl,
+              threads[ti], med, q1, q3, n);
+    dnnl_conv_free(dn);
+  }
+  omp_set_num_threads(cfg->max_threads);
+}
+
 /* "<wl> tuned": the tuned kernel as te, against oneDNN and te's hand schedule. */
 static void run_tuned(const bench_cfg *cfg, const char *wl, conv_data *d, const tb_kernel *hand,
                       int have_hand, const bench_ref *chk) {
@@ -439,6 +484,8 @@ void wl_conv2d(const bench_cfg *cfg) {
     bench_add_compile("compile conv2d", "halide", hl_compile_s(hl[1]),
                       "compile_jit, parallel schedule");
 
+  if (getenv("TE_BENCH_AB") && have_te)
+    run_ab(cfg, wl, &d, &k, atoi(getenv("TE_BENCH_AB")));
   run_variants(cfg, wl, &d, &k, have_te, hl, &chk);
   if (cfg->tuned_log)
     run_tuned(cfg, wl, &d, &k, have_te, &chk);
